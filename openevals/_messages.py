@@ -1,0 +1,201 @@
+"""Message normalisation shared by every evaluator that reads chat messages.
+
+Accepts OpenAI-style dicts, LangChain ``BaseMessage`` objects and ``{"messages": [...]}`` containers and
+returns fresh OpenAI-style dicts. The caller's objects are never modified. LangChain is imported only
+when a LangChain object is actually seen.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "chat_messages_to_string",
+    "convert_to_openai_message",
+    "is_langchain_message",
+    "normalize_final_app_outputs_as_string",
+    "normalize_to_openai_messages_list",
+    "to_json_text",
+]
+
+_ROLE_ALIASES = {"human": "user", "ai": "assistant", "AIMessageChunk": "assistant"}
+
+
+def is_langchain_message(obj: Any) -> bool:
+    """True for LangChain ``BaseMessage`` instances, without importing LangChain."""
+    return any(
+        cls.__name__ == "BaseMessage" and cls.__module__.startswith("langchain_core")
+        for cls in type(obj).__mro__
+    )
+
+
+def _tool_call_to_openai(call: Mapping[str, Any], *, index: int | None = None) -> dict[str, Any]:
+    """Return an OpenAI-form tool call (``function.name`` / ``function.arguments``) as a new dict."""
+    if "function" in call and isinstance(call["function"], Mapping):
+        function = dict(call["function"])
+        out: dict[str, Any] = {k: v for k, v in call.items() if k != "function"}
+        out.setdefault("type", "function")
+        out["function"] = function
+        return out
+    if "name" in call:
+        args = call.get("args", call.get("arguments", {}))
+        arguments = args if isinstance(args, str) else json.dumps(args)
+        return {
+            "id": call.get("id") or "",
+            "type": "function",
+            "function": {"name": call["name"], "arguments": arguments},
+        }
+    where = f" at position {index}" if index is not None else ""
+    raise ValueError(
+        f"tool call{where} has neither 'function' (OpenAI form) nor 'name' (LangChain form): "
+        f"{call!r}"
+    )
+
+
+def _from_langchain(message: Any) -> dict[str, Any]:
+    from langchain_core.messages import convert_to_openai_messages
+
+    converted = convert_to_openai_messages(message)
+    result: dict[str, Any] = dict(converted) if isinstance(converted, Mapping) else {}
+    msg_id = getattr(message, "id", None)
+    if msg_id is not None:
+        result["id"] = msg_id
+    return result
+
+
+def convert_to_openai_message(message: Any) -> dict[str, Any]:
+    """Convert one message (OpenAI dict or LangChain message) to a new OpenAI-style dict."""
+    if is_langchain_message(message):
+        return _from_langchain(message)
+    if isinstance(message, Mapping):
+        out = dict(message)
+        if "role" not in out:
+            if "type" in out and "content" in out:
+                out["role"] = str(out.pop("type"))
+            else:
+                raise ValueError(
+                    "message dicts need a 'role' key (OpenAI form, e.g. "
+                    "{'role': 'user', 'content': 'hi'}); got keys " + repr(sorted(message))
+                )
+        role = str(out["role"])
+        out["role"] = _ROLE_ALIASES.get(role, role)
+        if out.get("content") is None:
+            out["content"] = ""
+        tool_calls = out.get("tool_calls")
+        if tool_calls:
+            out["tool_calls"] = [_tool_call_to_openai(c, index=i) for i, c in enumerate(tool_calls)]
+        elif "tool_calls" in out:
+            del out["tool_calls"]
+        return out
+    raise TypeError(
+        "expected a chat message as an OpenAI-style dict or a LangChain BaseMessage, got "
+        f"{type(message).__name__}"
+    )
+
+
+def normalize_to_openai_messages_list(messages: Any) -> list[dict[str, Any]]:
+    """Normalise a message, list of messages or ``{"messages": [...]}`` into OpenAI-style dicts."""
+    if messages is None:
+        return []
+    if isinstance(messages, Mapping):
+        if "messages" in messages and "role" not in messages:
+            inner = messages["messages"]
+            if not isinstance(inner, Sequence) or isinstance(inner, (str, bytes)):
+                raise ValueError(
+                    "expected {'messages': [...]} to hold a list of messages, got "
+                    f"{type(inner).__name__}"
+                )
+            return [convert_to_openai_message(m) for m in inner]
+        if "role" in messages:
+            return [convert_to_openai_message(messages)]
+        raise ValueError(
+            "expected a message dict with 'role', or a container {'messages': [...]}; got a dict "
+            f"with keys {sorted(messages)!r}"
+        )
+    if is_langchain_message(messages):
+        return [convert_to_openai_message(messages)]
+    if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)):
+        return [convert_to_openai_message(m) for m in messages]
+    raise TypeError(
+        "expected a list of chat messages (OpenAI dicts or LangChain messages), a single message, "
+        f"or {{'messages': [...]}}; got {type(messages).__name__}"
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    """Deep-convert LangChain messages inside containers to OpenAI dicts (returns new objects)."""
+    if is_langchain_message(value):
+        return _from_langchain(value)
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "model_dump") and callable(value.model_dump):
+        return value.model_dump()
+    return value
+
+
+def to_json_text(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
+    """Render a value as text for a prompt: strings unchanged, everything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(_jsonable(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, str):
+                parts.append(block)
+            else:
+                parts.append(json.dumps(block, ensure_ascii=False, default=str))
+        return "\n".join(parts)
+    return "" if content is None else str(content)
+
+
+def chat_messages_to_string(messages: Any) -> str:
+    """Render messages as a readable transcript: one tagged block per message.
+
+    Assistant tool calls are shown with their name and arguments; tool results with the id of the
+    call they answer.
+    """
+    blocks = []
+    for message in normalize_to_openai_messages_list(messages):
+        role = message.get("role", "unknown")
+        body = _content_text(message.get("content"))
+        if message.get("tool_call_id"):
+            body = f"<tool_result id={message['tool_call_id']}>\n{body}\n</tool_result>"
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function", {})
+            body += (
+                f"\n<tool_call>\n<name>{fn.get('name')}</name>\n"
+                f"<arguments>{fn.get('arguments')}</arguments>\n</tool_call>"
+            )
+        blocks.append(f"<{role}>\n{body.strip()}\n</{role}>")
+    return "\n\n".join(blocks)
+
+
+def normalize_final_app_outputs_as_string(outputs: Any) -> str:
+    """The text of an app's final answer: a string, a message, or the last of ``{"messages": [...]}``."""
+    if isinstance(outputs, str):
+        return outputs
+    if isinstance(outputs, Mapping) and "messages" in outputs and "role" not in outputs:
+        messages = normalize_to_openai_messages_list(outputs)
+        if not messages:
+            raise ValueError("outputs={'messages': []} holds no message to read")
+        return _content_text(messages[-1].get("content"))
+    if isinstance(outputs, Mapping) and "content" in outputs:
+        return _content_text(outputs["content"])
+    if is_langchain_message(outputs):
+        return _content_text(convert_to_openai_message(outputs).get("content"))
+    raise ValueError(
+        "expected `outputs` as a string, a message with 'content', or {'messages': [...]}; got "
+        f"{type(outputs).__name__}"
+    )

@@ -1,0 +1,71 @@
+"""Normalised Levenshtein similarity (rapidfuzz's C implementation)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rapidfuzz.distance import Levenshtein
+
+from openevals.types import EvaluatorResult
+from openevals.utils import _arun_evaluator, _run_evaluator
+
+__all__ = ["levenshtein_distance", "levenshtein_distance_async", "levenshtein_similarity"]
+
+
+def _as_text(value: Any, name: str) -> str:
+    if value is None:
+        raise ValueError(f"levenshtein_distance needs `{name}`; got None")
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True)
+    except TypeError as exc:
+        raise TypeError(
+            f"`{name}` must be a string or JSON-serialisable value ({exc})"
+        ) from None
+
+
+def levenshtein_similarity(a: str, b: str) -> float:
+    """``1 - distance / max(len(a), len(b))``; two empty strings are identical (1.0)."""
+    longest = max(len(a), len(b))
+    if longest == 0:
+        return 1.0
+    return 1.0 - Levenshtein.distance(a, b) / longest
+
+
+def _score(*, outputs: Any, reference_outputs: Any) -> float:
+    return levenshtein_similarity(
+        _as_text(outputs, "outputs"), _as_text(reference_outputs, "reference_outputs")
+    )
+
+
+def levenshtein_distance(
+    *, outputs: Any, reference_outputs: Any, **kwargs: Any
+) -> EvaluatorResult:
+    """Normalised edit similarity in [0, 1] (1.0 = identical), key ``levenshtein_distance``.
+
+    Non-strings are JSON-serialised with sorted keys first.
+    """
+    result = _run_evaluator(
+        run_name="levenshtein_distance",
+        scorer=_score,
+        feedback_key="levenshtein_distance",
+        outputs=outputs,
+        reference_outputs=reference_outputs,
+    )
+    return result  # type: ignore[return-value]
+
+
+async def levenshtein_distance_async(
+    *, outputs: Any, reference_outputs: Any, **kwargs: Any
+) -> EvaluatorResult:
+    """Async twin of :func:`levenshtein_distance`."""
+    result = await _arun_evaluator(
+        run_name="levenshtein_distance",
+        scorer=_score,
+        feedback_key="levenshtein_distance",
+        outputs=outputs,
+        reference_outputs=reference_outputs,
+    )
+    return result  # type: ignore[return-value]

@@ -1,0 +1,350 @@
+"""The one wrapper every evaluator returns through, plus shared message helpers.
+
+``_run_evaluator`` / ``_arun_evaluator`` call a scorer and map what it returns to
+:class:`~openevals.types.EvaluatorResult` dicts. When LangSmith tracing is switched on by the
+environment (or an ambient traced run exists) the scorer runs as a traced child run named
+``run_name``; inside a ``@pytest.mark.langsmith`` test every result is logged as feedback. When
+neither is the case no LangSmith code is imported and the wrapper costs a few microseconds.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
+
+from openevals._attachments import attachment_to_content_block, normalize_content_blocks
+from openevals._messages import (
+    chat_messages_to_string,
+    convert_to_openai_message,
+    normalize_final_app_outputs_as_string,
+    normalize_to_openai_messages_list,
+)
+from openevals.types import EvaluatorResult
+
+__all__ = [
+    "_arun_evaluator",
+    "_arun_evaluator_untyped",
+    "_attachment_to_content_block",
+    "_chat_completion_messages_to_string",
+    "_convert_to_openai_message",
+    "_normalize_content_blocks",
+    "_normalize_final_app_outputs_as_string",
+    "_normalize_to_openai_messages_list",
+    "_process_score",
+    "_run_evaluator",
+    "_run_evaluator_untyped",
+]
+
+# Public-release-compatible private names used by custom evaluators and later modules.
+_convert_to_openai_message = convert_to_openai_message
+_normalize_to_openai_messages_list = normalize_to_openai_messages_list
+_chat_completion_messages_to_string = chat_messages_to_string
+_normalize_final_app_outputs_as_string = normalize_final_app_outputs_as_string
+_attachment_to_content_block = attachment_to_content_block
+_normalize_content_blocks = normalize_content_blocks
+
+_TRACING_ENV_VARS = (
+    "LANGSMITH_TRACING",
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING_V2",
+    "LANGCHAIN_TRACING",
+)
+
+ResultOrResults = EvaluatorResult | list[EvaluatorResult]
+
+
+# --------------------------------------------------------------------------- result mapping
+
+
+def _result(key: str, score: Any, comment: Any = None, metadata: Any = None) -> EvaluatorResult:
+    return {"key": key, "score": score, "comment": comment, "metadata": metadata}
+
+
+def _is_result_dict(value: Any) -> bool:
+    return isinstance(value, Mapping) and "key" in value and "score" in value
+
+
+def _process_score(key: str, value: Any) -> EvaluatorResult:
+    """Map one entry of a multi-key scorer dict to a result (public-release semantics)."""
+    if isinstance(value, Mapping):
+        if "score" not in value:
+            raise ValueError(
+                f"the scorer's value for feedback key {key!r} is a dict without a 'score' entry "
+                f"(got keys {sorted(value)!r}); return a scalar, or a dict with 'score' and "
+                "optional 'reasoning' and 'metadata'"
+            )
+        comment = value.get("reasoning", value.get("comment"))
+        result = _result(key, value["score"], comment, value.get("metadata"))
+        if value.get("source_run_id") is not None:
+            result["source_run_id"] = value["source_run_id"]
+        return result
+    return _result(key, value)
+
+
+def _to_results(feedback_key: str, score: Any) -> ResultOrResults:
+    """Map what a scorer returned to one result or a list of results.
+
+    * scalar (bool, number, str, None, ...) -> one result with ``comment=None``
+    * ``(score, comment)`` or ``(score, comment, metadata)`` -> one result
+    * ``{key: value, ...}`` -> one result per key (``feedback_key`` unused); a list value yields one
+      result per element under that key
+    * a list of ``EvaluatorResult``-shaped dicts -> those results (copied)
+    """
+    if isinstance(score, tuple):
+        if len(score) == 2:
+            return _result(feedback_key, score[0], score[1])
+        if len(score) == 3:
+            return _result(feedback_key, score[0], score[1], score[2])
+        raise ValueError(
+            f"a scorer for {feedback_key!r} returned a tuple of length {len(score)}; expected "
+            "(score, comment) or (score, comment, metadata)"
+        )
+    if isinstance(score, Mapping):
+        results: list[EvaluatorResult] = []
+        for key, value in score.items():
+            if isinstance(value, list):
+                results.extend(_process_score(key, item) for item in value)
+            else:
+                results.append(_process_score(key, value))
+        return results
+    if isinstance(score, list) and score and all(_is_result_dict(r) for r in score):
+        out: list[EvaluatorResult] = []
+        for r in score:
+            res = _result(r["key"], r["score"], r.get("comment"), r.get("metadata"))
+            if r.get("source_run_id") is not None:
+                res["source_run_id"] = r["source_run_id"]
+            out.append(res)
+        return out
+    return _result(feedback_key, score)
+
+
+def _as_list(results: ResultOrResults) -> list[EvaluatorResult]:
+    return results if isinstance(results, list) else [results]
+
+
+# --------------------------------------------------------------------------- LangSmith switches
+
+
+def _env_tracing_on() -> bool:
+    for name in _TRACING_ENV_VARS:
+        value = os.environ.get(name)
+        if value is not None and value.strip().lower() == "true":
+            return True
+    return False
+
+
+def _langsmith_test_case() -> Any:
+    """The active ``@pytest.mark.langsmith`` test case, if any (never imports the testing module)."""
+    internal = sys.modules.get("langsmith.testing._internal")
+    if internal is None:
+        return None
+    var = getattr(internal, "_TEST_CASE", None)
+    return var.get() if var is not None else None
+
+
+def _tracing_active() -> bool:
+    if _env_tracing_on():
+        return True
+    if "langsmith.run_helpers" not in sys.modules:
+        return False
+    from langsmith import utils as ls_utils
+
+    return bool(ls_utils.tracing_is_enabled())
+
+
+def _needs_langsmith() -> bool:
+    return _langsmith_test_case() is not None or _tracing_active()
+
+
+def _annotate_ambient_run(run_name: str, results: list[EvaluatorResult], in_test: bool, kw: Any) -> None:
+    from langsmith.run_helpers import get_current_run_tree
+
+    run_tree = get_current_run_tree()
+    if run_tree is None:
+        return
+    metadata = run_tree.metadata if run_tree.metadata is not None else {}
+    for r in results:
+        if isinstance(r.get("metadata"), Mapping):
+            metadata.update(cast(Mapping[str, Any], r["metadata"]))
+    metadata["__ls_framework"] = "openevals"
+    metadata["__ls_evaluator"] = run_name
+    metadata["__ls_language"] = "python"
+    run_tree.metadata = metadata
+    if in_test:
+        inputs, reference = kw.get("inputs"), kw.get("reference_outputs")
+        if inputs is not None or reference is not None:
+            run_tree.inputs = {"inputs": inputs, "reference_outputs": reference}
+
+
+def _log_feedback(results: list[EvaluatorResult]) -> None:
+    from langsmith import testing as t
+
+    for r in results:
+        t.log_feedback(key=r["key"], score=r["score"], comment=r.get("comment"))
+
+
+# --------------------------------------------------------------------------- runners
+
+
+def _run_traced(
+    *,
+    run_name: str,
+    scorer: Callable[..., Any],
+    feedback_key: str,
+    return_raw_outputs: bool,
+    kwargs: dict[str, Any],
+) -> Any:
+    from langsmith import traceable
+
+    in_test = _langsmith_test_case() is not None
+
+    def body() -> Any:
+        raw = traceable(name=run_name)(scorer)(**kwargs)
+        if return_raw_outputs:
+            _annotate_ambient_run(run_name, [], in_test, kwargs)
+            return raw
+        results = _to_results(feedback_key, raw)
+        _annotate_ambient_run(run_name, _as_list(results), in_test, kwargs)
+        if in_test:
+            _log_feedback(_as_list(results))
+        return results
+
+    if in_test:
+        from langsmith import testing as t
+
+        with t.trace_feedback(name=run_name):
+            return body()
+    return body()
+
+
+async def _arun_traced(
+    *,
+    run_name: str,
+    scorer: Callable[..., Any],
+    feedback_key: str,
+    return_raw_outputs: bool,
+    kwargs: dict[str, Any],
+) -> Any:
+    from langsmith import traceable
+
+    in_test = _langsmith_test_case() is not None
+
+    async def call() -> Any:
+        out = scorer(**kwargs)
+        if inspect.isawaitable(out):
+            out = await out
+        return out
+
+    async def body() -> Any:
+        raw = await traceable(name=run_name)(call)()
+        if return_raw_outputs:
+            _annotate_ambient_run(run_name, [], in_test, kwargs)
+            return raw
+        results = _to_results(feedback_key, raw)
+        _annotate_ambient_run(run_name, _as_list(results), in_test, kwargs)
+        if in_test:
+            _log_feedback(_as_list(results))
+        return results
+
+    if in_test:
+        from langsmith import testing as t
+
+        with t.trace_feedback(name=run_name):
+            return await body()
+    return await body()
+
+
+def _run_evaluator_untyped(
+    *,
+    run_name: str,
+    scorer: Callable[..., Any],
+    feedback_key: str,
+    return_raw_outputs: bool = False,
+    ls_framework: str = "openevals",
+    **kwargs: Any,
+) -> Any:
+    """Run ``scorer(**kwargs)`` and map its return value to results (or pass it through raw)."""
+    if _needs_langsmith():
+        return _run_traced(
+            run_name=run_name,
+            scorer=scorer,
+            feedback_key=feedback_key,
+            return_raw_outputs=return_raw_outputs,
+            kwargs=kwargs,
+        )
+    raw = scorer(**kwargs)
+    return raw if return_raw_outputs else _to_results(feedback_key, raw)
+
+
+async def _arun_evaluator_untyped(
+    *,
+    run_name: str,
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    feedback_key: str,
+    return_raw_outputs: bool = False,
+    ls_framework: str = "openevals",
+    **kwargs: Any,
+) -> Any:
+    """Async twin of :func:`_run_evaluator_untyped`; the scorer may be sync or async."""
+    if _needs_langsmith():
+        return await _arun_traced(
+            run_name=run_name,
+            scorer=scorer,
+            feedback_key=feedback_key,
+            return_raw_outputs=return_raw_outputs,
+            kwargs=kwargs,
+        )
+    raw = scorer(**kwargs)
+    if inspect.isawaitable(raw):
+        raw = await raw
+    return raw if return_raw_outputs else _to_results(feedback_key, raw)
+
+
+def _run_evaluator(
+    *,
+    run_name: str,
+    scorer: Callable[..., Any],
+    feedback_key: str,
+    ls_framework: str = "openevals",
+    **kwargs: Any,
+) -> ResultOrResults:
+    """Call ``scorer(**kwargs)`` and return :class:`EvaluatorResult` dict(s).
+
+    The scorer may return a bool or number, ``(score, comment)``, ``(score, comment, metadata)``,
+    a dict of feedback key -> value for multi-key evaluators, or a list of result dicts.
+    Exceptions raised by the scorer propagate unchanged.
+    """
+    return cast(
+        ResultOrResults,
+        _run_evaluator_untyped(
+            run_name=run_name,
+            scorer=scorer,
+            feedback_key=feedback_key,
+            ls_framework=ls_framework,
+            **kwargs,
+        ),
+    )
+
+
+async def _arun_evaluator(
+    *,
+    run_name: str,
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    feedback_key: str,
+    ls_framework: str = "openevals",
+    **kwargs: Any,
+) -> ResultOrResults:
+    """Async twin of :func:`_run_evaluator`; awaits the scorer when it returns an awaitable."""
+    return cast(
+        ResultOrResults,
+        await _arun_evaluator_untyped(
+            run_name=run_name,
+            scorer=scorer,
+            feedback_key=feedback_key,
+            ls_framework=ls_framework,
+            **kwargs,
+        ),
+    )
