@@ -26,7 +26,20 @@ _EXPORTS: dict[str, str] = {
     "create_async_trajectory_llm_as_judge": "openevals.trajectory",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "create_async_json_match_evaluator",
+    "create_async_llm_as_judge",
+    "create_async_trajectory_llm_as_judge",
+    "create_async_trajectory_match_evaluator",
+    "create_json_match_evaluator",
+    "create_llm_as_judge",
+    "create_trajectory_llm_as_judge",
+    "create_trajectory_match_evaluator",
+    "exact_match",
+    "exact_match_async",
+    "levenshtein_distance",
+    "levenshtein_distance_async",
+]
 
 if TYPE_CHECKING:
     from openevals.exact import exact_match, exact_match_async

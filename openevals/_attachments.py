@@ -19,7 +19,9 @@ _MIME_ALIASES = {
     "image/jpg": "image/jpeg",
 }
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/mp3": "mp3"}
-_ACCEPTED = "image/* (png, jpeg, gif, webp, ...), audio/wav, audio/mp3 (audio/mpeg) or application/pdf"
+_ACCEPTED = (
+    "image/* (png, jpeg, gif, webp, ...), audio/wav, audio/mp3 (audio/mpeg) or application/pdf"
+)
 
 
 def normalize_mime_type(mime_type: str) -> str:
@@ -65,22 +67,29 @@ def attachment_to_content_block(item: Any) -> dict[str, Any]:
                     f"attachment 'data' must be a base64 string or data: URL, got {type(data).__name__}"
                 )
             if mime.startswith("image/"):
-                url = data if data.startswith(("data:", "http://", "https://")) else (
-                    f"data:{mime};base64,{data}"
+                url = (
+                    data
+                    if data.startswith(("data:", "http://", "https://"))
+                    else (f"data:{mime};base64,{data}")
                 )
                 return {"type": "image_url", "image_url": {"url": url}}
             if mime == "application/pdf":
                 file_data = data if data.startswith("data:") else f"data:{mime};base64,{data}"
                 return {
                     "type": "file",
-                    "file": {"filename": item.get("name", "attachment.pdf"), "file_data": file_data},
+                    "file": {
+                        "filename": item.get("name", "attachment.pdf"),
+                        "file_data": file_data,
+                    },
                 }
             if mime in _AUDIO_FORMATS:
                 return {
                     "type": "input_audio",
                     "input_audio": {"data": _strip_data_url(data), "format": _AUDIO_FORMATS[mime]},
                 }
-            raise ValueError(f"unsupported attachment mime_type {item['mime_type']!r}; use {_ACCEPTED}")
+            raise ValueError(
+                f"unsupported attachment mime_type {item['mime_type']!r}; use {_ACCEPTED}"
+            )
         if "type" in item:
             return dict(item)
         raise ValueError(

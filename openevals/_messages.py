@@ -7,6 +7,7 @@ when a LangChain object is actually seen.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -83,6 +84,9 @@ def convert_to_openai_message(message: Any) -> dict[str, Any]:
         out["role"] = _ROLE_ALIASES.get(role, role)
         if out.get("content") is None:
             out["content"] = ""
+        elif isinstance(out["content"], list):
+            # Block lists are copied so callers of this helper can extend them safely.
+            out["content"] = copy.deepcopy(out["content"])
         tool_calls = out.get("tool_calls")
         if tool_calls:
             out["tool_calls"] = [_tool_call_to_openai(c, index=i) for i, c in enumerate(tool_calls)]

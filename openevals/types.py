@@ -7,7 +7,7 @@ referenced for static type checkers.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, Optional, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, runtime_checkable
 
 from typing_extensions import NotRequired, TypedDict
 
@@ -32,7 +32,7 @@ __all__ = [
     "TrajectoryMatchMode",
 ]
 
-ScoreType = Union[float, bool]
+ScoreType = float | bool
 """A score: a boolean verdict or a number (usually in [0, 1])."""
 
 
@@ -44,9 +44,9 @@ class EvaluatorResult(TypedDict):
 
     key: str
     score: ScoreType
-    comment: Optional[str]
-    metadata: Optional[dict[str, Any]]
-    source_run_id: NotRequired[Optional[str]]
+    comment: str | None
+    metadata: dict[str, Any] | None
+    source_run_id: NotRequired[str | None]
 
 
 class SimpleEvaluator(Protocol):
@@ -78,12 +78,12 @@ class SimpleAsyncEvaluator(Protocol):
 class ChatCompletionMessage(TypedDict):
     """An OpenAI-style chat message."""
 
-    id: NotRequired[Optional[str]]
-    content: Union[str, list[dict[str, Any]]]
+    id: NotRequired[str | None]
+    content: str | list[dict[str, Any]]
     role: str
-    tool_calls: NotRequired[Optional[list[dict[str, Any]]]]
-    tool_call_id: NotRequired[Optional[str]]
-    name: NotRequired[Optional[str]]
+    tool_calls: NotRequired[list[dict[str, Any]] | None]
+    tool_call_id: NotRequired[str | None]
+    name: NotRequired[str | None]
 
 
 class ChatCompletion(TypedDict):
@@ -98,8 +98,8 @@ class FewShotExample(TypedDict, total=False):
     inputs: Any
     outputs: Any
     reference_outputs: Any
-    score: Union[float, bool]
-    reasoning: Optional[str]
+    score: float | bool
+    reasoning: str | None
 
 
 Messages = Union[ChatCompletionMessage, "BaseMessage", "BaseMessageChunk"]
@@ -144,9 +144,9 @@ TrajectoryMatchMode = Literal["strict", "unordered", "subset", "superset"]
 
 ToolArgsMatcher = Callable[[dict[str, Any], dict[str, Any]], bool]
 
-ToolArgsMatchOverrides = dict[str, Union[ToolArgsMatchMode, list[str], ToolArgsMatcher]]
+ToolArgsMatchOverrides = dict[str, ToolArgsMatchMode | list[str] | ToolArgsMatcher]
 """Per-tool-name override: a mode, a list of (dotted) argument paths that must be equal, or a
 comparator ``(output_args, reference_args) -> bool``."""
 
 Scorer = Callable[..., Any]
-AsyncScorer = Callable[..., Union[Any, Awaitable[Any]]]
+AsyncScorer = Callable[..., Any | Awaitable[Any]]

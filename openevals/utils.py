@@ -159,20 +159,32 @@ def _needs_langsmith() -> bool:
     return _langsmith_test_case() is not None or _tracing_active()
 
 
-def _annotate_ambient_run(run_name: str, results: list[EvaluatorResult], in_test: bool, kw: Any) -> None:
+def _annotate_ambient_run(
+    run_name: str,
+    results: list[EvaluatorResult],
+    in_test: bool,
+    kw: Any,
+    ls_framework: str = "openevals",
+) -> None:
     from langsmith.run_helpers import get_current_run_tree
 
     run_tree = get_current_run_tree()
     if run_tree is None:
         return
-    metadata = run_tree.metadata if run_tree.metadata is not None else {}
+    additions: dict[str, Any] = {}
     for r in results:
         if isinstance(r.get("metadata"), Mapping):
-            metadata.update(cast(Mapping[str, Any], r["metadata"]))
-    metadata["__ls_framework"] = "openevals"
-    metadata["__ls_evaluator"] = run_name
-    metadata["__ls_language"] = "python"
-    run_tree.metadata = metadata
+            additions.update(cast(Mapping[str, Any], r["metadata"]))
+    additions["__ls_framework"] = ls_framework
+    additions["__ls_evaluator"] = run_name
+    additions["__ls_language"] = "python"
+    # ``RunTree.metadata`` is a read-only view of ``extra["metadata"]`` in current langsmith
+    # releases; update it in place instead of assigning.
+    add_metadata = getattr(run_tree, "add_metadata", None)
+    if callable(add_metadata):
+        add_metadata(additions)
+    else:
+        run_tree.metadata.update(additions)
     if in_test:
         inputs, reference = kw.get("inputs"), kw.get("reference_outputs")
         if inputs is not None or reference is not None:
@@ -195,22 +207,27 @@ def _run_traced(
     scorer: Callable[..., Any],
     feedback_key: str,
     return_raw_outputs: bool,
+    ls_framework: str,
     kwargs: dict[str, Any],
 ) -> Any:
     from langsmith import traceable
 
     in_test = _langsmith_test_case() is not None
 
+    # The traced run covers scoring and result mapping, so its outputs are the results.
+    def score(**kw: Any) -> Any:
+        raw = scorer(**kw)
+        return raw if return_raw_outputs else _to_results(feedback_key, raw)
+
     def body() -> Any:
-        raw = traceable(name=run_name)(scorer)(**kwargs)
+        out = traceable(name=run_name)(score)(**kwargs)
         if return_raw_outputs:
-            _annotate_ambient_run(run_name, [], in_test, kwargs)
-            return raw
-        results = _to_results(feedback_key, raw)
-        _annotate_ambient_run(run_name, _as_list(results), in_test, kwargs)
+            _annotate_ambient_run(run_name, [], in_test, kwargs, ls_framework)
+            return out
+        _annotate_ambient_run(run_name, _as_list(out), in_test, kwargs, ls_framework)
         if in_test:
-            _log_feedback(_as_list(results))
-        return results
+            _log_feedback(_as_list(out))
+        return out
 
     if in_test:
         from langsmith import testing as t
@@ -226,28 +243,28 @@ async def _arun_traced(
     scorer: Callable[..., Any],
     feedback_key: str,
     return_raw_outputs: bool,
+    ls_framework: str,
     kwargs: dict[str, Any],
 ) -> Any:
     from langsmith import traceable
 
     in_test = _langsmith_test_case() is not None
 
-    async def call() -> Any:
-        out = scorer(**kwargs)
-        if inspect.isawaitable(out):
-            out = await out
-        return out
+    async def score(**kw: Any) -> Any:
+        raw = scorer(**kw)
+        if inspect.isawaitable(raw):
+            raw = await raw
+        return raw if return_raw_outputs else _to_results(feedback_key, raw)
 
     async def body() -> Any:
-        raw = await traceable(name=run_name)(call)()
+        out = await traceable(name=run_name)(score)(**kwargs)
         if return_raw_outputs:
-            _annotate_ambient_run(run_name, [], in_test, kwargs)
-            return raw
-        results = _to_results(feedback_key, raw)
-        _annotate_ambient_run(run_name, _as_list(results), in_test, kwargs)
+            _annotate_ambient_run(run_name, [], in_test, kwargs, ls_framework)
+            return out
+        _annotate_ambient_run(run_name, _as_list(out), in_test, kwargs, ls_framework)
         if in_test:
-            _log_feedback(_as_list(results))
-        return results
+            _log_feedback(_as_list(out))
+        return out
 
     if in_test:
         from langsmith import testing as t
@@ -273,6 +290,7 @@ def _run_evaluator_untyped(
             scorer=scorer,
             feedback_key=feedback_key,
             return_raw_outputs=return_raw_outputs,
+            ls_framework=ls_framework,
             kwargs=kwargs,
         )
     raw = scorer(**kwargs)
@@ -295,6 +313,7 @@ async def _arun_evaluator_untyped(
             scorer=scorer,
             feedback_key=feedback_key,
             return_raw_outputs=return_raw_outputs,
+            ls_framework=ls_framework,
             kwargs=kwargs,
         )
     raw = scorer(**kwargs)

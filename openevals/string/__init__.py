@@ -15,7 +15,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("create_embedding_similarity_evaluator", "create_async_embedding_similarity_evaluator"):
+    if name in (
+        "create_embedding_similarity_evaluator",
+        "create_async_embedding_similarity_evaluator",
+    ):
         from openevals.string import embedding_similarity
 
         return getattr(embedding_similarity, name)

@@ -21,9 +21,7 @@ def _as_text(value: Any, name: str) -> str:
     try:
         return json.dumps(value, sort_keys=True)
     except TypeError as exc:
-        raise TypeError(
-            f"`{name}` must be a string or JSON-serialisable value ({exc})"
-        ) from None
+        raise TypeError(f"`{name}` must be a string or JSON-serialisable value ({exc})") from None
 
 
 def levenshtein_similarity(a: str, b: str) -> float:
@@ -40,9 +38,7 @@ def _score(*, outputs: Any, reference_outputs: Any) -> float:
     )
 
 
-def levenshtein_distance(
-    *, outputs: Any, reference_outputs: Any, **kwargs: Any
-) -> EvaluatorResult:
+def levenshtein_distance(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> EvaluatorResult:
     """Normalised edit similarity in [0, 1] (1.0 = identical), key ``levenshtein_distance``.
 
     Non-strings are JSON-serialised with sorted keys first.

@@ -1,0 +1,159 @@
+"""Reading judge answers: JSON extraction from text and validation against the expected schema."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from openevals._judge.schema import SchemaSpec
+
+__all__ = ["AnswerError", "JudgeOutputError", "extract_json_object", "validate_answer"]
+
+_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+class AnswerError(ValueError):
+    """A judge answer that does not fit the expected shape (internal; triggers one repair)."""
+
+
+class JudgeOutputError(ValueError):
+    """The judge's answer could not be used, even after a repair attempt.
+
+    ``raw`` holds the model's last raw answer text.
+    """
+
+    def __init__(self, message: str, *, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+def extract_json_object(text: str) -> dict[str, Any] | None:
+    """Find a JSON object in ``text``: the whole text, a fenced block, or the first balanced ``{...}``."""
+    stripped = text.strip()
+    candidates = [stripped]
+    candidates.extend(m.group(1).strip() for m in _FENCE_RE.finditer(text))
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(value, dict):
+            return value
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _coerce_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise AnswerError(f"'score' must be a boolean (true or false), got {value!r}")
+
+
+def _coerce_number(value: Any) -> float:
+    if isinstance(value, bool):
+        raise AnswerError(f"'score' must be a number, got the boolean {value!r}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise AnswerError(f"'score' must be a number, got {value!r}") from None
+    else:
+        raise AnswerError(f"'score' must be a number, got {value!r}")
+    if math.isnan(number) or math.isinf(number):
+        raise AnswerError(f"'score' must be a finite number, got {value!r}")
+    return number
+
+
+def _validate_score(spec: SchemaSpec, data: Mapping[str, Any]) -> tuple[Any, str | None]:
+    if "score" not in data:
+        raise AnswerError(f"the answer has no 'score' field (keys: {sorted(data)!r})")
+    raw_score = data["score"]
+    score: float | bool
+    if spec.score_type == "boolean":
+        score = _coerce_bool(raw_score)
+    elif spec.score_type == "continuous":
+        score = _coerce_number(raw_score)
+        if not 0.0 <= score <= 1.0:
+            raise AnswerError(f"'score' must be between 0.0 and 1.0 inclusive, got {raw_score!r}")
+    else:
+        number = _coerce_number(raw_score)
+        matches = [c for c in spec.choices if math.isclose(c, number, rel_tol=1e-9, abs_tol=1e-9)]
+        if not matches:
+            raise AnswerError(f"'score' must be one of {list(spec.choices)!r}, got {raw_score!r}")
+        score = matches[0]
+    reasoning: str | None = None
+    if spec.use_reasoning:
+        value = data.get("reasoning")
+        if not isinstance(value, str) or not value.strip():
+            raise AnswerError("the answer has no 'reasoning' text before the score")
+        reasoning = value
+    return score, reasoning
+
+
+def _check_type(name: str, value: Any, prop: Mapping[str, Any]) -> None:
+    expected = prop.get("type")
+    types = expected if isinstance(expected, list) else [expected] if expected else []
+    if not types:
+        return
+    for t in types:
+        if t == "null" and value is None:
+            return
+        allowed = _JSON_TYPES.get(str(t))
+        if allowed is None:
+            return
+        if isinstance(value, bool) and t in ("number", "integer"):
+            continue
+        if isinstance(value, allowed):
+            return
+    raise AnswerError(f"field {name!r} should be of type {expected}, got {type(value).__name__}")
+
+
+def _validate_structured(spec: SchemaSpec, data: Mapping[str, Any]) -> dict[str, Any]:
+    if spec.pydantic_model is not None:
+        try:
+            model = spec.pydantic_model.model_validate(dict(data))
+        except Exception as exc:
+            raise AnswerError(f"the answer does not validate against {spec.name}: {exc}") from None
+        return dict(model.model_dump())
+    props = spec.schema.get("properties") or {}
+    for name in spec.schema.get("required") or []:
+        if name not in data:
+            raise AnswerError(f"the answer is missing the required field {name!r}")
+    for name, value in data.items():
+        prop = props.get(name)
+        if isinstance(prop, Mapping):
+            _check_type(name, value, prop)
+    return dict(data)
+
+
+def validate_answer(spec: SchemaSpec, data: Any) -> Any:
+    """Validate a parsed answer. Score schemas give ``(score, reasoning)``; others a dict."""
+    if hasattr(data, "model_dump") and callable(data.model_dump):
+        data = data.model_dump()
+    if not isinstance(data, Mapping):
+        raise AnswerError(f"expected a JSON object, got {type(data).__name__}")
+    if spec.kind == "score":
+        return _validate_score(spec, data)
+    return _validate_structured(spec, data)

@@ -1,0 +1,390 @@
+"""How the judge talks to a model: an OpenAI-style client or a LangChain chat model.
+
+Each backend knows the *rungs* of structured output it can try, from the strictest to the most
+lenient, and splits a call into pure ``prepare``/``read`` steps around the only I/O (``send`` /
+``asend``). OpenAI-compatible servers differ in what they accept (llama.cpp rejects ``json_schema``
+response formats but takes forced tool calls and ``json_object``), so the core walks down the rungs
+when a server says a rung is unsupported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from openevals._judge.answers import extract_json_object
+from openevals._judge.schema import SchemaSpec
+
+__all__ = [
+    "Answer",
+    "Backend",
+    "LangChainBackend",
+    "OpenAIClientBackend",
+    "is_transient",
+    "is_unsupported",
+    "retry_after_seconds",
+]
+
+_UNSUPPORTED_WORDS = (
+    "response_format",
+    "json_schema",
+    "json schema",
+    "json_object",
+    "tool_choice",
+    "tools",
+    "tool call",
+    "function",
+    "grammar",
+    "not supported",
+    "unsupported",
+    "not implemented",
+    "schema",
+)
+# A 500 is usually transient; only these words mark it as a rejection of the request's shape.
+_UNSUPPORTED_WORDS_ON_500 = (
+    "response_format",
+    "json_schema",
+    "json_object",
+    "tool_choice",
+    "grammar",
+    "not supported",
+    "unsupported",
+)
+_TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+_TRANSIENT_NAMES = (
+    "Timeout",
+    "RateLimit",
+    "APIConnection",
+    "ConnectError",
+    "ConnectionError",
+    "ServiceUnavailable",
+    "InternalServerError",
+    "RemoteProtocolError",
+    "ReadError",
+)
+
+
+@dataclass
+class Answer:
+    """What a model call produced: structured data if any, the raw text, and token usage."""
+
+    data: Any
+    text: str
+    usage: dict[str, int] | None
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status", "http_status"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+    response = getattr(exc, "response", None)
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def _error_text(exc: BaseException) -> str:
+    parts = [str(exc)]
+    body = getattr(exc, "body", None)
+    if body is not None:
+        parts.append(json.dumps(body, default=str) if not isinstance(body, str) else body)
+    return " ".join(parts).lower()
+
+
+def is_unsupported(exc: BaseException) -> bool:
+    """Did the server reject the *way* we asked for structure (rather than fail transiently)?"""
+    if isinstance(exc, NotImplementedError):
+        return True
+    status = _status_of(exc)
+    if status not in (400, 415, 422, 500, 501):
+        return False
+    text = _error_text(exc)
+    words = _UNSUPPORTED_WORDS if status != 500 else _UNSUPPORTED_WORDS_ON_500
+    return any(word in text for word in words)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying: rate limits, 5xx, timeouts, dropped connections."""
+    status = _status_of(exc)
+    if status is not None:
+        return status in _TRANSIENT_STATUS
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ConnectionError)):
+        return True
+    return any(name in cls.__name__ for cls in type(exc).__mro__ for name in _TRANSIENT_NAMES)
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The server's ``Retry-After`` (or ``retry-after-ms``) hint, in seconds, if present."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        from email.utils import parsedate_to_datetime
+
+        try:
+            import time
+
+            when = parsedate_to_datetime(str(headers.get("retry-after")))
+            return max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def _json_instruction(spec: SchemaSpec) -> str:
+    return (
+        "Reply with one JSON object and nothing else (no prose, no code fences). It must follow "
+        "this JSON schema:\n" + json.dumps(spec.schema, indent=2)
+    )
+
+
+def _with_instruction(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    """A copy of ``messages`` with ``text`` appended to the last user message."""
+    out = [dict(m) for m in messages]
+    for message in reversed(out):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                message["content"] = [*content, {"type": "text", "text": text}]
+            else:
+                message["content"] = f"{content}\n\n{text}" if content else text
+            return out
+    out.append({"role": "user", "content": text})
+    return out
+
+
+def _parse_arguments(arguments: Any) -> Any:
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return extract_json_object(arguments)
+    return None
+
+
+def _usage_from_openai(usage: Any) -> dict[str, int] | None:
+    if usage is None:
+        return None
+    def get(name: str) -> Any:
+        return usage.get(name) if isinstance(usage, Mapping) else getattr(usage, name, None)
+
+    prompt, completion, total = get("prompt_tokens"), get("completion_tokens"), get("total_tokens")
+    if prompt is None and completion is None:
+        return None
+    prompt, completion = int(prompt or 0), int(completion or 0)
+    return {
+        "input_tokens": prompt,
+        "output_tokens": completion,
+        "total_tokens": int(total if total is not None else prompt + completion),
+    }
+
+
+class Backend:
+    """Interface shared by the two backends."""
+
+    rungs: tuple[str, ...] = ()
+    model_name: str | None = None
+
+    def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
+        raise NotImplementedError
+
+    def send(self, payload: Any) -> Any:
+        raise NotImplementedError
+
+    async def asend(self, payload: Any) -> Any:
+        raise NotImplementedError
+
+    def read(self, rung: str, response: Any) -> Answer:
+        raise NotImplementedError
+
+
+class OpenAIClientBackend(Backend):
+    """``openai.OpenAI`` / ``AsyncOpenAI`` (or anything with ``.chat.completions.create``)."""
+
+    rungs = ("json_schema", "tool", "json_object", "text")
+
+    def __init__(self, client: Any, model: str) -> None:
+        with_options = getattr(client, "with_options", None)
+        # Our own retry loop is the one that counts; the client's would multiply attempts.
+        self.client = with_options(max_retries=0) if callable(with_options) else client
+        self.model_name = model[len("openai:") :] if model.startswith("openai:") else model
+        completions = self.client.chat.completions
+        self.is_async = inspect.iscoroutinefunction(completions.create) or any(
+            type(obj).__name__.startswith("Async") for obj in (client, completions)
+        )
+
+    def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
+        payload: dict[str, Any] = {"model": self.model_name, "messages": messages}
+        if rung == "json_schema":
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": spec.openai_json_schema(),
+            }
+        elif rung == "tool":
+            payload["tools"] = [spec.tool()]
+            payload["tool_choice"] = {"type": "function", "function": {"name": spec.name}}
+        elif rung == "json_object":
+            payload["messages"] = _with_instruction(messages, _json_instruction(spec))
+            payload["response_format"] = {"type": "json_object", "schema": spec.schema}
+        else:
+            payload["messages"] = _with_instruction(messages, _json_instruction(spec))
+        return payload
+
+    def send(self, payload: Any) -> Any:
+        if self.is_async:
+            raise TypeError(
+                "an async OpenAI client (AsyncOpenAI) was passed as `judge` to a sync evaluator; "
+                "use create_async_llm_as_judge, or pass openai.OpenAI()"
+            )
+        return self.client.chat.completions.create(**payload)
+
+    async def asend(self, payload: Any) -> Any:
+        if self.is_async:
+            return await self.client.chat.completions.create(**payload)
+        return await asyncio.to_thread(self.client.chat.completions.create, **payload)
+
+    def read(self, rung: str, response: Any) -> Answer:
+        if isinstance(response, (str, bytes)):
+            raise ValueError(f"the model server returned a non-JSON body: {response[:500]!r}")
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            return Answer(None, "", _usage_from_openai(getattr(response, "usage", None)))
+        message = choices[0].message
+        usage = _usage_from_openai(getattr(response, "usage", None))
+        tool_calls = getattr(message, "tool_calls", None) or []
+        for call in tool_calls:
+            function = getattr(call, "function", None)
+            arguments = getattr(function, "arguments", None)
+            if arguments is not None:
+                return Answer(_parse_arguments(arguments), str(arguments), usage)
+        text = getattr(message, "content", None) or ""
+        parsed = getattr(message, "parsed", None)
+        if parsed is not None:
+            return Answer(parsed, text, usage)
+        return Answer(extract_json_object(text) if text else None, text, usage)
+
+
+def _is_openai_chat_model(model: Any) -> bool:
+    module = sys.modules.get("langchain_openai.chat_models.base")
+    base = getattr(module, "BaseChatOpenAI", None)
+    return base is not None and isinstance(model, base)
+
+
+def _ai_message_text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in content)
+    return str(content)
+
+
+def _usage_from_ai_message(message: Any) -> dict[str, int] | None:
+    usage = getattr(message, "usage_metadata", None)
+    if not usage:
+        meta = getattr(message, "response_metadata", None) or {}
+        return _usage_from_openai(meta.get("token_usage"))
+    return {
+        "input_tokens": int(usage.get("input_tokens", 0)),
+        "output_tokens": int(usage.get("output_tokens", 0)),
+        "total_tokens": int(usage.get("total_tokens", 0)),
+    }
+
+
+class LangChainBackend(Backend):
+    """A LangChain chat model: its own structured output first, then tool calls, JSON mode, text."""
+
+    def __init__(
+        self, model: Any, structured_output_kwargs: Mapping[str, Any] | None = None
+    ) -> None:
+        self.model = model
+        self.kwargs = dict(structured_output_kwargs or {})
+        self.openai_like = _is_openai_chat_model(model)
+        self.rungs = (
+            ("structured", "tool", "json_object", "text")
+            if self.openai_like
+            else ("structured", "tool", "text")
+        )
+        self.model_name = getattr(model, "model_name", None) or getattr(model, "model", None)
+        self._runnables: dict[str, Any] = {}
+
+    def _runnable(self, rung: str, spec: SchemaSpec) -> Any:
+        key = f"{rung}:{spec.name}:{id(spec)}"
+        cached = self._runnables.get(key)
+        if cached is not None:
+            return cached
+        if rung == "structured":
+            runnable = self.model.with_structured_output(
+                spec.langchain_schema(), include_raw=True, **self.kwargs
+            )
+        elif rung == "tool":
+            runnable = self.model.bind_tools([spec.tool()], tool_choice=spec.name)
+        elif rung == "json_object":
+            runnable = self.model.bind(
+                response_format={"type": "json_object", "schema": copy.deepcopy(spec.schema)}
+            )
+        else:
+            runnable = self.model
+        self._runnables[key] = runnable
+        return runnable
+
+    def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
+        from langchain_core.messages import convert_to_messages
+
+        if rung in ("json_object", "text"):
+            messages = _with_instruction(messages, _json_instruction(spec))
+        return self._runnable(rung, spec), convert_to_messages(messages)
+
+    def send(self, payload: Any) -> Any:
+        runnable, messages = payload
+        return runnable.invoke(messages)
+
+    async def asend(self, payload: Any) -> Any:
+        runnable, messages = payload
+        return await runnable.ainvoke(messages)
+
+    def read(self, rung: str, response: Any) -> Answer:
+        if rung == "structured" and isinstance(response, Mapping) and "raw" in response:
+            raw = response.get("raw")
+            parsed = response.get("parsed")
+            usage = _usage_from_ai_message(raw)
+            if parsed is not None:
+                return Answer(parsed, _raw_text(raw, parsed), usage)
+            return self._from_message(raw, usage)
+        if rung == "structured" and not hasattr(response, "content"):
+            return Answer(response, json.dumps(response, default=str), None)
+        return self._from_message(response, _usage_from_ai_message(response))
+
+    @staticmethod
+    def _from_message(message: Any, usage: dict[str, int] | None) -> Answer:
+        for call in getattr(message, "tool_calls", None) or []:
+            args = call.get("args") if isinstance(call, Mapping) else None
+            if args is not None:
+                return Answer(dict(args), json.dumps(args, default=str), usage)
+        text = _ai_message_text(message)
+        return Answer(extract_json_object(text) if text else None, text, usage)
+
+
+def _raw_text(raw: Any, parsed: Any) -> str:
+    text = _ai_message_text(raw) if raw is not None else ""
+    if text:
+        return text
+    if hasattr(parsed, "model_dump_json"):
+        return str(parsed.model_dump_json())
+    return json.dumps(parsed, default=str)

@@ -1,0 +1,370 @@
+"""The LLM-as-judge core, written once for the sync and async shells.
+
+The conversation with the model (structured-output rungs, retries with backoff, one repair attempt)
+is a generator that *yields* instructions (``Send`` a prepared call, ``Sleep``) and receives their
+outcome. The sync driver performs them with blocking calls, the async driver with ``await``; all
+decisions live in the generator, so the two shells cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import random
+import threading
+import time
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openevals._judge.answers import AnswerError, JudgeOutputError, validate_answer
+from openevals._judge.backends import (
+    Answer,
+    Backend,
+    LangChainBackend,
+    OpenAIClientBackend,
+    is_transient,
+    is_unsupported,
+    retry_after_seconds,
+)
+from openevals._judge.prompting import (
+    PromptSpec,
+    finalize_messages,
+    make_prompt_spec,
+    start_messages,
+)
+from openevals._judge.schema import SchemaSpec, default_score_schema, normalize_output_schema
+
+__all__ = ["JudgeCore", "JudgeOutputError", "RetryPolicy", "Send", "Sleep"]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter; ``Retry-After`` from the server wins when present."""
+
+    max_retries: int = 3
+    initial_delay: float = 0.5
+    max_delay: float = 30.0
+
+    def delay(self, attempt: int, exc: BaseException) -> float:
+        hinted = retry_after_seconds(exc)
+        if hinted is not None:
+            return min(hinted, self.max_delay)
+        ceiling = min(self.max_delay, self.initial_delay * (2**attempt))
+        return random.uniform(ceiling / 2, ceiling)
+
+
+DEFAULT_RETRY_POLICY = RetryPolicy()
+
+
+@dataclass(frozen=True)
+class Send:
+    payload: Any
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass
+class Outcome:
+    value: Any
+    usage: dict[str, int] | None
+    rung: str
+
+
+Conversation = Generator[Send | Sleep, Any, Outcome]
+
+
+def _add_usage(total: dict[str, int] | None, more: dict[str, int] | None) -> dict[str, int] | None:
+    if more is None:
+        return total
+    if total is None:
+        return dict(more)
+    return {k: total.get(k, 0) + more.get(k, 0) for k in set(total) | set(more)}
+
+
+def _looks_like_chat_model(obj: Any) -> bool:
+    return callable(getattr(obj, "invoke", None)) and callable(getattr(obj, "ainvoke", None))
+
+
+def _validate_choices(choices: Any) -> list[float] | None:
+    if choices is None:
+        return None
+    if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence):
+        raise TypeError(f"`choices` must be a list of numbers, got {type(choices).__name__}")
+    if not choices:
+        raise ValueError(
+            "`choices` is empty; give the allowed scores, e.g. choices=[0.0, 0.5, 1.0]"
+        )
+    out = []
+    for c in choices:
+        if isinstance(c, bool) or not isinstance(c, (int, float)):
+            raise TypeError(f"`choices` must hold numbers, got {c!r}")
+        out.append(float(c))
+    return out
+
+
+class JudgeCore:
+    """Everything about one judge that does not depend on sync vs async."""
+
+    def __init__(
+        self,
+        *,
+        prompt: Any,
+        feedback_key: str = "score",
+        judge: Any = None,
+        model: str | None = None,
+        system: str | None = None,
+        continuous: bool = False,
+        choices: Sequence[float] | None = None,
+        use_reasoning: bool = True,
+        few_shot_examples: Sequence[Mapping[str, Any]] | None = None,
+        output_schema: Any = None,
+        structured_output_kwargs: Mapping[str, Any] | None = None,
+        max_retries: int = 3,
+        run_name: str | None = None,
+    ) -> None:
+        if not isinstance(feedback_key, str) or not feedback_key:
+            raise ValueError(f"`feedback_key` must be a non-empty string, got {feedback_key!r}")
+        if system is not None and not isinstance(system, str):
+            raise TypeError(f"`system` must be a string, got {type(system).__name__}")
+        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+            raise ValueError(f"`max_retries` must be an integer >= 0, got {max_retries!r}")
+        choice_list = _validate_choices(choices)
+        if continuous and choice_list is not None:
+            raise ValueError(
+                "`continuous=True` and `choices` are mutually exclusive: continuous scores are any "
+                "float in [0, 1], choices restrict the score to a list; pass one of them"
+            )
+        if few_shot_examples is not None and (
+            isinstance(few_shot_examples, (str, bytes, Mapping))
+            or not isinstance(few_shot_examples, Sequence)
+        ):
+            raise TypeError("`few_shot_examples` must be a list of example dicts")
+        if structured_output_kwargs is not None and not isinstance(
+            structured_output_kwargs, Mapping
+        ):
+            raise TypeError("`structured_output_kwargs` must be a dict")
+        self.prompt: PromptSpec = make_prompt_spec(prompt)
+        if self.prompt.structured_schema is not None:
+            if output_schema is not None:
+                raise ValueError(
+                    "the prompt is a StructuredPrompt that carries its own output schema; do not "
+                    "also pass `output_schema`"
+                )
+            output_schema = self.prompt.structured_schema
+        self.spec: SchemaSpec = (
+            normalize_output_schema(output_schema)
+            if output_schema is not None
+            else default_score_schema(
+                continuous=continuous, choices=choice_list, use_reasoning=use_reasoning
+            )
+        )
+        self.raw_output = self.spec.kind != "score"
+        self.feedback_key = feedback_key
+        self.run_name = run_name or (
+            "llm_as_judge" if feedback_key == "score" else f"llm_as_{feedback_key}_judge"
+        )
+        self.system = system
+        self.few_shot_examples = [dict(e) for e in few_shot_examples or []]
+        for i, example in enumerate(self.few_shot_examples):
+            if "score" not in example:
+                raise ValueError(f"few_shot_examples[{i}] has no 'score'")
+        so_kwargs = dict(structured_output_kwargs or {})
+        so_kwargs.update(self.prompt.structured_kwargs)
+        self.retry = RetryPolicy(max_retries=max_retries)
+        self._lock = threading.Lock()
+        self._backend: Backend | None = None
+        self._rung_start = 0
+        self._model = model
+        self._so_kwargs = so_kwargs
+        if judge is None and model is None:
+            raise ValueError(
+                "pass `model` (a 'provider:model' string such as 'openai:gpt-4.1-mini') or `judge` "
+                "(a LangChain chat model or an OpenAI client)"
+            )
+        if model is not None and not isinstance(model, str):
+            raise TypeError(
+                f"`model` must be a 'provider:model' string, got {type(model).__name__}"
+            )
+        if judge is not None:
+            if hasattr(judge, "chat") and not _looks_like_chat_model(judge):
+                if model is None:
+                    raise ValueError(
+                        "an OpenAI client was passed as `judge`; also pass `model` with the model "
+                        "name, e.g. model='gpt-4.1-mini'"
+                    )
+                self._backend = OpenAIClientBackend(judge, model)
+            elif _looks_like_chat_model(judge):
+                self._backend = LangChainBackend(judge, so_kwargs)
+            else:
+                raise TypeError(
+                    "`judge` must be a LangChain chat model or an OpenAI client (openai.OpenAI / "
+                    f"AsyncOpenAI); got {type(judge).__name__}"
+                )
+        else:
+            from openevals.models import parse_model_string
+
+            parse_model_string(model)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ model
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            with self._lock:
+                if self._backend is None:
+                    from openevals.models import resolve_chat_model
+
+                    assert self._model is not None
+                    chat_model = resolve_chat_model(self._model, max_retries=0)
+                    self._backend = LangChainBackend(chat_model, self._so_kwargs)
+        return self._backend
+
+    @property
+    def is_async_prompt(self) -> bool:
+        return self.prompt.is_async_callable
+
+    # ------------------------------------------------------------------ request
+    def start(
+        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
+    ) -> Any:
+        """First half of message building; may return an awaitable for async callable prompts."""
+        extra = dict(extra)
+        attachments = extra.pop("attachments", None)
+        return start_messages(
+            self.prompt,
+            inputs=inputs,
+            outputs=outputs,
+            reference_outputs=reference_outputs,
+            extra=extra,
+            attachments=attachments,
+        )
+
+    def finish(self, raw_messages: Any, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return finalize_messages(
+            raw_messages,
+            system=self.system,
+            few_shot_examples=self.few_shot_examples,
+            attachments=extra.get("attachments"),
+            from_callable=self.prompt.kind == "callable",
+        )
+
+    # ------------------------------------------------------------------ conversation
+    def conversation(self, messages: list[dict[str, Any]]) -> Conversation:
+        backend = self.backend
+        rungs = backend.rungs
+        index = self._rung_start
+        repaired = False
+        usage: dict[str, int] | None = None
+        while True:
+            rung = rungs[index]
+            payload = backend.prepare(rung, messages, self.spec)
+            attempt = 0
+            while True:
+                try:
+                    response = yield Send(payload)
+                    break
+                except Exception as exc:
+                    if is_unsupported(exc) and index + 1 < len(rungs):
+                        index += 1
+                        rung = rungs[index]
+                        payload = backend.prepare(rung, messages, self.spec)
+                        attempt = 0
+                        continue
+                    if is_transient(exc) and attempt < self.retry.max_retries:
+                        yield Sleep(self.retry.delay(attempt, exc))
+                        attempt += 1
+                        continue
+                    raise
+            answer: Answer = backend.read(rung, response)
+            usage = _add_usage(usage, answer.usage)
+            try:
+                if answer.data is None:
+                    raise AnswerError("the reply contains no JSON object")
+                value = validate_answer(self.spec, answer.data)
+            except AnswerError as err:
+                if repaired:
+                    raise JudgeOutputError(
+                        f"the judge's answer did not match the expected format, even after one "
+                        f"repair attempt: {err}. Raw answer: {answer.text[:2000]!r}",
+                        raw=answer.text,
+                    ) from None
+                repaired = True
+                messages = [*messages, *self._repair_messages(answer.text, err)]
+                continue
+            self._rung_start = index
+            return Outcome(value=value, usage=usage, rung=rung)
+
+    def _repair_messages(self, raw: str, err: AnswerError) -> list[dict[str, Any]]:
+        return [
+            {"role": "assistant", "content": raw or "(empty reply)"},
+            {
+                "role": "user",
+                "content": (
+                    f"That reply cannot be used: {err}. Answer again with one JSON object and "
+                    "nothing else, following this JSON schema exactly:\n"
+                    + json.dumps(self.spec.schema, indent=2)
+                ),
+            },
+        ]
+
+    # ------------------------------------------------------------------ result
+    def to_scorer_value(self, outcome: Outcome) -> Any:
+        """What the scorer hands to ``_run_evaluator``."""
+        if self.raw_output:
+            return outcome.value
+        score, reasoning = outcome.value
+        metadata = {"usage": outcome.usage} if outcome.usage else None
+        return (score, reasoning, metadata)
+
+    # ------------------------------------------------------------------ drivers
+    def run_sync(
+        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
+    ) -> Any:
+        raw = self.start(inputs, outputs, reference_outputs, extra)
+        messages = self.finish(raw, extra)
+        backend = self.backend
+        gen = self.conversation(messages)
+        to_send: Any = None
+        to_throw: BaseException | None = None
+        while True:
+            try:
+                step = gen.throw(to_throw) if to_throw is not None else gen.send(to_send)
+            except StopIteration as stop:
+                return self.to_scorer_value(stop.value)
+            to_send, to_throw = None, None
+            if isinstance(step, Sleep):
+                time.sleep(step.seconds)
+                continue
+            try:
+                to_send = backend.send(step.payload)
+            except Exception as exc:
+                to_throw = exc
+
+    async def run_async(
+        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
+    ) -> Any:
+        raw = self.start(inputs, outputs, reference_outputs, extra)
+        if inspect.isawaitable(raw):
+            raw = await raw
+        messages = self.finish(raw, extra)
+        backend = self.backend
+        gen = self.conversation(messages)
+        to_send: Any = None
+        to_throw: BaseException | None = None
+        while True:
+            try:
+                step = gen.throw(to_throw) if to_throw is not None else gen.send(to_send)
+            except StopIteration as stop:
+                return self.to_scorer_value(stop.value)
+            to_send, to_throw = None, None
+            if isinstance(step, Sleep):
+                await asyncio.sleep(step.seconds)
+                continue
+            try:
+                to_send = await backend.asend(step.payload)
+            except Exception as exc:
+                to_throw = exc

@@ -1,0 +1,335 @@
+"""Building the judge's chat messages from a prompt and the call's keyword arguments (pure code)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import string
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from openevals._attachments import normalize_content_blocks
+from openevals._messages import (
+    chat_messages_to_string,
+    convert_to_openai_message,
+    is_langchain_message,
+    normalize_to_openai_messages_list,
+    to_json_text,
+)
+
+__all__ = ["PromptSpec", "finalize_messages", "make_prompt_spec", "render_value", "start_messages"]
+
+PromptKind = Literal["template", "runnable", "callable"]
+_ATTACHMENTS = "attachments"
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """A prompt analysed once, at evaluator creation."""
+
+    kind: PromptKind
+    template: str | None = None
+    runnable: Any = None
+    fn: Callable[..., Any] | None = None
+    variables: frozenset[str] = frozenset()
+    optional: frozenset[str] = frozenset()
+    mustache: bool = False
+    structured_schema: Any = None
+    structured_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_async_callable(self) -> bool:
+        return self.fn is not None and inspect.iscoroutinefunction(self.fn)
+
+
+def _template_fields(template: str) -> frozenset[str]:
+    names = set()
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ValueError(
+            f"`prompt` is not a valid f-string template ({exc}); write literal braces as '{{{{' and "
+            "'}}}}'"
+        ) from None
+    for _, field_name, _, _ in parsed:
+        if field_name is None:
+            continue
+        base = field_name.split(".", 1)[0].split("[", 1)[0]
+        if not base or base.isdigit():
+            raise ValueError(
+                "`prompt` uses a positional placeholder '{}'; name every variable, e.g. '{outputs}'"
+            )
+        names.add(base)
+    return frozenset(names)
+
+
+def _prebuilt_optional_variables(template: str) -> frozenset[str]:
+    """Optional variables declared by our prebuilt prompts (matched by text)."""
+    try:
+        from openevals import prompts as prebuilt
+    except ImportError:  # pragma: no cover - prompts package missing only in broken installs
+        return frozenset()
+    optional = getattr(prebuilt, "OPTIONAL_VARIABLES", {})
+    for name, variables in optional.items():
+        if getattr(prebuilt, name, None) == template:
+            return frozenset(variables)
+    return frozenset()
+
+
+def _is_mustache(runnable: Any) -> bool:
+    for message in getattr(runnable, "messages", []) or []:
+        inner = getattr(message, "prompt", None)
+        candidates = inner if isinstance(inner, list) else [inner]
+        for candidate in candidates:
+            if getattr(candidate, "template_format", None) == "mustache":
+                return True
+    return getattr(runnable, "template_format", None) == "mustache"
+
+
+def make_prompt_spec(prompt: Any) -> PromptSpec:
+    """Classify and check ``prompt`` (f-string, LangChain prompt template, or callable)."""
+    if isinstance(prompt, str):
+        variables = _template_fields(prompt)
+        optional = _prebuilt_optional_variables(prompt)
+        return PromptSpec(kind="template", template=prompt, variables=variables, optional=optional)
+    if hasattr(prompt, "invoke") and hasattr(prompt, "input_variables"):
+        schema = getattr(prompt, "schema_", None)
+        kwargs = dict(getattr(prompt, "structured_output_kwargs", None) or {})
+        return PromptSpec(
+            kind="runnable",
+            runnable=prompt,
+            variables=frozenset(prompt.input_variables or []),
+            optional=frozenset(getattr(prompt, "optional_variables", None) or []),
+            mustache=_is_mustache(prompt),
+            structured_schema=schema,
+            structured_kwargs=kwargs,
+        )
+    if callable(prompt):
+        return PromptSpec(kind="callable", fn=prompt)
+    raise TypeError(
+        "`prompt` must be an f-string template (str), a LangChain prompt template (e.g. "
+        "ChatPromptTemplate) or a callable returning a list of chat messages; got "
+        f"{type(prompt).__name__}"
+    )
+
+
+def _is_message_like(item: Any) -> bool:
+    return is_langchain_message(item) or (
+        isinstance(item, Mapping) and "role" in item and ("content" in item or "tool_calls" in item)
+    )
+
+
+def render_value(value: Any) -> str:
+    """Render a call value for a prompt: strings as-is, message lists as transcripts, else JSON."""
+    if isinstance(value, str):
+        return value
+    if is_langchain_message(value):
+        return chat_messages_to_string([value])
+    if (
+        isinstance(value, Sequence)
+        and not isinstance(value, (str, bytes))
+        and value
+        and all(_is_message_like(v) for v in value)
+    ):
+        return chat_messages_to_string(list(value))
+    if (
+        isinstance(value, Mapping)
+        and set(value) == {"messages"}
+        and isinstance(value["messages"], Sequence)
+        and value["messages"]
+        and all(_is_message_like(v) for v in value["messages"])
+    ):
+        return chat_messages_to_string(value["messages"])
+    try:
+        return to_json_text(value, indent=2)
+    except TypeError as exc:
+        raise TypeError(
+            f"cannot render a {type(value).__name__} value into the prompt: {exc}"
+        ) from None
+
+
+def _collect_values(
+    inputs: Any, outputs: Any, reference_outputs: Any, extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "inputs": inputs,
+        "outputs": outputs,
+        "reference_outputs": reference_outputs,
+    }
+    values.update(extra)
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _missing_error(missing: Sequence[str]) -> ValueError:
+    names = ", ".join(repr(m) for m in sorted(missing))
+    return ValueError(
+        f"the prompt needs {names} but the evaluator call did not pass "
+        f"{'it' if len(missing) == 1 else 'them'}; call the evaluator with "
+        + ", ".join(f"{m}=..." for m in sorted(missing))
+    )
+
+
+def _render_template(
+    spec: PromptSpec, values: Mapping[str, Any], attachments: Any
+) -> list[dict[str, Any]]:
+    assert spec.template is not None
+    needed = spec.variables - {_ATTACHMENTS}
+    missing = [v for v in needed if v not in values and v not in spec.optional]
+    if missing:
+        raise _missing_error(missing)
+    rendered = {v: render_value(values[v]) if v in values else "" for v in needed}
+    has_placeholder = _ATTACHMENTS in spec.variables
+    if attachments is None:
+        if has_placeholder and _ATTACHMENTS not in spec.optional:
+            raise _missing_error([_ATTACHMENTS])
+        text = spec.template.format(**rendered, **({_ATTACHMENTS: ""} if has_placeholder else {}))
+        return [{"role": "user", "content": text}]
+    blocks = normalize_content_blocks(attachments)
+    if has_placeholder:
+        marker = "{" + _ATTACHMENTS + "}"
+        before, _, after = spec.template.partition(marker)
+        # Format each half separately; a second '{attachments}' in the rest renders empty.
+        head = before.format(**rendered)
+        tail = after.format(**rendered, **{_ATTACHMENTS: ""})
+    else:
+        head, tail = spec.template.format(**rendered), ""
+    content: list[dict[str, Any]] = []
+    if head.strip():
+        content.append({"type": "text", "text": head})
+    content.extend(blocks)
+    if tail.strip():
+        content.append({"type": "text", "text": tail})
+    return [{"role": "user", "content": content}]
+
+
+def _append_blocks_to_last_user(
+    messages: list[dict[str, Any]], blocks: list[dict[str, Any]]
+) -> None:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            parts = (
+                [{"type": "text", "text": content}] if isinstance(content, str) and content else []
+            )
+            if isinstance(content, list):
+                parts = list(content)
+            message["content"] = parts + blocks
+            return
+    messages.append({"role": "user", "content": blocks})
+
+
+def _render_runnable(spec: PromptSpec, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    needed = spec.variables
+    missing = [v for v in needed if v not in values and v not in spec.optional]
+    if missing:
+        raise _missing_error(missing)
+    params: dict[str, Any] = {}
+    for name, value in values.items():
+        if spec.mustache and isinstance(value, (Mapping, list)) and not _looks_like_messages(value):
+            params[name] = value
+        else:
+            params[name] = render_value(value)
+    prompt_value = spec.runnable.invoke(params)
+    messages = prompt_value.to_messages() if hasattr(prompt_value, "to_messages") else prompt_value
+    return normalize_to_openai_messages_list(list(messages))
+
+
+def _looks_like_messages(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(_is_message_like(v) for v in value)
+
+
+def start_messages(
+    spec: PromptSpec,
+    *,
+    inputs: Any,
+    outputs: Any,
+    reference_outputs: Any,
+    extra: Mapping[str, Any],
+    attachments: Any,
+) -> Any:
+    """The prompt's own messages for this call.
+
+    Returns a list of OpenAI-style dicts, or, for an async callable prompt, an awaitable of its raw
+    result (the async shell awaits it and then calls :func:`finalize_messages`).
+    """
+    if spec.kind == "callable":
+        assert spec.fn is not None
+        return spec.fn(inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **extra)
+    values = _collect_values(inputs, outputs, reference_outputs, extra)
+    if spec.kind == "template":
+        return _render_template(spec, values, attachments)
+    messages = _render_runnable(spec, values)
+    if attachments is not None:
+        _append_blocks_to_last_user(messages, normalize_content_blocks(attachments))
+    return messages
+
+
+def _few_shot_block(example: Mapping[str, Any], index: int) -> str:
+    if not isinstance(example, Mapping):
+        raise TypeError(
+            f"few_shot_examples[{index}] must be a dict with 'inputs', 'outputs', 'score' and "
+            f"optional 'reasoning'; got {type(example).__name__}"
+        )
+    lines = ["<example>"]
+    for key in ("inputs", "outputs", "reference_outputs"):
+        if key in example and example[key] is not None:
+            lines.append(f"<{key}>\n{render_value(example[key])}\n</{key}>")
+    if example.get("reasoning") is not None:
+        lines.append(f"<reasoning>\n{example['reasoning']}\n</reasoning>")
+    if "score" in example:
+        lines.append(f"<score>{json.dumps(example['score'])}</score>")
+    lines.append("</example>")
+    return "\n".join(lines)
+
+
+def few_shot_text(examples: Sequence[Mapping[str, Any]]) -> str:
+    blocks = "\n\n".join(_few_shot_block(ex, i) for i, ex in enumerate(examples))
+    return (
+        "Below are worked examples: material that was evaluated, the reasoning, and the score it "
+        "received. Use them to calibrate your own judgement; do not evaluate them.\n\n" + blocks
+    )
+
+
+def finalize_messages(
+    raw_messages: Any,
+    *,
+    system: str | None,
+    few_shot_examples: Sequence[Mapping[str, Any]] | None,
+    attachments: Any = None,
+    from_callable: bool = False,
+) -> list[dict[str, Any]]:
+    """Normalise the prompt's messages, prepend ``system`` and append few-shot examples.
+
+    Always returns new dicts; nothing from the caller is modified.
+    """
+    if from_callable:
+        if inspect.isawaitable(raw_messages):
+            raise TypeError(
+                "the `prompt` callable returned an awaitable; async prompt callables work with "
+                "create_async_llm_as_judge only"
+            )
+        messages = normalize_to_openai_messages_list(raw_messages)
+        if not messages:
+            raise ValueError("the `prompt` callable returned no messages")
+        if attachments is not None:
+            _append_blocks_to_last_user(messages, normalize_content_blocks(attachments))
+    else:
+        messages = [convert_to_openai_message(m) for m in raw_messages]
+    if system is not None:
+        messages.insert(0, {"role": "system", "content": system})
+    if few_shot_examples:
+        text = few_shot_text(few_shot_examples)
+        for message in reversed(messages):
+            if message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, list):
+                    message["content"] = [*content, {"type": "text", "text": text}]
+                else:
+                    message["content"] = f"{content}\n\n{text}" if content else text
+                break
+        else:
+            raise ValueError(
+                "few_shot_examples are appended to the last user message, but the prompt has none"
+            )
+    return messages

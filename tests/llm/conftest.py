@@ -1,0 +1,1 @@
+from tests.llm.judge_helpers import kind  # noqa: F401
