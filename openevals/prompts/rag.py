@@ -1,0 +1,17 @@
+"""Retrieval-augmented generation: groundedness, helpfulness, retrieval relevance.
+
+Texts are read from ``prompts/rag/`` when this module is imported."""
+
+from __future__ import annotations
+
+from openevals.prompts._loader import load_prompt
+
+__all__ = [
+    "RAG_GROUNDEDNESS_PROMPT",
+    "RAG_HELPFULNESS_PROMPT",
+    "RAG_RETRIEVAL_RELEVANCE_PROMPT",
+]
+
+RAG_GROUNDEDNESS_PROMPT: str = load_prompt("rag/groundedness.txt")
+RAG_HELPFULNESS_PROMPT: str = load_prompt("rag/helpfulness.txt")
+RAG_RETRIEVAL_RELEVANCE_PROMPT: str = load_prompt("rag/retrieval_relevance.txt")

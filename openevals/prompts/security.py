@@ -1,0 +1,17 @@
+"""Security threats in inputs and outputs (True = threat or leak detected).
+
+Texts are read from ``prompts/security/`` when this module is imported."""
+
+from __future__ import annotations
+
+from openevals.prompts._loader import load_prompt
+
+__all__ = [
+    "CODE_INJECTION_PROMPT",
+    "PII_LEAKAGE_PROMPT",
+    "PROMPT_INJECTION_PROMPT",
+]
+
+PII_LEAKAGE_PROMPT: str = load_prompt("security/pii_leakage.txt")
+PROMPT_INJECTION_PROMPT: str = load_prompt("security/prompt_injection.txt")
+CODE_INJECTION_PROMPT: str = load_prompt("security/code_injection.txt")
