@@ -181,6 +181,7 @@ def _parse_arguments(arguments: Any) -> Any:
 def _usage_from_openai(usage: Any) -> dict[str, int] | None:
     if usage is None:
         return None
+
     def get(name: str) -> Any:
         return usage.get(name) if isinstance(usage, Mapping) else getattr(usage, name, None)
 
@@ -203,6 +204,10 @@ class Backend:
 
     def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
         raise NotImplementedError
+
+    def cache_params(self) -> dict[str, Any]:
+        """Model parameters that change answers (part of the judge-cache key)."""
+        return {}
 
     def send(self, payload: Any) -> Any:
         raise NotImplementedError
@@ -321,8 +326,20 @@ class LangChainBackend(Backend):
             if self.openai_like
             else ("structured", "tool", "text")
         )
-        self.model_name = getattr(model, "model_name", None) or getattr(model, "model", None)
+        name = getattr(model, "model_name", None) or getattr(model, "model", None)
+        self.model_name = name if isinstance(name, str) else None
         self._runnables: dict[str, Any] = {}
+
+    def cache_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "class": type(self.model).__name__,
+            "structured_output_kwargs": self.kwargs,
+        }
+        for name in ("temperature", "top_p", "max_tokens", "reasoning_effort", "seed"):
+            value = getattr(self.model, name, None)
+            if isinstance(value, (int, float, str)):
+                params[name] = value
+        return params
 
     def _runnable(self, rung: str, spec: SchemaSpec) -> Any:
         key = f"{rung}:{spec.name}:{id(spec)}"

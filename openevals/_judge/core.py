@@ -28,6 +28,7 @@ from openevals._judge.backends import (
     is_unsupported,
     retry_after_seconds,
 )
+from openevals._judge.cache import JudgeCache, active_cache, cache_key
 from openevals._judge.prompting import (
     PromptSpec,
     finalize_messages,
@@ -61,6 +62,8 @@ DEFAULT_RETRY_POLICY = RetryPolicy()
 @dataclass(frozen=True)
 class Send:
     payload: Any
+    rung: str
+    key_material: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -265,7 +268,7 @@ class JudgeCore:
             attempt = 0
             while True:
                 try:
-                    response = yield Send(payload)
+                    answer: Answer = yield Send(payload, rung, self._key_material(rung, messages))
                     break
                 except Exception as exc:
                     if is_unsupported(exc) and index + 1 < len(rungs):
@@ -279,7 +282,6 @@ class JudgeCore:
                         attempt += 1
                         continue
                     raise
-            answer: Answer = backend.read(rung, response)
             usage = _add_usage(usage, answer.usage)
             try:
                 if answer.data is None:
@@ -297,6 +299,17 @@ class JudgeCore:
                 continue
             self._rung_start = index
             return Outcome(value=value, usage=usage, rung=rung)
+
+    def _key_material(self, rung: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        backend = self.backend
+        return {
+            "backend": type(backend).__name__,
+            "model": backend.model_name,
+            "params": backend.cache_params(),
+            "rung": rung,
+            "messages": messages,
+            "schema": self.spec.schema,
+        }
 
     def _repair_messages(self, raw: str, err: AnswerError) -> list[dict[str, Any]]:
         return [
@@ -324,47 +337,97 @@ class JudgeCore:
     def run_sync(
         self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
     ) -> Any:
-        raw = self.start(inputs, outputs, reference_outputs, extra)
-        messages = self.finish(raw, extra)
-        backend = self.backend
-        gen = self.conversation(messages)
-        to_send: Any = None
-        to_throw: BaseException | None = None
-        while True:
-            try:
-                step = gen.throw(to_throw) if to_throw is not None else gen.send(to_send)
-            except StopIteration as stop:
-                return self.to_scorer_value(stop.value)
-            to_send, to_throw = None, None
-            if isinstance(step, Sleep):
-                time.sleep(step.seconds)
-                continue
-            try:
-                to_send = backend.send(step.payload)
-            except Exception as exc:
-                to_throw = exc
+        """Judge one call and return what the scorer hands to ``_run_evaluator``."""
+        return self.to_scorer_value(self.ask_sync(inputs, outputs, reference_outputs, extra))
 
     async def run_async(
         self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
     ) -> Any:
+        """Async twin of :meth:`run_sync`."""
+        return self.to_scorer_value(await self.ask_async(inputs, outputs, reference_outputs, extra))
+
+    def ask_sync(
+        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
+    ) -> Outcome:
+        """Build the messages, talk to the model (blocking) and return the validated outcome."""
+        raw = self.start(inputs, outputs, reference_outputs, extra)
+        messages = self.finish(raw, extra)
+        backend = self.backend
+        gen = self.conversation(messages)
+        step, done = _advance(gen, None, None)
+        while done is None:
+            if isinstance(step, Sleep):
+                time.sleep(step.seconds)
+                step, done = _advance(gen, None, None)
+                continue
+            assert isinstance(step, Send)
+            cache, key, answer = _cached(step)
+            if answer is None:
+                try:
+                    answer = backend.read(step.rung, backend.send(step.payload))
+                except Exception as exc:
+                    step, done = _advance(gen, None, exc)
+                    continue
+                _store(cache, key, answer)
+            step, done = _advance(gen, answer, None)
+        assert done is not None
+        return done
+
+    async def ask_async(
+        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
+    ) -> Outcome:
+        """Async twin of :meth:`ask_sync`."""
         raw = self.start(inputs, outputs, reference_outputs, extra)
         if inspect.isawaitable(raw):
             raw = await raw
         messages = self.finish(raw, extra)
         backend = self.backend
         gen = self.conversation(messages)
-        to_send: Any = None
-        to_throw: BaseException | None = None
-        while True:
-            try:
-                step = gen.throw(to_throw) if to_throw is not None else gen.send(to_send)
-            except StopIteration as stop:
-                return self.to_scorer_value(stop.value)
-            to_send, to_throw = None, None
+        step, done = _advance(gen, None, None)
+        while done is None:
             if isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
+                step, done = _advance(gen, None, None)
                 continue
-            try:
-                to_send = await backend.asend(step.payload)
-            except Exception as exc:
-                to_throw = exc
+            assert isinstance(step, Send)
+            cache, key, answer = _cached(step)
+            if answer is None:
+                try:
+                    answer = backend.read(step.rung, await backend.asend(step.payload))
+                except Exception as exc:
+                    step, done = _advance(gen, None, exc)
+                    continue
+                _store(cache, key, answer)
+            step, done = _advance(gen, answer, None)
+        assert done is not None
+        return done
+
+
+def _cached(step: Send) -> tuple[JudgeCache | None, str, Answer | None]:
+    """Look the call up in the active judge cache (if a batch run set one)."""
+    cache = active_cache.get()
+    if cache is None:
+        return None, "", None
+    key = cache_key(step.key_material)
+    hit = cache.get(key)
+    if hit is None:
+        return cache, key, None
+    return cache, key, Answer(data=hit.get("data"), text=str(hit.get("text", "")), usage=None)
+
+
+def _store(cache: JudgeCache | None, key: str, answer: Answer) -> None:
+    """Remember a usable answer; answers without data are not worth replaying."""
+    if cache is not None and answer.data is not None:
+        data = answer.data.model_dump() if hasattr(answer.data, "model_dump") else answer.data
+        cache.set(key, {"data": data, "text": answer.text, "usage": answer.usage})
+
+
+def _advance(
+    gen: Conversation, value: Any, error: BaseException | None
+) -> tuple[Send | Sleep | None, Outcome | None]:
+    """Resume the conversation with a response or an error; ``(next_step, None)`` or ``(None, outcome)``."""
+    try:
+        step = gen.throw(error) if error is not None else gen.send(value)
+    except StopIteration as stop:
+        return None, stop.value
+    return step, None

@@ -66,15 +66,9 @@ def _template_fields(template: str) -> frozenset[str]:
 
 def _prebuilt_optional_variables(template: str) -> frozenset[str]:
     """Optional variables declared by our prebuilt prompts (matched by text)."""
-    try:
-        from openevals import prompts as prebuilt
-    except ImportError:  # pragma: no cover - prompts package missing only in broken installs
-        return frozenset()
-    optional = getattr(prebuilt, "OPTIONAL_VARIABLES", {})
-    for name, variables in optional.items():
-        if getattr(prebuilt, name, None) == template:
-            return frozenset(variables)
-    return frozenset()
+    from openevals.prompts import optional_variables_for
+
+    return frozenset(optional_variables_for(template))
 
 
 def _is_mustache(runnable: Any) -> bool:

@@ -81,7 +81,7 @@ def _score_property(
     return (
         {
             "type": "boolean",
-            "description": "The verdict: true if the criteria are met, false if they are not.",
+            "description": "The verdict, true or false, with the meaning the instructions give it.",
         },
         "boolean",
     )
