@@ -256,7 +256,10 @@ class JudgeCore:
         )
 
     # ------------------------------------------------------------------ conversation
-    def conversation(self, messages: list[dict[str, Any]]) -> Conversation:
+    def conversation(
+        self, messages: list[dict[str, Any]], spec: SchemaSpec | None = None
+    ) -> Conversation:
+        spec = spec or self.spec
         backend = self.backend
         rungs = backend.rungs
         index = self._rung_start
@@ -264,17 +267,19 @@ class JudgeCore:
         usage: dict[str, int] | None = None
         while True:
             rung = rungs[index]
-            payload = backend.prepare(rung, messages, self.spec)
+            payload = backend.prepare(rung, messages, spec)
             attempt = 0
             while True:
                 try:
-                    answer: Answer = yield Send(payload, rung, self._key_material(rung, messages))
+                    answer: Answer = yield Send(
+                        payload, rung, self._key_material(rung, messages, spec)
+                    )
                     break
                 except Exception as exc:
                     if is_unsupported(exc) and index + 1 < len(rungs):
                         index += 1
                         rung = rungs[index]
-                        payload = backend.prepare(rung, messages, self.spec)
+                        payload = backend.prepare(rung, messages, spec)
                         attempt = 0
                         continue
                     if is_transient(exc) and attempt < self.retry.max_retries:
@@ -286,7 +291,7 @@ class JudgeCore:
             try:
                 if answer.data is None:
                     raise AnswerError("the reply contains no JSON object")
-                value = validate_answer(self.spec, answer.data)
+                value = validate_answer(spec, answer.data)
             except AnswerError as err:
                 if repaired:
                     raise JudgeOutputError(
@@ -295,12 +300,14 @@ class JudgeCore:
                         raw=answer.text,
                     ) from None
                 repaired = True
-                messages = [*messages, *self._repair_messages(answer.text, err)]
+                messages = [*messages, *self._repair_messages(answer.text, err, spec)]
                 continue
             self._rung_start = index
             return Outcome(value=value, usage=usage, rung=rung)
 
-    def _key_material(self, rung: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def _key_material(
+        self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
+    ) -> dict[str, Any]:
         backend = self.backend
         return {
             "backend": type(backend).__name__,
@@ -308,10 +315,12 @@ class JudgeCore:
             "params": backend.cache_params(),
             "rung": rung,
             "messages": messages,
-            "schema": self.spec.schema,
+            "schema": spec.schema,
         }
 
-    def _repair_messages(self, raw: str, err: AnswerError) -> list[dict[str, Any]]:
+    def _repair_messages(
+        self, raw: str, err: AnswerError, spec: SchemaSpec
+    ) -> list[dict[str, Any]]:
         return [
             {"role": "assistant", "content": raw or "(empty reply)"},
             {
@@ -319,7 +328,7 @@ class JudgeCore:
                 "content": (
                     f"That reply cannot be used: {err}. Answer again with one JSON object and "
                     "nothing else, following this JSON schema exactly:\n"
-                    + json.dumps(self.spec.schema, indent=2)
+                    + json.dumps(spec.schema, indent=2)
                 ),
             },
         ]
@@ -347,13 +356,18 @@ class JudgeCore:
         return self.to_scorer_value(await self.ask_async(inputs, outputs, reference_outputs, extra))
 
     def ask_sync(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
+        self,
+        inputs: Any,
+        outputs: Any,
+        reference_outputs: Any,
+        extra: dict[str, Any],
+        spec: SchemaSpec | None = None,
     ) -> Outcome:
         """Build the messages, talk to the model (blocking) and return the validated outcome."""
         raw = self.start(inputs, outputs, reference_outputs, extra)
         messages = self.finish(raw, extra)
         backend = self.backend
-        gen = self.conversation(messages)
+        gen = self.conversation(messages, spec)
         step, done = _advance(gen, None, None)
         while done is None:
             if isinstance(step, Sleep):
@@ -374,7 +388,12 @@ class JudgeCore:
         return done
 
     async def ask_async(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
+        self,
+        inputs: Any,
+        outputs: Any,
+        reference_outputs: Any,
+        extra: dict[str, Any],
+        spec: SchemaSpec | None = None,
     ) -> Outcome:
         """Async twin of :meth:`ask_sync`."""
         raw = self.start(inputs, outputs, reference_outputs, extra)
@@ -382,7 +401,7 @@ class JudgeCore:
             raw = await raw
         messages = self.finish(raw, extra)
         backend = self.backend
-        gen = self.conversation(messages)
+        gen = self.conversation(messages, spec)
         step, done = _advance(gen, None, None)
         while done is None:
             if isinstance(step, Sleep):
