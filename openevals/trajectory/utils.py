@@ -1,0 +1,106 @@
+"""Private helpers kept under the names the public release uses (thin wrappers).
+
+The implementation lives in :mod:`openevals.trajectory.match`; these exist so code written against
+the public package's private helpers keeps working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from openevals._messages import convert_to_openai_message, normalize_to_openai_messages_list
+from openevals.trajectory.match import (
+    MatchConfig,
+    evaluate_trajectories,
+    flatten_calls,
+    parse_trajectory,
+)
+from openevals.types import ToolArgsMatchMode, ToolArgsMatchOverrides
+
+__all__ = [
+    "_convert_to_openai_message",
+    "_extract_tool_calls",
+    "_get_matcher_for_tool_name",
+    "_is_trajectory_superset",
+    "_normalize_to_openai_messages_list",
+]
+
+_normalize_to_openai_messages_list = normalize_to_openai_messages_list
+_convert_to_openai_message = convert_to_openai_message
+
+
+def _extract_tool_calls(messages: Any) -> list[dict[str, Any]]:
+    """All tool calls of a trajectory, in order, as ``{"name": str, "args": dict}``."""
+    return [
+        {"name": c.name, "args": c.args}
+        for c in flatten_calls(parse_trajectory(messages, "messages"))
+    ]
+
+
+def _get_matcher_for_tool_name(
+    tool_call_name: str,
+    tool_args_match_mode: ToolArgsMatchMode,
+    tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
+) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
+    """The predicate ``(output_args, reference_args) -> bool`` used for calls of one tool."""
+    config = MatchConfig(
+        tool_args_match_mode=tool_args_match_mode,
+        tool_args_match_overrides=tool_args_match_overrides,
+    )
+    return config.rule_for(tool_call_name).matches
+
+
+def _is_trajectory_superset(
+    outputs: Any,
+    reference_outputs: Any,
+    tool_args_match_mode: ToolArgsMatchMode = "exact",
+    tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
+) -> bool:
+    """True when every reference tool call is matched by a distinct output tool call."""
+    config = MatchConfig(
+        trajectory_match_mode="superset",
+        tool_args_match_mode=tool_args_match_mode,
+        tool_args_match_overrides=tool_args_match_overrides,
+    )
+    return evaluate_trajectories(config, outputs, reference_outputs)[0]
+
+
+def _deprecated_config(
+    function_name: str, mode: str, args_mode: str, kwargs: dict[str, Any]
+) -> MatchConfig:
+    """Warn about a deprecated plain evaluator and return the settings it stands for."""
+    import warnings
+
+    replacement = (
+        f"create_trajectory_match_evaluator(trajectory_match_mode={mode!r}, "
+        f"tool_args_match_mode={args_mode!r})"
+    )
+    warnings.warn(
+        f"{function_name} is deprecated; use {replacement} instead",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    for name in ("tool_args_match_mode", "tool_args_match_overrides"):
+        if name in kwargs:
+            raise TypeError(
+                f"{function_name}() does not accept {name!r}; use {replacement} with the "
+                "options you need"
+            )
+    return MatchConfig(trajectory_match_mode=mode, tool_args_match_mode=args_mode)
+
+
+def _scorer_for_mode(
+    mode: str,
+    *,
+    outputs: Any,
+    reference_outputs: Any,
+    tool_args_match_mode: ToolArgsMatchMode,
+    tool_args_match_overrides: ToolArgsMatchOverrides | None,
+) -> bool:
+    config = MatchConfig(
+        trajectory_match_mode=mode,
+        tool_args_match_mode=tool_args_match_mode,
+        tool_args_match_overrides=tool_args_match_overrides,
+    )
+    return evaluate_trajectories(config, outputs, reference_outputs)[0]
