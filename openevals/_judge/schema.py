@@ -74,6 +74,8 @@ def _score_property(
         return (
             {
                 "type": "number",
+                "minimum": 0,
+                "maximum": 1,
                 "description": "The score as a number from 0.0 (worst) to 1.0 (best), inclusive.",
             },
             "continuous",
