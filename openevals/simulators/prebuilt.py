@@ -1,0 +1,200 @@
+"""A simulated user backed by a chat model, with optional fixed opening lines.
+
+The model plays the user: it gets the persona (``system``) and the conversation so far with the
+roles flipped (the app's answers are shown to it as the "user" side, its own earlier lines as
+"assistant"), so that its next completion is the user's next message. Only the outward-facing
+part of the trajectory is shown: user messages and assistant messages without tool calls; tool
+calls, tool results and system messages stay internal to the app.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from openevals._messages import convert_to_openai_message, normalize_to_openai_messages_list
+from openevals.types import ChatCompletionMessage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = ["create_async_llm_simulated_user", "create_llm_simulated_user"]
+
+_OPENING_REQUEST = (
+    "Begin the conversation now: write the first message you would send, in character, as the "
+    "person described above. Reply with that message only."
+)
+_FLIP = {"user": "assistant", "assistant": "user"}
+
+
+def _user_message(content: Any, msg_id: str | None = None) -> ChatCompletionMessage:
+    return {"role": "user", "content": content, "id": msg_id or str(uuid.uuid4())}
+
+
+def _fixed_message(item: Any, index: int) -> ChatCompletionMessage:
+    """Validate one fixed response at creation time; returns a fresh user message dict."""
+    if isinstance(item, str):
+        return {"role": "user", "content": item}
+    try:
+        message = convert_to_openai_message(item)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"fixed_responses[{index}] must be a string or a user message; {exc}"
+        ) from None
+    if message.get("role") != "user":
+        raise ValueError(
+            f"fixed_responses[{index}] has role {message.get('role')!r}; the simulated user can "
+            "only say 'user' messages"
+        )
+    out: ChatCompletionMessage = {"role": "user", "content": message.get("content", "")}
+    if message.get("id"):
+        out["id"] = message["id"]
+    return out
+
+
+def _response_text(response: Any) -> str:
+    content = getattr(response, "content", response)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+        return "".join(parts)
+    raise TypeError(
+        f"the simulated user's model returned {type(response).__name__} without text content"
+    )
+
+
+class _SimulatedUserCore:
+    """Everything except the model call: fixed responses, the request, the returned message."""
+
+    def __init__(
+        self,
+        *,
+        system: str,
+        model: str | None,
+        client: BaseChatModel | None,
+        fixed_responses: Sequence[Any] | None,
+    ) -> None:
+        if not isinstance(system, str) or not system.strip():
+            raise ValueError(f"`system` must be a non-empty persona prompt string; got {system!r}")
+        if (model is None) == (client is None):
+            raise ValueError(
+                "pass exactly one of `model` (a 'provider:model' string such as "
+                "'openai:gpt-4.1-mini') or `client` (a LangChain chat model); got "
+                + ("both" if model is not None else "neither")
+            )
+        if fixed_responses is not None and (
+            isinstance(fixed_responses, (str, bytes, Mapping))
+            or not isinstance(fixed_responses, Sequence)
+        ):
+            raise TypeError(
+                "`fixed_responses` must be a list of strings or user messages; got "
+                f"{type(fixed_responses).__name__}"
+            )
+        self.system = system
+        self.fixed = [_fixed_message(item, i) for i, item in enumerate(fixed_responses or [])]
+        if client is None:
+            from openevals.models import resolve_chat_model
+
+            assert model is not None
+            client = resolve_chat_model(model)
+        elif not callable(getattr(client, "invoke", None)):
+            raise TypeError(
+                "`client` must be a LangChain chat model (with invoke / ainvoke); got "
+                f"{type(client).__name__}"
+            )
+        self.client: BaseChatModel = client
+
+    def fixed_response(
+        self, trajectory: Any, turn_counter: int | None
+    ) -> ChatCompletionMessage | None:
+        if turn_counter is None:
+            turn_counter = sum(
+                1 for m in normalize_to_openai_messages_list(trajectory) if m["role"] == "user"
+            )
+        if 0 <= turn_counter < len(self.fixed):
+            fixed = self.fixed[turn_counter]
+            return _user_message(fixed["content"], fixed.get("id"))
+        return None
+
+    def request(self, trajectory: Any) -> list[dict[str, Any]]:
+        """The messages sent to the model: persona, then the visible conversation, roles flipped."""
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system}]
+        for message in normalize_to_openai_messages_list(trajectory):
+            role = message.get("role")
+            if role not in _FLIP or (role == "assistant" and message.get("tool_calls")):
+                continue
+            messages.append({"role": _FLIP[role], "content": message.get("content", "")})
+        if len(messages) == 1:
+            messages.append({"role": "user", "content": _OPENING_REQUEST})
+        return messages
+
+    @staticmethod
+    def to_message(response: Any) -> ChatCompletionMessage:
+        text = _response_text(response)
+        if not text.strip():
+            raise ValueError("the simulated user's model returned an empty message")
+        return _user_message(text)
+
+
+def create_llm_simulated_user(
+    *,
+    system: str,
+    model: str | None = None,
+    client: BaseChatModel | None = None,
+    fixed_responses: Sequence[str | Any] | None = None,
+) -> Callable[..., ChatCompletionMessage]:
+    """A simulated user for :func:`~openevals.simulators.run_multiturn_simulation`.
+
+    ``system`` is the persona prompt. Pass exactly one of ``model`` (``"provider:model"``) or
+    ``client`` (a LangChain chat model). ``fixed_responses`` (strings or user messages) are used
+    in order for the first turns; later turns are written by the model. With no fixed response and
+    an empty conversation the model opens the conversation itself.
+
+    The returned callable ``(trajectory, *, turn_counter=None, **kwargs)`` always returns
+    ``{"role": "user", "content": ..., "id": ...}`` with a fresh id (fixed responses keep an id
+    they were given). Without ``turn_counter`` the number of user messages in ``trajectory`` is
+    used.
+    """
+    core = _SimulatedUserCore(
+        system=system, model=model, client=client, fixed_responses=fixed_responses
+    )
+
+    def simulated_user(
+        trajectory: Any, *, turn_counter: int | None = None, **kwargs: Any
+    ) -> ChatCompletionMessage:
+        fixed = core.fixed_response(trajectory, turn_counter)
+        if fixed is not None:
+            return fixed
+        return core.to_message(core.client.invoke(core.request(trajectory)))
+
+    return simulated_user
+
+
+def create_async_llm_simulated_user(
+    *,
+    system: str,
+    model: str | None = None,
+    client: BaseChatModel | None = None,
+    fixed_responses: Sequence[str | Any] | None = None,
+) -> Callable[..., Awaitable[ChatCompletionMessage]]:
+    """Async twin of :func:`create_llm_simulated_user` (the model is called with ``ainvoke``)."""
+    core = _SimulatedUserCore(
+        system=system, model=model, client=client, fixed_responses=fixed_responses
+    )
+
+    async def simulated_user(
+        trajectory: Any, *, turn_counter: int | None = None, **kwargs: Any
+    ) -> ChatCompletionMessage:
+        fixed = core.fixed_response(trajectory, turn_counter)
+        if fixed is not None:
+            return fixed
+        return core.to_message(await core.client.ainvoke(core.request(trajectory)))
+
+    return simulated_user

@@ -1,0 +1,325 @@
+"""Embedding similarity: cosine (or dot product) of the embeddings of outputs and reference.
+
+The embeddings client is resolved once per evaluator, on first use; each evaluation embeds both
+texts in one ``embed_documents`` call, and ``evaluator.batch(...)`` embeds a whole list of pairs in
+one call (each distinct text once).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+
+from openevals._messages import to_json_text
+from openevals.types import EvaluatorResult
+from openevals.utils import _arun_evaluator, _run_evaluator
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+__all__ = [
+    "AsyncEmbeddingSimilarityEvaluator",
+    "EmbeddingSimilarityEvaluator",
+    "create_async_embedding_similarity_evaluator",
+    "create_embedding_similarity_evaluator",
+]
+
+Algorithm = Literal["cosine", "dot_product"]
+_ALGORITHMS = ("cosine", "dot_product")
+_KEY = "embedding_similarity"
+
+
+class EmbeddingSimilarityEvaluator(Protocol):
+    """What :func:`create_embedding_similarity_evaluator` returns."""
+
+    def __call__(
+        self, *, outputs: Any, reference_outputs: Any, **kwargs: Any
+    ) -> EvaluatorResult: ...
+
+    def batch(
+        self,
+        pairs: Iterable[tuple[Any, Any]] | None = None,
+        *,
+        outputs: Sequence[Any] | None = None,
+        reference_outputs: Sequence[Any] | None = None,
+    ) -> list[EvaluatorResult]: ...
+
+
+class AsyncEmbeddingSimilarityEvaluator(Protocol):
+    """What :func:`create_async_embedding_similarity_evaluator` returns."""
+
+    async def __call__(
+        self, *, outputs: Any, reference_outputs: Any, **kwargs: Any
+    ) -> EvaluatorResult: ...
+
+    async def batch(
+        self,
+        pairs: Iterable[tuple[Any, Any]] | None = None,
+        *,
+        outputs: Sequence[Any] | None = None,
+        reference_outputs: Sequence[Any] | None = None,
+    ) -> list[EvaluatorResult]: ...
+
+
+# --------------------------------------------------------------------------- pure core
+
+
+def _as_text(value: Any, name: str) -> str:
+    if value is None:
+        raise ValueError(f"embedding similarity needs `{name}`; got None")
+    if isinstance(value, str):
+        return value
+    try:
+        return to_json_text(value, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"`{name}` must be a string or a JSON-serialisable value; got "
+            f"{type(value).__name__} ({exc})"
+        ) from None
+
+
+def _batch_inputs(
+    pairs: Iterable[tuple[Any, Any]] | None,
+    outputs: Sequence[Any] | None,
+    reference_outputs: Sequence[Any] | None,
+) -> tuple[list[str], list[str]]:
+    """Texts of a batch given as ``pairs`` or as two equally long lists."""
+    if pairs is not None:
+        if outputs is not None or reference_outputs is not None:
+            raise ValueError(
+                "pass either `pairs` or `outputs` + `reference_outputs` to batch(), not both"
+            )
+        outs: list[str] = []
+        refs: list[str] = []
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(
+                    f"pairs[{i}] must be an (outputs, reference_outputs) pair; got {pair!r}"
+                )
+            outs.append(_as_text(pair[0], f"pairs[{i}][0] (outputs)"))
+            refs.append(_as_text(pair[1], f"pairs[{i}][1] (reference_outputs)"))
+        return outs, refs
+    for name, values in (("outputs", outputs), ("reference_outputs", reference_outputs)):
+        if values is None or isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise ValueError(
+                f"batch() needs `{name}` as a list (one entry per pair) or `pairs`; got "
+                f"{type(values).__name__}"
+            )
+    assert outputs is not None and reference_outputs is not None
+    if len(outputs) != len(reference_outputs):
+        raise ValueError(
+            f"`outputs` ({len(outputs)} items) and `reference_outputs` "
+            f"({len(reference_outputs)} items) must be equally long"
+        )
+    return (
+        [_as_text(v, f"outputs[{i}]") for i, v in enumerate(outputs)],
+        [_as_text(v, f"reference_outputs[{i}]") for i, v in enumerate(reference_outputs)],
+    )
+
+
+def _unique(texts: list[str]) -> tuple[list[str], list[int]]:
+    """Distinct texts in first-seen order, and for each input text the index of its distinct text."""
+    index: dict[str, int] = {}
+    positions = [index.setdefault(t, len(index)) for t in texts]
+    return list(index), positions
+
+
+class _Core:
+    """Options validated once; the client resolved once; scoring as plain functions."""
+
+    def __init__(self, *, model: str, embeddings: Any, algorithm: str) -> None:
+        from openevals.embeddings import parse_embedding_model, resolve_embeddings
+
+        if algorithm not in _ALGORITHMS:
+            raise ValueError(
+                f"`algorithm` must be one of {', '.join(map(repr, _ALGORITHMS))}; got {algorithm!r}"
+            )
+        self.algorithm = algorithm
+        self.model = model
+        self._client: Embeddings | None = None
+        self._lock = threading.Lock()
+        if embeddings is not None:
+            self._client = resolve_embeddings(embeddings=embeddings)
+        else:
+            parse_embedding_model(model)  # format errors surface at creation
+
+    @property
+    def client(self) -> Embeddings:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    from openevals.embeddings import resolve_embeddings
+
+                    self._client = resolve_embeddings(model=self.model)
+        return self._client
+
+    def similarity(self, out_vec: Any, ref_vec: Any, out_name: str, ref_name: str) -> float:
+        from openevals.embeddings import cosine_similarity, dot_product
+
+        if self.algorithm == "dot_product":
+            return round(dot_product(out_vec, ref_vec), 2)
+        for vec, name in ((out_vec, out_name), (ref_vec, ref_name)):
+            if not any(vec):
+                raise ValueError(
+                    f"the embedding of `{name}` is the zero vector, so cosine similarity is "
+                    "undefined; use algorithm='dot_product' or check the embedding model"
+                )
+        return round(cosine_similarity(out_vec, ref_vec), 2)
+
+    @staticmethod
+    def check_vectors(vectors: Any, expected: int) -> list[list[float]]:
+        result: list[list[float]] = list(vectors)
+        if len(result) != expected:
+            raise ValueError(
+                f"the embedding model returned {len(result)} vectors for {expected} texts"
+            )
+        return result
+
+    def pair_score(self, vectors: Any) -> float:
+        out_vec, ref_vec = self.check_vectors(vectors, 2)
+        return self.similarity(out_vec, ref_vec, "outputs", "reference_outputs")
+
+    def batch_scores(
+        self, vectors: Any, positions: list[int], n_pairs: int, from_pairs: bool
+    ) -> list[float]:
+        vectors = self.check_vectors(vectors, max(positions, default=-1) + 1)
+        scores = []
+        for i in range(n_pairs):
+            out_name = f"pairs[{i}][0]" if from_pairs else f"outputs[{i}]"
+            ref_name = f"pairs[{i}][1]" if from_pairs else f"reference_outputs[{i}]"
+            scores.append(
+                self.similarity(
+                    vectors[positions[i]], vectors[positions[n_pairs + i]], out_name, ref_name
+                )
+            )
+        return scores
+
+
+def _precomputed(score: float) -> Any:
+    def scorer(**_: Any) -> float:
+        return score
+
+    return scorer
+
+
+# --------------------------------------------------------------------------- factories
+
+
+def create_embedding_similarity_evaluator(
+    *,
+    model: str = "openai:text-embedding-3-small",
+    embeddings: Embeddings | None = None,
+    algorithm: Algorithm = "cosine",
+) -> EmbeddingSimilarityEvaluator:
+    """Score how close ``outputs`` is to ``reference_outputs`` in embedding space.
+
+    ``model`` is a ``"provider:model"`` string (``"openai:..."``, ``"local:all-MiniLM-L6-v2"`` for
+    the offline model, or any provider ``langchain.embeddings.init_embeddings`` knows); a LangChain
+    ``embeddings`` instance wins over ``model``. ``algorithm`` is ``"cosine"`` (default) or
+    ``"dot_product"``. Scores are rounded to 2 decimals under the key ``embedding_similarity``.
+    Non-string values are JSON-serialised (sorted keys) first.
+
+    The returned evaluator also has ``batch(outputs=[...], reference_outputs=[...])`` (or
+    ``batch([(out, ref), ...])``), which embeds every distinct text in one call and returns one
+    result per pair.
+    """
+    core = _Core(model=model, embeddings=embeddings, algorithm=algorithm)
+
+    def embedding_similarity(
+        *, outputs: Any, reference_outputs: Any, **kwargs: Any
+    ) -> EvaluatorResult:
+        texts = [_as_text(outputs, "outputs"), _as_text(reference_outputs, "reference_outputs")]
+
+        def scorer(**_: Any) -> float:
+            return core.pair_score(core.client.embed_documents(texts))
+
+        result = _run_evaluator(
+            run_name=_KEY,
+            scorer=scorer,
+            feedback_key=_KEY,
+            outputs=outputs,
+            reference_outputs=reference_outputs,
+        )
+        return cast(EvaluatorResult, result)
+
+    def batch(
+        pairs: Iterable[tuple[Any, Any]] | None = None,
+        *,
+        outputs: Sequence[Any] | None = None,
+        reference_outputs: Sequence[Any] | None = None,
+    ) -> list[EvaluatorResult]:
+        outs, refs = _batch_inputs(pairs, outputs, reference_outputs)
+        distinct, positions = _unique(outs + refs)
+        vectors = core.client.embed_documents(distinct) if distinct else []
+        scores = core.batch_scores(vectors, positions, len(outs), pairs is not None)
+        return [
+            cast(
+                EvaluatorResult,
+                _run_evaluator(
+                    run_name=_KEY,
+                    scorer=_precomputed(score),
+                    feedback_key=_KEY,
+                    outputs=out,
+                    reference_outputs=ref,
+                ),
+            )
+            for out, ref, score in zip(outs, refs, scores, strict=True)
+        ]
+
+    embedding_similarity.batch = batch  # type: ignore[attr-defined]
+    return cast(EmbeddingSimilarityEvaluator, embedding_similarity)
+
+
+def create_async_embedding_similarity_evaluator(
+    *,
+    model: str = "openai:text-embedding-3-small",
+    embeddings: Embeddings | None = None,
+    algorithm: Algorithm = "cosine",
+) -> AsyncEmbeddingSimilarityEvaluator:
+    """Async twin of :func:`create_embedding_similarity_evaluator` (``aembed_documents``)."""
+    core = _Core(model=model, embeddings=embeddings, algorithm=algorithm)
+
+    async def embedding_similarity(
+        *, outputs: Any, reference_outputs: Any, **kwargs: Any
+    ) -> EvaluatorResult:
+        texts = [_as_text(outputs, "outputs"), _as_text(reference_outputs, "reference_outputs")]
+
+        async def scorer(**_: Any) -> float:
+            return core.pair_score(await core.client.aembed_documents(texts))
+
+        result = await _arun_evaluator(
+            run_name=_KEY,
+            scorer=scorer,
+            feedback_key=_KEY,
+            outputs=outputs,
+            reference_outputs=reference_outputs,
+        )
+        return cast(EvaluatorResult, result)
+
+    async def batch(
+        pairs: Iterable[tuple[Any, Any]] | None = None,
+        *,
+        outputs: Sequence[Any] | None = None,
+        reference_outputs: Sequence[Any] | None = None,
+    ) -> list[EvaluatorResult]:
+        outs, refs = _batch_inputs(pairs, outputs, reference_outputs)
+        distinct, positions = _unique(outs + refs)
+        vectors = await core.client.aembed_documents(distinct) if distinct else []
+        scores = core.batch_scores(vectors, positions, len(outs), pairs is not None)
+        return [
+            cast(
+                EvaluatorResult,
+                await _arun_evaluator(
+                    run_name=_KEY,
+                    scorer=_precomputed(score),
+                    feedback_key=_KEY,
+                    outputs=out,
+                    reference_outputs=ref,
+                ),
+            )
+            for out, ref, score in zip(outs, refs, scores, strict=True)
+        ]
+
+    embedding_similarity.batch = batch  # type: ignore[attr-defined]
+    return cast(AsyncEmbeddingSimilarityEvaluator, embedding_similarity)
