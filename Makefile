@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU-only torch from the machine's local wheel; plain `torch` would pull a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,local,e2b]"
 	touch $(STAMP)
 
 test: lint typecheck unit
