@@ -1,0 +1,379 @@
+"""Running a type checker (mypy, pyright) over one or many code samples.
+
+Each sample is written to its own file (``sample_0001.py``, ...) in one temporary directory and the
+checker runs once over all of them, in that directory; its diagnostics are mapped back to samples by
+file name. The checker never executes the code.
+
+The decisions live in one generator, :func:`check_plan`, which yields the processes to run and
+receives their output; :func:`run_checks` runs them with ``subprocess``, :func:`arun_checks` with
+``asyncio`` subprocesses (never blocking the event loop), so the sync and async evaluators cannot
+drift apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, cast
+
+from openevals.code.base import (
+    AsyncBatchCodeCheckEvaluator,
+    BatchCodeCheckEvaluator,
+    CheckScore,
+    check_model_options,
+)
+from openevals.code.extraction import CodeExtraction
+
+__all__ = [
+    "Diagnostic",
+    "Invocation",
+    "ProcessResult",
+    "RunReport",
+    "TypeChecker",
+    "arun_checks",
+    "base_name",
+    "check_plan",
+    "diagnostics_by_file",
+    "find_executable",
+    "has_option",
+    "make_async_evaluator",
+    "make_evaluator",
+    "run_checks",
+    "sample_file_name",
+]
+
+MAX_FILES_PER_RUN = 400
+"""Samples checked by one checker process; bigger batches run as several processes in a row."""
+
+NEUTRAL_MODULE_NAME = "outputs"
+"""Sample file names in checker messages are replaced by this name, so a message does not depend
+on the sample's position in a batch."""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One checker message, located in a sample (1-based line and column when known)."""
+
+    file: str
+    line: int | None
+    column: int | None
+    severity: str
+    message: str
+    rule: str | None
+
+    def render(self) -> str:
+        """``line:col: severity: message [rule]``."""
+        if self.line is not None and self.column is not None:
+            where = f"{self.line}:{self.column}: "
+        elif self.line is not None:
+            where = f"{self.line}: "
+        else:
+            where = ""
+        rule = f" [{self.rule}]" if self.rule else ""
+        return f"{where}{self.severity}: {self.message}{rule}"
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A checker process to run: its argument vector and working directory."""
+
+    argv: tuple[str, ...]
+    cwd: str
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """What a finished process printed and returned."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def excerpt(self, limit: int = 2000) -> str:
+        text = "\n".join(part.strip() for part in (self.stdout, self.stderr) if part.strip())
+        return text if len(text) <= limit else text[:limit] + " ..."
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """Diagnostics of one checker run, by sample file name.
+
+    ``blocked`` means the checker stopped early (mypy stops at a file with a syntax error): only
+    the files that got diagnostics were fully checked.
+    """
+
+    diagnostics: dict[str, list[Diagnostic]]
+    blocked: bool = False
+
+
+class TypeChecker:
+    """What differs between checkers: command line, output parsing, what is ignored."""
+
+    name: str = ""
+    binary: str = ""
+    success_comment: str = ""
+
+    def __init__(self, cli_args: Sequence[str], *, parameter: str) -> None:
+        if isinstance(cli_args, (str, bytes)) or not isinstance(cli_args, Sequence):
+            raise TypeError(
+                f"`{parameter}` must be a list of command-line arguments, got "
+                f"{type(cli_args).__name__}"
+            )
+        bad = [a for a in cli_args if not isinstance(a, str)]
+        if bad:
+            raise TypeError(f"`{parameter}` must contain only strings, got {bad[0]!r}")
+        self.cli_args: tuple[str, ...] = tuple(cli_args)
+
+    def command(self, executable: str, files: Sequence[str]) -> list[str]:
+        raise NotImplementedError
+
+    def read(self, result: ProcessResult, files: Sequence[str]) -> RunReport:
+        raise NotImplementedError
+
+    def ignores(self, diagnostic: Diagnostic) -> bool:
+        raise NotImplementedError
+
+    def score(self, diagnostics: Sequence[Diagnostic]) -> CheckScore:
+        """``(True, success_comment)`` when no diagnostic is left, else ``(False, lines)``."""
+        kept = [d for d in diagnostics if not self.ignores(d)]
+        if not kept:
+            return True, self.success_comment
+        return False, "\n".join(d.render() for d in kept)
+
+
+def has_option(args: Sequence[str], *names: str) -> bool:
+    """True if ``args`` contains one of the options ``names`` (``--opt`` or ``--opt=value``)."""
+    return any(a == n or a.startswith(n + "=") for a in args for n in names)
+
+
+def find_executable(name: str) -> str:
+    """The checker program: next to the running interpreter first (its virtualenv), then PATH."""
+    interpreter_dir = Path(sys.executable).parent
+    candidates = [interpreter_dir / name]
+    if os.name == "nt":
+        candidates += [interpreter_dir / f"{name}.exe", interpreter_dir / "Scripts" / f"{name}.exe"]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which(name)
+    if found:
+        return found
+    raise FileNotFoundError(
+        f"the `{name}` command was not found next to the Python interpreter ({interpreter_dir}) "
+        f"or on PATH; install it with `pip install {name}` in the environment you run the "
+        "evaluator in"
+    )
+
+
+def sample_file_name(index: int) -> str:
+    """File name of the ``index``-th sample (1-based) in the checker's working directory."""
+    return f"sample_{index:04d}.py"
+
+
+def _scrub(diagnostic: Diagnostic, workdir: str) -> Diagnostic:
+    """Remove temporary paths and the sample's file/module name from the message."""
+    message = diagnostic.message
+    for path in dict.fromkeys((workdir, os.path.realpath(workdir))):
+        message = message.replace(path + os.sep, "").replace(path, "")
+    stem = diagnostic.file[: -len(".py")] if diagnostic.file.endswith(".py") else diagnostic.file
+    message = re.sub(rf"\b{re.escape(stem)}\b", NEUTRAL_MODULE_NAME, message)
+    return replace(diagnostic, message=message)
+
+
+def check_plan(
+    checker: TypeChecker, codes: Sequence[str]
+) -> Generator[Invocation, ProcessResult, list[CheckScore]]:
+    """Check ``codes``; yields the checker processes to run, returns one score per code."""
+    executable = find_executable(checker.binary)
+    with tempfile.TemporaryDirectory(prefix="openevals-typecheck-") as workdir:
+        names = [sample_file_name(i) for i in range(1, len(codes) + 1)]
+        for name, code in zip(names, codes, strict=True):
+            Path(workdir, name).write_text(code, encoding="utf-8")
+        found: dict[str, list[Diagnostic]] = {}
+        for start in range(0, len(names), MAX_FILES_PER_RUN):
+            pending = names[start : start + MAX_FILES_PER_RUN]
+            while pending:
+                result = yield Invocation(tuple(checker.command(executable, pending)), workdir)
+                report = checker.read(result, pending)
+                for name, diagnostics in report.diagnostics.items():
+                    if diagnostics:
+                        found[name] = [_scrub(d, workdir) for d in diagnostics]
+                if not report.blocked:
+                    break
+                done = {name for name, diagnostics in report.diagnostics.items() if diagnostics}
+                if not done:
+                    raise RuntimeError(
+                        f"{checker.name} stopped early without saying which file blocked it "
+                        f"(exit status {result.returncode}): {result.excerpt()}"
+                    )
+                pending = [name for name in pending if name not in done]
+        return [checker.score(found.get(name, [])) for name in names]
+
+
+# --------------------------------------------------------------------------- drivers
+
+_ENV_OVERRIDES = {"PYTHONIOENCODING": "utf-8", "NO_COLOR": "1"}
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, **_ENV_OVERRIDES}
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _run_process(invocation: Invocation) -> ProcessResult:
+    completed = subprocess.run(
+        list(invocation.argv),
+        cwd=invocation.cwd,
+        env=_environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    return ProcessResult(completed.returncode, _decode(completed.stdout), _decode(completed.stderr))
+
+
+async def _arun_process(invocation: Invocation) -> ProcessResult:
+    process = await asyncio.create_subprocess_exec(
+        *invocation.argv,
+        cwd=invocation.cwd,
+        env=_environment(),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await process.communicate()
+    except BaseException:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        raise
+    return ProcessResult(cast(int, process.returncode), _decode(stdout), _decode(stderr))
+
+
+def run_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckScore]:
+    """Run :func:`check_plan` with blocking subprocesses."""
+    plan = check_plan(checker, codes)
+    try:
+        invocation = next(plan)
+        while True:
+            invocation = plan.send(_run_process(invocation))
+    except StopIteration as stop:
+        return cast("list[CheckScore]", stop.value)
+    finally:
+        plan.close()
+
+
+async def arun_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckScore]:
+    """Run :func:`check_plan` with asyncio subprocesses."""
+    plan = check_plan(checker, codes)
+    try:
+        invocation = next(plan)
+        while True:
+            invocation = plan.send(await _arun_process(invocation))
+    except StopIteration as stop:
+        return cast("list[CheckScore]", stop.value)
+    finally:
+        plan.close()
+
+
+# --------------------------------------------------------------------------- evaluators
+
+
+def _extraction(
+    code_extraction_strategy: str,
+    code_extractor: Callable[[Any], Any] | None,
+    model: str | None,
+    client: Any,
+) -> CodeExtraction:
+    check_model_options(
+        code_extraction_strategy=code_extraction_strategy, model=model, client=client
+    )
+    return CodeExtraction(
+        strategy=code_extraction_strategy, code_extractor=code_extractor, model=model, client=client
+    )
+
+
+def make_evaluator(
+    checker: TypeChecker,
+    *,
+    run_name: str,
+    feedback_key: str,
+    code_extraction_strategy: str,
+    code_extractor: Callable[[Any], Any] | None,
+    model: str | None,
+    client: Any,
+) -> BatchCodeCheckEvaluator:
+    """A sync type-checking evaluator (with ``batch``) for ``checker``."""
+    extraction = _extraction(code_extraction_strategy, code_extractor, model, client)
+
+    def scorer(*, outputs: str, **_: Any) -> CheckScore:
+        return run_checks(checker, [outputs])[0]
+
+    def batch_scorer(codes: Sequence[str]) -> list[CheckScore]:
+        return run_checks(checker, codes)
+
+    return BatchCodeCheckEvaluator(
+        scorer=scorer,
+        batch_scorer=batch_scorer,
+        extraction=extraction,
+        run_name=run_name,
+        feedback_key=feedback_key,
+    )
+
+
+def make_async_evaluator(
+    checker: TypeChecker,
+    *,
+    run_name: str,
+    feedback_key: str,
+    code_extraction_strategy: str,
+    code_extractor: Callable[[Any], Any] | None,
+    model: str | None,
+    client: Any,
+) -> AsyncBatchCodeCheckEvaluator:
+    """The async twin of :func:`make_evaluator` (with ``abatch``)."""
+    extraction = _extraction(code_extraction_strategy, code_extractor, model, client)
+
+    async def scorer(*, outputs: str, **_: Any) -> CheckScore:
+        return (await arun_checks(checker, [outputs]))[0]
+
+    async def batch_scorer(codes: Sequence[str]) -> list[CheckScore]:
+        return await arun_checks(checker, codes)
+
+    return AsyncBatchCodeCheckEvaluator(
+        scorer=scorer,
+        batch_scorer=batch_scorer,
+        extraction=extraction,
+        run_name=run_name,
+        feedback_key=feedback_key,
+    )
+
+
+def diagnostics_by_file(
+    diagnostics: Sequence[Diagnostic], files: Sequence[str]
+) -> dict[str, list[Diagnostic]]:
+    """Group diagnostics by sample file name; diagnostics of other files are dropped."""
+    grouped: dict[str, list[Diagnostic]] = {name: [] for name in files}
+    for diagnostic in diagnostics:
+        bucket = grouped.get(diagnostic.file)
+        if bucket is not None:
+            bucket.append(diagnostic)
+    return grouped
+
+
+def base_name(path: str) -> str:
+    """The file name of a path as printed by a checker (either separator)."""
+    return re.split(r"[\\/]", path)[-1]

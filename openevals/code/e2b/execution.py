@@ -1,0 +1,204 @@
+"""Run generated Python code in an E2B sandbox (``execution_succeeded``).
+
+The code is written to ``<project directory>/outputs.py``; the third-party packages it imports are
+found with :mod:`ast` in this process, looked up in the sandbox and the missing ones installed with
+pip (import names mapped to distributions: ``yaml`` -> ``PyYAML``, ``sklearn`` -> ``scikit-learn``,
+...); then ``<execution_command> outputs.py`` runs. Exit status 0 scores True; otherwise the score is
+False and the comment carries the SDK's message with the traceback. A failed install or a command
+that times out is a False score with its message, not an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from openevals.code.base import (
+    AsyncCodeCheckEvaluator,
+    CheckScore,
+    CodeCheckEvaluator,
+)
+from openevals.code.e2b._imports import E2B_MISSING
+from openevals.code.e2b.sandbox import (
+    RunCommand,
+    SandboxPlan,
+    WriteFile,
+    arun_in_sandbox,
+    command_timeout,
+    install_plan,
+    project_directory,
+    run,
+    run_in_sandbox,
+    sandbox_extraction,
+)
+from openevals.code.e2b.sandbox.files import OUTPUTS_FILE, project_path, run_command
+from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
+
+try:
+    import e2b  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised in a test that hides the package
+    raise ImportError(E2B_MISSING) from exc
+
+if TYPE_CHECKING:
+    # e2b_code_interpreter's sandboxes subclass these.
+    from e2b import AsyncSandbox, Sandbox
+
+__all__ = ["create_async_e2b_execution_evaluator", "create_e2b_execution_evaluator"]
+
+
+def _environment(value: Mapping[str, str] | None) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            "`environment_variables` must be a dict of name -> value strings, got "
+            f"{type(value).__name__}"
+        )
+    bad = [k for k, v in value.items() if not isinstance(k, str) or not isinstance(v, str)]
+    if bad:
+        raise TypeError(
+            f"`environment_variables` must map strings to strings; entry {bad[0]!r} is not"
+        )
+    return dict(value)
+
+
+def _command(value: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(
+            f"`execution_command` must be a non-empty command such as 'python', got {value!r}"
+        )
+    return value.strip()
+
+
+def execution_plan(
+    code: str,
+    *,
+    directory: str,
+    execution_command: str,
+    envs: dict[str, str] | None,
+    timeout: float | None,
+) -> SandboxPlan[CheckScore]:
+    """Write, install dependencies, run; ``(True, None)`` or ``(False, message)``."""
+    yield WriteFile(project_path(directory, OUTPUTS_FILE), code)
+    failure = yield from install_plan(
+        code, cwd=directory, python=execution_command, envs=envs, timeout=timeout
+    )
+    if failure is not None:
+        return False, failure
+    outcome = yield from run(RunCommand(run_command(execution_command), directory, envs, timeout))
+    if outcome.ok:
+        return True, None
+    return False, outcome.describe("Running the code", timeout)
+
+
+def _options(
+    sandbox: Any,
+    environment_variables: Mapping[str, str] | None,
+    execution_command: str,
+    sandbox_project_directory: str | None,
+    timeout: float | None,
+    code_extraction_strategy: str,
+    code_extractor: Callable[[Any], Any] | None,
+    model: str | None,
+    client: Any,
+) -> tuple[dict[str, Any], CodeExtraction]:
+    plan_options = {
+        "directory": project_directory(sandbox_project_directory),
+        "execution_command": _command(execution_command),
+        "envs": _environment(environment_variables),
+        "timeout": command_timeout(timeout),
+    }
+    extraction = sandbox_extraction(
+        sandbox,
+        code_extraction_strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
+        model=model,
+        client=client,
+    )
+    return plan_options, extraction
+
+
+def create_e2b_execution_evaluator(
+    *,
+    sandbox: Sandbox,
+    environment_variables: Mapping[str, str] | None = None,
+    execution_command: str = "python",
+    sandbox_project_directory: str | None = None,
+    timeout: float | None = 60.0,
+    code_extraction_strategy: CodeExtractionStrategy = "none",
+    code_extractor: Callable[[Any], str | None] | None = None,
+    model: str | None = None,
+    client: Any = None,
+) -> CodeCheckEvaluator:
+    """Create an evaluator that runs the code in ``outputs`` inside an E2B ``sandbox``.
+
+    Args:
+        sandbox: an ``e2b_code_interpreter.Sandbox``.
+        environment_variables: variables set for the install and run commands. The generated
+            code can read them: do not pass secrets you would not hand to arbitrary code.
+        execution_command: the command that runs the file (default ``python``).
+        sandbox_project_directory: where the code is written and run (default ``openevals``,
+            relative to the sandbox user's home).
+        timeout: seconds each sandbox command may take (lookup, install, run); None for no limit.
+        code_extraction_strategy, code_extractor, model, client: how to get the code out of
+            ``outputs`` (see the code evaluators' extraction options).
+
+    Returns results with key ``execution_succeeded``.
+    """
+    plan_options, extraction = _options(
+        sandbox,
+        environment_variables,
+        execution_command,
+        sandbox_project_directory,
+        timeout,
+        code_extraction_strategy,
+        code_extractor,
+        model,
+        client,
+    )
+
+    def scorer(*, outputs: str, **_: Any) -> CheckScore:
+        return run_in_sandbox(sandbox, execution_plan(outputs, **plan_options))
+
+    return CodeCheckEvaluator(
+        scorer=scorer,
+        extraction=extraction,
+        run_name="e2b_execution_evaluator",
+        feedback_key="execution_succeeded",
+    )
+
+
+def create_async_e2b_execution_evaluator(
+    *,
+    sandbox: AsyncSandbox,
+    environment_variables: Mapping[str, str] | None = None,
+    execution_command: str = "python",
+    sandbox_project_directory: str | None = None,
+    timeout: float | None = 60.0,
+    code_extraction_strategy: CodeExtractionStrategy = "none",
+    code_extractor: Callable[[Any], Any] | None = None,
+    model: str | None = None,
+    client: Any = None,
+) -> AsyncCodeCheckEvaluator:
+    """Async twin of :func:`create_e2b_execution_evaluator`, for an ``AsyncSandbox``."""
+    plan_options, extraction = _options(
+        sandbox,
+        environment_variables,
+        execution_command,
+        sandbox_project_directory,
+        timeout,
+        code_extraction_strategy,
+        code_extractor,
+        model,
+        client,
+    )
+
+    async def scorer(*, outputs: str, **_: Any) -> CheckScore:
+        return await arun_in_sandbox(sandbox, execution_plan(outputs, **plan_options))
+
+    return AsyncCodeCheckEvaluator(
+        scorer=scorer,
+        extraction=extraction,
+        run_name="e2b_execution_evaluator",
+        feedback_key="execution_succeeded",
+    )

@@ -1,0 +1,175 @@
+"""Type-check generated Python code with pyright inside an E2B sandbox (``pyright_succeeded``).
+
+Unlike the local pyright evaluator, the code's third-party imports are installed first (found with
+:mod:`ast` in this process, mapped to pip distributions, installed when the sandbox lacks them), so
+pyright checks the code against the real libraries, and an import that cannot be resolved counts as
+an error. pyright is installed with npm if the sandbox does not have it. The comment lists the
+errors as ``line:col: error: message [rule]`` lines, ``"[]"`` when there are none. Command failures
+and timeouts are False scores with their message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from openevals.code.base import (
+    AsyncCodeCheckEvaluator,
+    CheckScore,
+    CodeCheckEvaluator,
+)
+from openevals.code.e2b._imports import E2B_MISSING
+from openevals.code.e2b.sandbox import (
+    RunCommand,
+    SandboxPlan,
+    WriteFile,
+    arun_in_sandbox,
+    command_timeout,
+    install_plan,
+    project_directory,
+    run,
+    run_in_sandbox,
+    sandbox_extraction,
+)
+from openevals.code.e2b.sandbox.files import OUTPUTS_FILE, PYRIGHT_COMMAND, project_path
+from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
+from openevals.code.pyright import PyrightChecker, parse_pyright_output
+
+try:
+    import e2b  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised in a test that hides the package
+    raise ImportError(E2B_MISSING) from exc
+
+if TYPE_CHECKING:
+    # e2b_code_interpreter's sandboxes subclass these.
+    from e2b import AsyncSandbox, Sandbox
+
+__all__ = ["E2B_COMMAND", "create_async_e2b_pyright_evaluator", "create_e2b_pyright_evaluator"]
+
+E2B_COMMAND = PYRIGHT_COMMAND
+"""The shell command that type-checks the outputs file in the sandbox."""
+
+# In the sandbox the dependencies are installed, so an unresolved import is a real error.
+_CHECKER = PyrightChecker((), ignore_missing_imports=False)
+
+
+def pyright_plan(code: str, *, directory: str, timeout: float | None) -> SandboxPlan[CheckScore]:
+    """Write, install dependencies, run pyright; ``(passed, comment)``."""
+    yield WriteFile(project_path(directory, OUTPUTS_FILE), code)
+    failure = yield from install_plan(
+        code, cwd=directory, python="python", envs=None, timeout=timeout
+    )
+    if failure is not None:
+        return False, failure
+    outcome = yield from run(RunCommand(E2B_COMMAND, directory, None, timeout))
+    if outcome.timed_out:
+        return False, outcome.describe("Type-checking with pyright", timeout)
+    if outcome.exit_code not in (0, 1):
+        return (
+            False,
+            f"pyright could not run in the sandbox: {outcome.describe('pyright', timeout)}",
+        )
+    try:
+        diagnostics = parse_pyright_output(outcome.stdout)
+    except ValueError as exc:
+        return False, str(exc)
+    return _CHECKER.score(diagnostics)
+
+
+def _options(
+    sandbox: Any,
+    sandbox_project_directory: str | None,
+    timeout: float | None,
+    code_extraction_strategy: str,
+    code_extractor: Callable[[Any], Any] | None,
+    model: str | None,
+    client: Any,
+) -> tuple[dict[str, Any], CodeExtraction]:
+    plan_options = {
+        "directory": project_directory(sandbox_project_directory),
+        "timeout": command_timeout(timeout),
+    }
+    extraction = sandbox_extraction(
+        sandbox,
+        code_extraction_strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
+        model=model,
+        client=client,
+    )
+    return plan_options, extraction
+
+
+def create_e2b_pyright_evaluator(
+    *,
+    sandbox: Sandbox,
+    sandbox_project_directory: str | None = None,
+    timeout: float | None = 120.0,
+    code_extraction_strategy: CodeExtractionStrategy = "none",
+    code_extractor: Callable[[Any], str | None] | None = None,
+    model: str | None = None,
+    client: Any = None,
+) -> CodeCheckEvaluator:
+    """Create an evaluator that type-checks the code in ``outputs`` with pyright in ``sandbox``.
+
+    Args:
+        sandbox: an ``e2b_code_interpreter.Sandbox`` (the ``OpenEvalsPython`` template has pyright
+            and uv preinstalled; any sandbox with Python works).
+        sandbox_project_directory: where the code is written and checked (default ``openevals``).
+        timeout: seconds each sandbox command may take (lookup, install, type check); None for no
+            limit.
+        code_extraction_strategy, code_extractor, model, client: how to get the code out of
+            ``outputs``.
+
+    Returns results with key ``pyright_succeeded``.
+    """
+    plan_options, extraction = _options(
+        sandbox,
+        sandbox_project_directory,
+        timeout,
+        code_extraction_strategy,
+        code_extractor,
+        model,
+        client,
+    )
+
+    def scorer(*, outputs: str, **_: Any) -> CheckScore:
+        return run_in_sandbox(sandbox, pyright_plan(outputs, **plan_options))
+
+    return CodeCheckEvaluator(
+        scorer=scorer,
+        extraction=extraction,
+        run_name="e2b_pyright_evaluator",
+        feedback_key="pyright_succeeded",
+    )
+
+
+def create_async_e2b_pyright_evaluator(
+    *,
+    sandbox: AsyncSandbox,
+    sandbox_project_directory: str | None = None,
+    timeout: float | None = 120.0,
+    code_extraction_strategy: CodeExtractionStrategy = "none",
+    code_extractor: Callable[[Any], Any] | None = None,
+    model: str | None = None,
+    client: Any = None,
+) -> AsyncCodeCheckEvaluator:
+    """Async twin of :func:`create_e2b_pyright_evaluator`, for an ``AsyncSandbox``."""
+    plan_options, extraction = _options(
+        sandbox,
+        sandbox_project_directory,
+        timeout,
+        code_extraction_strategy,
+        code_extractor,
+        model,
+        client,
+    )
+
+    async def scorer(*, outputs: str, **_: Any) -> CheckScore:
+        return await arun_in_sandbox(sandbox, pyright_plan(outputs, **plan_options))
+
+    return AsyncCodeCheckEvaluator(
+        scorer=scorer,
+        extraction=extraction,
+        run_name="e2b_pyright_evaluator",
+        feedback_key="pyright_succeeded",
+    )

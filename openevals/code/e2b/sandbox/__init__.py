@@ -1,0 +1,234 @@
+"""Talking to an E2B sandbox, written once for the sync and async evaluators.
+
+An evaluation is a *plan*: a generator that yields sandbox steps (:class:`WriteFile`,
+:class:`RunCommand`) and receives each command's :class:`CommandOutcome`. :func:`run_in_sandbox`
+performs the steps on a ``Sandbox``, :func:`arun_in_sandbox` awaits them on an ``AsyncSandbox``.
+A command that exits non-zero or times out becomes an outcome the plan turns into a ``False`` score
+with the message; any other sandbox error propagates.
+
+The e2b SDK is imported only when a plan runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from openevals.code.base import check_model_options
+from openevals.code.e2b._imports import third_party_requirements
+from openevals.code.e2b.sandbox.files import (
+    DEFAULT_PROJECT_DIRECTORY,
+    install_command,
+    probe_command,
+)
+from openevals.code.extraction import CodeExtraction
+
+__all__ = [
+    "CommandOutcome",
+    "RunCommand",
+    "SandboxPlan",
+    "WriteFile",
+    "arun_in_sandbox",
+    "check_sandbox",
+    "command_timeout",
+    "install_plan",
+    "project_directory",
+    "run",
+    "run_in_sandbox",
+    "sandbox_extraction",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class WriteFile:
+    """Write ``content`` to ``path`` in the sandbox (parent directories are created)."""
+
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """Run a shell command in the sandbox."""
+
+    cmd: str
+    cwd: str
+    envs: dict[str, str] | None
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """How a command ended. ``message`` is the SDK's description of a failure."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    message: str = ""
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def describe(self, what: str, timeout: float | None) -> str:
+        """A comment for a failed step: the SDK message (as the public release reports it)."""
+        if self.timed_out:
+            limit = f" after {timeout:g} s" if timeout is not None else ""
+            return f"{what} timed out{limit}: {self.message}"
+        return self.message or f"{what} failed with exit code {self.exit_code}"
+
+
+SandboxStep = WriteFile | RunCommand
+SandboxPlan = Generator[SandboxStep, Any, T]
+
+
+def run(step: RunCommand) -> Generator[SandboxStep, Any, CommandOutcome]:
+    """``outcome = yield from run(RunCommand(...))`` inside a plan."""
+    outcome = yield step
+    return cast(CommandOutcome, outcome)
+
+
+def install_plan(
+    code: str, *, cwd: str, python: str, envs: dict[str, str] | None, timeout: float | None
+) -> Generator[SandboxStep, Any, str | None]:
+    """Install the third-party packages ``code`` imports that the sandbox lacks.
+
+    Returns None when everything is available, else the comment explaining what failed.
+    """
+    requirements = third_party_requirements(code)
+    if not requirements:
+        return None
+    probe = yield from run(
+        RunCommand(probe_command(python, [r.module for r in requirements]), cwd, envs, timeout)
+    )
+    if not probe.ok:
+        return probe.describe("Looking up the installed packages", timeout)
+    missing = set(probe.stdout.split())
+    distributions = list(dict.fromkeys(r.distribution for r in requirements if r.module in missing))
+    if not distributions:
+        return None
+    install = yield from run(RunCommand(install_command(python, distributions), cwd, envs, timeout))
+    if not install.ok:
+        detail = install.describe("Installing dependencies", timeout)
+        return f"Installing dependencies ({' '.join(distributions)}) failed: {detail}"
+    return None
+
+
+def check_sandbox(sandbox: Any) -> None:
+    """Reject objects that are not an E2B sandbox (or something shaped like one)."""
+    if sandbox is None or not hasattr(sandbox, "files") or not hasattr(sandbox, "commands"):
+        raise TypeError(
+            "`sandbox` must be an e2b_code_interpreter Sandbox (or AsyncSandbox for the async "
+            f"evaluator), e.g. Sandbox.create(); got {type(sandbox).__name__}"
+        )
+
+
+def sandbox_extraction(
+    sandbox: Any,
+    *,
+    code_extraction_strategy: str,
+    code_extractor: Any,
+    model: str | None,
+    client: Any,
+) -> CodeExtraction:
+    """Validate the sandbox and the extraction options of an E2B evaluator."""
+    check_sandbox(sandbox)
+    check_model_options(
+        code_extraction_strategy=code_extraction_strategy, model=model, client=client
+    )
+    return CodeExtraction(
+        strategy=code_extraction_strategy, code_extractor=code_extractor, model=model, client=client
+    )
+
+
+def project_directory(value: str | None) -> str:
+    """The sandbox directory the code is written to and run in."""
+    if value is None:
+        return DEFAULT_PROJECT_DIRECTORY
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"`sandbox_project_directory` must be a non-empty path, got {value!r}")
+    return value.rstrip("/") or "/"
+
+
+def command_timeout(value: float | None) -> float | None:
+    """Validated ``timeout`` (seconds per sandbox command; None = no limit)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"`timeout` must be a positive number of seconds or None, got {value!r}")
+    return float(value)
+
+
+def _sdk_errors() -> tuple[type[BaseException], type[BaseException]]:
+    from e2b import CommandExitException, TimeoutException
+
+    return CommandExitException, TimeoutException
+
+
+def _outcome_of(result: Any) -> CommandOutcome:
+    return CommandOutcome(
+        exit_code=getattr(result, "exit_code", 0),
+        stdout=getattr(result, "stdout", None) or "",
+        stderr=getattr(result, "stderr", None) or "",
+    )
+
+
+def _failed(exc: BaseException, exit_error: type[BaseException]) -> CommandOutcome:
+    if isinstance(exc, exit_error):
+        return CommandOutcome(
+            exit_code=getattr(exc, "exit_code", None),
+            stdout=getattr(exc, "stdout", None) or "",
+            stderr=getattr(exc, "stderr", None) or "",
+            message=str(exc),
+        )
+    return CommandOutcome(exit_code=None, stdout="", stderr="", message=str(exc), timed_out=True)
+
+
+def _run_kwargs(step: RunCommand) -> Mapping[str, Any]:
+    return {"cwd": step.cwd, "envs": step.envs, "timeout": step.timeout}
+
+
+def run_in_sandbox(sandbox: Any, plan: SandboxPlan[T]) -> T:
+    """Perform ``plan`` on a sync ``Sandbox``."""
+    exit_error, timeout_error = _sdk_errors()
+    try:
+        step = next(plan)
+        while True:
+            reply: CommandOutcome | None = None
+            if isinstance(step, WriteFile):
+                sandbox.files.write(step.path, step.content)
+            else:
+                try:
+                    reply = _outcome_of(sandbox.commands.run(step.cmd, **_run_kwargs(step)))
+                except (exit_error, timeout_error) as exc:
+                    reply = _failed(exc, exit_error)
+            step = plan.send(reply)
+    except StopIteration as stop:
+        return cast(T, stop.value)
+    finally:
+        plan.close()
+
+
+async def arun_in_sandbox(sandbox: Any, plan: SandboxPlan[T]) -> T:
+    """Perform ``plan`` on an ``AsyncSandbox``."""
+    exit_error, timeout_error = _sdk_errors()
+    try:
+        step = next(plan)
+        while True:
+            reply: CommandOutcome | None = None
+            if isinstance(step, WriteFile):
+                await sandbox.files.write(step.path, step.content)
+            else:
+                try:
+                    reply = _outcome_of(await sandbox.commands.run(step.cmd, **_run_kwargs(step)))
+                except (exit_error, timeout_error) as exc:
+                    reply = _failed(exc, exit_error)
+            step = plan.send(reply)
+    except StopIteration as stop:
+        return cast(T, stop.value)
+    finally:
+        plan.close()

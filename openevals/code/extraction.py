@@ -1,0 +1,521 @@
+"""Getting the code out of an LLM answer, shared by every code evaluator.
+
+Three strategies, chosen with ``code_extraction_strategy``:
+
+* ``"none"`` (default): the whole answer text is the code.
+* ``"markdown_code_blocks"``: the bodies of the fenced code blocks in the answer (backtick or tilde
+  fences, indented fences, info strings such as ``python title="x.py"``), skipping blocks tagged as
+  shell sessions or JSON; several blocks are joined with a newline.
+* ``"llm"``: a chat model is asked to call one of two tools, ``ExtractCode{code}`` or
+  ``NoCode{no_code}``.
+
+Or pass your own ``code_extractor(outputs) -> str``. Everything here except the model call is pure;
+:class:`CodeExtraction` validates the options once and offers a sync and an async shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from typing_extensions import TypedDict
+
+from openevals._messages import (
+    convert_to_openai_message,
+    is_langchain_message,
+    normalize_to_openai_messages_list,
+)
+
+__all__ = [
+    "CODE_EXTRACTION_STRATEGIES",
+    "SKIPPED_LANGUAGES",
+    "CodeBlock",
+    "CodeExtraction",
+    "CodeExtractionStrategy",
+    "ExtractCode",
+    "Extraction",
+    "NoCode",
+    "extract_code_from_markdown",
+    "extraction_messages",
+    "extraction_tools",
+    "iter_code_blocks",
+    "outputs_to_text",
+    "read_langchain_reply",
+    "read_openai_completion",
+]
+
+CodeExtractionStrategy = Literal["none", "llm", "markdown_code_blocks"]
+CODE_EXTRACTION_STRATEGIES: tuple[str, ...] = get_args(CodeExtractionStrategy)
+
+SKIPPED_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh", "fish", "console", "terminal", "json"})
+"""Fenced blocks tagged with one of these languages (any letter case) are not code to evaluate."""
+
+
+class ExtractCode(TypedDict):
+    """Tool the extraction model calls with the code it found in the answer."""
+
+    code: str
+
+
+class NoCode(TypedDict):
+    """Tool the extraction model calls when the answer contains no code."""
+
+    no_code: bool
+
+
+# --------------------------------------------------------------------------- outputs -> text
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+        return "\n".join(parts)
+    raise TypeError(
+        "message content must be a string or a list of content blocks, got "
+        f"{type(content).__name__}"
+    )
+
+
+def outputs_to_text(outputs: Any) -> str:
+    """The answer text of ``outputs``.
+
+    Accepts a string, a message-like dict with ``content`` (``role`` optional), a LangChain message,
+    or ``{"messages": [...]}`` (the last assistant message, or the last message when no message has
+    the assistant role). Text content blocks are joined with newlines; other blocks are ignored.
+    """
+    if isinstance(outputs, str):
+        return outputs
+    if is_langchain_message(outputs):
+        return _content_text(convert_to_openai_message(outputs).get("content"))
+    if isinstance(outputs, Mapping):
+        if "messages" in outputs and "content" not in outputs:
+            messages = normalize_to_openai_messages_list(outputs)
+            if not messages:
+                raise ValueError(
+                    "`outputs` is {'messages': []}: there is no message to read code from"
+                )
+            chosen = next(
+                (m for m in reversed(messages) if m.get("role") == "assistant"), messages[-1]
+            )
+            return _content_text(chosen.get("content"))
+        if "content" in outputs:
+            return _content_text(outputs["content"])
+        raise ValueError(
+            "`outputs` is a dict without 'content' or 'messages' (keys: "
+            f"{sorted(map(str, outputs))!r}); pass the code as a string, a message "
+            "{'role': 'assistant', 'content': ...}, or {'messages': [...]}"
+        )
+    raise TypeError(
+        "`outputs` must be a string, a message dict with 'content', a LangChain message or "
+        f"{{'messages': [...]}}; got {type(outputs).__name__}"
+    )
+
+
+# --------------------------------------------------------------------------- markdown blocks
+
+_OPENING_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_LANGUAGE = re.compile(r"[\w+#.\-]+")
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """One fenced block: its language tag (lower-cased, ``""`` if none), info string and body."""
+
+    language: str
+    info: str
+    code: str
+
+
+def _language_of(info: str) -> str:
+    stripped = info.strip().lstrip("{").lstrip(".")
+    match = _LANGUAGE.match(stripped)
+    return match.group(0).lower() if match else ""
+
+
+def _closing_fence_start(line: str, char: str, length: int) -> int | None:
+    """Where a closing fence starts on ``line`` (0 for a fence-only line), or None."""
+    stripped = line.strip()
+    if len(stripped) >= length and stripped == char * len(stripped):
+        return 0
+    # A fence glued to the end of the last code line: "print(1)```".
+    escaped = re.escape(char)
+    glued = re.search(rf"(?<!{escaped}){escaped}{{{length},}}[ \t]*$", line)
+    return glued.start() if glued else None
+
+
+def _dedent(line: str, width: int) -> str:
+    cut = 0
+    while cut < width and cut < len(line) and line[cut] in " \t":
+        cut += 1
+    return line[cut:]
+
+
+def iter_code_blocks(text: str) -> Iterator[CodeBlock]:
+    """Yield every fenced code block of a Markdown text, in order.
+
+    Fences are 3+ backticks or tildes, possibly indented (the indentation is removed from the body
+    lines); the closing fence uses the same character, is at least as long as the opening one,
+    and may be glued to the end of the last code line. An unclosed block runs to the end of the
+    text. A backtick "fence" whose info string contains a backtick is inline code, not a block.
+    """
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        opening = _OPENING_FENCE.match(lines[i])
+        if opening is None:
+            i += 1
+            continue
+        fence, info = opening.group("fence"), opening.group("info")
+        char = fence[0]
+        if char == "`" and "`" in info:
+            i += 1
+            continue
+        indent = len(opening.group("indent"))
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines):
+            line = lines[j]
+            cut = _closing_fence_start(line, char, len(fence))
+            if cut is not None:
+                if cut > 0:
+                    body.append(_dedent(line[:cut].rstrip(" \t"), indent))
+                break
+            body.append(_dedent(line, indent))
+            j += 1
+        yield CodeBlock(language=_language_of(info), info=info.strip(), code="\n".join(body))
+        i = j + 1
+
+
+def extract_code_from_markdown(text: str) -> str | None:
+    """The code of all fenced blocks not tagged with a :data:`SKIPPED_LANGUAGES` language.
+
+    Blocks are joined with ``"\\n"``. Returns None when there is no such block, or when all of them
+    are empty.
+    """
+    bodies = [b.code for b in iter_code_blocks(text) if b.language not in SKIPPED_LANGUAGES]
+    code = "\n".join(bodies)
+    return code if code.strip() else None
+
+
+# --------------------------------------------------------------------------- extraction results
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The result of extracting code: the code, or None with the metadata explaining the failure."""
+
+    code: str | None
+    metadata: dict[str, Any] | None = None
+
+    @classmethod
+    def failed(cls, **details: Any) -> Extraction:
+        return cls(None, {"code_extraction_failed": True, **details})
+
+    def failure_score(self) -> tuple[bool, None, dict[str, Any]]:
+        """What the evaluator returns when nothing could be extracted: ``(False, None, metadata)``."""
+        return False, None, dict(self.metadata or {"code_extraction_failed": True})
+
+
+def _from_extractor(value: Any) -> Extraction:
+    if value is None:
+        return Extraction.failed()
+    if not isinstance(value, str):
+        raise TypeError(
+            "`code_extractor` must return the code as a string (or None when there is no code); "
+            f"it returned {type(value).__name__}"
+        )
+    return Extraction(value)
+
+
+# --------------------------------------------------------------------------- LLM strategy
+
+
+def extraction_tools() -> list[dict[str, Any]]:
+    """The two tools offered to the extraction model, in OpenAI function-tool format (new dicts)."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": "ExtractCode",
+                "description": "Return the source code contained in the answer, exactly as written.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "code": {
+                            "type": "string",
+                            "description": "The extracted code, without Markdown fences or prose.",
+                        }
+                    },
+                    "required": ["code"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "NoCode",
+                "description": "Report that the answer contains no source code.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"no_code": {"type": "boolean"}},
+                    "required": ["no_code"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+    ]
+
+
+def extraction_messages(text: str) -> list[dict[str, str]]:
+    """The system and user messages asking a model to extract the code of ``text``."""
+    from openevals.prompts.code import LLM_EXTRACTION_SYSTEM_PROMPT, LLM_EXTRACTION_USER_PROMPT
+
+    return [
+        {"role": "system", "content": LLM_EXTRACTION_SYSTEM_PROMPT},
+        {"role": "user", "content": LLM_EXTRACTION_USER_PROMPT.format(outputs=text)},
+    ]
+
+
+def _arguments(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    return value
+
+
+def _read_tool_calls(calls: list[tuple[str, Any]], reply_text: str) -> Extraction:
+    pieces: list[str] = []
+    said_no_code = False
+    for name, raw_args in calls:
+        args = _arguments(raw_args)
+        if name == "ExtractCode" and isinstance(args, Mapping):
+            code = args.get("code")
+            if isinstance(code, str) and code.strip():
+                pieces.append(code)
+        elif name == "NoCode":
+            said_no_code = True
+    if pieces:
+        return Extraction("\n".join(pieces))
+    if said_no_code:
+        return Extraction.failed()
+    return Extraction.failed(extraction_reply=reply_text)
+
+
+def read_langchain_reply(message: Any) -> Extraction:
+    """Read the extraction model's answer from a LangChain ``AIMessage``."""
+    calls = [
+        (str(c.get("name")), c.get("args")) for c in getattr(message, "tool_calls", None) or []
+    ]
+    try:
+        text = _content_text(getattr(message, "content", ""))
+    except TypeError:
+        text = str(getattr(message, "content", ""))
+    if not text:
+        invalid = getattr(message, "invalid_tool_calls", None) or []
+        text = "\n".join(str(c.get("args", "")) for c in invalid if isinstance(c, Mapping))
+    return _read_tool_calls(calls, text)
+
+
+def read_openai_completion(completion: Any) -> Extraction:
+    """Read the extraction model's answer from an OpenAI chat completion."""
+    choices = getattr(completion, "choices", None) or []
+    if not choices:
+        return Extraction.failed(extraction_reply="")
+    message = choices[0].message
+    calls = []
+    for call in getattr(message, "tool_calls", None) or []:
+        function = getattr(call, "function", None)
+        calls.append((str(getattr(function, "name", "")), getattr(function, "arguments", None)))
+    text = getattr(message, "content", None) or ""
+    if not text and calls:
+        text = "\n".join(str(args) for _, args in calls)
+    return _read_tool_calls(calls, text)
+
+
+def _is_langchain_chat_model(obj: Any) -> bool:
+    return callable(getattr(obj, "bind_tools", None)) and callable(getattr(obj, "invoke", None))
+
+
+def _is_openai_client(obj: Any) -> bool:
+    completions = getattr(getattr(obj, "chat", None), "completions", None)
+    return callable(getattr(completions, "create", None))
+
+
+def _is_async_client(client: Any) -> bool:
+    completions = client.chat.completions
+    return inspect.iscoroutinefunction(completions.create) or any(
+        type(obj).__name__.startswith("Async") for obj in (client, completions)
+    )
+
+
+@dataclass(frozen=True)
+class _ModelCall:
+    messages: list[dict[str, str]]
+
+
+class CodeExtraction:
+    """Validated extraction options plus the sync (:meth:`extract`) and async (:meth:`aextract`) shells.
+
+    Validation (at creation): an unknown strategy, a ``code_extractor`` together with a strategy
+    other than ``"none"``, or strategy ``"llm"`` without ``model`` or ``client`` raise
+    ``ValueError``. ``client`` may be a LangChain chat model or an OpenAI-style client
+    (``client.chat.completions.create``, then ``model`` names the model); ``model`` alone is a
+    ``"provider:model"`` string resolved on first use.
+    """
+
+    def __init__(
+        self,
+        *,
+        strategy: str = "none",
+        code_extractor: Callable[[Any], Any] | None = None,
+        model: str | None = None,
+        client: Any = None,
+    ) -> None:
+        if strategy not in CODE_EXTRACTION_STRATEGIES:
+            raise ValueError(
+                f"`code_extraction_strategy` must be one of {list(CODE_EXTRACTION_STRATEGIES)}, "
+                f"got {strategy!r}"
+            )
+        if code_extractor is not None:
+            if not callable(code_extractor):
+                raise TypeError(
+                    "`code_extractor` must be a function taking `outputs` and returning the code, "
+                    f"got {type(code_extractor).__name__}"
+                )
+            if strategy != "none":
+                raise ValueError(
+                    f"`code_extractor` replaces the extraction strategy; got both a code_extractor "
+                    f"and code_extraction_strategy={strategy!r}. Pass only one of them."
+                )
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise ValueError(f"`model` must be a non-empty 'provider:model' string, got {model!r}")
+        self.strategy = strategy
+        self.code_extractor = code_extractor
+        self.model = model
+        self.client = client
+        self._openai_client: Any = None
+        self._bound: Any = None
+        if strategy == "llm":
+            if model is None and client is None:
+                raise ValueError(
+                    "code_extraction_strategy='llm' needs a model: pass `model` (e.g. "
+                    "'openai:gpt-4.1-mini') or `client` (a LangChain chat model)"
+                )
+            if client is not None and not _is_langchain_chat_model(client):
+                if not _is_openai_client(client):
+                    raise TypeError(
+                        "`client` must be a LangChain chat model (with bind_tools) or an "
+                        f"OpenAI-style client (client.chat.completions.create); got "
+                        f"{type(client).__name__}"
+                    )
+                if model is None:
+                    raise ValueError(
+                        "an OpenAI-style `client` needs `model`, the model name to call (e.g. "
+                        "'gpt-4.1-mini')"
+                    )
+                self._openai_client = client
+
+    # ---------------------------------------------------------------- pure steps
+
+    def _begin(self, outputs: Any) -> Extraction | _ModelCall:
+        if self.strategy == "none":
+            return Extraction(outputs_to_text(outputs))
+        text = outputs_to_text(outputs)
+        if self.strategy == "markdown_code_blocks":
+            code = extract_code_from_markdown(text)
+            return Extraction(code) if code is not None else Extraction.failed()
+        return _ModelCall(extraction_messages(text))
+
+    def _openai_payload(self, call: _ModelCall) -> dict[str, Any]:
+        assert self.model is not None
+        name = self.model[len("openai:") :] if self.model.startswith("openai:") else self.model
+        return {
+            "model": name,
+            "messages": call.messages,
+            "tools": extraction_tools(),
+            "tool_choice": "required",
+        }
+
+    def _langchain_runnable(self) -> Any:
+        if self._bound is None:
+            chat = self.client
+            if chat is None:
+                from openevals.models import resolve_chat_model
+
+                assert self.model is not None
+                chat = resolve_chat_model(self.model)
+            try:
+                self._bound = chat.bind_tools(extraction_tools(), tool_choice="any")
+            except (TypeError, ValueError, NotImplementedError):
+                self._bound = chat.bind_tools(extraction_tools())
+        return self._bound
+
+    # ---------------------------------------------------------------- shells
+
+    def extract(self, outputs: Any) -> Extraction:
+        """Extract the code of ``outputs`` (blocking)."""
+        if self.code_extractor is not None:
+            value = self.code_extractor(outputs)
+            if inspect.isawaitable(value):
+                if inspect.iscoroutine(value):
+                    value.close()
+                raise TypeError(
+                    "`code_extractor` returned an awaitable; async extractors need the async "
+                    "evaluator (create_async_...)"
+                )
+            return _from_extractor(value)
+        step = self._begin(outputs)
+        if isinstance(step, Extraction):
+            return step
+        if self._openai_client is not None:
+            if _is_async_client(self._openai_client):
+                raise TypeError(
+                    "an async OpenAI client was passed as `client` to a sync evaluator; use the "
+                    "async evaluator or openai.OpenAI()"
+                )
+            completion = self._openai_client.chat.completions.create(**self._openai_payload(step))
+            return read_openai_completion(completion)
+        reply = self._langchain_runnable().invoke(
+            step.messages, config={"run_name": "extract_code"}
+        )
+        return read_langchain_reply(reply)
+
+    async def aextract(self, outputs: Any) -> Extraction:
+        """Extract the code of ``outputs``; the extractor and the model are awaited if async."""
+        if self.code_extractor is not None:
+            value = self.code_extractor(outputs)
+            if inspect.isawaitable(value):
+                value = await value
+            return _from_extractor(value)
+        step = self._begin(outputs)
+        if isinstance(step, Extraction):
+            return step
+        if self._openai_client is not None:
+            create = self._openai_client.chat.completions.create
+            payload = self._openai_payload(step)
+            if _is_async_client(self._openai_client):
+                completion = await create(**payload)
+            else:
+                completion = await asyncio.to_thread(create, **payload)
+            return read_openai_completion(completion)
+        reply = await self._langchain_runnable().ainvoke(
+            step.messages, config={"run_name": "extract_code"}
+        )
+        return read_langchain_reply(reply)
