@@ -19,6 +19,7 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python scripts/build_readme.py --check
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict openevals

@@ -137,7 +137,12 @@ def main() -> None:
         if as_json:
             print(json.dumps(result))
         else:
-            print(", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
+            print(
+                ", ".join(
+                    f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in result.items()
+                )
+            )
 
 
 if __name__ == "__main__":

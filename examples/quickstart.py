@@ -100,7 +100,9 @@ def embeddings() -> None:
     evaluator = create_embedding_similarity_evaluator(model="local:all-MiniLM-L6-v2")
     show(
         "embedding similarity (offline MiniLM)",
-        evaluator(outputs="The cat sat on the mat.", reference_outputs="A cat was sitting on a rug."),
+        evaluator(
+            outputs="The cat sat on the mat.", reference_outputs="A cat was sitting on a rug."
+        ),
     )
 
 
@@ -120,9 +122,7 @@ def simulation() -> None:
         app=app,
         user=["I'd like a refund.", "My order number is 1234.", "That's all, thanks!"],
         max_turns=3,
-        trajectory_evaluators=[
-            create_trajectory_match_evaluator(trajectory_match_mode="superset")
-        ],
+        trajectory_evaluators=[create_trajectory_match_evaluator(trajectory_match_mode="superset")],
         reference_outputs=[],
     )
     show(
@@ -135,16 +135,18 @@ def simulation() -> None:
 
 
 def llm_judges() -> None:
-    from tests.fakes.openai_server import FakeOpenAIServer, chat_model
-
     from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
     from openevals.prompts import CONCISENESS_PROMPT, CORRECTNESS_PROMPT
     from openevals.rag import create_faithfulness_evaluator
+    from tests.fakes.openai_server import FakeOpenAIServer, chat_model
 
     with FakeOpenAIServer() as server:
         judge = chat_model(server)
         server.queue_chat(
-            json={"reasoning": "The answer states the correct figure and nothing else.", "score": True}
+            json={
+                "reasoning": "The answer states the correct figure and nothing else.",
+                "score": True,
+            }
         )
         correctness = create_llm_as_judge(
             prompt=CORRECTNESS_PROMPT, feedback_key="correctness", judge=judge
@@ -173,8 +175,16 @@ def llm_judges() -> None:
         server.queue_chat(
             json={
                 "statements": [
-                    {"statement": "Python is a programming language.", "reason": "stated", "supported": True},
-                    {"statement": "Python was created by George Lucas.", "reason": "context says Guido", "supported": False},
+                    {
+                        "statement": "Python is a programming language.",
+                        "reason": "stated",
+                        "supported": True,
+                    },
+                    {
+                        "statement": "Python was created by George Lucas.",
+                        "reason": "context says Guido",
+                        "supported": False,
+                    },
                 ]
             }
         )

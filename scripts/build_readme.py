@@ -1,7 +1,7 @@
 """Assemble README.md from docs/header.md and the per-feature sections in docs/sections/.
 
-    python scripts/build_readme.py          # rewrite README.md
-    python scripts/build_readme.py --check  # exit 1 if README.md is stale
+python scripts/build_readme.py          # rewrite README.md
+python scripts/build_readme.py --check  # exit 1 if README.md is stale
 """
 
 from __future__ import annotations
