@@ -266,8 +266,8 @@ class JudgeCore:
         repaired = False
         usage: dict[str, int] | None = None
         while True:
+            index, payload = self._prepare_from(index, messages, spec)
             rung = rungs[index]
-            payload = backend.prepare(rung, messages, spec)
             attempt = 0
             while True:
                 try:
@@ -277,9 +277,8 @@ class JudgeCore:
                     break
                 except Exception as exc:
                     if is_unsupported(exc) and index + 1 < len(rungs):
-                        index += 1
+                        index, payload = self._prepare_from(index + 1, messages, spec)
                         rung = rungs[index]
-                        payload = backend.prepare(rung, messages, spec)
                         attempt = 0
                         continue
                     if is_transient(exc) and attempt < self.retry.max_retries:
@@ -304,6 +303,20 @@ class JudgeCore:
                 continue
             self._rung_start = index
             return Outcome(value=value, usage=usage, rung=rung)
+
+    def _prepare_from(
+        self, index: int, messages: list[dict[str, Any]], spec: SchemaSpec
+    ) -> tuple[int, Any]:
+        """Prepare the first rung from ``index`` on that this model supports at all."""
+        rungs = self.backend.rungs
+        while True:
+            try:
+                return index, self.backend.prepare(rungs[index], messages, spec)
+            except NotImplementedError:
+                # e.g. a LangChain model without with_structured_output / bind_tools
+                if index + 1 >= len(rungs):
+                    raise
+                index += 1
 
     def _key_material(
         self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec

@@ -617,3 +617,16 @@ async def test_async_concurrency(fake_openai: FakeOpenAIServer) -> None:
     assert all(r["score"] is True for r in results)
     # Sequential calls would take 20 x 0.2 s = 4 s; concurrent ones overlap (loose bound).
     assert time.perf_counter() - start < 2.5
+
+
+def test_model_without_structured_output_support_falls_back_to_text() -> None:
+    """A LangChain chat model lacking with_structured_output and bind_tools still works."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    model = FakeListChatModel(
+        responses=['Thinking... {"reasoning": "plain text path", "score": true}']
+    )
+    judge = create_llm_as_judge(prompt="{outputs}", judge=model)
+    result = judge(outputs="x")
+    assert result["score"] is True and result["comment"] == "plain text path"
+    assert judge.core.backend.rungs[judge.core._rung_start] == "text"
