@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck unit integration clean
+.PHONY: test demo lint typecheck unit integration bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ $(GGUF):
 
 integration: $(INTEG)/.installed $(GGUF)
 	$(INTEG)/bin/python -m pytest -q -m integration tests/integration
+
+# Speed against the public release (installed from PyPI into .venv-baseline).
+bench: $(STAMP)
+	test -x .venv-baseline/bin/python || ($(PYTHON) -m venv .venv-baseline && \
+		.venv-baseline/bin/pip install --quiet openevals==0.2.2 mypy==2.4.1)
+	$(BIN)/python benchmarks/compare.py --baseline-python .venv-baseline/bin/python
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

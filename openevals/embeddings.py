@@ -309,4 +309,5 @@ def resolve_embeddings(
             f"integration, e.g. langchain-{provider.replace('_', '-')}): pip install langchain. "
             f"'openai:...' and {DEFAULT_LOCAL_MODEL!r} work without it."
         ) from None
-    return init_embeddings(f"{provider}:{name}", **kwargs)
+    resolved: Embeddings = init_embeddings(f"{provider}:{name}", **kwargs)
+    return resolved

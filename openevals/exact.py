@@ -10,12 +10,15 @@ from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = ["exact_match", "exact_match_async"]
 
+# One reusable encoder: json.dumps(sort_keys=True) builds a new one on every call.
+_ENCODER = json.JSONEncoder(sort_keys=True)
+
 
 def _canonical(value: Any, name: str) -> str:
     if value is None:
         raise ValueError(f"exact_match needs `{name}`; got None")
     try:
-        return json.dumps(value, sort_keys=True)
+        return _ENCODER.encode(value)
     except TypeError as exc:
         raise TypeError(
             f"exact_match compares JSON-serialisable values; `{name}` is not ({exc}). Convert it "

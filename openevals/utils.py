@@ -128,7 +128,24 @@ def _as_list(results: ResultOrResults) -> list[EvaluatorResult]:
 # --------------------------------------------------------------------------- LangSmith switches
 
 
+# CPython keeps ``os.environ`` in a plain dict (``_data``) keyed by ``encodekey(name)``. Probing it
+# directly answers the common "no tracing variable is set" case without the KeyError that every
+# ``os.environ.get`` miss raises internally (~2 us each, a third of a small evaluator's cost).
+_ENV_KEYS: tuple[Any, ...] | None
+try:
+    _ENV_KEYS = tuple(os.environ.encodekey(n) for n in _TRACING_ENV_VARS)
+except AttributeError:  # pragma: no cover - non-CPython os.environ
+    _ENV_KEYS = None
+
+
 def _env_tracing_on() -> bool:
+    data = getattr(os.environ, "_data", None)
+    if _ENV_KEYS is not None and isinstance(data, dict):
+        for key in _ENV_KEYS:
+            if key in data:
+                break
+        else:
+            return False
     for name in _TRACING_ENV_VARS:
         value = os.environ.get(name)
         if value is not None and value.strip().lower() == "true":

@@ -12,6 +12,9 @@ from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = ["levenshtein_distance", "levenshtein_distance_async", "levenshtein_similarity"]
 
+# One reusable encoder: json.dumps(sort_keys=True) builds a new one on every call.
+_ENCODER = json.JSONEncoder(sort_keys=True)
+
 
 def _as_text(value: Any, name: str) -> str:
     if value is None:
@@ -19,7 +22,7 @@ def _as_text(value: Any, name: str) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, sort_keys=True)
+        return _ENCODER.encode(value)
     except TypeError as exc:
         raise TypeError(f"`{name}` must be a string or JSON-serialisable value ({exc})") from None
 

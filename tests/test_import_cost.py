@@ -1,0 +1,109 @@
+"""``import openevals`` and the deterministic evaluators load no LLM, sandbox or ML stack.
+
+Each check runs in a fresh interpreter (``python -X importtime``) so modules already imported by the
+test session cannot hide an import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+HEAVY = (
+    "langchain_openai",
+    "openai",
+    "e2b",
+    "e2b_code_interpreter",
+    "torch",
+    "sentence_transformers",
+    "langsmith.testing",
+    "langchain_core.language_models",
+)
+
+_TRACING_VARS = (
+    "LANGSMITH_TRACING",
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING_V2",
+    "LANGCHAIN_TRACING",
+)
+
+
+def _clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _TRACING_VARS}
+    env["PYTHONPATH"] = str(REPO)
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+def _run(code: str) -> tuple[set[str], set[str]]:
+    """Run ``code`` in a fresh interpreter; return (modules seen by -X importtime, sys.modules)."""
+    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", probe],
+        cwd=REPO,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                imported.add(name)
+    loaded = set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return imported, loaded
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import openevals",
+        "from openevals import exact_match, levenshtein_distance",
+        "import openevals.types, openevals.utils",
+        "from openevals.utils import _run_evaluator, _arun_evaluator",
+        (
+            "from openevals import exact_match, levenshtein_distance\n"
+            "exact_match(outputs={'a': 1}, reference_outputs={'a': 1})\n"
+            "levenshtein_distance(outputs='kitten', reference_outputs='sitting')"
+        ),
+        (
+            "import asyncio\n"
+            "from openevals.exact import exact_match_async\n"
+            "asyncio.run(exact_match_async(outputs=1, reference_outputs=1))"
+        ),
+    ],
+    ids=["import", "from-import", "types-utils", "runner", "call-sync", "call-async"],
+)
+def test_no_heavy_modules(code: str) -> None:
+    imported, loaded = _run(code)
+    assert "openevals" in imported
+    assert _heavy(imported) == []
+    assert _heavy(loaded) == []
+
+
+def test_calling_evaluators_without_tracing_loads_no_langsmith() -> None:
+    _, loaded = _run(
+        "from openevals import exact_match\nexact_match(outputs=1, reference_outputs=1)"
+    )
+    assert sorted(m for m in loaded if m == "langsmith" or m.startswith("langsmith.")) == []
+
+
+def test_the_probe_detects_a_heavy_import() -> None:
+    imported, loaded = _run("import openevals\nimport langsmith.testing")
+    assert "langsmith.testing" in _heavy(imported)
+    assert "langsmith.testing" in _heavy(loaded)
