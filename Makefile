@@ -29,6 +29,7 @@ unit: $(STAMP)
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python examples/quickstart.py
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/openevals demo
 
 # Real local model server (llama.cpp + SmolLM2-135M); not part of `make test`.
 # llama-cpp-python builds from source (~8 minutes on 2 cores) the first time.

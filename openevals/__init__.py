@@ -24,9 +24,12 @@ _EXPORTS: dict[str, str] = {
     "create_async_trajectory_match_evaluator": "openevals.trajectory",
     "create_trajectory_llm_as_judge": "openevals.trajectory",
     "create_async_trajectory_llm_as_judge": "openevals.trajectory",
+    "evaluate": "openevals.evaluation.runner",
+    "aevaluate": "openevals.evaluation.runner",
 }
 
 __all__ = [
+    "aevaluate",
     "create_async_json_match_evaluator",
     "create_async_llm_as_judge",
     "create_async_trajectory_llm_as_judge",
@@ -35,6 +38,7 @@ __all__ = [
     "create_llm_as_judge",
     "create_trajectory_llm_as_judge",
     "create_trajectory_match_evaluator",
+    "evaluate",
     "exact_match",
     "exact_match_async",
     "levenshtein_distance",
@@ -42,6 +46,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from openevals.evaluation.runner import aevaluate, evaluate
     from openevals.exact import exact_match, exact_match_async
     from openevals.json import create_async_json_match_evaluator, create_json_match_evaluator
     from openevals.llm import create_async_llm_as_judge, create_llm_as_judge

@@ -1,0 +1,282 @@
+"""The ``openevals`` command.
+
+    openevals run DATA --evaluator NAME[:option=value...] [--evaluator ...]
+                  [--target module:function] [--concurrency N] [--group-by FIELD]
+                  [--output results.jsonl] [--report report.html] [--cache FILE]
+                  [--model provider:model] [--retry-errors] [--no-progress]
+    openevals demo [--report report.html] [--output results.jsonl] [--no-progress]
+    openevals evaluators
+
+Exit status: 0 when the run finished, 1 when every row failed, 2 for usage errors (bad arguments,
+unknown evaluator, unreadable data), 130 when interrupted with Ctrl-C (finished work is kept in
+``--output`` and a rerun resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_ALL_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def _demo_data() -> Path:
+    """The demo dataset: packaged with the wheel (``openevals/_examples``) or in the checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_examples", here.parent / "examples" / "data"):
+        path = candidate / "demo.jsonl"
+        if path.exists():
+            return path
+    return here.parent / "examples" / "data" / "demo.jsonl"
+
+
+DEMO_EVALUATORS = (
+    "exact_match:name=exact_match:outputs=outputs.answer:reference_outputs=reference_outputs.answer",
+    "levenshtein_distance:name=levenshtein:outputs=outputs.answer"
+    ":reference_outputs=reference_outputs.answer",
+    "json_match:name=json_match:aggregator=average:outputs=outputs.facts"
+    ":reference_outputs=reference_outputs.facts",
+    "embedding_similarity:name=embedding_similarity:outputs=outputs.answer"
+    ":reference_outputs=reference_outputs.answer",
+    "recall:name=recall@3:k=3:outputs=outputs.retrieved:reference_outputs=reference_outputs.relevant",
+)
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would sys.exit(2) itself
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="openevals",
+        description="Run openevals evaluators over a dataset, locally.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="evaluate a JSONL/JSON/CSV/TSV dataset")
+    run.add_argument("data", help="dataset file (.jsonl, .json, .csv or .tsv)")
+    run.add_argument(
+        "-e",
+        "--evaluator",
+        action="append",
+        required=True,
+        metavar="NAME[:option=value...]",
+        help="evaluator spec, repeatable (see `openevals evaluators`)",
+    )
+    run.add_argument("--target", metavar="MODULE:FUNCTION", help="produce outputs from inputs")
+    run.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
+    run.add_argument("--group-by", metavar="FIELD", help="aggregate per value of this field")
+    run.add_argument("--output", metavar="FILE", help="JSONL results; a rerun resumes from it")
+    run.add_argument("--report", metavar="FILE", help="write a self-contained HTML report")
+    run.add_argument(
+        "--cache",
+        metavar="FILE",
+        nargs="?",
+        const=True,
+        help="SQLite judge cache (without FILE: the default cache file)",
+    )
+    run.add_argument("--model", metavar="PROVIDER:MODEL", help="judge model for llm:... evaluators")
+    run.add_argument("--retry-errors", action="store_true", help="rerun failed pairs on resume")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    demo = sub.add_parser("demo", help="run the offline sample in examples/")
+    demo.add_argument("--report", metavar="FILE", help="report path (default: a temp dir)")
+    demo.add_argument("--output", metavar="FILE", help="JSONL results file")
+    demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    sub.add_parser("evaluators", help="list evaluator names")
+    return parser
+
+
+def _load_target(spec: str) -> Callable[..., Any]:
+    module_name, sep, attr = spec.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(
+            f"--target must look like module:function or path/file.py:function; got {spec!r}"
+        )
+    try:
+        if module_name.endswith(".py") or "/" in module_name:
+            path = Path(module_name).resolve()
+            if not path.exists():
+                raise UsageError(f"--target: no such file {module_name!r}")
+            loader_spec = importlib.util.spec_from_file_location(path.stem, path)
+            if loader_spec is None or loader_spec.loader is None:
+                raise UsageError(f"--target: cannot import {module_name!r}")
+            module = importlib.util.module_from_spec(loader_spec)
+            sys.modules[path.stem] = module
+            loader_spec.loader.exec_module(module)
+        else:
+            cwd = str(Path.cwd())
+            if cwd not in sys.path:
+                sys.path.insert(0, cwd)
+            module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"--target: cannot import {module_name!r}: {exc}") from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise UsageError(f"--target: {module_name!r} has no function {attr!r}")
+    return fn  # type: ignore[no-any-return]
+
+
+def _run(
+    data: str,
+    evaluators: Sequence[str],
+    *,
+    target: Callable[..., Any] | None,
+    concurrency: int,
+    group_by: str | None,
+    output: str | None,
+    report: str | None,
+    cache: Any,
+    model: str | None,
+    retry_errors: bool,
+    progress: bool,
+    title: str,
+) -> int:
+    from openevals.evaluation.progress import print_summary
+    from openevals.evaluation.registry import SpecError, build_evaluator
+    from openevals.evaluation.result import EvaluationInterrupted
+    from openevals.evaluation.runner import evaluate
+
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be >= 1; got {concurrency}")
+    try:
+        specs = [build_evaluator(text, model=model) for text in evaluators]
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
+    interrupted = False
+    try:
+        result = evaluate(
+            data,
+            specs,
+            target=target,
+            concurrency=concurrency,
+            cache=cache,
+            group_by=group_by,
+            progress=progress,
+            output=output,
+            retry_errors=retry_errors,
+        )
+    except EvaluationInterrupted as stop:
+        result = stop.result
+        interrupted = True
+        print("Interrupted: keeping the finished work.", file=sys.stderr)
+    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError) as exc:
+        raise UsageError(str(exc)) from None
+    print_summary(result)
+    failures = [
+        (row["index"], name, entry.get("error") or {})
+        for row in result.rows
+        for name, entry in row["evaluations"].items()
+        if entry.get("status") != "success"
+    ]
+    for index, name, error in failures[:5]:
+        message = str(error.get("message", ""))
+        if len(message) > 300:
+            message = message[:300] + "..."
+        print(f"row {index} / {name}: {error.get('type', 'Error')}: {message}", file=sys.stderr)
+    if len(failures) > 5:
+        print(f"... and {len(failures) - 5} more failed evaluations", file=sys.stderr)
+    if report:
+        print(f"Report: {result.report_html(report, title=title)}")
+    if output:
+        print(f"Results: {output}" + (" (rerun the command to resume)" if interrupted else ""))
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if result.rows and result.summary["rows_with_errors"] == len(result.rows):
+        return EXIT_ALL_FAILED
+    return EXIT_OK
+
+
+def _demo(args: argparse.Namespace) -> int:
+    data = _demo_data()
+    if not data.exists():
+        raise UsageError(f"the demo dataset is missing: {data}")
+    evaluators = list(DEMO_EVALUATORS)
+    if importlib.util.find_spec("sentence_transformers") is None:
+        evaluators = [e for e in evaluators if not e.startswith("embedding_similarity")]
+        print(
+            "sentence-transformers is not installed (pip install 'openevals[local]'); "
+            "skipping embedding similarity",
+            file=sys.stderr,
+        )
+    report = args.report or str(Path(tempfile.mkdtemp(prefix="openevals-demo-")) / "report.html")
+    return _run(
+        str(data),
+        evaluators,
+        target=None,
+        concurrency=8,
+        group_by="category",
+        output=args.output,
+        report=report,
+        cache=None,
+        model=None,
+        retry_errors=False,
+        progress=not args.no_progress,
+        title="openevals demo",
+    )
+
+
+def _list_evaluators() -> int:
+    from openevals.evaluation.registry import EVALUATOR_NAMES
+
+    for name in EVALUATOR_NAMES:
+        print(name)
+    print("\nOptions: NAME:option=value[:option=value...]; every evaluator also takes")
+    print("inputs=/outputs=/reference_outputs= (dotted row fields) and name=.")
+    print("LLM judges: llm:<PROMPT_CONSTANT> with --model provider:model.")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``openevals`` console script; returns the exit status."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+        if args.command == "run":
+            return _run(
+                args.data,
+                args.evaluator,
+                target=_load_target(args.target) if args.target else None,
+                concurrency=args.concurrency,
+                group_by=args.group_by,
+                output=args.output,
+                report=args.report,
+                cache=args.cache,
+                model=args.model,
+                retry_errors=args.retry_errors,
+                progress=not args.no_progress,
+                title=f"openevals: {Path(args.data).name}",
+            )
+        if args.command == "demo":
+            return _demo(args)
+        if args.command == "evaluators":
+            return _list_evaluators()
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,327 @@
+"""Aggregate statistics of evaluation scores.
+
+* :func:`describe` - count, sum, mean, median, min, max, sample standard deviation and a 95%
+  confidence interval of the mean for one list of scores. Boolean scores are aggregated as rates:
+  ``True`` counts as 1, ``False`` as 0, so ``mean`` is the share of ``True`` (also given as
+  ``rate``).
+* :func:`bootstrap_ci` - the percentile bootstrap interval of the mean, with a fixed seed so the
+  same scores always give the same interval.
+* :class:`OnlineStats` - running count/mean/variance (Welford) used for the live progress display,
+  with a normal-approximation interval that costs O(1) per update.
+* :class:`ScoreAggregator` - collects the scores of a run per feedback key (and per group) and
+  produces the overall, per-group, micro and macro aggregates in the layout of graphrag-eval's
+  ``compute_aggregates``.
+
+Only real numbers and booleans are aggregated. ``None`` (an evaluator that declined to score, e.g.
+a retrieval metric with ``empty_reference="skip"``) is counted as ``skipped``; other values
+(strings, dicts) as ``non_numeric``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "BOOTSTRAP_SEED",
+    "OnlineStats",
+    "ScoreAggregator",
+    "bootstrap_ci",
+    "describe",
+    "median",
+    "normal_ci",
+    "numeric_score",
+]
+
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20240601
+_Z95 = 1.959963984540054
+# Above this many resampled draws (n * resamples) the exact bootstrap becomes slow in pure Python;
+# for such large samples the bootstrap and the normal interval agree to about three decimals.
+_BOOTSTRAP_WORK_LIMIT = 2_000_000
+
+
+def numeric_score(value: Any) -> float | None:
+    """``value`` as a float if it is a real number or a bool (``NaN`` excluded), else ``None``."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return None
+
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    mid = n // 2
+    if n % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    """Linear-interpolation quantile of an already sorted sequence (numpy's default method)."""
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    frac = pos - lo
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * frac
+
+
+def normal_ci(mean: float, stdev: float | None, n: int) -> tuple[float, float]:
+    """``mean ± 1.96 · stdev / sqrt(n)`` (a degenerate interval when ``n < 2``)."""
+    if n < 2 or stdev is None:
+        return (mean, mean)
+    half = _Z95 * stdev / math.sqrt(n)
+    return (mean - half, mean + half)
+
+
+def bootstrap_ci(
+    values: Sequence[float],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the mean of ``values``.
+
+    Draws ``resamples`` samples of ``len(values)`` with replacement from a ``random.Random(seed)``
+    generator over the sorted values, so the interval is reproducible and independent of the order
+    of ``values``. Raises ``ValueError`` for an empty sequence.
+    """
+    n = len(values)
+    if n == 0:
+        raise ValueError("bootstrap_ci needs at least one value; got an empty sequence")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1; got {resamples!r}")
+    if n == 1 or min(values) == max(values):
+        return (float(values[0]), float(values[0]))
+    rng = random.Random(seed)
+    pool = sorted(values)  # the interval must not depend on the order rows finished in
+    choices = rng.choices
+    means = sorted(math.fsum(choices(pool, k=n)) / n for _ in range(resamples))
+    alpha = (1.0 - confidence) / 2.0
+    low, high = _quantile(means, alpha), _quantile(means, 1.0 - alpha)
+    # The mean of n draws lies within [min, max]; clamp away float noise from fsum / n.
+    lo_bound, hi_bound = min(pool), max(pool)
+    return (max(lo_bound, min(low, hi_bound)), max(lo_bound, min(high, hi_bound)))
+
+
+def describe(values: Sequence[float], *, boolean: bool = False) -> dict[str, Any]:
+    """Summary statistics of ``values`` (floats; booleans already mapped to 0/1).
+
+    Returns ``count`` and, when ``count > 0``, ``sum``, ``mean``, ``median``, ``min``, ``max``,
+    ``stdev`` (sample, ``None`` below two values), ``ci95`` (``[low, high]``) and ``ci_method``
+    (``"bootstrap"``, or ``"normal"`` for samples too large to resample cheaply). With
+    ``boolean=True`` the result also has ``rate`` (= ``mean``) and ``type: "boolean"``.
+    """
+    n = len(values)
+    out: dict[str, Any] = {"type": "boolean" if boolean else "numeric", "count": n}
+    if n == 0:
+        return out
+    total = math.fsum(values)
+    mean = total / n
+    stdev: float | None = None
+    if n > 1:
+        stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    if n * BOOTSTRAP_RESAMPLES <= _BOOTSTRAP_WORK_LIMIT:
+        ci = bootstrap_ci(values)
+        method = "bootstrap"
+    else:
+        ci = normal_ci(mean, stdev, n)
+        method = "normal"
+    lo, hi = min(values), max(values)
+    mean = max(lo, min(mean, hi))
+    out.update(
+        {
+            "sum": total,
+            "mean": mean,
+            "median": median(values),
+            "min": lo,
+            "max": hi,
+            "stdev": stdev,
+            "ci95": [ci[0], ci[1]],
+            "ci_method": method,
+        }
+    )
+    if boolean:
+        out["rate"] = mean
+    return out
+
+
+@dataclass
+class OnlineStats:
+    """Running count, mean and variance (Welford's algorithm)."""
+
+    count: int = 0
+    mean: float = 0.0
+    _m2: float = 0.0
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        delta = value - self.mean
+        self.mean += delta / self.count
+        self._m2 += delta * (value - self.mean)
+
+    @property
+    def stdev(self) -> float | None:
+        return math.sqrt(self._m2 / (self.count - 1)) if self.count > 1 else None
+
+    def ci95(self) -> tuple[float, float]:
+        return normal_ci(self.mean, self.stdev, self.count)
+
+    def snapshot(self) -> dict[str, Any]:
+        low, high = self.ci95()
+        return {"count": self.count, "mean": self.mean, "ci95": [low, high]}
+
+
+@dataclass
+class _KeyValues:
+    values: array[float] = field(default_factory=lambda: array("d"))
+    boolean: bool = True
+    skipped: int = 0
+    non_numeric: int = 0
+
+    def add(self, score: Any) -> None:
+        number = numeric_score(score)
+        if number is None:
+            if score is None:
+                self.skipped += 1
+            else:
+                self.non_numeric += 1
+            return
+        if not isinstance(score, bool):
+            self.boolean = False
+        self.values.append(number)
+
+    def describe(self) -> dict[str, Any]:
+        out = describe(self.values, boolean=self.boolean and len(self.values) > 0)
+        if self.skipped:
+            out["skipped"] = self.skipped
+        if self.non_numeric:
+            out["non_numeric"] = self.non_numeric
+        return out
+
+
+@dataclass
+class _Bucket:
+    """Everything counted for one group (or for all rows)."""
+
+    keys: dict[str, _KeyValues] = field(default_factory=dict)
+    rows_ok: int = 0
+    rows_failed: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def add_scores(self, scores: Iterable[tuple[str, Any]]) -> None:
+        for key, score in scores:
+            bucket = self.keys.get(key)
+            if bucket is None:
+                bucket = self.keys[key] = _KeyValues()
+            bucket.add(score)
+
+    def add_row(self, failed_evaluators: Iterable[str]) -> None:
+        failed = list(failed_evaluators)
+        if failed:
+            self.rows_failed += 1
+            for name in failed:
+                self.errors[name] = self.errors.get(name, 0) + 1
+        else:
+            self.rows_ok += 1
+
+    def scores(self) -> dict[str, dict[str, Any]]:
+        return {key: self.keys[key].describe() for key in sorted(self.keys)}
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "number_of_success_samples": self.rows_ok,
+            "number_of_error_samples": self.rows_failed,
+            "errors": dict(sorted(self.errors.items())),
+        }
+
+
+class ScoreAggregator:
+    """Collects per-row scores; :meth:`aggregates` and :meth:`by_group` summarise them.
+
+    Memory is one float per score (``array('d')``), so 100,000 rows cost about a megabyte per key.
+    """
+
+    def __init__(self, *, grouped: bool = False) -> None:
+        self.grouped = grouped
+        self._all = _Bucket()
+        self._groups: dict[str, _Bucket] = {}
+        self.online: dict[str, OnlineStats] = {}
+
+    def add_row(
+        self,
+        scores: Sequence[tuple[str, Any]],
+        failed_evaluators: Sequence[str],
+        group: str | None = None,
+    ) -> None:
+        """Record one finished row: its ``(feedback_key, score)`` pairs and failed evaluators."""
+        self._all.add_scores(scores)
+        self._all.add_row(failed_evaluators)
+        for key, score in scores:
+            number = numeric_score(score)
+            if number is not None:
+                stats = self.online.get(key)
+                if stats is None:
+                    stats = self.online[key] = OnlineStats()
+                stats.add(number)
+        if self.grouped:
+            name = "(none)" if group is None else group
+            bucket = self._groups.get(name)
+            if bucket is None:
+                bucket = self._groups[name] = _Bucket()
+            bucket.add_scores(scores)
+            bucket.add_row(failed_evaluators)
+
+    def aggregates(self) -> dict[str, dict[str, Any]]:
+        """Per feedback key statistics over all rows (see :func:`describe`)."""
+        return self._all.scores()
+
+    def by_group(self) -> dict[str, Any] | None:
+        """``{"per_group": ..., "micro": ..., "macro": ...}`` or ``None`` without ``group_by``.
+
+        ``per_group[g]`` and ``micro`` hold ``number_of_success_samples``,
+        ``number_of_error_samples`` (rows where at least one evaluator failed), ``errors`` (failed
+        rows per evaluator) and ``scores`` (per key statistics). ``macro.scores[key]`` holds the
+        ``mean`` of the group means and the number of ``groups`` that had the key.
+        """
+        if not self.grouped:
+            return None
+        per_group = {
+            name: {**bucket.counts(), "scores": bucket.scores()}
+            for name, bucket in sorted(self._groups.items())
+        }
+        micro = {**self._all.counts(), "scores": self._all.scores()}
+        macro: dict[str, dict[str, Any]] = {}
+        for key in sorted(self._all.keys):
+            means = [
+                g["scores"][key]["mean"]
+                for g in per_group.values()
+                if key in g["scores"] and g["scores"][key]["count"] > 0
+            ]
+            if means:
+                macro[key] = {"mean": math.fsum(means) / len(means), "groups": len(means)}
+        return {"per_group": per_group, "micro": micro, "macro": {"scores": macro}}
+
+    def histogram_values(self, key: str) -> Sequence[float]:
+        bucket = self._all.keys.get(key)
+        return bucket.values if bucket is not None else array("d")
+
+    def is_boolean(self, key: str) -> bool:
+        bucket = self._all.keys.get(key)
+        return bucket is not None and bucket.boolean and len(bucket.values) > 0
+
+    def online_snapshot(self) -> dict[str, dict[str, Any]]:
+        return {key: self.online[key].snapshot() for key in sorted(self.online)}

@@ -1,0 +1,332 @@
+"""Loading evaluation datasets: lists of dicts, JSONL, JSON, CSV and TSV files.
+
+Every source becomes a stream of :class:`Row` objects. Files are read lazily (JSONL, CSV and TSV
+line by line; JSON as a whole, since a JSON document cannot be streamed without a parser that is
+not in the standard library), so a 100,000-row JSONL file never sits in memory as a whole.
+
+Row fields:
+
+* ``inputs``, ``outputs``, ``reference_outputs`` - the evaluator arguments. graphrag-eval's TSV
+  columns ``Question``, ``Actual answer`` and ``Reference answer`` map to them.
+* ``id`` - optional. When present it identifies the row across runs (resuming an ``output=``
+  file); otherwise the id is a stable hash of the row's position and content.
+* anything else - an *extra column*, passed to evaluators whose signature accepts it (for
+  example ``context`` for a groundedness judge, or a ``template_id`` used by ``group_by``).
+
+In CSV/TSV files a cell that holds a JSON object or array (``{...}`` / ``[...]``) is decoded, and
+dotted column names build nested dicts: ``inputs.question`` and ``inputs.context`` become
+``inputs = {"question": ..., "context": ...}`` (the LangSmith export convention).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sized
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "FIELDS",
+    "GRAPHRAG_COLUMNS",
+    "Row",
+    "count_rows",
+    "iter_rows",
+    "load_rows",
+    "normalize_row",
+    "resolve_path",
+]
+
+FIELDS = ("inputs", "outputs", "reference_outputs")
+"""The three standard evaluator arguments."""
+
+GRAPHRAG_COLUMNS = {
+    "Question": "inputs",
+    "Actual answer": "outputs",
+    "Reference answer": "reference_outputs",
+}
+"""graphrag-eval's answer-correctness TSV columns and the fields they map to."""
+
+_SUFFIXES = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+}
+_JSON_LIST_KEYS = ("examples", "rows", "data", "items")
+_ID_KEY = "id"
+
+
+@dataclass
+class Row:
+    """One dataset row, normalised.
+
+    ``fields`` holds ``inputs`` / ``outputs`` / ``reference_outputs`` (only those present) and the
+    extra columns; ``id`` is the explicit id or the content hash.
+    """
+
+    index: int
+    id: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        return {k: v for k, v in self.fields.items() if k not in FIELDS}
+
+
+# --------------------------------------------------------------------------- normalisation
+
+
+def _row_hash(index: int, raw: Mapping[str, Any]) -> str:
+    text = json.dumps([index, raw], sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
+    """Turn one raw record into a :class:`Row` (copying it: the caller's dict is not touched)."""
+    if not isinstance(raw, Mapping):
+        raise TypeError(
+            f"{source}: row {index} must be a dict (a JSON object) with 'inputs', 'outputs', "
+            f"'reference_outputs' and optional extra fields; got {type(raw).__name__}"
+        )
+    fields: dict[str, Any] = {}
+    renamed = {col: name for col, name in GRAPHRAG_COLUMNS.items() if col in raw}
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            raise TypeError(
+                f"{source}: row {index} has a non-string field name {key!r}; field names must be "
+                "strings"
+            )
+        if key == _ID_KEY:
+            continue
+        target = renamed.get(key)
+        if target is not None and target not in raw:
+            fields[target] = value
+        else:
+            fields[key] = value
+    explicit = raw.get(_ID_KEY)
+    if explicit is None or explicit == "":
+        row_id = _row_hash(index, raw)
+    elif isinstance(explicit, (str, int)) and not isinstance(explicit, bool):
+        row_id = str(explicit)
+    else:
+        raise TypeError(
+            f"{source}: row {index} has an 'id' of type {type(explicit).__name__}; ids must be "
+            "strings or integers"
+        )
+    return Row(index=index, id=row_id, fields=fields)
+
+
+# --------------------------------------------------------------------------- file readers
+
+
+def resolve_path(data: Any) -> Path | None:
+    """``data`` as a file path when it is one (``str`` or ``os.PathLike``), else ``None``."""
+    if isinstance(data, os.PathLike):
+        return Path(data)
+    if isinstance(data, str):
+        return Path(data)
+    return None
+
+
+def _format_of(path: Path) -> str:
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(
+            f"data: cannot tell the format of {str(path)!r} from its suffix {path.suffix!r}; "
+            f"accepted: {', '.join(sorted(_SUFFIXES))}"
+        )
+    return fmt
+
+
+def _read_jsonl(path: Path) -> Iterator[Any]:
+    with path.open("r", encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            text = line.strip()
+            if not text:
+                continue
+            try:
+                yield json.loads(text)
+            except ValueError as exc:
+                raise ValueError(
+                    f"data: {str(path)!r} line {lineno} is not valid JSON ({exc}); each line of "
+                    "a JSONL file must hold one JSON object"
+                ) from None
+
+
+def _read_json(path: Path) -> Iterator[Any]:
+    with path.open("r", encoding="utf-8-sig") as fh:
+        try:
+            doc = json.load(fh)
+        except ValueError as exc:
+            raise ValueError(f"data: {str(path)!r} is not valid JSON ({exc})") from None
+    if isinstance(doc, Mapping):
+        for key in _JSON_LIST_KEYS:
+            if isinstance(doc.get(key), list):
+                doc = doc[key]
+                break
+        else:
+            raise ValueError(
+                f"data: {str(path)!r} holds a JSON object; expected a list of rows, or an object "
+                f"with the rows under one of {list(_JSON_LIST_KEYS)}"
+            )
+    if not isinstance(doc, list):
+        raise ValueError(
+            f"data: {str(path)!r} must hold a JSON list of row objects; got {type(doc).__name__}"
+        )
+    yield from doc
+
+
+def _decode_cell(value: str) -> Any:
+    text = value.strip()
+    if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return value
+    return value
+
+
+def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = target
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def _raise_csv_limit() -> None:
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            return
+        except OverflowError:
+            limit //= 10
+
+
+def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
+    _raise_csv_limit()
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=delimiter)
+        header = next(reader, None)
+        if header is None:
+            return
+        names = [h.strip() for h in header]
+        if len(set(names)) != len(names):
+            raise ValueError(f"data: {str(path)!r} has duplicate column names: {names}")
+        nested = [("." in n and n.split(".", 1)[0] in FIELDS) for n in names]
+        for lineno, cells in enumerate(reader, start=2):
+            if not cells or all(not c.strip() for c in cells):
+                continue
+            if len(cells) > len(names):
+                raise ValueError(
+                    f"data: {str(path)!r} row at line {lineno} has {len(cells)} cells but the "
+                    f"header has {len(names)} columns"
+                )
+            record: dict[str, Any] = {}
+            for name, is_nested, cell in zip(names, nested, cells, strict=False):
+                value = _decode_cell(cell)
+                if is_nested:
+                    _set_dotted(record, name, value)
+                else:
+                    record[name] = value
+            yield record
+
+
+def _read_file(path: Path) -> Iterator[Any]:
+    if not path.exists():
+        raise FileNotFoundError(f"data: no such file {str(path)!r}")
+    fmt = _format_of(path)
+    if fmt == "jsonl":
+        return _read_jsonl(path)
+    if fmt == "json":
+        return _read_json(path)
+    return _read_delimited(path, "," if fmt == "csv" else "\t")
+
+
+# --------------------------------------------------------------------------- public entry points
+
+
+def iter_rows(data: Any) -> Iterator[Row]:
+    """Stream :class:`Row` objects from ``data`` (a path or an iterable of dicts).
+
+    Raises ``ValueError`` for duplicate explicit ids, naming both rows.
+    """
+    path = resolve_path(data)
+    if path is not None:
+        # Fail on a missing file / unknown suffix now, not at the first ``next()``.
+        raw_iter: Iterable[Any] = _read_file(path)
+        source = str(path)
+    elif isinstance(data, Mapping):
+        raise TypeError(
+            "data must be a list of row dicts or a path to a JSONL/JSON/CSV/TSV file; got a "
+            "single dict (wrap it in a list)"
+        )
+    elif isinstance(data, (bytes, bytearray)):
+        raise TypeError("data must be a list of row dicts or a file path; got bytes")
+    elif isinstance(data, Iterable):
+        raw_iter = data
+        source = "data"
+    else:
+        raise TypeError(
+            "data must be a list of row dicts or a path to a JSONL/JSON/CSV/TSV file; got "
+            f"{type(data).__name__}"
+        )
+    return _rows(raw_iter, source)
+
+
+def _rows(raw_iter: Iterable[Any], source: str) -> Iterator[Row]:
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(raw_iter):
+        row = normalize_row(raw, index, source=source)
+        first = seen.get(row.id)
+        if first is not None:
+            raise ValueError(
+                f"{source}: rows {first} and {index} share the id {row.id!r}; row ids must be "
+                "unique (remove the 'id' field to identify rows by content and position)"
+            )
+        seen[row.id] = index
+        yield row
+
+
+def load_rows(data: Any) -> list[Row]:
+    """All rows of ``data`` as a list (convenience for small datasets and tests)."""
+    return list(iter_rows(data))
+
+
+def count_rows(data: Any) -> int | None:
+    """The number of rows ``data`` holds, or ``None`` when it cannot be known without consuming it.
+
+    For files this is a quick pass over the file (no JSON decoding for JSONL).
+    """
+    path = resolve_path(data)
+    if path is None:
+        return len(data) if isinstance(data, Sized) else None
+    if not path.exists():
+        return None
+    fmt = _format_of(path)
+    if fmt == "jsonl":
+        count = 0
+        with path.open("rb") as fh:
+            for line in fh:
+                if line.strip():
+                    count += 1
+        return count
+    if fmt == "json":
+        return sum(1 for _ in _read_json(path))
+    _raise_csv_limit()
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter="," if fmt == "csv" else "\t")
+        next(reader, None)
+        return sum(1 for cells in reader if cells and any(c.strip() for c in cells))

@@ -1,0 +1,293 @@
+"""Progress display for batch runs.
+
+``evaluate(progress=...)`` accepts ``True`` (a rich progress bar on stderr: rows done, errors,
+rate, ETA, and a table of running aggregates with their current 95% confidence intervals),
+``False``, a callable (called with :meth:`RunState.snapshot`-style dicts after every finished row
+and once at the end with ``"finished": True``), or any object with ``start(state)``,
+``advance(state)`` and ``stop(state)`` methods.
+
+rich is imported only when a rich display is actually shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from openevals.evaluation.result import EvaluationResult
+
+__all__ = [
+    "CallbackProgress",
+    "ProgressSink",
+    "RichProgress",
+    "RunState",
+    "make_progress",
+    "print_summary",
+    "summary_table",
+]
+
+_MAX_LIVE_KEYS = 12
+
+
+class RunState(Protocol):
+    """What a progress sink may read from a running evaluation."""
+
+    rows_total: int | None
+    rows_done: int
+    rows_failed: int
+    pairs_done: int
+    pairs_failed: int
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    def elapsed(self) -> float: ...
+
+
+class ProgressSink(Protocol):
+    def start(self, state: RunState) -> None: ...
+
+    def advance(self, state: RunState) -> None: ...
+
+    def stop(self, state: RunState) -> None: ...
+
+
+class CallbackProgress:
+    """Calls ``fn(snapshot)`` after every finished row and once more at the end."""
+
+    def __init__(self, fn: Callable[[dict[str, Any]], Any]) -> None:
+        self.fn = fn
+
+    def start(self, state: RunState) -> None:
+        return None
+
+    def advance(self, state: RunState) -> None:
+        self.fn(state.snapshot())
+
+    def stop(self, state: RunState) -> None:
+        snap = state.snapshot()
+        snap["finished"] = True
+        self.fn(snap)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+class _RunningTable:
+    """Renders the running aggregates each time rich refreshes (not on every update)."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        snap = self.state.snapshot()
+        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold dim")
+        table.add_column("running", style="cyan", no_wrap=True)
+        table.add_column("n", justify="right")
+        table.add_column("mean", justify="right")
+        table.add_column("95% CI", justify="right")
+        running = snap.get("running", {})
+        for key in list(running)[:_MAX_LIVE_KEYS]:
+            stats = running[key]
+            low, high = stats["ci95"]
+            table.add_row(key, str(stats["count"]), _fmt(stats["mean"]), f"[{low:.3f}, {high:.3f}]")
+        if len(running) > _MAX_LIVE_KEYS:
+            table.add_row(f"... {len(running) - _MAX_LIVE_KEYS} more", "", "", "")
+        for name, value in snap.get("batch_metrics", {}).items():
+            table.add_row(f"{name} (dataset)", "", _fmt(value), "")
+        return table
+
+
+class RichProgress:
+    """A rich progress bar with running aggregates (on stderr unless a console is given)."""
+
+    def __init__(self, *, console: Console | None = None, description: str = "Evaluating") -> None:
+        self.console = console
+        self.description = description
+        self._live: Any = None
+        self._progress: Any = None
+        self._task: Any = None
+
+    def start(self, state: RunState) -> None:
+        from rich.console import Console, Group
+        from rich.live import Live
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        console = self.console or Console(stderr=True)
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("rows"),
+            TextColumn("[red]{task.fields[errors]} with errors"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self._task = self._progress.add_task(
+            self.description, total=state.rows_total, errors=0, rate=""
+        )
+        self._live = Live(
+            Group(self._progress, _RunningTable(state)),
+            console=console,
+            refresh_per_second=8,
+        )
+        self._live.start()
+
+    def advance(self, state: RunState) -> None:
+        if self._progress is None:
+            return
+        elapsed = state.elapsed()
+        rate = f"{state.rows_done / elapsed:.1f} rows/s" if elapsed > 0 else ""
+        self._progress.update(
+            self._task, completed=state.rows_done, errors=state.rows_failed, rate=rate
+        )
+
+    def stop(self, state: RunState) -> None:
+        if self._live is None:
+            return
+        self.advance(state)
+        self._live.stop()
+        self._live = None
+
+
+def make_progress(progress: Any) -> ProgressSink | None:
+    """Resolve the ``progress=`` argument of ``evaluate``."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        return RichProgress()
+    if all(callable(getattr(progress, m, None)) for m in ("start", "advance", "stop")):
+        return progress  # type: ignore[no-any-return]
+    if callable(progress):
+        return CallbackProgress(progress)
+    raise TypeError(
+        "progress must be True, False, a callable taking a snapshot dict, or an object with "
+        f"start/advance/stop methods; got {type(progress).__name__}"
+    )
+
+
+# --------------------------------------------------------------------------- summary table
+
+
+def summary_table(result: EvaluationResult) -> Any:
+    """A rich renderable summarising ``result``: aggregates per key, then per evaluator."""
+    from rich.console import Group
+    from rich.table import Table
+
+    scores = Table(title="Scores", title_justify="left", header_style="bold")
+    scores.add_column("feedback key", overflow="fold")
+    for column in ("n", "mean", "95% CI", "median", "min", "max", "stdev"):
+        scores.add_column(column, justify="right", no_wrap=True)
+    for key, stats in result.aggregates.items():
+        if stats.get("count", 0) == 0:
+            scores.add_row(key, "0", "-", "-", "-", "-", "-", "-")
+            continue
+        low, high = stats["ci95"]
+        label = f"{key} (rate)" if stats.get("type") == "boolean" else key
+        scores.add_row(
+            label,
+            str(stats["count"]),
+            _fmt(stats["mean"]),
+            f"[{low:.3f}, {high:.3f}]",
+            _fmt(stats["median"]),
+            _fmt(stats["min"]),
+            _fmt(stats["max"]),
+            _fmt(stats["stdev"]),
+        )
+    evaluators = Table(title="Evaluators", title_justify="left", header_style="bold")
+    evaluators.add_column("evaluator", overflow="fold")
+    for column in ("done", "errors", "mean time (s)", "tokens", "cost (USD)", "cache"):
+        evaluators.add_column(column, justify="right", no_wrap=True)
+    for name, info in result.summary["evaluators"].items():
+        usage = info.get("usage") or {}
+        cost = info.get("cost_usd")
+        cache = info.get("cache")
+        evaluators.add_row(
+            name,
+            str(info["done"]),
+            str(info["errors"]),
+            _fmt(info.get("mean_elapsed_sec")),
+            str(usage.get("total_tokens", 0)) if usage else "-",
+            f"{cost:.4f}" if isinstance(cost, float) else "-",
+            f"{cache['hits']} hits / {cache['misses']} misses" if cache else "-",
+        )
+    parts: list[Any] = [scores, evaluators]
+    if result.by_group is not None:
+        groups = Table(title="Groups", title_justify="left", header_style="bold")
+        groups.add_column("group", no_wrap=True)
+        groups.add_column("ok rows", justify="right")
+        groups.add_column("error rows", justify="right")
+        keys = list(result.aggregates)[:6]
+        for key in keys:
+            groups.add_column(f"{key} mean", justify="right", overflow="fold")
+        for name, info in result.by_group["per_group"].items():
+            means = [_fmt(info["scores"].get(k, {}).get("mean")) for k in keys]
+            groups.add_row(
+                name,
+                str(info["number_of_success_samples"]),
+                str(info["number_of_error_samples"]),
+                *means,
+            )
+        macro = result.by_group["macro"]["scores"]
+        groups.add_row(
+            "[bold]macro[/bold]", "", "", *[_fmt(macro.get(k, {}).get("mean")) for k in keys]
+        )
+        parts.append(groups)
+    if result.batch_metrics:
+        dataset = Table(title="Dataset metrics", title_justify="left", header_style="bold")
+        dataset.add_column("metric")
+        dataset.add_column("value", justify="right")
+        for name, info in result.batch_metrics.items():
+            dataset.add_row(name, _fmt(info.get("value")))
+        parts.append(dataset)
+    return Group(*parts)
+
+
+def print_summary(result: EvaluationResult, console: Console | None = None) -> None:
+    """Print :func:`summary_table` and a one-line total to ``console`` (stdout by default)."""
+    from rich.console import Console
+
+    out = console or Console()
+    if console is None and not out.is_terminal:
+        # Piped or redirected: keep tables readable instead of folding them to 80 columns.
+        out = Console(width=160)
+    out.print(summary_table(result))
+    s = result.summary
+    cost = s.get("cost_usd")
+    line = (
+        f"{s['rows']} rows, {s['rows_with_errors']} with errors; "
+        f"{s['pairs']['done']} evaluations ({s['pairs']['failed']} failed, "
+        f"{s['pairs']['resumed']} resumed) in {s['elapsed_sec']:.2f}s"
+    )
+    if s.get("usage"):
+        line += f"; {s['usage']['total_tokens']} tokens"
+    if isinstance(cost, float):
+        line += f", est. ${cost:.4f}"
+    if s.get("cache"):
+        line += f"; cache {s['cache']['hits']} hits / {s['cache']['misses']} misses"
+    if s.get("interrupted"):
+        line += " (interrupted)"
+    out.print(line, soft_wrap=True, markup=False, highlight=False)

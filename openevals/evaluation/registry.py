@@ -1,0 +1,328 @@
+"""Evaluator names for the CLI (and for ``evaluate(data, ["exact_match", ...])``).
+
+A spec is ``NAME[:option=value...]``. Values are parsed as JSON-ish scalars (``true``, ``3``,
+``0.5``, ``none``, ``[1, 2]``, ``{"a": "b"}``), anything else is a string; a segment without ``=``
+continues the previous value, so ``embedding_similarity:model=local:all-MiniLM-L6-v2`` works.
+
+Every spec also accepts ``inputs=PATH``, ``outputs=PATH`` and ``reference_outputs=PATH`` to feed an
+argument from another (dotted) row field, e.g. ``recall:k=3:outputs=outputs.retrieved``, and
+``name=...`` to rename it in results.
+
+Names: ``exact_match``, ``levenshtein_distance``, ``json_match`` (``aggregator``,
+``list_aggregator``, ``exclude_keys``, ``list_match_mode``, ``rubric`` + ``--model``),
+``embedding_similarity`` (``model``, default the offline ``local:all-MiniLM-L6-v2``;
+``algorithm``), ``trajectory_match`` (``mode``, ``tool_args_match_mode``), the retrieval metrics
+``recall``, ``precision``, ``hit_rate``, ``reciprocal_rank`` (``mrr``), ``average_precision``
+(``map``), ``ndcg`` (``k``, ``mode``, ``denominator``, ``normalize_by``, ``key``,
+``empty_reference``, ``feedback_key``), and ``llm:<PROMPT_CONSTANT>`` (``feedback_key``,
+``continuous``, ``choices``, ``use_reasoning``, ``system``; the model comes from ``--model`` or a
+``model=`` option).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from openevals.evaluation.spec import EvaluatorSpec
+
+__all__ = ["EVALUATOR_NAMES", "SpecError", "build_evaluator", "parse_spec"]
+
+_FIELD_OPTIONS = ("inputs", "outputs", "reference_outputs")
+
+
+class SpecError(ValueError):
+    """An evaluator spec that cannot be built (unknown name, bad option)."""
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    name: str
+    positional: str | None
+    options: dict[str, Any]
+    text: str
+
+
+def _parse_value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    stripped = text.strip()
+    if stripped[:1] in ("[", "{", '"'):
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            return text
+    try:
+        return int(stripped)
+    except ValueError:
+        pass
+    try:
+        return float(stripped)
+    except ValueError:
+        return text
+
+
+def parse_spec(text: str) -> ParsedSpec:
+    """Split ``NAME[:POSITIONAL][:option=value...]`` into its parts (values still raw strings)."""
+    if not isinstance(text, str) or not text.strip():
+        raise SpecError(f"an evaluator spec must be a non-empty string; got {text!r}")
+    parts = text.strip().split(":")
+    name = parts[0].strip()
+    positional: str | None = None
+    raw: list[list[str]] = []
+    for segment in parts[1:]:
+        if "=" in segment:
+            key, _, value = segment.partition("=")
+            raw.append([key.strip(), value])
+        elif raw:
+            raw[-1][1] += ":" + segment
+        elif positional is None:
+            positional = segment.strip()
+        else:
+            positional += ":" + segment
+    options: dict[str, Any] = {}
+    for key, value in raw:
+        if not key:
+            raise SpecError(f"evaluator spec {text!r} has an option without a name ({'=' + value})")
+        if key in options:
+            raise SpecError(f"evaluator spec {text!r} sets option {key!r} twice")
+        options[key] = value
+    return ParsedSpec(name=name, positional=positional, options=options, text=text.strip())
+
+
+# --------------------------------------------------------------------------- builders
+
+Builder = Callable[[ParsedSpec, dict[str, Any], "str | None"], tuple[Callable[..., Any], bool]]
+
+
+def _no_positional(spec: ParsedSpec) -> None:
+    if spec.positional is not None:
+        raise SpecError(
+            f"{spec.name!r} takes only option=value settings; got {spec.positional!r} in "
+            f"{spec.text!r}"
+        )
+
+
+def _only(spec: ParsedSpec, options: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        accepted = ", ".join(allowed) if allowed else "none"
+        raise SpecError(
+            f"{spec.name!r} does not take option(s) {unknown} (in {spec.text!r}); accepted: "
+            f"{accepted}"
+        )
+
+
+def _exact(
+    spec: ParsedSpec, options: dict[str, Any], model: str | None
+) -> tuple[Callable[..., Any], bool]:
+    _no_positional(spec)
+    _only(spec, options, ())
+    from openevals.exact import exact_match
+
+    return exact_match, True
+
+
+def _levenshtein(
+    spec: ParsedSpec, options: dict[str, Any], model: str | None
+) -> tuple[Callable[..., Any], bool]:
+    _no_positional(spec)
+    _only(spec, options, ())
+    from openevals.string.levenshtein import levenshtein_distance
+
+    return levenshtein_distance, True
+
+
+def _json_match(
+    spec: ParsedSpec, options: dict[str, Any], model: str | None
+) -> tuple[Callable[..., Any], bool]:
+    _no_positional(spec)
+    allowed = (
+        "aggregator",
+        "list_aggregator",
+        "exclude_keys",
+        "list_match_mode",
+        "rubric",
+        "use_reasoning",
+        "model",
+    )
+    _only(spec, options, allowed)
+    opts = dict(options)
+    if isinstance(opts.get("exclude_keys"), str):
+        opts["exclude_keys"] = [k.strip() for k in opts["exclude_keys"].split(",") if k.strip()]
+    if opts.get("rubric") is not None:
+        opts.setdefault("model", model)
+        if opts["model"] is None:
+            raise SpecError(f"{spec.text!r} grades rubric keys with an LLM: pass --model")
+        from openevals.json import create_async_json_match_evaluator
+
+        return create_async_json_match_evaluator(**opts), False
+    from openevals.json import create_json_match_evaluator
+
+    return create_json_match_evaluator(**opts), True
+
+
+def _embedding(
+    spec: ParsedSpec, options: dict[str, Any], model: str | None
+) -> tuple[Callable[..., Any], bool]:
+    _no_positional(spec)
+    _only(spec, options, ("model", "algorithm"))
+    from openevals.embeddings import DEFAULT_LOCAL_MODEL
+    from openevals.string.embedding_similarity import create_embedding_similarity_evaluator
+
+    opts = dict(options)
+    opts.setdefault("model", DEFAULT_LOCAL_MODEL)
+    return create_embedding_similarity_evaluator(**opts), False
+
+
+def _trajectory(
+    spec: ParsedSpec, options: dict[str, Any], model: str | None
+) -> tuple[Callable[..., Any], bool]:
+    opts = dict(options)
+    if spec.positional is not None:
+        opts.setdefault("mode", spec.positional)
+    _only(spec, opts, ("mode", "trajectory_match_mode", "tool_args_match_mode"))
+    if "mode" in opts:
+        if "trajectory_match_mode" in opts:
+            raise SpecError(f"{spec.text!r}: give `mode` or `trajectory_match_mode`, not both")
+        opts["trajectory_match_mode"] = opts.pop("mode")
+    from openevals.trajectory import create_trajectory_match_evaluator
+
+    return create_trajectory_match_evaluator(**opts), True
+
+
+_RETRIEVAL = {
+    "recall": ("create_recall_evaluator", ("k", "mode", "key", "empty_reference", "feedback_key")),
+    "precision": (
+        "create_precision_evaluator",
+        ("k", "denominator", "key", "empty_reference", "feedback_key"),
+    ),
+    "hit_rate": ("create_hit_rate_evaluator", ("k", "key", "empty_reference", "feedback_key")),
+    "reciprocal_rank": (
+        "create_reciprocal_rank_evaluator",
+        ("k", "key", "empty_reference", "feedback_key"),
+    ),
+    "average_precision": (
+        "create_average_precision_evaluator",
+        ("k", "normalize_by", "key", "empty_reference", "feedback_key"),
+    ),
+    "ndcg": ("create_ndcg_evaluator", ("k", "key", "empty_reference", "feedback_key")),
+}
+_ALIASES = {
+    "mrr": "reciprocal_rank",
+    "map": "average_precision",
+    "levenshtein": "levenshtein_distance",
+}
+
+
+def _retrieval(metric: str) -> Builder:
+    factory_name, allowed = _RETRIEVAL[metric]
+
+    def build(
+        spec: ParsedSpec, options: dict[str, Any], model: str | None
+    ) -> tuple[Callable[..., Any], bool]:
+        _no_positional(spec)
+        _only(spec, options, allowed)
+        from openevals.rag import ranking
+
+        factory = getattr(ranking, factory_name)
+        return factory(**options), True
+
+    return build
+
+
+def _prompt_key(constant: str) -> str:
+    key = constant[: -len("_PROMPT")] if constant.endswith("_PROMPT") else constant
+    return key.lower() or "score"
+
+
+def _llm(
+    spec: ParsedSpec, options: dict[str, Any], model: str | None
+) -> tuple[Callable[..., Any], bool]:
+    opts = dict(options)
+    constant = spec.positional or opts.pop("prompt", None)
+    if not constant:
+        raise SpecError(
+            f"{spec.text!r}: name the prompt constant, e.g. llm:CORRECTNESS_PROMPT "
+            "(see openevals.prompts)"
+        )
+    _only(
+        spec,
+        opts,
+        (
+            "feedback_key",
+            "continuous",
+            "choices",
+            "use_reasoning",
+            "system",
+            "model",
+            "max_retries",
+        ),
+    )
+    from openevals import prompts
+
+    prompt = getattr(prompts, str(constant), None) if str(constant) in prompts.__all__ else None
+    if not isinstance(prompt, str):
+        raise SpecError(
+            f"{spec.text!r}: unknown prompt constant {constant!r}; available: "
+            f"{', '.join(prompts.__all__)}"
+        )
+    chosen = opts.pop("model", None) or model
+    if not chosen:
+        raise SpecError(f"{spec.text!r} needs a judge model: pass --model provider:model")
+    opts.setdefault("feedback_key", _prompt_key(str(constant)))
+    from openevals.llm import create_async_llm_as_judge
+
+    return create_async_llm_as_judge(prompt=prompt, model=str(chosen), **opts), False
+
+
+_BUILDERS: dict[str, Builder] = {
+    "exact_match": _exact,
+    "levenshtein_distance": _levenshtein,
+    "json_match": _json_match,
+    "embedding_similarity": _embedding,
+    "trajectory_match": _trajectory,
+    "llm": _llm,
+    **{name: _retrieval(name) for name in _RETRIEVAL},
+}
+
+EVALUATOR_NAMES: tuple[str, ...] = tuple(sorted([*_BUILDERS, *_ALIASES]))
+"""Every name :func:`build_evaluator` accepts."""
+
+
+def build_evaluator(text: str, *, model: str | None = None) -> EvaluatorSpec:
+    """Build the evaluator named by spec ``text`` (see the module docstring).
+
+    ``model`` is the default judge model for ``llm:...`` (and rubric ``json_match``) specs.
+    Raises :class:`SpecError` (a ``ValueError``) for unknown names and bad options.
+    """
+    spec = parse_spec(text)
+    canonical = _ALIASES.get(spec.name, spec.name)
+    builder = _BUILDERS.get(canonical)
+    if builder is None:
+        raise SpecError(
+            f"unknown evaluator {spec.name!r} in {spec.text!r}; available: "
+            f"{', '.join(EVALUATOR_NAMES)}"
+        )
+    options = {key: _parse_value(value) for key, value in spec.options.items()}
+    fields = {key: str(options.pop(key)) for key in _FIELD_OPTIONS if key in options}
+    name = options.pop("name", None)
+    try:
+        evaluator, inline = builder(spec, options, model)
+    except SpecError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"cannot build evaluator {spec.text!r}: {exc}") from None
+    return EvaluatorSpec(
+        evaluator=evaluator,
+        name=str(name) if name is not None else spec.text,
+        fields=fields or None,
+        inline=inline,
+    )
