@@ -603,3 +603,51 @@ def test_pytest_plugin_with_tracking_disabled(tmp_path: Path, fake_ls: FakeLangS
     # no feedback and nothing is sent anywhere; the evaluators still return their results.
     assert records == []
     assert fake_ls.requests == []
+
+
+# --------------------------------------------------------------------------- judge model calls
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_judge_from_model_string_traces_its_llm_call(
+    fake_ls: FakeLangSmith,
+    ls_client: Client,
+    fake_openai: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    use_async: bool,
+) -> None:
+    """``model="openai:..."`` judges call the SDK directly; with tracing on the call is an llm run."""
+    import asyncio
+
+    from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    fake_openai.queue_chat(json={"reasoning": "fine", "score": True})
+    factory = create_async_llm_as_judge if use_async else create_llm_as_judge
+    judge = factory(prompt="Rate {outputs}", model="openai:gpt-test", feedback_key="quality")
+    with tracing_context(client=ls_client, enabled=True, project_name="p"):
+        out = judge(outputs="x")
+        result = asyncio.run(out) if use_async else out
+    ls_client.flush()
+
+    assert result["score"] is True
+    (llm_run,) = _runs_named(fake_ls, "ChatOpenAI")
+    assert llm_run["run_type"] == "llm"
+    assert llm_run["inputs"]["messages"] == [{"role": "user", "content": "Rate x"}]
+    (judge_run,) = _runs_named(fake_ls, "llm_as_quality_judge")
+    assert llm_run["trace_id"] == judge_run["trace_id"]
+    assert "test-key" not in json.dumps(fake_ls.posted_runs())
+
+
+def test_judge_model_call_is_not_traced_when_tracing_is_off(
+    fake_ls: FakeLangSmith, fake_openai: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openevals.llm import create_llm_as_judge
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    fake_openai.queue_chat(json={"reasoning": "fine", "score": False})
+    judge = create_llm_as_judge(prompt="Rate {outputs}", model="openai:gpt-test")
+    assert judge(outputs="x")["score"] is False
+    assert fake_ls.posted_runs() == []

@@ -224,22 +224,22 @@ class OpenAIClientBackend(Backend):
 
     rungs = ("json_schema", "tool", "json_object", "text")
 
-    def __init__(self, client: Any, model: str) -> None:
-        with_options = getattr(client, "with_options", None)
-        # Our own retry loop is the one that counts; the client's would multiply attempts.
-        self.client = with_options(max_retries=0) if callable(with_options) else client
+    def __init__(self, client: Any, model: str, *, async_client: Any = None) -> None:
+        self.client = _without_retries(client)
+        self.async_client = _without_retries(async_client) if async_client is not None else None
         self.model_name = model[len("openai:") :] if model.startswith("openai:") else model
-        completions = self.client.chat.completions
-        self.is_async = inspect.iscoroutinefunction(completions.create) or any(
-            type(obj).__name__.startswith("Async") for obj in (client, completions)
-        )
-        # For the official SDK client, post the body directly: `create()` re-validates and
-        # transforms every request parameter, which costs more CPU than the rest of the judge.
-        self._post = (
-            getattr(self.client, "post", None)
-            if type(self.client).__module__.split(".", 1)[0] == "openai"
-            else None
-        )
+        self.is_async = async_client is None and _is_async_client(self.client)
+
+    def cache_params(self) -> dict[str, Any]:
+        return {"class": "openai"}
+
+    @staticmethod
+    def _poster(client: Any) -> Any:
+        """The official SDK's ``post``: it skips ``create()``'s per-parameter transforms, which
+        cost more CPU than the rest of the judge. Other clients go through ``create()``."""
+        if type(client).__module__.split(".", 1)[0] == "openai":
+            return getattr(client, "post", None)
+        return None
 
     def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
         payload: dict[str, Any] = {"model": self.model_name, "messages": messages}
@@ -264,16 +264,23 @@ class OpenAIClientBackend(Backend):
                 "an async OpenAI client (AsyncOpenAI) was passed as `judge` to a sync evaluator; "
                 "use create_async_llm_as_judge, or pass openai.OpenAI()"
             )
-        if self._post is not None:
-            return self._post("/chat/completions", body=payload, cast_to=object)
-        return self.client.chat.completions.create(**payload)
+        return _traced_llm_call(self.model_name, payload, lambda: self._call(self.client, payload))
 
     async def asend(self, payload: Any) -> Any:
-        if not self.is_async:
+        client = self.async_client if self.async_client is not None else self.client
+        if not (self.async_client is not None or self.is_async):
             return await asyncio.to_thread(self.send, payload)
-        if self._post is not None:
-            return await self._post("/chat/completions", body=payload, cast_to=object)
-        return await self.client.chat.completions.create(**payload)
+
+        async def call() -> Any:
+            return await self._call(client, payload)
+
+        return await _atraced_llm_call(self.model_name, payload, call)
+
+    def _call(self, client: Any, payload: Any) -> Any:
+        post = self._poster(client)
+        if post is not None:
+            return post("/chat/completions", body=payload, cast_to=object)
+        return client.chat.completions.create(**payload)
 
     def read(self, rung: str, response: Any) -> Answer:
         if isinstance(response, (str, bytes)):
@@ -301,6 +308,65 @@ def _get(obj: Any, name: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)
+
+
+def _without_retries(client: Any) -> Any:
+    """Our retry loop is the one that counts; the client's own retries would multiply attempts."""
+    with_options = getattr(client, "with_options", None)
+    return with_options(max_retries=0) if callable(with_options) else client
+
+
+def _is_async_client(client: Any) -> bool:
+    completions = client.chat.completions
+    return inspect.iscoroutinefunction(completions.create) or any(
+        type(obj).__name__.startswith("Async") for obj in (client, completions)
+    )
+
+
+def _llm_run_options(model_name: str | None, payload: Any) -> dict[str, Any]:
+    return {
+        "name": "ChatOpenAI",
+        "run_type": "llm",
+        "metadata": {
+            "ls_provider": "openai",
+            "ls_model_name": model_name,
+            "ls_model_type": "chat",
+        },
+    }
+
+
+def _traced_llm_call(model_name: str | None, payload: Any, call: Any) -> Any:
+    """Run ``call()``; when LangSmith tracing is on, as an ``llm`` run with the request inputs."""
+    from openevals.utils import _tracing_active
+
+    if not _tracing_active():
+        return call()
+    from langsmith import traceable
+
+    def chat_completion(messages: Any, **params: Any) -> Any:
+        return call()
+
+    options = _llm_run_options(model_name, payload)
+    return traceable(**options)(chat_completion)(
+        payload.get("messages"), **{k: v for k, v in payload.items() if k != "messages"}
+    )
+
+
+async def _atraced_llm_call(model_name: str | None, payload: Any, call: Any) -> Any:
+    """Async twin of :func:`_traced_llm_call` (``call`` is an async function)."""
+    from openevals.utils import _tracing_active
+
+    if not _tracing_active():
+        return await call()
+    from langsmith import traceable
+
+    async def chat_completion(messages: Any, **params: Any) -> Any:
+        return await call()
+
+    options = _llm_run_options(model_name, payload)
+    return await traceable(**options)(chat_completion)(
+        payload.get("messages"), **{k: v for k, v in payload.items() if k != "messages"}
+    )
 
 
 def _is_openai_chat_model(model: Any) -> bool:

@@ -223,7 +223,7 @@ class JudgeCore:
 
                     assert self._model is not None
                     chat_model = resolve_chat_model(self._model, max_retries=0)
-                    self._backend = LangChainBackend(chat_model, self._so_kwargs)
+                    self._backend = _backend_for_resolved(chat_model, self._so_kwargs)
         return self._backend
 
     @property
@@ -433,6 +433,24 @@ class JudgeCore:
             step, done = _advance(gen, answer, None)
         assert done is not None
         return done
+
+
+def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Backend:
+    """The backend for a model *we* resolved from a ``"provider:model"`` string.
+
+    A plain ``ChatOpenAI`` built from ``"openai:..."`` is driven through its own OpenAI SDK clients:
+    the same server, key and base URL, without LangChain's per-call runnable machinery (several
+    times the CPU per call). Custom ``structured_output_kwargs`` keep the LangChain path.
+    """
+    root, root_async = (
+        getattr(chat_model, "root_client", None),
+        getattr(chat_model, "root_async_client", None),
+    )
+    if not so_kwargs and root is not None and root_async is not None:
+        name = getattr(chat_model, "model_name", None)
+        if isinstance(name, str):
+            return OpenAIClientBackend(root, name, async_client=root_async)
+    return LangChainBackend(chat_model, so_kwargs)
 
 
 def _cached(step: Send) -> tuple[JudgeCache | None, str, Answer | None]:
