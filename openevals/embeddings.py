@@ -145,6 +145,9 @@ def _load_cached(path: str, device: str | None) -> SentenceTransformer:
             hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
+_ENCODE_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def _torch_threads(num_threads: int | None) -> Iterator[None]:
     if num_threads is None:
@@ -211,7 +214,9 @@ class LocalEmbeddings(Embeddings):
             if not isinstance(text, str):
                 raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
         model = self.model
-        with _torch_threads(self.num_threads):
+        # One encode at a time: torch already spreads one batch over the cores, and concurrent
+        # encodes from a thread pool (the batch runner) only oversubscribe them, many times slower.
+        with _ENCODE_LOCK, _torch_threads(self.num_threads):
             vectors = model.encode(
                 texts,
                 batch_size=self.batch_size,
