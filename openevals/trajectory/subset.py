@@ -1,70 +1,17 @@
-"""Deprecated: True when every output tool call also appears
-in the reference (arguments ignored).
+"""Deprecated: True when every output tool call also appears in the reference (arguments ignored).
 
 Use ``create_trajectory_match_evaluator(trajectory_match_mode='subset', ...)`` instead.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
-
-from openevals.trajectory.match import make_scorer
-from openevals.trajectory.utils import _deprecated_config, _scorer_for_mode
-from openevals.types import EvaluatorResult, ToolArgsMatchMode, ToolArgsMatchOverrides
-from openevals.utils import _arun_evaluator, _run_evaluator
+from openevals.trajectory.utils import _deprecated_evaluators, _legacy_scorer
 
 __all__ = ["trajectory_subset", "trajectory_subset_async"]
 
-_KEY = "trajectory_subset"
-
-
-def _scorer(
-    *,
-    outputs: Any,
-    reference_outputs: Any,
-    tool_args_match_mode: ToolArgsMatchMode = "ignore",
-    tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
-    **kwargs: Any,
-) -> bool:
-    """The verdict alone (public-release helper name)."""
-    return _scorer_for_mode(
-        "subset",
-        outputs=outputs,
-        reference_outputs=reference_outputs,
-        tool_args_match_mode=tool_args_match_mode,
-        tool_args_match_overrides=tool_args_match_overrides,
-    )
-
-
-def trajectory_subset(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> EvaluatorResult:
-    """Deprecated. True when every output tool call also appears
-    in the reference (arguments ignored).
-
-    Key ``trajectory_subset``. Emits ``DeprecationWarning``.
-    """
-    config = _deprecated_config(_KEY, "subset", "ignore", kwargs)
-    result = _run_evaluator(
-        run_name=_KEY,
-        scorer=make_scorer(config),
-        feedback_key=_KEY,
-        outputs=outputs,
-        reference_outputs=reference_outputs,
-        **kwargs,
-    )
-    return cast(EvaluatorResult, result)
-
-
-async def trajectory_subset_async(
-    *, outputs: Any, reference_outputs: Any, **kwargs: Any
-) -> EvaluatorResult:
-    """Deprecated async twin of :func:`trajectory_subset`."""
-    config = _deprecated_config(_KEY + "_async", "subset", "ignore", kwargs)
-    result = await _arun_evaluator(
-        run_name=_KEY,
-        scorer=make_scorer(config),
-        feedback_key=_KEY,
-        outputs=outputs,
-        reference_outputs=reference_outputs,
-        **kwargs,
-    )
-    return cast(EvaluatorResult, result)
+_scorer = _legacy_scorer("subset")
+trajectory_subset, trajectory_subset_async = _deprecated_evaluators(
+    "trajectory_subset",
+    "subset",
+    "True when every output tool call also appears in the reference (arguments ignored).",
+)

@@ -6,8 +6,8 @@ the public package's private helpers keeps working.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from openevals._messages import convert_to_openai_message, normalize_to_openai_messages_list
 from openevals.trajectory.match import (
@@ -16,7 +16,7 @@ from openevals.trajectory.match import (
     flatten_calls,
     parse_trajectory,
 )
-from openevals.types import ToolArgsMatchMode, ToolArgsMatchOverrides
+from openevals.types import EvaluatorResult, ToolArgsMatchMode, ToolArgsMatchOverrides
 
 __all__ = [
     "_convert_to_openai_message",
@@ -104,3 +104,69 @@ def _scorer_for_mode(
         tool_args_match_overrides=tool_args_match_overrides,
     )
     return evaluate_trajectories(config, outputs, reference_outputs)[0]
+
+
+def _deprecated_evaluators(
+    key: str, mode: str, summary: str
+) -> tuple[Callable[..., EvaluatorResult], Callable[..., Awaitable[EvaluatorResult]]]:
+    """The deprecated plain evaluator ``key`` and its ``_async`` twin for one match mode.
+
+    Both force ``tool_args_match_mode="ignore"`` (as the public release did), use ``key`` as
+    feedback key and run name, and emit ``DeprecationWarning``.
+    """
+    from openevals.trajectory.match import make_scorer
+    from openevals.utils import _arun_evaluator, _run_evaluator
+
+    def evaluator(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> EvaluatorResult:
+        config = _deprecated_config(key, mode, "ignore", kwargs)
+        result = _run_evaluator(
+            run_name=key,
+            scorer=make_scorer(config),
+            feedback_key=key,
+            outputs=outputs,
+            reference_outputs=reference_outputs,
+            **kwargs,
+        )
+        return cast(EvaluatorResult, result)
+
+    async def evaluator_async(
+        *, outputs: Any, reference_outputs: Any, **kwargs: Any
+    ) -> EvaluatorResult:
+        config = _deprecated_config(key + "_async", mode, "ignore", kwargs)
+        result = await _arun_evaluator(
+            run_name=key,
+            scorer=make_scorer(config),
+            feedback_key=key,
+            outputs=outputs,
+            reference_outputs=reference_outputs,
+            **kwargs,
+        )
+        return cast(EvaluatorResult, result)
+
+    evaluator.__name__ = evaluator.__qualname__ = key
+    evaluator_async.__name__ = evaluator_async.__qualname__ = key + "_async"
+    evaluator.__doc__ = f"Deprecated. {summary}\n\nKey ``{key}``. Emits ``DeprecationWarning``."
+    evaluator_async.__doc__ = f"Deprecated async twin of :func:`{key}`."
+    return evaluator, evaluator_async
+
+
+def _legacy_scorer(mode: str) -> Callable[..., bool]:
+    """The public-release ``_scorer`` helper of a deprecated module: the verdict alone."""
+
+    def _scorer(
+        *,
+        outputs: Any,
+        reference_outputs: Any,
+        tool_args_match_mode: ToolArgsMatchMode = "ignore",
+        tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
+        **kwargs: Any,
+    ) -> bool:
+        return _scorer_for_mode(
+            mode,
+            outputs=outputs,
+            reference_outputs=reference_outputs,
+            tool_args_match_mode=tool_args_match_mode,
+            tool_args_match_overrides=tool_args_match_overrides,
+        )
+
+    return _scorer
