@@ -9,6 +9,7 @@ when a server says a rung is unsupported.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import copy
 import inspect
@@ -196,27 +197,31 @@ def _usage_from_openai(usage: Any) -> dict[str, int] | None:
     }
 
 
-class Backend:
+class Backend(abc.ABC):
     """Interface shared by the two backends."""
 
     rungs: tuple[str, ...] = ()
     model_name: str | None = None
 
+    @abc.abstractmethod
     def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
-        raise NotImplementedError
+        """The request for one rung (pure)."""
 
     def cache_params(self) -> dict[str, Any]:
         """Model parameters that change answers (part of the judge-cache key)."""
         return {}
 
+    @abc.abstractmethod
     def send(self, payload: Any) -> Any:
-        raise NotImplementedError
+        """Perform the request (blocking): the only I/O of a sync judge."""
 
+    @abc.abstractmethod
     async def asend(self, payload: Any) -> Any:
-        raise NotImplementedError
+        """Perform the request (awaiting): the only I/O of an async judge."""
 
+    @abc.abstractmethod
     def read(self, rung: str, response: Any) -> Answer:
-        raise NotImplementedError
+        """The structured data, text and usage of a response (pure)."""
 
 
 class OpenAIClientBackend(Backend):
