@@ -12,6 +12,7 @@ drift apart.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import os
@@ -115,7 +116,7 @@ class RunReport:
     blocked: bool = False
 
 
-class TypeChecker:
+class TypeChecker(abc.ABC):
     """What differs between checkers: command line, output parsing, what is ignored."""
 
     name: str = ""
@@ -133,14 +134,17 @@ class TypeChecker:
             raise TypeError(f"`{parameter}` must contain only strings, got {bad[0]!r}")
         self.cli_args: tuple[str, ...] = tuple(cli_args)
 
+    @abc.abstractmethod
     def command(self, executable: str, files: Sequence[str]) -> list[str]:
-        raise NotImplementedError
+        """The checker's command line for ``files``."""
 
+    @abc.abstractmethod
     def read(self, result: ProcessResult, files: Sequence[str]) -> RunReport:
-        raise NotImplementedError
+        """Parse the checker's output into diagnostics per file."""
 
+    @abc.abstractmethod
     def ignores(self, diagnostic: Diagnostic) -> bool:
-        raise NotImplementedError
+        """Whether a diagnostic does not count (missing imports, notes)."""
 
     def score(self, diagnostics: Sequence[Diagnostic]) -> CheckScore:
         """``(True, success_comment)`` when no diagnostic is left, else ``(False, lines)``."""
