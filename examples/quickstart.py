@@ -94,6 +94,44 @@ def code() -> None:
     show("mypy on code extracted from markdown", evaluator(outputs=answer))
 
 
+def pyright() -> None:
+    from openevals.code.pyright import create_pyright_evaluator
+
+    evaluator = create_pyright_evaluator()
+    samples = ["x: int = 1\n", "def f(a: int) -> str:\n    return a\n"]
+    show("pyright, two samples checked in one process (batch)", evaluator.batch(samples))
+
+
+def steps() -> None:
+    from openevals.rag import create_steps_evaluator
+
+    reference = [
+        [{"name": "search", "args": {"q": "Oslo"}}],
+        [
+            {
+                "name": "lookup",
+                "args": {"id": 7},
+                "output": '{"population": 709000}',
+                "output_media_type": "application/json",
+            }
+        ],
+    ]
+    actual = [
+        {"name": "search", "args": {"q": "Oslo"}, "id": "c1", "status": "success", "output": "[7]"},
+        {
+            "name": "lookup",
+            "args": {"id": 7},
+            "id": "c2",
+            "status": "success",
+            "output": '{"population": 709000}',
+        },
+    ]
+    show(
+        "agent step scoring (graphrag-eval)",
+        create_steps_evaluator()(outputs=actual, reference_outputs=reference),
+    )
+
+
 def embeddings() -> None:
     from openevals.string import create_embedding_similarity_evaluator
 
@@ -199,13 +237,114 @@ def llm_judges() -> None:
         )
 
 
+def more_llm_judges() -> None:
+    """Trajectory, code, JSON-rubric and claim-level judges, and an LLM-simulated user."""
+    from openevals.code.llm import create_code_llm_as_judge
+    from openevals.json import create_json_match_evaluator
+    from openevals.prompts import CODE_CORRECTNESS_PROMPT, TRAJECTORY_ACCURACY_PROMPT
+    from openevals.rag import create_answer_correctness_evaluator
+    from openevals.simulators import create_llm_simulated_user, run_multiturn_simulation
+    from openevals.trajectory import create_trajectory_llm_as_judge
+    from tests.fakes.openai_server import FakeOpenAIServer, chat_model
+
+    with FakeOpenAIServer() as server:
+        judge = chat_model(server)
+        server.queue_chat(
+            json={"reasoning": "Looked up the weather, then answered.", "score": True}
+        )
+        trajectory_judge = create_trajectory_llm_as_judge(
+            prompt=TRAJECTORY_ACCURACY_PROMPT, judge=judge
+        )
+        show(
+            "trajectory LLM judge",
+            trajectory_judge(
+                outputs=[
+                    {"role": "user", "content": "Weather in SF?"},
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {"function": {"name": "get_weather", "arguments": '{"city": "SF"}'}}
+                        ],
+                    },
+                    {"role": "tool", "content": "Foggy, 14C"},
+                    {"role": "assistant", "content": "It is foggy and 14C in SF."},
+                ]
+            ),
+        )
+        server.queue_chat(json={"reasoning": "Correct and idiomatic.", "score": True})
+        code_judge = create_code_llm_as_judge(
+            prompt=CODE_CORRECTNESS_PROMPT,
+            judge=judge,
+            code_extraction_strategy="markdown_code_blocks",
+        )
+        show(
+            "code LLM judge (code extracted from markdown first)",
+            code_judge(
+                inputs="Add two ints.",
+                outputs="```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```",
+            ),
+        )
+        server.queue_chat(
+            json={"summary": {"reasoning": "Mentions the refund amount.", "score": True}}
+        )
+        rubric_match = create_json_match_evaluator(
+            rubric={"summary": "Does it mention the refund amount?"},
+            judge=judge,
+            aggregator="average",
+        )
+        show(
+            "JSON match with an LLM-graded key",
+            rubric_match(
+                outputs={"intent": "refund", "summary": "Customer wants their $40 back."},
+                reference_outputs={"intent": "refund", "summary": "Refund request for $40."},
+            ),
+        )
+        server.queue_chat(
+            json={
+                "reference_claims": [
+                    "Paris is the capital of France.",
+                    "Paris has about 2 million inhabitants.",
+                ],
+                "answer_claims": ["Paris is the capital of France."],
+                "reasoning": "The population claim is missing.",
+                "matches": [{"reference_index": 0, "answer_index": 0}],
+            }
+        )
+        correctness = create_answer_correctness_evaluator(judge=judge)
+        show(
+            "claim-level answer correctness",
+            correctness(
+                inputs="Tell me about Paris.",
+                outputs="Paris is the capital of France.",
+                reference_outputs="Paris is the capital of France and has about 2 million inhabitants.",
+            ),
+        )
+        server.set_default_chat("Can you also tell me the opening hours?")
+        user = create_llm_simulated_user(
+            system="You are a customer asking about a store.",
+            client=judge,
+            fixed_responses=["Where is the store?"],
+        )
+        result = run_multiturn_simulation(
+            app=lambda message, **kw: "On Main Street.", user=user, max_turns=2
+        )
+        show(
+            "LLM-simulated user, two turns",
+            [f"{m['role']}: {m['content']}" for m in result["trajectory"]],
+        )
+
+
 def main() -> None:
     deterministic()
     trajectories()
     retrieval()
+    steps()
     code()
+    pyright()
     simulation()
     llm_judges()
+    more_llm_judges()
     embeddings()
     print("\nAll evaluators ran offline.")
 
