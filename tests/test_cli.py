@@ -165,6 +165,7 @@ def test_llm_judge_with_model_and_cache(
     ]
     assert main(argv) == 0
     first = capsys.readouterr().out
+    assert "8 rows, 0 with errors" in first, first
     assert len(fake_openai.chat_requests) == 8
     assert "correctness (rate)" in first and "0 hits / 8 misses" in first
     assert main(argv) == 0

@@ -15,7 +15,8 @@ import copy
 import inspect
 import json
 import sys
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,11 +230,27 @@ class OpenAIClientBackend(Backend):
 
     rungs = ("json_schema", "tool", "json_object", "text")
 
-    def __init__(self, client: Any, model: str, *, async_client: Any = None) -> None:
+    def __init__(
+        self, client: Any, model: str, *, async_client_factory: Callable[[], Any] | None = None
+    ) -> None:
         self.client = _without_retries(client)
-        self.async_client = _without_retries(async_client) if async_client is not None else None
+        # Async HTTP connections belong to the event loop that opened them. For clients we build
+        # ourselves, each running loop gets its own, so `asyncio.run(judge(...))` can be called
+        # again and again (a shared pool fails with "Event loop is closed" on the next loop).
+        self._async_factory = async_client_factory
+        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
         self.model_name = model[len("openai:") :] if model.startswith("openai:") else model
-        self.is_async = async_client is None and _is_async_client(self.client)
+        self.is_async = async_client_factory is None and _is_async_client(self.client)
+
+    def _loop_client(self) -> Any:
+        assert self._async_factory is not None
+        loop = asyncio.get_running_loop()
+        client = self._async_clients.get(loop)
+        if client is None:
+            client = self._async_clients[loop] = _without_retries(self._async_factory())
+        return client
 
     def cache_params(self) -> dict[str, Any]:
         return {"class": "openai"}
@@ -272,8 +289,11 @@ class OpenAIClientBackend(Backend):
         return _traced_llm_call(self.model_name, payload, lambda: self._call(self.client, payload))
 
     async def asend(self, payload: Any) -> Any:
-        client = self.async_client if self.async_client is not None else self.client
-        if not (self.async_client is not None or self.is_async):
+        if self._async_factory is not None:
+            client = self._loop_client()
+        elif self.is_async:
+            client = self.client
+        else:
             return await asyncio.to_thread(self.send, payload)
 
         async def call() -> Any:

@@ -449,7 +449,14 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
     if not so_kwargs and root is not None and root_async is not None:
         name = getattr(chat_model, "model_name", None)
         if isinstance(name, str):
-            return OpenAIClientBackend(root, name, async_client=root_async)
+
+            def new_async_client() -> Any:
+                # Same key, base URL, headers and timeouts; a connection pool of its own.
+                from openai import DefaultAsyncHttpxClient
+
+                return root_async.with_options(http_client=DefaultAsyncHttpxClient())
+
+            return OpenAIClientBackend(root, name, async_client_factory=new_async_client)
     return LangChainBackend(chat_model, so_kwargs)
 
 

@@ -630,3 +630,16 @@ def test_model_without_structured_output_support_falls_back_to_text() -> None:
     result = judge(outputs="x")
     assert result["score"] is True and result["comment"] == "plain text path"
     assert judge.core.backend.rungs[judge.core._rung_start] == "text"
+
+
+def test_model_string_async_judge_survives_new_event_loops(
+    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`asyncio.run(judge(...))` twice: each loop gets its own connection pool."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    fake_openai.set_default_chat(json={"reasoning": "r", "score": True})
+    judge = create_async_llm_as_judge(prompt="{outputs}", model="openai:gpt-test")
+    for i in range(3):
+        assert asyncio.run(judge(outputs=str(i)))["score"] is True
+    assert len(fake_openai.chat_requests) == 3
