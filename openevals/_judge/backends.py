@@ -400,6 +400,26 @@ def _is_openai_chat_model(model: Any) -> bool:
     return base is not None and isinstance(model, base)
 
 
+def _openai_model_without_retries(model: Any) -> Any:
+    """A copy of a ``ChatOpenAI``-style model whose SDK clients do not retry by themselves.
+
+    The judge's own retry policy (``max_retries``) is the one that counts; the SDK's retries would
+    multiply with it (3 x 3 attempts). The caller's model object is left untouched.
+    """
+    root = getattr(model, "root_client", None)
+    if not _is_openai_chat_model(model) or not getattr(root, "max_retries", 0):
+        return model
+    try:
+        clone = model.model_copy()
+        clone.root_client = _without_retries(model.root_client)
+        clone.client = clone.root_client.chat.completions
+        clone.root_async_client = _without_retries(model.root_async_client)
+        clone.async_client = clone.root_async_client.chat.completions
+    except Exception:  # an unusual subclass: keep the model as it is
+        return model
+    return clone
+
+
 def _ai_message_text(message: Any) -> str:
     content = getattr(message, "content", "")
     if isinstance(content, str):
@@ -427,7 +447,7 @@ class LangChainBackend(Backend):
     def __init__(
         self, model: Any, structured_output_kwargs: Mapping[str, Any] | None = None
     ) -> None:
-        self.model = model
+        self.model = _openai_model_without_retries(model)
         self.kwargs = dict(structured_output_kwargs or {})
         self.openai_like = _is_openai_chat_model(model)
         self.rungs = (

@@ -643,3 +643,18 @@ def test_model_string_async_judge_survives_new_event_loops(
     for i in range(3):
         assert asyncio.run(judge(outputs=str(i)))["score"] is True
     assert len(fake_openai.chat_requests) == 3
+
+
+def test_retries_do_not_multiply_with_a_users_chat_openai(fake_openai: FakeOpenAIServer) -> None:
+    """A default ChatOpenAI retries by itself (max_retries=2); the judge's policy must win."""
+    from langchain_openai import ChatOpenAI
+
+    fake_openai.set_default_chat(status=503)
+    model = ChatOpenAI(base_url=fake_openai.base_url, api_key="test-key", model="gpt-test")
+    judge = create_llm_as_judge(prompt="{outputs}", judge=model)
+    _fast(judge, max_retries=3)
+    with pytest.raises(Exception) as info:
+        judge(outputs="x")
+    assert getattr(info.value, "status_code", None) == 503
+    assert len(fake_openai.chat_requests) == 4  # 1 + 3 retries, not 3 x 3
+    assert model.root_client.max_retries == 2  # the caller's model is untouched
