@@ -112,22 +112,63 @@ def _validate_score(spec: SchemaSpec, data: Mapping[str, Any]) -> tuple[Any, str
     return score, reasoning
 
 
-def _check_type(name: str, value: Any, prop: Mapping[str, Any]) -> None:
-    expected = prop.get("type")
-    types = expected if isinstance(expected, list) else [expected] if expected else []
-    if not types:
-        return
-    for t in types:
-        if t == "null" and value is None:
-            return
-        allowed = _JSON_TYPES.get(str(t))
-        if allowed is None:
-            return
-        if isinstance(value, bool) and t in ("number", "integer"):
-            continue
-        if isinstance(value, allowed):
-            return
-    raise AnswerError(f"field {name!r} should be of type {expected}, got {type(value).__name__}")
+def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part, {}) if isinstance(node, Mapping) else {}
+        return node if isinstance(node, Mapping) else {}
+    return schema
+
+
+def _type_matches(value: Any, kind: Any) -> bool:
+    if kind == "null":
+        return value is None
+    allowed = _JSON_TYPES.get(str(kind))
+    if allowed is None:
+        return True
+    if isinstance(value, bool) and kind in ("number", "integer"):
+        return False
+    return isinstance(value, allowed)
+
+
+def _check(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path: str) -> None:
+    """Check ``value`` against the parts of a JSON schema answers usually get wrong.
+
+    Types, required properties, enums and nested objects/arrays; raises :class:`AnswerError` with
+    the path of the first problem (which triggers the judge's one repair request).
+    """
+    schema = _resolve(schema, root)
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            errors = []
+            for option in options:
+                try:
+                    _check(value, option, root, path)
+                    return
+                except AnswerError as exc:
+                    errors.append(str(exc))
+            raise AnswerError(errors[0])
+    if "enum" in schema and value not in schema["enum"]:
+        raise AnswerError(f"{path} must be one of {schema['enum']!r}, got {value!r}")
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind else []
+    if kinds and not any(_type_matches(value, k) for k in kinds):
+        raise AnswerError(f"{path} should be of type {kind}, got {type(value).__name__}")
+    if isinstance(value, Mapping):
+        props = schema.get("properties") or {}
+        for name in schema.get("required") or []:
+            if name not in value:
+                raise AnswerError(f"{path} is missing the required field {name!r}")
+        for name, item in value.items():
+            prop = props.get(name)
+            if isinstance(prop, Mapping):
+                _check(item, prop, root, f"{path}.{name}")
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for i, item in enumerate(value):
+            _check(item, schema["items"], root, f"{path}[{i}]")
 
 
 def _validate_structured(spec: SchemaSpec, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,14 +178,8 @@ def _validate_structured(spec: SchemaSpec, data: Mapping[str, Any]) -> dict[str,
         except Exception as exc:
             raise AnswerError(f"the answer does not validate against {spec.name}: {exc}") from None
         return dict(model.model_dump())
-    props = spec.schema.get("properties") or {}
-    for name in spec.schema.get("required") or []:
-        if name not in data:
-            raise AnswerError(f"the answer is missing the required field {name!r}")
-    for name, value in data.items():
-        prop = props.get(name)
-        if isinstance(prop, Mapping):
-            _check_type(name, value, prop)
+    schema = spec.validation_schema if spec.validation_schema is not None else spec.schema
+    _check(data, schema, schema, "the answer")
     return dict(data)
 
 

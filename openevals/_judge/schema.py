@@ -32,6 +32,9 @@ class SchemaSpec:
     score_type: Literal["boolean", "continuous", "choices"] | None = None
     choices: tuple[float, ...] = field(default_factory=tuple)
     use_reasoning: bool = True
+    # The caller's own schema (before strict-mode rewriting): answers are validated against it,
+    # so optional fields stay optional on servers that do not enforce the sent schema.
+    validation_schema: dict[str, Any] | None = None
 
     def openai_json_schema(self) -> dict[str, Any]:
         """The ``json_schema`` member of an OpenAI ``response_format``."""
@@ -186,21 +189,23 @@ def normalize_output_schema(output_schema: Any) -> SchemaSpec:
         if data.get("type") == "json_schema" and isinstance(data.get("json_schema"), Mapping):
             data = dict(data["json_schema"])
         if "schema" in data and isinstance(data["schema"], Mapping) and "name" in data:
-            inner = dict(data["schema"])
+            original = dict(data["schema"])
             strict = bool(data.get("strict", True))
-            if strict:
-                inner = strictify(inner)
             return SchemaSpec(
                 name=_safe_name(str(data["name"])),
-                schema=inner,
+                schema=strictify(original) if strict else original,
                 strict=strict,
                 description=data.get("description"),
+                validation_schema=original,
             )
         if "properties" in data or data.get("type") == "object":
             name = str(data.pop("title", "output"))
             description = data.pop("description", None)
             return SchemaSpec(
-                name=_safe_name(name), schema=strictify(data), description=description
+                name=_safe_name(name),
+                schema=strictify(data),
+                description=description,
+                validation_schema=data,
             )
         raise ValueError(
             "`output_schema` dict must be a JSON schema of an object (with 'properties') or an "

@@ -113,3 +113,12 @@ def test_rubric_validation() -> None:
         create_json_match_evaluator(model="openai:gpt-test")
     assert "{rubric}" in USER_PROMPT and "{outputs}" in USER_PROMPT
     json.dumps(SYSTEM_PROMPT)
+
+
+def test_malformed_verdict_gets_one_repair(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.queue_chat(json={"a": {"reasoning": "r", "score": "true"}})
+    fake_openai.queue_chat(json={"a": {"reasoning": "fixed", "score": True}})
+    evaluator = create_json_match_evaluator(rubric={"a": "fruit?"}, judge=chat_model(fake_openai))
+    result = evaluator(outputs={"a": "Mango"}, reference_outputs={"a": "Mango"})
+    assert {r["key"]: r["score"] for r in result} == {"json_match:a": 1}
+    assert len(fake_openai.chat_requests) == 2

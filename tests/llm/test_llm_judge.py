@@ -658,3 +658,41 @@ def test_retries_do_not_multiply_with_a_users_chat_openai(fake_openai: FakeOpenA
     assert getattr(info.value, "status_code", None) == 503
     assert len(fake_openai.chat_requests) == 4  # 1 + 3 retries, not 3 x 3
     assert model.root_client.max_retries == 2  # the caller's model is untouched
+
+
+def test_optional_fields_of_a_json_schema_stay_optional(fake_openai: FakeOpenAIServer) -> None:
+    schema = {
+        "type": "object",
+        "title": "verdict",
+        "properties": {"label": {"type": "string"}, "note": {"type": "string"}},
+        "required": ["label"],
+    }
+    fake_openai.queue_chat(json={"label": "ok"})  # a lenient server may leave out `note`
+    judge = create_llm_as_judge(
+        prompt="{outputs}", judge=chat_model(fake_openai), output_schema=schema
+    )
+    assert judge(outputs="x") == {"label": "ok"}
+    assert len(fake_openai.chat_requests) == 1
+    assert schema["required"] == ["label"]  # the caller's schema is unchanged
+
+
+def test_nested_fields_are_validated_and_repaired(fake_openai: FakeOpenAIServer) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "verdict": {
+                "type": "object",
+                "properties": {"score": {"type": "boolean"}, "why": {"type": "string"}},
+                "required": ["score", "why"],
+            }
+        },
+        "required": ["verdict"],
+    }
+    fake_openai.queue_chat(json={"verdict": {"score": "yes", "why": "r"}})
+    fake_openai.queue_chat(json={"verdict": {"score": True, "why": "r"}})
+    judge = create_llm_as_judge(
+        prompt="{outputs}", judge=chat_model(fake_openai), output_schema=schema
+    )
+    assert judge(outputs="x") == {"verdict": {"score": True, "why": "r"}}
+    repair = fake_openai.chat_requests[1]["messages"][-1]["content"]
+    assert "the answer.verdict.score" in repair
