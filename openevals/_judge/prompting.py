@@ -253,6 +253,10 @@ def start_messages(
     values = _collect_values(inputs, outputs, reference_outputs, extra)
     if spec.kind == "template":
         return _render_template(spec, values, attachments)
+    if attachments is not None and _ATTACHMENTS in spec.variables:
+        # The blocks cannot live inside a template string: the placeholder renders empty and the
+        # blocks join the last user message.
+        values = {**values, _ATTACHMENTS: ""}
     messages = _render_runnable(spec, values)
     if attachments is not None:
         _append_blocks_to_last_user(messages, normalize_content_blocks(attachments))

@@ -70,6 +70,7 @@ from typing import Any, Literal, Protocol, cast
 
 from typing_extensions import TypedDict
 
+from openevals._judge.backends import _is_async_client
 from openevals._judge.core import JudgeCore
 from openevals._judge.schema import SchemaSpec
 from openevals._matching import max_weight_assignment
@@ -726,6 +727,11 @@ def create_json_match_evaluator(
         use_reasoning=use_reasoning,
         list_match_mode=list_match_mode,
     )
+    if judge is not None and hasattr(judge, "chat") and _is_async_client(judge):
+        raise TypeError(
+            "`judge` is an async OpenAI client (AsyncOpenAI); use "
+            "create_async_json_match_evaluator, or pass openai.OpenAI()"
+        )
     grade, _ = _rubric_scorers(core)
     return _sync_evaluator(core, grade)
 

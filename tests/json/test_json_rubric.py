@@ -122,3 +122,11 @@ def test_malformed_verdict_gets_one_repair(fake_openai: FakeOpenAIServer) -> Non
     result = evaluator(outputs={"a": "Mango"}, reference_outputs={"a": "Mango"})
     assert {r["key"]: r["score"] for r in result} == {"json_match:a": 1}
     assert len(fake_openai.chat_requests) == 2
+
+
+def test_async_openai_client_needs_the_async_factory(fake_openai: FakeOpenAIServer) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=fake_openai.base_url, api_key="k")
+    with pytest.raises(TypeError, match="create_async_json_match_evaluator"):
+        create_json_match_evaluator(rubric={"a": "x"}, judge=client, model="gpt-test")

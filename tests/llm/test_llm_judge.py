@@ -696,3 +696,15 @@ def test_nested_fields_are_validated_and_repaired(fake_openai: FakeOpenAIServer)
     assert judge(outputs="x") == {"verdict": {"score": True, "why": "r"}}
     repair = fake_openai.chat_requests[1]["messages"][-1]["content"]
     assert "the answer.verdict.score" in repair
+
+
+def test_chat_prompt_template_with_attachments_placeholder(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.queue_chat(json={"reasoning": "r", "score": False})
+    prompt = ChatPromptTemplate.from_messages([("human", "Review {inputs}. {attachments}")])
+    judge = create_llm_as_judge(prompt=prompt, judge=chat_model(fake_openai))
+    assert judge(inputs="this image", attachments="https://example.com/cat.png")["score"] is False
+    blocks = _content_blocks(fake_openai.last_chat_body)
+    assert blocks[0]["type"] == "text" and "Review this image." in blocks[0]["text"]
+    assert blocks[-1] == {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}
+    with pytest.raises(ValueError, match="'attachments'"):
+        judge(inputs="this image")
