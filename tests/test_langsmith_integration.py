@@ -651,3 +651,67 @@ def test_judge_model_call_is_not_traced_when_tracing_is_off(
     judge = create_llm_as_judge(prompt="Rate {outputs}", model="openai:gpt-test")
     assert judge(outputs="x")["score"] is False
     assert fake_ls.posted_runs() == []
+
+
+# --------------------------------------------------------------------------- evaluators passed unchanged
+
+
+def _feedback(out: Any) -> list[tuple[str, Any]]:
+    if isinstance(out, dict):  # EvaluationResults is a TypedDict of EvaluationResult objects
+        results = out["results"]
+    else:
+        results = out.results if hasattr(out, "results") else [out]
+    return [(r.key, r.score) for r in results]
+
+
+def test_our_evaluators_passed_unchanged_to_run_evaluator(fake_openai: Any) -> None:
+    """LangSmith's evaluate() wraps evaluators with run_evaluator; ours need no wrapper."""
+    from openevals import (
+        create_llm_as_judge,
+        create_trajectory_match_evaluator,
+        levenshtein_distance,
+    )
+    from openevals.code.mypy import create_mypy_evaluator
+    from openevals.json import create_json_match_evaluator
+    from tests.fakes.openai_server import chat_model
+
+    run, example = _run_and_example({"a": 1, "b": 2}, {"a": 1, "b": 3}, {"q": "x"})
+    assert _feedback(run_evaluator(exact_match).evaluate_run(run, example)) == [
+        ("exact_match", False)
+    ]
+    assert _feedback(run_evaluator(levenshtein_distance).evaluate_run(run, example))[0][0] == (
+        "levenshtein_distance"
+    )
+    json_eval = create_json_match_evaluator()
+    assert _feedback(run_evaluator(json_eval).evaluate_run(run, example)) == [
+        ("json_match:a", 1),
+        ("json_match:b", 0),
+    ]
+
+    call = {"function": {"name": "search", "arguments": '{"q": "x"}'}}
+    trajectory = {"messages": [{"role": "assistant", "content": "", "tool_calls": [call]}]}
+    run, example = _run_and_example(trajectory, trajectory, {"q": "x"})
+    trajectory_eval = create_trajectory_match_evaluator(trajectory_match_mode="unordered")
+    assert _feedback(run_evaluator(trajectory_eval).evaluate_run(run, example)) == [
+        ("trajectory_unordered_match", True)
+    ]
+
+    fake_openai.queue_chat(json={"reasoning": "fine", "score": True})
+    judge = create_llm_as_judge(
+        prompt="{inputs} {outputs}", feedback_key="quality", judge=chat_model(fake_openai)
+    )
+    assert _feedback(run_evaluator(judge).evaluate_run(run, example)) == [("quality", True)]
+
+    # Code evaluators are callable objects rather than functions; LangSmith takes them too.
+    run, example = _run_and_example({"code": "x: int = 1\n"}, {}, {})
+    mypy_eval = create_mypy_evaluator(code_extractor=lambda outputs: outputs["code"])
+    assert _feedback(run_evaluator(mypy_eval).evaluate_run(run, example)) == [
+        ("mypy_succeeded", True)
+    ]
+
+
+async def test_async_evaluator_passed_unchanged_to_arun() -> None:
+    run, example = _run_and_example({"a": 1}, {"a": 1}, {"q": "x"})
+    evaluator = run_evaluator(exact_match_async)
+    result = await evaluator.aevaluate_run(run, example)
+    assert _feedback(result) == [("exact_match", True)]

@@ -318,3 +318,21 @@ def test_answer_relevancy_with_openai_embeddings(fake_openai: FakeOpenAIServer) 
 def test_answer_relevancy_validation() -> None:
     with pytest.raises(ValueError, match="strictness"):
         create_answer_relevancy_evaluator(model="openai:gpt-test", strictness=0)
+
+
+def test_answer_relevancy_with_the_offline_local_model(fake_openai: FakeOpenAIServer) -> None:
+    """The default embeddings: the packaged MiniLM model, no network."""
+    fake_openai.queue_chat(
+        json={
+            "questions": ["When was the first Super Bowl?", "What date was Super Bowl I played?"],
+            "noncommittal": False,
+        }
+    )
+    fake_openai.queue_chat(
+        json={"questions": ["What is the best recipe for bread?"], "noncommittal": False}
+    )
+    evaluator = create_answer_relevancy_evaluator(judge=chat_model(fake_openai), strictness=2)
+    relevant = evaluator(inputs=QUESTION, outputs="The first Super Bowl was held on Jan 15, 1967.")
+    off_topic = evaluator(inputs=QUESTION, outputs="Knead the dough for ten minutes.")
+    assert 0.0 <= off_topic["score"] < relevant["score"] <= 1.0
+    assert relevant["score"] > 0.7
