@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -178,9 +179,13 @@ def find_executable(name: str) -> str:
     )
 
 
-def sample_file_name(index: int) -> str:
-    """File name of the ``index``-th sample (1-based) in the checker's working directory."""
-    return f"sample_{index:04d}.py"
+def sample_file_name(index: int, token: str = "") -> str:
+    """File name of the ``index``-th sample (1-based) in the checker's working directory.
+
+    ``token`` (random per run) keeps the module names unguessable, so one sample of a batch can
+    never import another and batch results stay identical to per-sample checks.
+    """
+    return f"sample_{token}_{index:04d}.py" if token else f"sample_{index:04d}.py"
 
 
 def _scrub(diagnostic: Diagnostic, workdir: str) -> Diagnostic:
@@ -199,7 +204,8 @@ def check_plan(
     """Check ``codes``; yields the checker processes to run, returns one score per code."""
     executable = find_executable(checker.binary)
     with tempfile.TemporaryDirectory(prefix="openevals-typecheck-") as workdir:
-        names = [sample_file_name(i) for i in range(1, len(codes) + 1)]
+        token = secrets.token_hex(6)
+        names = [sample_file_name(i, token) for i in range(1, len(codes) + 1)]
         for name, code in zip(names, codes, strict=True):
             Path(workdir, name).write_text(code, encoding="utf-8")
         found: dict[str, list[Diagnostic]] = {}

@@ -496,7 +496,11 @@ def _drive(plan: Any, replies: list[ProcessResult]) -> tuple[list[Any], Any]:
     raise AssertionError("the plan asked for more runs than scripted")
 
 
-def test_plan_reruns_files_after_mypy_stops_at_a_syntax_error() -> None:
+def test_plan_reruns_files_after_mypy_stops_at_a_syntax_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Scripted checker output names the files, so pin the per-run random token to "".
+    monkeypatch.setattr("openevals.code._typecheck.secrets.token_hex", lambda n: "")
     checker = MypyChecker([], parameter="p")
     plan = check_plan(checker, ["a = 1", "def f(:", "b: int = ''", "class X("])
     invocations, scores = _drive(
@@ -536,3 +540,14 @@ def test_plan_raises_on_checker_failures(reply: ProcessResult, words: str) -> No
     with pytest.raises(RuntimeError, match=words):
         plan.send(reply)
     assert not Path(invocation.cwd).exists()
+
+
+def test_batch_samples_cannot_import_each_other() -> None:
+    """A sample naming another sample's module must not see it (per-sample checks cannot)."""
+    from openevals.code.mypy import create_mypy_evaluator
+
+    samples = ["import sample_0002\nsample_0002.f(1)\n", "def f(x: str) -> None: ...\n"]
+    evaluator = create_mypy_evaluator()
+    batch = evaluator.batch(samples)
+    single = [evaluator(outputs=code) for code in samples]
+    assert [r["score"] for r in batch] == [r["score"] for r in single] == [True, True]
