@@ -9,6 +9,7 @@ neither is the case no LangSmith code is imported and the wrapper costs a few mi
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import sys
@@ -218,6 +219,32 @@ def _log_feedback(results: list[EvaluatorResult]) -> None:
 # --------------------------------------------------------------------------- runners
 
 
+def _feedback_scope(run_name: str, in_test: bool) -> contextlib.AbstractContextManager[Any]:
+    """Inside a ``@pytest.mark.langsmith`` test, the feedback run that results are logged to."""
+    if not in_test:
+        return contextlib.nullcontext()
+    from langsmith import testing as t
+
+    return t.trace_feedback(name=run_name)
+
+
+def _after_trace(
+    out: Any,
+    *,
+    run_name: str,
+    return_raw_outputs: bool,
+    in_test: bool,
+    ls_framework: str,
+    kwargs: dict[str, Any],
+) -> Any:
+    """Annotate the ambient run and, in a LangSmith test, log every result as feedback."""
+    results = [] if return_raw_outputs else _as_list(out)
+    _annotate_ambient_run(run_name, results, in_test, kwargs, ls_framework)
+    if in_test and results:
+        _log_feedback(results)
+    return out
+
+
 def _run_traced(
     *,
     run_name: str,
@@ -236,22 +263,16 @@ def _run_traced(
         raw = scorer(**kw)
         return raw if return_raw_outputs else _to_results(feedback_key, raw)
 
-    def body() -> Any:
+    with _feedback_scope(run_name, in_test):
         out = traceable(name=run_name)(score)(**kwargs)
-        if return_raw_outputs:
-            _annotate_ambient_run(run_name, [], in_test, kwargs, ls_framework)
-            return out
-        _annotate_ambient_run(run_name, _as_list(out), in_test, kwargs, ls_framework)
-        if in_test:
-            _log_feedback(_as_list(out))
-        return out
-
-    if in_test:
-        from langsmith import testing as t
-
-        with t.trace_feedback(name=run_name):
-            return body()
-    return body()
+        return _after_trace(
+            out,
+            run_name=run_name,
+            return_raw_outputs=return_raw_outputs,
+            in_test=in_test,
+            ls_framework=ls_framework,
+            kwargs=kwargs,
+        )
 
 
 async def _arun_traced(
@@ -273,22 +294,16 @@ async def _arun_traced(
             raw = await raw
         return raw if return_raw_outputs else _to_results(feedback_key, raw)
 
-    async def body() -> Any:
+    with _feedback_scope(run_name, in_test):
         out = await traceable(name=run_name)(score)(**kwargs)
-        if return_raw_outputs:
-            _annotate_ambient_run(run_name, [], in_test, kwargs, ls_framework)
-            return out
-        _annotate_ambient_run(run_name, _as_list(out), in_test, kwargs, ls_framework)
-        if in_test:
-            _log_feedback(_as_list(out))
-        return out
-
-    if in_test:
-        from langsmith import testing as t
-
-        with t.trace_feedback(name=run_name):
-            return await body()
-    return await body()
+        return _after_trace(
+            out,
+            run_name=run_name,
+            return_raw_outputs=return_raw_outputs,
+            in_test=in_test,
+            ls_framework=ls_framework,
+            kwargs=kwargs,
+        )
 
 
 def _run_evaluator_untyped(
