@@ -62,8 +62,6 @@ DEFAULT_RETRY_POLICY = RetryPolicy()
 @dataclass(frozen=True)
 class Send:
     payload: Any
-    rung: str
-    key_material: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -270,10 +268,12 @@ class JudgeCore:
             rung = rungs[index]
             attempt = 0
             while True:
+                cache, key, answer = self._cached(rung, messages, spec)
+                if answer is not None:
+                    break
                 try:
-                    answer: Answer = yield Send(
-                        payload, rung, self._key_material(rung, messages, spec)
-                    )
+                    answer = backend.read(rung, (yield Send(payload)))
+                    _store(cache, key, answer)
                     break
                 except Exception as exc:
                     if is_unsupported(exc) and index + 1 < len(rungs):
@@ -317,6 +317,20 @@ class JudgeCore:
                 if index + 1 >= len(rungs):
                     raise
                 index += 1
+
+    def _cached(
+        self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
+    ) -> tuple[JudgeCache | None, str, Answer | None]:
+        """Look the call up in the active judge cache (set by a batch run; usually none)."""
+        cache = active_cache.get()
+        if cache is None:
+            return None, "", None
+        key = cache_key(self._key_material(rung, messages, spec))
+        hit = cache.get(key)
+        if hit is None:
+            return cache, key, None
+        answer = Answer(data=hit.get("data"), text=str(hit.get("text", "")), usage=None)
+        return cache, key, answer
 
     def _key_material(
         self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
@@ -383,21 +397,15 @@ class JudgeCore:
         gen = self.conversation(messages, spec)
         step, done = _advance(gen, None, None)
         while done is None:
+            reply, error = None, None
             if isinstance(step, Sleep):
                 time.sleep(step.seconds)
-                step, done = _advance(gen, None, None)
-                continue
-            assert isinstance(step, Send)
-            cache, key, answer = _cached(step)
-            if answer is None:
+            else:
                 try:
-                    answer = backend.read(step.rung, backend.send(step.payload))
+                    reply = backend.send(step.payload)  # type: ignore[union-attr]
                 except Exception as exc:
-                    step, done = _advance(gen, None, exc)
-                    continue
-                _store(cache, key, answer)
-            step, done = _advance(gen, answer, None)
-        assert done is not None
+                    error = exc
+            step, done = _advance(gen, reply, error)
         return done
 
     async def ask_async(
@@ -417,21 +425,15 @@ class JudgeCore:
         gen = self.conversation(messages, spec)
         step, done = _advance(gen, None, None)
         while done is None:
+            reply, error = None, None
             if isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
-                step, done = _advance(gen, None, None)
-                continue
-            assert isinstance(step, Send)
-            cache, key, answer = _cached(step)
-            if answer is None:
+            else:
                 try:
-                    answer = backend.read(step.rung, await backend.asend(step.payload))
+                    reply = await backend.asend(step.payload)  # type: ignore[union-attr]
                 except Exception as exc:
-                    step, done = _advance(gen, None, exc)
-                    continue
-                _store(cache, key, answer)
-            step, done = _advance(gen, answer, None)
-        assert done is not None
+                    error = exc
+            step, done = _advance(gen, reply, error)
         return done
 
 
@@ -458,18 +460,6 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
 
             return OpenAIClientBackend(root, name, async_client_factory=new_async_client)
     return LangChainBackend(chat_model, so_kwargs)
-
-
-def _cached(step: Send) -> tuple[JudgeCache | None, str, Answer | None]:
-    """Look the call up in the active judge cache (if a batch run set one)."""
-    cache = active_cache.get()
-    if cache is None:
-        return None, "", None
-    key = cache_key(step.key_material)
-    hit = cache.get(key)
-    if hit is None:
-        return cache, key, None
-    return cache, key, Answer(data=hit.get("data"), text=str(hit.get("text", "")), usage=None)
 
 
 def _store(cache: JudgeCache | None, key: str, answer: Answer) -> None:
