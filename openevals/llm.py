@@ -40,6 +40,62 @@ def _async_scorer(core: JudgeCore) -> Callable[..., Any]:
     return scorer
 
 
+Prepare = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _judge_evaluator(
+    core: JudgeCore,
+    prepare: Prepare | None = None,
+    *,
+    async_factory: str = "create_async_llm_as_judge",
+    factory: str = "create_llm_as_judge",
+) -> SimpleEvaluator:
+    """The sync evaluator shell around ``core``; ``prepare`` may rewrite the call's kwargs."""
+    if getattr(core._backend, "is_async", False):
+        raise TypeError(
+            f"`judge` is an async OpenAI client (AsyncOpenAI); use {async_factory}, or pass "
+            f"openai.OpenAI() to {factory}"
+        )
+    scorer = _sync_scorer(core)
+
+    def evaluator(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        call.update(kwargs)
+        return _run_evaluator_untyped(
+            run_name=core.run_name,
+            scorer=scorer,
+            feedback_key=core.feedback_key,
+            return_raw_outputs=core.raw_output,
+            **(prepare(call) if prepare else call),
+        )
+
+    evaluator.core = core  # type: ignore[attr-defined]
+    return evaluator
+
+
+def _async_judge_evaluator(core: JudgeCore, prepare: Prepare | None = None) -> SimpleAsyncEvaluator:
+    """The async twin of :func:`_judge_evaluator`."""
+    scorer = _async_scorer(core)
+
+    async def evaluator(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        call.update(kwargs)
+        return await _arun_evaluator_untyped(
+            run_name=core.run_name,
+            scorer=scorer,
+            feedback_key=core.feedback_key,
+            return_raw_outputs=core.raw_output,
+            **(prepare(call) if prepare else call),
+        )
+
+    evaluator.core = core  # type: ignore[attr-defined]
+    return evaluator
+
+
 def _create_llm_as_judge_scorer(**options: Any) -> Callable[..., Any]:
     """A plain sync scorer ``(*, inputs, outputs, reference_outputs, **kw) -> score value``."""
     return _sync_scorer(_make_core(**options))
@@ -105,30 +161,7 @@ def create_llm_as_judge(
         raise TypeError(
             "`prompt` is an async function; use create_async_llm_as_judge for async prompts"
         )
-    if getattr(core._backend, "is_async", False):
-        raise TypeError(
-            "`judge` is an async OpenAI client (AsyncOpenAI); use create_async_llm_as_judge, or "
-            "pass openai.OpenAI() to create_llm_as_judge"
-        )
-
-    scorer = _sync_scorer(core)
-
-    def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        return _run_evaluator_untyped(
-            run_name=core.run_name,
-            scorer=scorer,
-            feedback_key=core.feedback_key,
-            return_raw_outputs=core.raw_output,
-            inputs=inputs,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            **kwargs,
-        )
-
-    evaluator.core = core  # type: ignore[attr-defined]
-    return evaluator
+    return _judge_evaluator(core)
 
 
 def create_async_llm_as_judge(
@@ -162,21 +195,4 @@ def create_async_llm_as_judge(
         max_retries=max_retries,
     )
 
-    scorer = _async_scorer(core)
-
-    async def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        return await _arun_evaluator_untyped(
-            run_name=core.run_name,
-            scorer=scorer,
-            feedback_key=core.feedback_key,
-            return_raw_outputs=core.raw_output,
-            inputs=inputs,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            **kwargs,
-        )
-
-    evaluator.core = core  # type: ignore[attr-defined]
-    return evaluator
+    return _async_judge_evaluator(core)

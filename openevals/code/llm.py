@@ -13,6 +13,7 @@ from openevals.code.base import (
     _create_base_code_evaluator,
 )
 from openevals.code.extraction import CodeExtractionStrategy
+from openevals.llm import _async_scorer, _sync_scorer
 from openevals.prompts.quality import (
     CODE_CORRECTNESS_PROMPT,
     CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS,
@@ -56,11 +57,6 @@ def _judge_core(
     )
 
 
-def _extraction_client(judge: Any, model: str | None) -> tuple[str | None, Any]:
-    """The judge doubles as the model of the ``llm`` extraction strategy."""
-    return (model, judge)
-
-
 def create_code_llm_as_judge(
     *,
     prompt: Any,
@@ -96,18 +92,15 @@ def create_code_llm_as_judge(
         max_retries=max_retries,
     )
 
-    def scorer(
-        *, inputs: Any = None, outputs: Any, reference_outputs: Any = None, **kw: Any
-    ) -> Any:
-        return core.run_sync(inputs, outputs, reference_outputs, kw)
+    scorer = _sync_scorer(core)
 
-    extract_model, client = _extraction_client(judge, model)
     evaluator = _create_base_code_evaluator(
         scorer=scorer,
         code_extraction_strategy=code_extraction_strategy,
         code_extractor=code_extractor,
-        model=extract_model,
-        client=client,
+        # The judge doubles as the model of the ``llm`` extraction strategy.
+        model=model,
+        client=judge,
         run_name=core.run_name,
         feedback_key=core.feedback_key,
     )
@@ -144,18 +137,15 @@ def create_async_code_llm_as_judge(
         max_retries=max_retries,
     )
 
-    async def scorer(
-        *, inputs: Any = None, outputs: Any, reference_outputs: Any = None, **kw: Any
-    ) -> Any:
-        return await core.run_async(inputs, outputs, reference_outputs, kw)
+    scorer = _async_scorer(core)
 
-    extract_model, client = _extraction_client(judge, model)
     evaluator = _create_async_base_code_evaluator(
         scorer=scorer,
         code_extraction_strategy=code_extraction_strategy,
         code_extractor=code_extractor,
-        model=extract_model,
-        client=client,
+        # The judge doubles as the model of the ``llm`` extraction strategy.
+        model=model,
+        client=judge,
         run_name=core.run_name,
         feedback_key=core.feedback_key,
     )

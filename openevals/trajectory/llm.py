@@ -12,12 +12,12 @@ from typing import Any
 
 from openevals._judge.core import JudgeCore
 from openevals._messages import chat_messages_to_string, normalize_to_openai_messages_list
+from openevals.llm import _async_judge_evaluator, _judge_evaluator
 from openevals.prompts.trajectory import (
     TRAJECTORY_ACCURACY_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
 )
 from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
-from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
 
 __all__ = [
     "TRAJECTORY_ACCURACY_PROMPT",
@@ -38,13 +38,14 @@ def _render(trajectory: Any, name: str) -> str:
         raise type(exc)(f"`{name}` is not a trajectory of chat messages: {exc}") from None
 
 
-def _call_kwargs(outputs: Any, reference_outputs: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-    if outputs is None:
+def _render_trajectories(call: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``outputs`` / ``reference_outputs`` with readable transcripts."""
+    if call.get("outputs") is None:
         raise ValueError("the trajectory judge needs `outputs` (the trajectory to grade); got None")
     return {
-        "outputs": _render(outputs, "outputs"),
-        "reference_outputs": _render(reference_outputs, "reference_outputs"),
-        **kwargs,
+        **call,
+        "outputs": _render(call["outputs"], "outputs"),
+        "reference_outputs": _render(call.get("reference_outputs"), "reference_outputs"),
     }
 
 
@@ -87,23 +88,12 @@ def create_trajectory_llm_as_judge(
         max_retries=max_retries,
     )
 
-    def scorer(*, inputs: Any = None, outputs: Any, reference_outputs: Any, **kw: Any) -> Any:
-        return core.run_sync(inputs, outputs, reference_outputs, kw)
-
-    def evaluator(
-        *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any
-    ) -> Any:
-        return _run_evaluator_untyped(
-            run_name=core.run_name,
-            scorer=scorer,
-            feedback_key=core.feedback_key,
-            return_raw_outputs=core.raw_output,
-            inputs=inputs,
-            **_call_kwargs(outputs, reference_outputs, kwargs),
-        )
-
-    evaluator.core = core  # type: ignore[attr-defined]
-    return evaluator
+    return _judge_evaluator(
+        core,
+        _render_trajectories,
+        async_factory="create_async_trajectory_llm_as_judge",
+        factory="create_trajectory_llm_as_judge",
+    )
 
 
 def create_async_trajectory_llm_as_judge(
@@ -137,20 +127,4 @@ def create_async_trajectory_llm_as_judge(
         max_retries=max_retries,
     )
 
-    async def scorer(*, inputs: Any = None, outputs: Any, reference_outputs: Any, **kw: Any) -> Any:
-        return await core.run_async(inputs, outputs, reference_outputs, kw)
-
-    async def evaluator(
-        *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any
-    ) -> Any:
-        return await _arun_evaluator_untyped(
-            run_name=core.run_name,
-            scorer=scorer,
-            feedback_key=core.feedback_key,
-            return_raw_outputs=core.raw_output,
-            inputs=inputs,
-            **_call_kwargs(outputs, reference_outputs, kwargs),
-        )
-
-    evaluator.core = core  # type: ignore[attr-defined]
-    return evaluator
+    return _async_judge_evaluator(core, _render_trajectories)
