@@ -18,10 +18,6 @@ from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
 __all__ = ["JudgeOutputError", "create_async_llm_as_judge", "create_llm_as_judge"]
 
 
-def _make_core(**options: Any) -> JudgeCore:
-    return JudgeCore(**options)
-
-
 def _sync_scorer(core: JudgeCore) -> Callable[..., Any]:
     def scorer(
         *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
@@ -98,12 +94,12 @@ def _async_judge_evaluator(core: JudgeCore, prepare: Prepare | None = None) -> S
 
 def _create_llm_as_judge_scorer(**options: Any) -> Callable[..., Any]:
     """A plain sync scorer ``(*, inputs, outputs, reference_outputs, **kw) -> score value``."""
-    return _sync_scorer(_make_core(**options))
+    return _sync_scorer(JudgeCore(**options))
 
 
 def _create_async_llm_as_judge_scorer(**options: Any) -> Callable[..., Any]:
     """The async twin of :func:`_create_llm_as_judge_scorer`."""
-    return _async_scorer(_make_core(**options))
+    return _async_scorer(JudgeCore(**options))
 
 
 def create_llm_as_judge(
@@ -143,7 +139,7 @@ def create_llm_as_judge(
     Call the evaluator with keyword arguments: ``inputs``, ``outputs``, ``reference_outputs``, any
     other template variable, and ``attachments`` (images, audio, PDF) for multimodal prompts.
     """
-    core = _make_core(
+    core = JudgeCore(
         prompt=prompt,
         feedback_key=feedback_key,
         judge=judge,
@@ -180,7 +176,7 @@ def create_async_llm_as_judge(
     max_retries: int = 3,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge` (same options; pass ``AsyncOpenAI`` clients)."""
-    core = _make_core(
+    core = JudgeCore(
         prompt=prompt,
         feedback_key=feedback_key,
         judge=judge,

@@ -49,10 +49,6 @@ def _render_trajectories(call: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _core(**options: Any) -> JudgeCore:
-    return JudgeCore(**options)
-
-
 def create_trajectory_llm_as_judge(
     *,
     prompt: Any = TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
@@ -73,7 +69,7 @@ def create_trajectory_llm_as_judge(
     Takes the same options as :func:`openevals.llm.create_llm_as_judge`; the default prompt is
     ``TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE`` (an absent reference renders as empty).
     """
-    core = _core(
+    core = JudgeCore(
         prompt=prompt,
         model=model,
         feedback_key=feedback_key,
@@ -112,7 +108,7 @@ def create_async_trajectory_llm_as_judge(
     max_retries: int = 3,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_trajectory_llm_as_judge`."""
-    core = _core(
+    core = JudgeCore(
         prompt=prompt,
         model=model,
         feedback_key=feedback_key,
