@@ -457,7 +457,7 @@ class LangChainBackend(Backend):
         )
         name = getattr(model, "model_name", None) or getattr(model, "model", None)
         self.model_name = name if isinstance(name, str) else None
-        self._runnables: dict[str, Any] = {}
+        self._runnables: dict[tuple[str, str, Any], Any] = {}
 
     def cache_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -471,7 +471,10 @@ class LangChainBackend(Backend):
         return params
 
     def _runnable(self, rung: str, spec: SchemaSpec) -> Any:
-        key = f"{rung}:{spec.name}:{id(spec)}"
+        # Keyed by content, not id(spec): per-call specs (JSON rubric keys) are short-lived, and
+        # a recycled id would hand back a runnable bound to another schema.
+        shape = spec.pydantic_model or json.dumps(spec.schema, sort_keys=True)
+        key = (rung, spec.name, shape)
         cached = self._runnables.get(key)
         if cached is not None:
             return cached

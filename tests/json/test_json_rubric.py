@@ -130,3 +130,14 @@ def test_async_openai_client_needs_the_async_factory(fake_openai: FakeOpenAIServ
     client = openai.AsyncOpenAI(base_url=fake_openai.base_url, api_key="k")
     with pytest.raises(TypeError, match="create_async_json_match_evaluator"):
         create_json_match_evaluator(rubric={"a": "x"}, judge=client, model="gpt-test")
+
+
+def test_different_rubric_key_sets_get_their_own_schema(fake_openai: FakeOpenAIServer) -> None:
+    """One LangChain judge, elements with different rubric keys: each request asks for its keys."""
+    fake_openai.queue_chat(json={"a": {"reasoning": "r", "score": True}})
+    fake_openai.queue_chat(json={"b": {"reasoning": "r", "score": True}})
+    evaluator = create_json_match_evaluator(
+        rubric={"a": "x", "b": "y"}, judge=chat_model(fake_openai), list_match_mode="ordered"
+    )
+    evaluator(outputs=[{"a": 1}, {"b": 2}], reference_outputs=[{"a": 1}, {"b": 2}])
+    assert [_requested_keys(body) for body in fake_openai.chat_requests] == [["a"], ["b"]]
