@@ -18,6 +18,7 @@ __all__ = [
     "IMPORT_TO_DISTRIBUTION",
     "Requirement",
     "distribution_for",
+    "require_e2b",
     "third_party_requirements",
 ]
 
@@ -25,6 +26,15 @@ E2B_MISSING = (
     "the E2B evaluators need the `e2b-code-interpreter` package; install it with "
     '`pip install "openevals[e2b]"`'
 )
+
+
+def require_e2b() -> None:
+    """Raise the install hint when the E2B SDK is missing (called when an E2B module loads)."""
+    try:
+        import e2b  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(E2B_MISSING) from exc
+
 
 IMPORT_TO_DISTRIBUTION: dict[str, str] = {
     "Bio": "biopython",

@@ -18,7 +18,7 @@ from openevals.code.base import (
     CheckScore,
     CodeCheckEvaluator,
 )
-from openevals.code.e2b._imports import E2B_MISSING
+from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
     RunCommand,
     SandboxPlan,
@@ -34,10 +34,7 @@ from openevals.code.e2b.sandbox import (
 from openevals.code.e2b.sandbox.files import OUTPUTS_FILE, project_path, run_command
 from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
 
-try:
-    import e2b  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised in a test that hides the package
-    raise ImportError(E2B_MISSING) from exc
+require_e2b()
 
 if TYPE_CHECKING:
     # e2b_code_interpreter's sandboxes subclass these.
