@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openevals._judge.answers import extract_json_object
+from openevals._judge.prompting import append_text_to_last_user
 from openevals._judge.schema import SchemaSpec
 
 __all__ = [
@@ -156,16 +157,9 @@ def _json_instruction(spec: SchemaSpec) -> str:
 
 def _with_instruction(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
     """A copy of ``messages`` with ``text`` appended to the last user message."""
-    out = [dict(m) for m in messages]
-    for message in reversed(out):
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                message["content"] = [*content, {"type": "text", "text": text}]
-            else:
-                message["content"] = f"{content}\n\n{text}" if content else text
-            return out
-    out.append({"role": "user", "content": text})
+    out = list(messages)
+    if not append_text_to_last_user(out, text):
+        out.append({"role": "user", "content": text})
     return out
 
 

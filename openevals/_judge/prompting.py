@@ -197,6 +197,21 @@ def _render_template(
     return [{"role": "user", "content": content}]
 
 
+def append_text_to_last_user(messages: list[dict[str, Any]], text: str) -> bool:
+    """Append ``text`` to the last user message (a new dict); False when there is none."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                new_content: Any = [*content, {"type": "text", "text": text}]
+            else:
+                new_content = f"{content}\n\n{text}" if content else text
+            messages[i] = {**message, "content": new_content}
+            return True
+    return False
+
+
 def _append_blocks_to_last_user(
     messages: list[dict[str, Any]], blocks: list[dict[str, Any]]
 ) -> None:
@@ -316,18 +331,10 @@ def finalize_messages(
         messages = [convert_to_openai_message(m) for m in raw_messages]
     if system is not None:
         messages.insert(0, {"role": "system", "content": system})
-    if few_shot_examples:
-        text = few_shot_text(few_shot_examples)
-        for message in reversed(messages):
-            if message.get("role") == "user":
-                content = message.get("content")
-                if isinstance(content, list):
-                    message["content"] = [*content, {"type": "text", "text": text}]
-                else:
-                    message["content"] = f"{content}\n\n{text}" if content else text
-                break
-        else:
-            raise ValueError(
-                "few_shot_examples are appended to the last user message, but the prompt has none"
-            )
+    if few_shot_examples and not append_text_to_last_user(
+        messages, few_shot_text(few_shot_examples)
+    ):
+        raise ValueError(
+            "few_shot_examples are appended to the last user message, but the prompt has none"
+        )
     return messages
