@@ -18,6 +18,7 @@ __all__ = [
     "is_langchain_message",
     "normalize_final_app_outputs_as_string",
     "normalize_to_openai_messages_list",
+    "text_parts",
     "to_json_text",
 ]
 
@@ -146,6 +147,15 @@ def to_json_text(value: Any, *, indent: int | None = None, sort_keys: bool = Fal
     if isinstance(value, str):
         return value
     return json.dumps(_jsonable(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False)
+
+
+def text_parts(blocks: Sequence[Any]) -> list[str]:
+    """The text of a content-block list: plain strings and ``{"type": "text"}`` blocks, in order."""
+    return [
+        block if isinstance(block, str) else str(block.get("text", ""))
+        for block in blocks
+        if isinstance(block, str) or (isinstance(block, Mapping) and block.get("type") == "text")
+    ]
 
 
 def _content_text(content: Any) -> str:

@@ -29,6 +29,7 @@ from openevals._messages import (
     convert_to_openai_message,
     is_langchain_message,
     normalize_to_openai_messages_list,
+    text_parts,
 )
 
 __all__ = [
@@ -77,13 +78,7 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-        return "\n".join(parts)
+        return "\n".join(text_parts(content))
     raise TypeError(
         "message content must be a string or a list of content blocks, got "
         f"{type(content).__name__}"

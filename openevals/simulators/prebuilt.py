@@ -13,7 +13,11 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from openevals._messages import convert_to_openai_message, normalize_to_openai_messages_list
+from openevals._messages import (
+    convert_to_openai_message,
+    normalize_to_openai_messages_list,
+    text_parts,
+)
 from openevals.types import ChatCompletionMessage
 
 if TYPE_CHECKING:
@@ -58,13 +62,7 @@ def _response_text(response: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-        return "".join(parts)
+        return "".join(text_parts(content))
     raise TypeError(
         f"the simulated user's model returned {type(response).__name__} without text content"
     )
