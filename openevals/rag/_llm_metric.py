@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openevals._judge.core import JudgeCore
+from openevals._messages import normalize_final_app_outputs_as_string, to_json_text
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 from openevals.utils import _arun_evaluator, _run_evaluator
 
@@ -139,11 +140,7 @@ def require_text(value: Any, name: str) -> str:
         raise ValueError(f"this metric needs `{name}`; got None")
     if isinstance(value, str):
         return value
-    from openevals._messages import normalize_final_app_outputs_as_string
-
     try:
         return normalize_final_app_outputs_as_string(value)
     except (TypeError, ValueError):
-        from openevals._messages import to_json_text
-
         return to_json_text(value)
