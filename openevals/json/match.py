@@ -75,11 +75,14 @@ from openevals._judge.core import JudgeCore
 from openevals._judge.schema import SchemaSpec
 from openevals._matching import max_weight_assignment
 from openevals._messages import to_json_text
+from openevals.prompts.json import SYSTEM_PROMPT, USER_PROMPT
 from openevals.types import EvaluatorResult
 from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = [
     "EMPTY_RECORD_KEY",
+    "SYSTEM_PROMPT",
+    "USER_PROMPT",
     "AsyncJsonMatchEvaluator",
     "AsyncRubricScorer",
     "JsonMatchEvaluator",

@@ -19,10 +19,20 @@ import pytest
 
 from tests.prompts.test_prompts import ALL_SPEC, EXTRA_SPEC, PROMPTS_DIR, REPO, SPEC
 
+# 0.2.2's per-prompt module paths, from the compatibility list.
+_COMPAT_LIST = REPO / "tests" / "compat" / "public_modules_0_2_2.json"
+PROMPT_MODULES = sorted(
+    m
+    for m in json.loads(_COMPAT_LIST.read_text(encoding="utf-8"))["modules"]
+    if m.startswith("openevals.prompts.") and m.count(".") == 3
+)
+# openevals.prompts.json also exposes the rubric prompts under 0.2.2's names.
+ALIASES = {"SYSTEM_PROMPT": "JSON_MATCH_SYSTEM_PROMPT", "USER_PROMPT": "JSON_MATCH_USER_PROMPT"}
+
 pytestmark = pytest.mark.slow
 
 _CHILD = r"""
-import json, sys
+import importlib, json, sys
 import openevals
 import openevals.prompts as prompts
 from openevals.prompts import _loader, code, json as json_prompts
@@ -30,11 +40,17 @@ from openevals.prompts import _loader, code, json as json_prompts
 texts = {name: getattr(prompts, name) for name in prompts.__all__}
 for module in (code, json_prompts):
     texts.update({name: getattr(module, name) for name in module.__all__})
+# The 0.2.2 module paths (openevals.prompts.<family>.<name>), given on the command line.
+per_module = {}
+for path in sys.argv[1:]:
+    module = importlib.import_module(path)
+    per_module[path] = {name: getattr(module, name) for name in module.__all__}
 print(json.dumps({
     "openevals_file": openevals.__file__,
     "loader_file": _loader.__file__,
     "all": list(prompts.__all__),
     "texts": texts,
+    "per_module": per_module,
     "packaged_dir": _loader.packaged_prompts_dir(),
     "repository_dir": _loader.repository_prompts_dir(),
     "resolved": {
@@ -87,7 +103,7 @@ def test_installed_copy_reads_its_packaged_files(installed: tuple[Path, Path]) -
     _, site = installed
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(site)
-    child = _run([sys.executable, "-S", "-c", _CHILD], cwd=site.parent, env=env)
+    child = _run([sys.executable, "-S", "-c", _CHILD, *PROMPT_MODULES], cwd=site.parent, env=env)
     assert child.returncode == 0, child.stderr
     report = json.loads(child.stdout)
 
@@ -103,9 +119,21 @@ def test_installed_copy_reads_its_packaged_files(installed: tuple[Path, Path]) -
         assert Path(resolved).resolve() == (packaged / relative).resolve()
 
     assert sorted(report["all"]) == sorted(SPEC)
-    assert set(report["texts"]) == set(SPEC) | set(EXTRA_SPEC)
+    assert set(report["texts"]) == set(SPEC) | set(EXTRA_SPEC) | set(ALIASES)
     for name, (family, stem, _) in ALL_SPEC.items():
         expected = (PROMPTS_DIR / family / f"{stem}.txt").read_text(encoding="utf-8")
         assert report["texts"][name] == expected, name
+    for alias, name in ALIASES.items():
+        assert report["texts"][alias] == report["texts"][name]
+    # Every 0.2.2 per-prompt module path imports from the installed copy, with its file's text.
+    assert len(report["per_module"]) == len(PROMPT_MODULES) == 31
+    seen = set()
+    for path, constants in report["per_module"].items():
+        family = path.split(".")[2]
+        for name, text in constants.items():
+            assert ALL_SPEC[name][0] == family, (path, name)
+            assert text == report["texts"][name], (path, name)
+            seen.add(name)
+    assert seen == set(SPEC)
     # Reading prompts pulled in no model stack.
     assert not [m for m in report["modules"] if m.startswith(("langchain", "openai"))]

@@ -1,6 +1,8 @@
 """Image content (pass the image as ``attachments``; True = content detected).
 
-Texts are read from ``prompts/image/`` when this module is imported."""
+Texts are read from ``prompts/image/`` when this package is imported. Each prompt also has
+its own submodule, ``openevals.prompts.image.<name>`` (the module paths of openevals 0.2.2),
+which re-exports the constant defined here."""
 
 from __future__ import annotations
 

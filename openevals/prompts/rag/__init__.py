@@ -1,6 +1,8 @@
 """Retrieval-augmented generation: groundedness, helpfulness, retrieval relevance.
 
-Texts are read from ``prompts/rag/`` when this module is imported."""
+Texts are read from ``prompts/rag/`` when this package is imported. Each prompt also has
+its own submodule, ``openevals.prompts.rag.<name>`` (the module paths of openevals 0.2.2),
+which re-exports the constant defined here."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Harmful or biased content in outputs (True = problem detected).
 
-Texts are read from ``prompts/safety/`` when this module is imported."""
+Texts are read from ``prompts/safety/`` when this package is imported. Each prompt also has
+its own submodule, ``openevals.prompts.safety.<name>`` (the module paths of openevals 0.2.2),
+which re-exports the constant defined here."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Agent trajectories: overall accuracy (with or without a reference) and tool selection.
 
-Texts are read from ``prompts/trajectory/`` when this module is imported."""
+Texts are read from ``prompts/trajectory/`` when this package is imported. Each prompt also has
+its own submodule, ``openevals.prompts.trajectory.<name>`` (the module paths of openevals 0.2.2),
+which re-exports the constant defined here."""
 
 from __future__ import annotations
 

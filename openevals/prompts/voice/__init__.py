@@ -1,6 +1,8 @@
 """Voice and audio (pass the audio as ``attachments``).
 
-Texts are read from ``prompts/voice/`` when this module is imported."""
+Texts are read from ``prompts/voice/`` when this package is imported. Each prompt also has
+its own submodule, ``openevals.prompts.voice.<name>`` (the module paths of openevals 0.2.2),
+which re-exports the constant defined here."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """General output quality: correctness, conciseness, hallucination, relevance, code, plans, laziness.
 
-Texts are read from ``prompts/quality/`` when this module is imported."""
+Texts are read from ``prompts/quality/`` when this package is imported. Each prompt also has
+its own submodule, ``openevals.prompts.quality.<name>`` (the module paths of openevals 0.2.2),
+which re-exports the constant defined here."""
 
 from __future__ import annotations
 

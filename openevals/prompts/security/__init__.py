@@ -1,6 +1,8 @@
 """Security threats in inputs and outputs (True = threat or leak detected).
 
-Texts are read from ``prompts/security/`` when this module is imported."""
+Texts are read from ``prompts/security/`` when this package is imported. Each prompt also has
+its own submodule, ``openevals.prompts.security.<name>`` (the module paths of openevals 0.2.2),
+which re-exports the constant defined here."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Multi-turn conversations; LANGUAGE_DETECTION and SUPPORT_INTENT return a category.
 
-Texts are read from ``prompts/conversation/`` when this module is imported."""
+Texts are read from ``prompts/conversation/`` when this package is imported. Each prompt also has
+its own submodule, ``openevals.prompts.conversation.<name>`` (the module paths of openevals 0.2.2),
+which re-exports the constant defined here."""
 
 from __future__ import annotations
 

@@ -1,0 +1,10 @@
+"""``LANGUAGE_DETECTION_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/conversation/language_detection.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.conversation import LANGUAGE_DETECTION_PROMPT
+
+__all__ = ["LANGUAGE_DETECTION_PROMPT"]

@@ -1,0 +1,10 @@
+"""``PERCEIVED_ERROR_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/conversation/perceived_error.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.conversation import PERCEIVED_ERROR_PROMPT
+
+__all__ = ["PERCEIVED_ERROR_PROMPT"]

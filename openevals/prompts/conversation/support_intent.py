@@ -1,0 +1,10 @@
+"""``SUPPORT_INTENT_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/conversation/support_intent.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.conversation import SUPPORT_INTENT_PROMPT
+
+__all__ = ["SUPPORT_INTENT_PROMPT"]

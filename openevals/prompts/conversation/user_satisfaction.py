@@ -1,0 +1,10 @@
+"""``USER_SATISFACTION_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/conversation/user_satisfaction.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.conversation import USER_SATISFACTION_PROMPT
+
+__all__ = ["USER_SATISFACTION_PROMPT"]

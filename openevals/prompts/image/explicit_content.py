@@ -1,0 +1,10 @@
+"""``EXPLICIT_CONTENT_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/image/explicit_content.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.image import EXPLICIT_CONTENT_PROMPT
+
+__all__ = ["EXPLICIT_CONTENT_PROMPT"]

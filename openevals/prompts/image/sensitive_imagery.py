@@ -1,0 +1,10 @@
+"""``SENSITIVE_IMAGERY_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/image/sensitive_imagery.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.image import SENSITIVE_IMAGERY_PROMPT
+
+__all__ = ["SENSITIVE_IMAGERY_PROMPT"]

@@ -1,0 +1,10 @@
+"""``ANSWER_RELEVANCE_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/quality/answer_relevance.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.quality import ANSWER_RELEVANCE_PROMPT
+
+__all__ = ["ANSWER_RELEVANCE_PROMPT"]

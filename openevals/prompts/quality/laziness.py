@@ -1,0 +1,10 @@
+"""``LAZINESS_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/quality/laziness.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.quality import LAZINESS_PROMPT
+
+__all__ = ["LAZINESS_PROMPT"]

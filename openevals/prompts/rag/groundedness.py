@@ -1,0 +1,10 @@
+"""``RAG_GROUNDEDNESS_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/rag/groundedness.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.rag import RAG_GROUNDEDNESS_PROMPT
+
+__all__ = ["RAG_GROUNDEDNESS_PROMPT"]

@@ -1,0 +1,10 @@
+"""``RAG_HELPFULNESS_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/rag/helpfulness.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.rag import RAG_HELPFULNESS_PROMPT
+
+__all__ = ["RAG_HELPFULNESS_PROMPT"]

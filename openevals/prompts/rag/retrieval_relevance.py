@@ -1,0 +1,10 @@
+"""``RAG_RETRIEVAL_RELEVANCE_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/rag/retrieval_relevance.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.rag import RAG_RETRIEVAL_RELEVANCE_PROMPT
+
+__all__ = ["RAG_RETRIEVAL_RELEVANCE_PROMPT"]

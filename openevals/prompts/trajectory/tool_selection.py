@@ -1,0 +1,10 @@
+"""``TOOL_SELECTION_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/trajectory/tool_selection.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.trajectory import TOOL_SELECTION_PROMPT
+
+__all__ = ["TOOL_SELECTION_PROMPT"]

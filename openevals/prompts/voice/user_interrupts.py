@@ -1,0 +1,10 @@
+"""``USER_INTERRUPTS_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/voice/user_interrupts.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.voice import USER_INTERRUPTS_PROMPT
+
+__all__ = ["USER_INTERRUPTS_PROMPT"]

@@ -1,0 +1,10 @@
+"""``VOCAL_AFFECT_PROMPT`` at the module path openevals 0.2.2 used.
+
+Text: ``prompts/voice/vocal_affect.txt``.
+"""
+
+from __future__ import annotations
+
+from openevals.prompts.voice import VOCAL_AFFECT_PROMPT
+
+__all__ = ["VOCAL_AFFECT_PROMPT"]
