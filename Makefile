@@ -59,3 +59,26 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache
+
+# The public openevals 0.2.2 test suite (the tests that need no network) against this package and
+# against 0.2.2 from PyPI, each in its own venv; prints both pass counts and what fails for us.
+# Not part of `make test` or CI: it downloads the 0.2.2 sdist. See scripts/run_upstream_tests.py.
+COMPAT_DIR := .cache/compat
+COMPAT_SDIST := $(COMPAT_DIR)/openevals-0.2.2.tar.gz
+BASELINE := .venv-baseline
+
+$(COMPAT_SDIST): | $(STAMP)
+	mkdir -p $(COMPAT_DIR)
+	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: --dest $(COMPAT_DIR) \
+		openevals==0.2.2
+
+$(BASELINE)/.compat-installed:
+	test -x $(BASELINE)/bin/python || $(PYTHON) -m venv $(BASELINE)
+	$(BASELINE)/bin/python -m pip install --quiet openevals==0.2.2 "pytest>=8.3.4" \
+		"pytest-asyncio>=0.25.3"
+	touch $@
+
+.PHONY: compat
+compat: $(STAMP) $(BASELINE)/.compat-installed $(COMPAT_SDIST)
+	$(BIN)/python scripts/run_upstream_tests.py --sdist $(COMPAT_SDIST) \
+		--ours-python $(BIN)/python --baseline-python $(BASELINE)/bin/python
