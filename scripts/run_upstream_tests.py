@@ -52,6 +52,17 @@ NETWORK_REASONS = {
 _CHAT = "chat_model"
 _CLIENT = "openai_client"
 
+# The rubric tests of test_json.py and test_json_async.py (same names in both files).
+_JSON_RUBRIC = {
+    "test_json_match_mix": _CHAT,
+    "test_json_match_rubric": _CHAT,
+    "test_json_match_rubric_wrong": _CHAT,
+    "test_json_match_rubric_with_reasoning": _CHAT,
+    "test_json_match_rubric_without_reasoning": _CHAT,
+    "test_json_match_rubric_with_reasoning_individual_key": _CHAT,
+    "test_json_match_list_rubric": _CHAT,
+}
+
 # upstream test file -> {test name: key of NETWORK_REASONS}. Found by running the whole suite
 # offline on 0.2.2 (all 102 fail there with a connection error, and only they do); re-check with
 # --check-network-list.
@@ -86,26 +97,11 @@ NETWORK_TESTS: dict[str, dict[str, str]] = {
         "test_llm_as_judge_hallucination_not_correct": _CHAT,
     },
     "test_json.py": {
-        "test_json_match_mix": _CHAT,
-        "test_json_match_rubric": _CHAT,
-        "test_json_match_rubric_wrong": _CHAT,
-        "test_json_match_rubric_with_reasoning": _CHAT,
-        "test_json_match_rubric_without_reasoning": _CHAT,
-        "test_json_match_rubric_with_reasoning_individual_key": _CHAT,
-        "test_json_match_list_rubric": _CHAT,
+        **_JSON_RUBRIC,
         "test_json_match_mode_order_wrong_language": _CHAT,
         "test_works_with_evaluate": "evaluate",
     },
-    "test_json_async.py": {
-        "test_json_match_mix": _CHAT,
-        "test_json_match_rubric": _CHAT,
-        "test_json_match_rubric_wrong": _CHAT,
-        "test_json_match_rubric_with_reasoning": _CHAT,
-        "test_json_match_rubric_without_reasoning": _CHAT,
-        "test_json_match_rubric_with_reasoning_individual_key": _CHAT,
-        "test_json_match_list_rubric": _CHAT,
-        "test_works_with_aevaluate": "evaluate",
-    },
+    "test_json_async.py": {**_JSON_RUBRIC, "test_works_with_aevaluate": "evaluate"},
     "test_levenshtein.py": {
         "test_levenshtein_evaluate": "evaluate",
         "test_levenshtein_aevaluate": "evaluate",

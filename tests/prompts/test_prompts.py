@@ -452,6 +452,7 @@ def test_non_string_path_is_a_type_error() -> None:
 def test_importing_prompts_loads_nothing_heavy() -> None:
     code = (
         "import sys, openevals.prompts, openevals.prompts.code, openevals.prompts.json\n"
+        "import openevals.prompts.quality.correctness, openevals.prompts.voice.vocal_affect\n"
         "heavy = ('langchain_core', 'langchain_openai', 'openai', 'langsmith', 'pydantic',\n"
         "         'importlib.resources', 'rapidfuzz', 'torch')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy\n"
