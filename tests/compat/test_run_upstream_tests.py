@@ -46,6 +46,7 @@ SUITE = {
         "@pytest.mark.parametrize('x', [1, 2])\n"
         "def test_param(x):\n    assert x == 1\n"
     ),
+    "tests/test_c.py": "import no_such_module_xyz\ndef test_c():\n    pass\n",
     "openevals/__init__.py": "raise RuntimeError('the sdist package must never be imported')\n",
     "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = ['.']\n",
 }
@@ -90,6 +91,7 @@ def test_prepare_extracts_only_the_tests(run_dir: Path) -> None:
         "pytest.ini",
         "tests/test_a.py",
         "tests/test_b.py",
+        "tests/test_c.py",
     ]
     listed = json.loads((run_dir / "network_tests.json").read_text())
     assert listed == R.network_node_ids() and len(listed) == 102
@@ -123,7 +125,8 @@ def test_offline_env_drops_credentials_and_points_at_a_closed_port(
 
 def test_run_deselects_exact_ids_and_parses_outcomes(run_dir: Path) -> None:
     # An exact id: test_ok must not also drop test_ok_longer_name (pytest's --deselect would).
-    _network(run_dir, ["tests/test_a.py::test_ok"])
+    # test_c.py cannot be imported: it is one failed entry, and its listed test is not "stale".
+    _network(run_dir, ["tests/test_a.py::test_ok", "tests/test_c.py::test_c"])
     results = R.run_pytest(sys.executable, run_dir, run_dir / "out.xml", _ours_env())
     assert {n: r["outcome"] for n, r in results.items()} == {
         "tests/test_a.py::test_ok_longer_name": "passed",
@@ -131,7 +134,9 @@ def test_run_deselects_exact_ids_and_parses_outcomes(run_dir: Path) -> None:
         "tests/test_b.py::test_skipped": "skipped",
         "tests/test_b.py::test_param[1]": "passed",
         "tests/test_b.py::test_param[2]": "failed",
+        "tests/test_c.py::(import)": "failed",
     }
+    assert "No module named 'no_such_module_xyz'" in results["tests/test_c.py::(import)"]["message"]
     assert "one is not two" in results["tests/test_a.py::test_bad"]["message"]
 
 
@@ -139,9 +144,10 @@ def test_only_network_mode_runs_just_the_listed(run_dir: Path) -> None:
     _network(run_dir, ["tests/test_a.py::test_bad"])
     env = _ours_env(COMPAT_ONLY_NETWORK="1")
     results = R.run_pytest(sys.executable, run_dir, run_dir / "out.xml", env)
-    assert list(results) == ["tests/test_a.py::test_bad"]
+    # test_c.py's import failure shows in every mode.
+    assert sorted(results) == ["tests/test_a.py::test_bad", "tests/test_c.py::(import)"]
     text, problems = R.check_network_list(results)
-    assert problems == 2  # it failed without a connection error, and the list has 102 entries
+    assert problems == 3  # two failures that are not connection errors; the list has 102 entries
     assert "did not fail with a connection error" in text
 
 
