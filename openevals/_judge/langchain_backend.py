@@ -35,11 +35,9 @@ from openevals._judge.schema import SchemaSpec
 
 __all__ = ["MAX_ANSWER_CHARS", "LangChainBackend"]
 
-# Errors that ChatOpenAI raises while reading a reply that is not a chat completion (a str body,
-# no choices, a choice without message): raised inside the OpenAI packages, or in LangChain's chat
-# model base class when the reply held no generation at all.
-_READ_ERRORS = (AttributeError, IndexError, KeyError)
-_READING_MODULES = ("langchain_openai", "openai", "langchain_core.language_models")
+# Where ChatOpenAI reads a reply: an error raised there means the reply was not a chat completion.
+_READING_FUNCTIONS = (("langchain_openai", "_create_chat_result"),)
+_READING_MODULES = ("openai._response", "openai._legacy_response", "openai.lib._parsing")
 
 
 def _is_openai_chat_model(model: Any) -> bool:
@@ -91,14 +89,24 @@ def _request_part(structured: Any) -> Any:
     return None
 
 
-def _raised_in(exc: BaseException, modules: tuple[str, ...]) -> bool:
-    """Was ``exc`` raised (innermost frame) in one of ``modules`` or their submodules?"""
+def _while_reading_reply(exc: BaseException) -> bool:
+    """Was ``exc`` raised while ChatOpenAI / the OpenAI SDK turned the HTTP reply into a result?"""
+    frames = []
     tb = exc.__traceback__
-    module = ""
     while tb is not None:
-        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        frames.append((str(tb.tb_frame.f_globals.get("__name__", "")), tb.tb_frame.f_code.co_name))
         tb = tb.tb_next
-    return any(module == m or module.startswith(m + ".") for m in modules)
+    for module, function in frames:
+        if any(module.startswith(m) and function == f for m, f in _READING_FUNCTIONS):
+            return True
+        if any(module == m or module.startswith(m + ".") for m in _READING_MODULES):
+            return True
+    # A reply without any choice leaves LangChain's chat model with no generation to return.
+    return (
+        isinstance(exc, IndexError)
+        and bool(frames)
+        and frames[-1][0].startswith("langchain_core.language_models")
+    )
 
 
 def _ai_message_text(message: Any) -> str:
@@ -196,12 +204,7 @@ class LangChainBackend(Backend):
 
     def _server_fault(self, exc: Exception) -> JudgeServerError | None:
         fault = undecodable_body(exc)
-        if (
-            fault is None
-            and self.openai_like
-            and isinstance(exc, _READ_ERRORS)
-            and _raised_in(exc, _READING_MODULES)
-        ):
+        if fault is None and self.openai_like and _while_reading_reply(exc):
             fault = JudgeServerError(
                 f"the reply is not a chat completion that {type(self.model).__name__} can "
                 f"read ({type(exc).__name__}: {exc})"
