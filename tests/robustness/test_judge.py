@@ -203,7 +203,6 @@ def test_one_malformed_reply_then_a_good_one_succeeds(
 
 def test_refusal_is_the_models_answer_not_a_server_fault(fake_openai: FakeOpenAIServer) -> None:
     refusal = {"role": "assistant", "content": None, "refusal": "I cannot help with that."}
-    fake_openai.set_default_chat(body=MALFORMED_REPLIES["null_content"]["body"] | {})
     body = json.loads(json.dumps(MALFORMED_REPLIES["null_content"]["body"]))
     body["choices"][0]["message"] = refusal
     fake_openai.set_default_chat(body=body)
