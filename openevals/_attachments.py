@@ -1,13 +1,24 @@
-"""Turn user attachments (URLs, base64 data dicts) into OpenAI-style multimodal content blocks."""
+"""Turn user attachments (URLs, base64 data dicts) into multimodal content blocks.
+
+Attachments become OpenAI-format blocks (``image_url``, ``file``, ``input_audio``), the form OpenAI
+clients and ``ChatOpenAI`` take; :func:`to_standard_content` rewrites them into LangChain's standard
+blocks (``{"type": "image", "base64": ..., "mime_type": ...}``) for every other LangChain model.
+"""
 
 from __future__ import annotations
 
 import mimetypes
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-__all__ = ["attachment_to_content_block", "normalize_content_blocks", "normalize_mime_type"]
+__all__ = [
+    "attachment_to_content_block",
+    "normalize_content_blocks",
+    "normalize_mime_type",
+    "to_standard_block",
+    "to_standard_content",
+]
 
 _MIME_ALIASES = {
     "audio/mpeg": "audio/mp3",
@@ -108,3 +119,71 @@ def normalize_content_blocks(attachments: Any) -> list[dict[str, Any]]:
         return []
     items = attachments if isinstance(attachments, (list, tuple)) else [attachments]
     return [attachment_to_content_block(a) for a in items]
+
+
+def _split_data_url(url: str) -> tuple[str | None, str] | None:
+    """``data:<mime>;base64,<data>`` -> ``(mime, data)``; ``None`` for other URLs."""
+    if not url.startswith("data:") or "," not in url:
+        return None
+    header, data = url[5:].split(",", 1)
+    mime = header.split(";", 1)[0]
+    return (normalize_mime_type(mime) if mime else None), data
+
+
+def _source_fields(url: str) -> dict[str, Any]:
+    """``base64`` + ``mime_type`` for a data URL, ``url`` for anything else."""
+    split = _split_data_url(url)
+    if split is None:
+        return {"url": url}
+    mime, data = split
+    return {"base64": data, **({"mime_type": mime} if mime else {})}
+
+
+def to_standard_block(block: Mapping[str, Any]) -> dict[str, Any]:
+    """One OpenAI-format content block -> LangChain's standard (provider-neutral) form.
+
+    ``image_url`` -> ``{"type": "image", "base64"|"url": ..., "mime_type": ...}``, ``file`` ->
+    ``{"type": "file", ...}`` (PDF), ``input_audio`` -> ``{"type": "audio", ...}``. Text and
+    blocks already in another form are returned as new dicts, unchanged.
+    """
+    kind = block.get("type")
+    if kind == "image_url":
+        image = block.get("image_url")
+        url = image.get("url") if isinstance(image, Mapping) else image
+        if isinstance(url, str):
+            out: dict[str, Any] = {"type": "image", **_source_fields(url)}
+            detail = image.get("detail") if isinstance(image, Mapping) else None
+            if detail is not None:
+                out["extras"] = {"detail": detail}
+            return out
+    elif kind == "file":
+        file = block.get("file")
+        if isinstance(file, Mapping):
+            out = {"type": "file"}
+            if isinstance(file.get("file_data"), str):
+                out.update(_source_fields(file["file_data"]))
+                if "url" in out:  # bare base64 without a data: header
+                    out = {"type": "file", "base64": out.pop("url")}
+                out.setdefault("mime_type", "application/pdf")
+            elif isinstance(file.get("file_id"), str):
+                out["file_id"] = file["file_id"]
+            else:
+                return dict(block)
+            if file.get("filename"):
+                out["extras"] = {"filename": file["filename"]}
+            return out
+    elif kind == "input_audio":
+        audio = block.get("input_audio")
+        if isinstance(audio, Mapping) and isinstance(audio.get("data"), str):
+            fmt = str(audio.get("format") or "wav")
+            return {
+                "type": "audio",
+                "base64": _strip_data_url(audio["data"]),
+                "mime_type": normalize_mime_type(f"audio/{fmt}"),
+            }
+    return dict(block)
+
+
+def to_standard_content(content: Sequence[Any]) -> list[Any]:
+    """A message's list content with every OpenAI-format block in LangChain's standard form."""
+    return [to_standard_block(b) if isinstance(b, Mapping) else b for b in content]

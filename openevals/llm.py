@@ -10,12 +10,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from openevals._judge.answers import JudgeOutputError
 from openevals._judge.core import JudgeCore
+from openevals._judge.errors import (
+    JudgeError,
+    JudgeOutputError,
+    JudgeServerError,
+    JudgeTimeoutError,
+)
 from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
 
-__all__ = ["JudgeOutputError", "create_async_llm_as_judge", "create_llm_as_judge"]
+__all__ = [
+    "JudgeError",
+    "JudgeOutputError",
+    "JudgeServerError",
+    "JudgeTimeoutError",
+    "create_async_llm_as_judge",
+    "create_llm_as_judge",
+]
 
 
 def _sync_scorer(core: JudgeCore) -> Callable[..., Any]:
@@ -125,6 +137,8 @@ def create_llm_as_judge(
             schema), or a callable taking the call's keyword arguments and returning chat messages.
         feedback_key: the key of the returned result (default ``"score"``).
         judge: a LangChain chat model, or an ``openai.OpenAI`` client (then ``model`` names the model).
+            The client object itself is called (``wrap_openai`` tracing and patches apply); its own
+            ``max_retries`` then governs retries of HTTP errors and timeouts.
         model: a ``"provider:model"`` string, e.g. ``"openai:gpt-4.1-mini"``.
         system: a system message prepended to the prompt.
         continuous: score is a float in [0, 1] instead of a boolean.
@@ -132,9 +146,15 @@ def create_llm_as_judge(
         use_reasoning: the judge reasons before scoring; the reasoning is returned as ``comment``.
         few_shot_examples: examples (inputs/outputs/reasoning/score) appended to the last user message.
         output_schema: a TypedDict, Pydantic model, JSON schema or OpenAI structured-output format; the
-            evaluator then returns the structured answer as a dict instead of an ``EvaluatorResult``.
+            evaluator then returns the structured answer instead of an ``EvaluatorResult``: an
+            instance of the model for a Pydantic model, a dict otherwise.
         structured_output_kwargs: forwarded to a LangChain model's ``with_structured_output``.
-        max_retries: retries of transient failures (429, 5xx, timeouts) with exponential backoff.
+        max_retries: retries of transient failures (429, 5xx, timeouts, malformed replies) with
+            exponential backoff.
+
+    Raises (from the evaluator): :class:`JudgeOutputError` (unusable answer),
+    :class:`JudgeServerError` (malformed server reply), :class:`JudgeTimeoutError` (every attempt
+    timed out); all subclass :class:`JudgeError`.
 
     Call the evaluator with keyword arguments: ``inputs``, ``outputs``, ``reference_outputs``, any
     other template variable, and ``attachments`` (images, audio, PDF) for multimodal prompts.

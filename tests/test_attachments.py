@@ -13,6 +13,8 @@ from openevals._attachments import (
     attachment_to_content_block,
     normalize_content_blocks,
     normalize_mime_type,
+    to_standard_block,
+    to_standard_content,
 )
 from openevals.utils import _attachment_to_content_block, _normalize_content_blocks
 
@@ -219,3 +221,48 @@ def test_payload_survives_round_trip(mime: str, payload: str, as_data_url: bool)
         assert block["file"]["file_data"] == f"data:{mime};base64,{payload}"
     else:
         assert block["input_audio"]["data"] == payload
+
+
+# --------------------------------------------------------------------------- LangChain standard blocks
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ({"type": "text", "text": "hi"}, {"type": "text", "text": "hi"}),
+        (
+            {"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0lG"}},
+            {"type": "image", "base64": "R0lG", "mime_type": "image/gif"},
+        ),
+        (
+            {"type": "image_url", "image_url": {"url": "https://x/y.png", "detail": "high"}},
+            {"type": "image", "url": "https://x/y.png", "extras": {"detail": "high"}},
+        ),
+        (
+            {"type": "image_url", "image_url": "https://x/y.png"},
+            {"type": "image", "url": "https://x/y.png"},
+        ),
+        (
+            {"type": "file", "file": {"file_data": "JVBE"}},
+            {"type": "file", "base64": "JVBE", "mime_type": "application/pdf"},
+        ),
+        ({"type": "file", "file": {"file_id": "file-1"}}, {"type": "file", "file_id": "file-1"}),
+        (
+            {"type": "input_audio", "input_audio": {"data": "AAA", "format": "mp3"}},
+            {"type": "audio", "base64": "AAA", "mime_type": "audio/mp3"},
+        ),
+        ({"type": "image", "url": "https://x"}, {"type": "image", "url": "https://x"}),
+        ({"type": "image_url"}, {"type": "image_url"}),
+    ],
+)
+def test_to_standard_block(block: dict[str, Any], expected: dict[str, Any]) -> None:
+    snapshot = copy.deepcopy(block)
+    assert to_standard_block(block) == expected
+    assert block == snapshot
+
+
+def test_to_standard_content_keeps_non_dict_parts() -> None:
+    assert to_standard_content(["plain", {"type": "text", "text": "t"}]) == [
+        "plain",
+        {"type": "text", "text": "t"},
+    ]

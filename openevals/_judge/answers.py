@@ -8,9 +8,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from openevals._judge.errors import JudgeOutputError
 from openevals._judge.schema import SchemaSpec
 
-__all__ = ["AnswerError", "JudgeOutputError", "extract_json_object", "validate_answer"]
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "AnswerError",
+    "JudgeOutputError",
+    "check_answer_size",
+    "extract_json_object",
+    "validate_answer",
+]
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -23,38 +31,65 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+MAX_ANSWER_CHARS = 200_000
+"""Longest judge answer (in characters) the judge will parse; a longer one is a JudgeOutputError.
+
+Judge answers are a JSON object with some reasoning, a few KB at most; an answer past this size is a
+runaway generation, and parsing it would cost time for nothing.
+"""
+
+_MAX_DECODE_STARTS = 64
+_OBJECT_START_RE = re.compile(r'\{\s*(?:"|\})')
+
+
 class AnswerError(ValueError):
     """A judge answer that does not fit the expected shape (internal; triggers one repair)."""
 
 
-class JudgeOutputError(ValueError):
-    """The judge's answer could not be used, even after a repair attempt.
+def check_answer_size(text: str) -> None:
+    """Raise :class:`JudgeOutputError` for an answer over :data:`MAX_ANSWER_CHARS`."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise JudgeOutputError(
+            f"the judge's answer is {len(text):,} characters long, over the limit of "
+            f"{MAX_ANSWER_CHARS:,} (openevals._judge.answers.MAX_ANSWER_CHARS); it was not "
+            f"parsed. Start of the answer: {text[:500]!r}",
+            raw=text[:MAX_ANSWER_CHARS],
+        )
 
-    ``raw`` holds the model's last raw answer text.
-    """
 
-    def __init__(self, message: str, *, raw: str | None = None) -> None:
-        super().__init__(message)
-        self.raw = raw
+def _loads(text: str) -> Any:
+    """``json.loads`` that reports nesting too deep for the decoder as a decode failure."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def extract_json_object(text: str) -> dict[str, Any] | None:
-    """Find a JSON object in ``text``: the whole text, a fenced block, or the first balanced ``{...}``."""
+    """Find a JSON object in ``text``: the whole text, a fenced block, or a ``{"...`` in prose.
+
+    The work is linear in ``len(text)``: at most a fixed number of decode attempts, each at most
+    one pass over the text. Nesting too deep for the decoder counts as "no object here".
+    """
+    check_answer_size(text)
     stripped = text.strip()
     candidates = [stripped]
-    candidates.extend(m.group(1).strip() for m in _FENCE_RE.finditer(text))
-    for candidate in candidates:
+    if "```" in text:
+        candidates.extend(m.group(1).strip() for m in _FENCE_RE.finditer(text))
+    for candidate in candidates[: _MAX_DECODE_STARTS // 2]:
         try:
-            value = json.loads(candidate)
+            value = _loads(candidate)
         except (ValueError, TypeError):
             continue
         if isinstance(value, dict):
             return value
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    for tried, match in enumerate(_OBJECT_START_RE.finditer(text)):
+        if tried >= _MAX_DECODE_STARTS:
+            break
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return value
@@ -171,20 +206,25 @@ def _check(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path:
             _check(item, schema["items"], root, f"{path}[{i}]")
 
 
-def _validate_structured(spec: SchemaSpec, data: Mapping[str, Any]) -> dict[str, Any]:
+def _validate_structured(spec: SchemaSpec, data: Mapping[str, Any]) -> Any:
+    """A Pydantic schema gives an instance of the model; JSON schemas and TypedDicts a dict."""
     if spec.pydantic_model is not None:
         try:
             model = spec.pydantic_model.model_validate(dict(data))
         except Exception as exc:
             raise AnswerError(f"the answer does not validate against {spec.name}: {exc}") from None
-        return dict(model.model_dump())
+        return model
     schema = spec.validation_schema if spec.validation_schema is not None else spec.schema
     _check(data, schema, schema, "the answer")
     return dict(data)
 
 
 def validate_answer(spec: SchemaSpec, data: Any) -> Any:
-    """Validate a parsed answer. Score schemas give ``(score, reasoning)``; others a dict."""
+    """Validate a parsed answer.
+
+    Score schemas give ``(score, reasoning)``; Pydantic schemas an instance of the model; other
+    schemas a dict.
+    """
     if hasattr(data, "model_dump") and callable(data.model_dump):
         data = data.model_dump()
     if not isinstance(data, Mapping):

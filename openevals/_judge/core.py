@@ -18,26 +18,39 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openevals._judge.answers import AnswerError, JudgeOutputError, validate_answer
-from openevals._judge.backends import (
-    Answer,
-    Backend,
-    LangChainBackend,
-    OpenAIClientBackend,
+from openevals._judge.answers import AnswerError, check_answer_size, validate_answer
+from openevals._judge.backends import Answer, Backend, OpenAIClientBackend
+from openevals._judge.cache import JudgeCache, active_cache, cache_key
+from openevals._judge.errors import (
+    JudgeError,
+    JudgeOutputError,
+    JudgeServerError,
+    JudgeTimeoutError,
+    is_timeout,
     is_transient,
     is_unsupported,
     retry_after_seconds,
 )
-from openevals._judge.cache import JudgeCache, active_cache, cache_key
+from openevals._judge.langchain_backend import LangChainBackend
 from openevals._judge.prompting import (
     PromptSpec,
+    check_encodable,
     finalize_messages,
     make_prompt_spec,
     start_messages,
 )
 from openevals._judge.schema import SchemaSpec, default_score_schema, normalize_output_schema
 
-__all__ = ["JudgeCore", "JudgeOutputError", "RetryPolicy", "Send", "Sleep"]
+__all__ = [
+    "JudgeCore",
+    "JudgeError",
+    "JudgeOutputError",
+    "JudgeServerError",
+    "JudgeTimeoutError",
+    "RetryPolicy",
+    "Send",
+    "Sleep",
+]
 
 
 @dataclass(frozen=True)
@@ -253,6 +266,20 @@ class JudgeCore:
             from_callable=self.prompt.kind == "callable",
         )
 
+    def check_encodable(
+        self,
+        messages: list[dict[str, Any]],
+        inputs: Any,
+        outputs: Any,
+        reference_outputs: Any,
+        extra: Mapping[str, Any],
+    ) -> None:
+        """A ``ValueError`` naming the parameter when the request cannot be encoded as UTF-8."""
+        sources = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        sources.update(extra)
+        sources.update(system=self.system, few_shot_examples=self.few_shot_examples)
+        check_encodable(messages, sources)
+
     # ------------------------------------------------------------------ conversation
     def conversation(
         self, messages: list[dict[str, Any]], spec: SchemaSpec | None = None
@@ -262,18 +289,20 @@ class JudgeCore:
         rungs = backend.rungs
         index = self._rung_start
         repaired = False
+        skip_cache = False
         usage: dict[str, int] | None = None
         while True:
             index, payload = self._prepare_from(index, messages, spec)
             rung = rungs[index]
             attempt = 0
             while True:
-                cache, key, answer = self._cached(rung, messages, spec)
+                cache, key = self._cache_slot(rung, messages, spec)
+                answer = None if skip_cache else _lookup(cache, key)
+                from_cache, skip_cache = answer is not None, False
                 if answer is not None:
                     break
                 try:
                     answer = backend.read(rung, (yield Send(payload)))
-                    _store(cache, key, answer)
                     break
                 except Exception as exc:
                     if is_unsupported(exc) and index + 1 < len(rungs):
@@ -281,17 +310,26 @@ class JudgeCore:
                         rung = rungs[index]
                         attempt = 0
                         continue
-                    if is_transient(exc) and attempt < self.retry.max_retries:
+                    if attempt < self._retries_for(exc):
                         yield Sleep(self.retry.delay(attempt, exc))
                         attempt += 1
                         continue
-                    raise
+                    final = self._give_up(exc, attempt + 1)
+                    if final is exc:
+                        raise
+                    raise final from (exc.__cause__ if isinstance(exc, JudgeServerError) else exc)
             usage = _add_usage(usage, answer.usage)
+            check_answer_size(answer.text)
             try:
                 if answer.data is None:
                     raise AnswerError("the reply contains no JSON object")
                 value = validate_answer(spec, answer.data)
             except AnswerError as err:
+                if from_cache:
+                    # A stored answer that no longer validates (an older release cached it, or
+                    # the schema's rules changed): ask the model again instead of replaying it.
+                    skip_cache = True
+                    continue
                 if repaired:
                     raise JudgeOutputError(
                         f"the judge's answer did not match the expected format, even after one "
@@ -301,8 +339,34 @@ class JudgeCore:
                 repaired = True
                 messages = [*messages, *self._repair_messages(answer.text, err, spec)]
                 continue
+            if not from_cache:
+                # Only answers that passed validation are stored: a retry of a failed row must
+                # reach the model, never replay the unusable answer.
+                _store(cache, key, answer)
             self._rung_start = index
             return Outcome(value=value, usage=usage, rung=rung)
+
+    def _retries_for(self, exc: BaseException) -> int:
+        """How many retries a failure deserves under the judge's policy."""
+        if isinstance(exc, JudgeServerError):
+            return self.retry.max_retries  # the SDK does not retry malformed replies
+        if not is_transient(exc) or self.backend.sdk_retries:
+            # A caller's client that retries by itself has already retried this error.
+            return 0
+        return self.retry.max_retries
+
+    def _give_up(self, exc: BaseException, attempts: int) -> BaseException:
+        """The error to raise once ``exc`` is final after ``attempts`` requests."""
+        if isinstance(exc, JudgeServerError):
+            return exc.with_attempts(attempts) if attempts > 1 else exc
+        if is_timeout(exc):
+            backend = self.backend
+            return JudgeTimeoutError(
+                timeout=backend.timeout,
+                attempts=attempts * (backend.sdk_retries + 1),
+                model=backend.model_name,
+            )
+        return exc
 
     def _prepare_from(
         self, index: int, messages: list[dict[str, Any]], spec: SchemaSpec
@@ -318,19 +382,14 @@ class JudgeCore:
                     raise
                 index += 1
 
-    def _cached(
+    def _cache_slot(
         self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
-    ) -> tuple[JudgeCache | None, str, Answer | None]:
-        """Look the call up in the active judge cache (set by a batch run; usually none)."""
+    ) -> tuple[JudgeCache | None, str]:
+        """The active judge cache (set by a batch run; usually none) and this call's key."""
         cache = active_cache.get()
         if cache is None:
-            return None, "", None
-        key = cache_key(self._key_material(rung, messages, spec))
-        hit = cache.get(key)
-        if hit is None:
-            return cache, key, None
-        answer = Answer(data=hit.get("data"), text=str(hit.get("text", "")), usage=None)
-        return cache, key, answer
+            return None, ""
+        return cache, cache_key(self._key_material(rung, messages, spec))
 
     def _key_material(
         self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
@@ -393,6 +452,7 @@ class JudgeCore:
         """Build the messages, talk to the model (blocking) and return the validated outcome."""
         raw = self.start(inputs, outputs, reference_outputs, extra)
         messages = self.finish(raw, extra)
+        self.check_encodable(messages, inputs, outputs, reference_outputs, extra)
         backend = self.backend
         gen = self.conversation(messages, spec)
         step, done = _advance(gen, None, None)
@@ -421,6 +481,7 @@ class JudgeCore:
         if inspect.isawaitable(raw):
             raw = await raw
         messages = self.finish(raw, extra)
+        self.check_encodable(messages, inputs, outputs, reference_outputs, extra)
         backend = self.backend
         gen = self.conversation(messages, spec)
         step, done = _advance(gen, None, None)
@@ -458,12 +519,21 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
 
                 return root_async.with_options(http_client=DefaultAsyncHttpxClient())
 
-            return OpenAIClientBackend(root, name, async_client_factory=new_async_client)
+            return OpenAIClientBackend(
+                root, name, async_client_factory=new_async_client, owned=True
+            )
     return LangChainBackend(chat_model, so_kwargs)
 
 
+def _lookup(cache: JudgeCache | None, key: str) -> Answer | None:
+    hit = cache.get(key) if cache is not None else None
+    if not isinstance(hit, Mapping):
+        return None
+    return Answer(data=hit.get("data"), text=str(hit.get("text", "")), usage=None)
+
+
 def _store(cache: JudgeCache | None, key: str, answer: Answer) -> None:
-    """Remember a usable answer; answers without data are not worth replaying."""
+    """Remember an answer that passed validation."""
     if cache is not None and answer.data is not None:
         data = answer.data.model_dump() if hasattr(answer.data, "model_dump") else answer.data
         cache.set(key, {"data": data, "text": answer.text, "usage": answer.usage})

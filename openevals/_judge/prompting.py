@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,14 @@ from openevals._messages import (
     to_json_text,
 )
 
-__all__ = ["PromptSpec", "finalize_messages", "make_prompt_spec", "render_value", "start_messages"]
+__all__ = [
+    "PromptSpec",
+    "check_encodable",
+    "finalize_messages",
+    "make_prompt_spec",
+    "render_value",
+    "start_messages",
+]
 
 PromptKind = Literal["template", "runnable", "callable"]
 _ATTACHMENTS = "attachments"
@@ -338,3 +346,60 @@ def finalize_messages(
             "few_shot_examples are appended to the last user message, but the prompt has none"
         )
     return messages
+
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_path(value: Any, limit: int = 100_000) -> str | None:
+    """Where ``value`` holds a lone surrogate (``"[0]['text']"``-style path), else ``None``.
+
+    Walks dicts (keys and values), lists, tuples and LangChain messages iteratively, visiting each
+    container once and at most ``limit`` items, so cyclic or very deep values cannot break it.
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    seen: set[int] = set()
+    while stack and limit > 0:
+        limit -= 1
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE_RE.search(item):
+                return path
+            continue
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, Mapping):
+            for key, sub in item.items():
+                stack.append((key, f"{path} (a key)"))
+                stack.append((sub, f"{path}[{key!r}]"))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(item))
+        elif is_langchain_message(item):
+            stack.append((getattr(item, "content", None), f"{path}.content"))
+            stack.append((getattr(item, "tool_calls", None), f"{path}.tool_calls"))
+    return None
+
+
+def check_encodable(messages: list[dict[str, Any]], sources: Mapping[str, Any]) -> None:
+    """Raise a ``ValueError`` naming the parameter when the request holds a lone surrogate.
+
+    Lone surrogates (``"\\ud800"``, typically from bytes decoded with ``errors="surrogateescape"``)
+    cannot be encoded as UTF-8, so no HTTP client can send them. ``sources`` maps parameter names
+    to the values the messages were built from; the first one holding such a character is named.
+    """
+    if _surrogate_path(messages) is None:
+        return
+    for name, value in sources.items():
+        path = _surrogate_path(value)
+        if path is not None:
+            where = f"`{name}{path}`" if path else f"`{name}`"
+            break
+    else:
+        where = "the text of `prompt` (or of the messages it returned)"
+    raise ValueError(
+        f"{where} contains a lone surrogate code point (U+D800..U+DFFF), which cannot be encoded "
+        "as UTF-8 and so cannot be sent to the judge model. Fix the text before calling the "
+        "evaluator, e.g. text.encode('utf-8', 'replace').decode('utf-8'), or decode the original "
+        "bytes without errors='surrogateescape'."
+    )

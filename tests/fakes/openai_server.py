@@ -18,7 +18,9 @@ Typical use::
 Chat replies are chosen per request in this order: the FIFO queue (``queue_chat``), then the
 responder (``set_responder``) if it returns something, then the default (``set_default_chat``,
 initially the text ``"ok"``). Requests rejected by ``reject_response_format`` / ``reject_tools``
-are recorded but do not consume a queued reply.
+are recorded but do not consume a queued reply. ``MALFORMED_REPLIES`` names status-200 replies
+that are not usable chat completions (body not JSON, no choices, no message, ...) for fault tests:
+``server.queue_malformed("empty_choices")``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODELS",
+    "MALFORMED_REPLIES",
     "FakeOpenAIServer",
     "RecordedRequest",
     "Reply",
@@ -73,6 +76,42 @@ _ERROR_TYPES: dict[int, str] = {
 }
 _FORCING_TOOL_CHOICES = frozenset({"required", "any"})
 _NON_FORCING_TOOL_CHOICES = frozenset({"auto", "none"})
+
+
+def _completion_body(**choice: Any) -> dict[str, Any]:
+    """A chat-completion body whose only choice is ``choice`` (no choice when it is empty)."""
+    return {
+        "id": "chatcmpl-malformed",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-test",
+        "choices": [{"index": 0, "finish_reason": "stop", **choice}] if choice else [],
+    }
+
+
+#: Status-200 replies that are not usable chat completions, by name: keyword arguments for
+#: ``queue_chat`` / ``set_default_chat`` (or use ``queue_malformed(kind)``).
+MALFORMED_REPLIES: dict[str, dict[str, Any]] = {
+    "not_json": {"body": b'{"id": "chatcmpl-1", "choices": [{'},
+    "empty_body": {"body": b""},
+    "html_body": {
+        "body": b"<html><body>502 Bad Gateway</body></html>",
+        "headers": {"Content-Type": "text/html"},
+    },
+    "text_body": {"body": b"upstream overloaded", "headers": {"Content-Type": "text/plain"}},
+    "json_string": {"body": '"just a string"'},
+    "json_list": {"body": [1, 2, 3]},
+    "json_number": {"body": b"42"},
+    "deep_json_body": {"body": b"[" * 5000 + b"]" * 5000},
+    "empty_choices": {"body": _completion_body()},
+    "no_choices_key": {"body": {"id": "chatcmpl-2", "object": "chat.completion"}},
+    "no_message": {"body": _completion_body(finish_reason="stop")},
+    "null_message": {"body": _completion_body(message=None)},
+    "string_message": {"body": _completion_body(message="hello")},
+    "null_content": {"body": _completion_body(message={"role": "assistant", "content": None})},
+    "empty_content": {"body": _completion_body(message={"role": "assistant", "content": ""})},
+    "number_content": {"body": _completion_body(message={"role": "assistant", "content": 7})},
+}
 
 
 @dataclass(frozen=True)
@@ -516,6 +555,15 @@ class FakeOpenAIServer:
         with self._lock:
             self._chat_queue.append(reply)
         return reply
+
+    def queue_malformed(self, kind: str, *, times: int = 1) -> None:
+        """Queue ``times`` malformed chat replies of one kind from :data:`MALFORMED_REPLIES`."""
+        if kind not in MALFORMED_REPLIES:
+            raise ValueError(
+                f"unknown malformed reply kind {kind!r}; choose one of {sorted(MALFORMED_REPLIES)}"
+            )
+        for _ in range(times):
+            self.queue_chat(**MALFORMED_REPLIES[kind])
 
     def set_default_chat(
         self,

@@ -1,0 +1,234 @@
+"""What can go wrong when a judge talks to a model, and how each failure is classified.
+
+Every error the judge raises about the *judge* (rather than about the caller's arguments, which get
+``TypeError``/``ValueError`` naming the parameter) derives from :class:`JudgeError`:
+
+* :class:`JudgeOutputError` - the model answered, but the answer could not be used (no JSON object,
+  wrong fields, over the size cap), even after one repair request;
+* :class:`JudgeServerError` - the server's reply was not a usable chat completion (body not JSON,
+  no ``choices``, no message, no content and no tool call, a bare string); retried like a 5xx;
+* :class:`JudgeTimeoutError` - every attempt ran past the client's timeout; carries that timeout.
+
+The helpers below decide whether a failure is worth retrying (:func:`is_transient`) or means the
+server rejected the way structure was requested (:func:`is_unsupported`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from typing import Any
+
+__all__ = [
+    "JudgeError",
+    "JudgeOutputError",
+    "JudgeServerError",
+    "JudgeTimeoutError",
+    "is_timeout",
+    "is_transient",
+    "is_unsupported",
+    "retry_after_seconds",
+    "timeout_seconds",
+]
+
+_SNIPPET = 500
+
+
+def snippet(text: Any, limit: int = _SNIPPET) -> str:
+    """``repr`` of the first ``limit`` characters of ``text`` (with a note of the full length)."""
+    value = text if isinstance(text, str) else repr(text)
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value):,} characters in all)"
+
+
+class JudgeError(Exception):
+    """Base class of the errors a judge raises when the model or its server fails it."""
+
+
+class JudgeOutputError(JudgeError, ValueError):
+    """The judge's answer could not be used, even after a repair attempt.
+
+    ``raw`` holds the model's last raw answer text (the message shows a truncated copy).
+    """
+
+    def __init__(self, message: str, *, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class JudgeServerError(JudgeError, RuntimeError):
+    """The model server sent a reply that is not a usable chat completion.
+
+    ``reason`` says what was wrong, ``body`` holds a truncated copy of what arrived, and
+    ``attempts`` how many requests were made before giving up (the judge retries these replies
+    like a 5xx error, up to ``max_retries`` times).
+    """
+
+    def __init__(self, reason: str, *, body: Any = None, attempts: int = 1) -> None:
+        self.reason = reason
+        self.body = None if body is None else snippet(body)  # a repr, truncated
+        self.attempts = attempts
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        tries = f" (after {self.attempts} attempts)" if self.attempts > 1 else ""
+        shown = f" Received: {self.body}" if self.body is not None else ""
+        return (
+            f"the model server sent a malformed reply{tries}: {self.reason}. This is a fault of "
+            f"the server or of a proxy in front of it, not of the evaluated data.{shown}"
+        )
+
+    def with_attempts(self, attempts: int) -> JudgeServerError:
+        """A copy that reports ``attempts`` requests (raised when the retries are used up)."""
+        error = copy.copy(self)
+        error.attempts = attempts
+        error.args = (error._text(),)
+        return error
+
+
+class JudgeTimeoutError(JudgeError, TimeoutError):
+    """Every attempt to reach the model ran past the client's timeout.
+
+    ``timeout`` is the timeout in seconds the client was configured with (``None`` when unknown)
+    and ``attempts`` the number of requests made. The original error is the ``__cause__``.
+    """
+
+    def __init__(self, *, timeout: float | None, attempts: int, model: str | None) -> None:
+        self.timeout = timeout
+        self.attempts = attempts
+        self.model = model
+        limit = f"{timeout:g} s" if timeout is not None else "the client's"
+        who = f" {model!r}" if model else ""
+        super().__init__(
+            f"the judge model{who} did not answer within the timeout ({limit}) in {attempts} "
+            f"attempt{'s' if attempts != 1 else ''}; raise the timeout on your client (e.g. "
+            "OpenAI(timeout=...) or ChatOpenAI(timeout=...)), or check the server"
+        )
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """A request that ran out of time (any client library's timeout error)."""
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return True
+    return any("Timeout" in cls.__name__ for cls in type(exc).__mro__)
+
+
+def timeout_seconds(value: Any) -> float | None:
+    """Seconds from a client's ``timeout`` setting (a number or an ``httpx.Timeout``)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, tuple) and value:
+        return timeout_seconds(value[-1])
+    read = getattr(value, "read", None)
+    if isinstance(read, (int, float)) and not isinstance(read, bool):
+        return float(read)
+    return None
+
+
+_UNSUPPORTED_WORDS = (
+    "response_format",
+    "json_schema",
+    "json schema",
+    "json_object",
+    "tool_choice",
+    "tools",
+    "tool call",
+    "function",
+    "grammar",
+    "not supported",
+    "unsupported",
+    "not implemented",
+    "schema",
+)
+# A 500 is usually transient; only these words mark it as a rejection of the request's shape.
+_UNSUPPORTED_WORDS_ON_500 = (
+    "response_format",
+    "json_schema",
+    "json_object",
+    "tool_choice",
+    "grammar",
+    "not supported",
+    "unsupported",
+)
+_TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+_TRANSIENT_NAMES = (
+    "Timeout",
+    "RateLimit",
+    "APIConnection",
+    "ConnectError",
+    "ConnectionError",
+    "ServiceUnavailable",
+    "InternalServerError",
+    "RemoteProtocolError",
+    "ReadError",
+)
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status", "http_status"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+    response = getattr(exc, "response", None)
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def _error_text(exc: BaseException) -> str:
+    parts = [str(exc)]
+    body = getattr(exc, "body", None)
+    if body is not None:
+        parts.append(json.dumps(body, default=str) if not isinstance(body, str) else body)
+    return " ".join(parts).lower()
+
+
+def is_unsupported(exc: BaseException) -> bool:
+    """Did the server reject the *way* we asked for structure (rather than fail transiently)?"""
+    if isinstance(exc, NotImplementedError):
+        return True
+    status = _status_of(exc)
+    if status not in (400, 415, 422, 500, 501):
+        return False
+    text = _error_text(exc)
+    words = _UNSUPPORTED_WORDS if status != 500 else _UNSUPPORTED_WORDS_ON_500
+    return any(word in text for word in words)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying: rate limits, 5xx, timeouts, dropped connections."""
+    status = _status_of(exc)
+    if status is not None:
+        return status in _TRANSIENT_STATUS
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ConnectionError)):
+        return True
+    return any(name in cls.__name__ for cls in type(exc).__mro__ for name in _TRANSIENT_NAMES)
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The server's ``Retry-After`` (or ``retry-after-ms``) hint, in seconds, if present."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        from email.utils import parsedate_to_datetime
+
+        try:
+            import time
+
+            when = parsedate_to_datetime(str(headers.get("retry-after")))
+            return max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
