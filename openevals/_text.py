@@ -14,9 +14,8 @@ memory (exact match, Levenshtein) do not need it: surrogates compare like any ot
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
-__all__ = ["LoneSurrogateError", "check_text", "check_texts", "first_surrogate", "line_column"]
+__all__ = ["LoneSurrogateError", "check_text", "first_surrogate", "line_column"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -64,9 +63,3 @@ def check_text(text: str, parameter: str, *, of: str = "", sink: str = "") -> st
         parameter=parameter,
         index=index,
     )
-
-
-def check_texts(named: Iterable[tuple[str, str]], *, of: str = "", sink: str = "") -> None:
-    """:func:`check_text` on each ``(parameter, text)`` pair, in order."""
-    for parameter, text in named:
-        check_text(text, parameter, of=of, sink=sink)

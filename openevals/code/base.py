@@ -10,6 +10,11 @@ metadata={"code_extraction_failed": True}``.
 :class:`CodeCheckEvaluator` narrows the return type to one result; the ``Batch`` variants add
 ``batch`` / ``abatch``, which score many outputs with one call of a batch scorer (e.g. one type-checker
 process) and return exactly what per-output calls would.
+
+Evaluators that hand the code to another program (a type checker, an E2B sandbox) name it as their
+``code_sink``: code holding a lone surrogate, which UTF-8 cannot encode, is then refused with a
+``ValueError`` naming ``outputs`` (``outputs[i]`` in a batch) and the position, before the program
+starts. Without a sink (your own scorer) the code is passed on unchanged.
 """
 
 from __future__ import annotations
