@@ -35,26 +35,16 @@ from openevals.code.mypy import create_async_mypy_evaluator, create_mypy_evaluat
 from openevals.code.pyright import create_async_pyright_evaluator, create_pyright_evaluator
 from tests.code.checkers import requires_mypy, requires_pyright
 from tests.fakes.sandbox import FakeAsyncSandbox, FakeSandbox
+from tests.robustness.surrogates import SURROGATES, VALID_TEXT, text_with_surrogate
 
 EXAMPLES = 80
-
-SURROGATES = st.integers(min_value=0xD800, max_value=0xDFFF).map(chr)
-VALID = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
-ANY_TEXT = st.text(max_size=20)  # may hold more surrogates: only the first one is reported
-
-
-@st.composite
-def text_with_surrogate(draw: st.DrawFn) -> tuple[str, int]:
-    """``valid + surrogate + anything``, and the index of the first surrogate."""
-    head = draw(VALID)
-    return head + draw(SURROGATES) + draw(ANY_TEXT), len(head)
 
 
 @st.composite
 def code_with_surrogate(draw: st.DrawFn) -> tuple[str, int]:
     """Python-looking code with a lone surrogate inside a string literal on some line."""
     lines = draw(st.lists(st.sampled_from(["x = 1", "def f() -> int:", "    return 2", ""])))
-    literal = draw(VALID.filter(lambda s: "\n" not in s and "`" not in s and "~" not in s))
+    literal = draw(VALID_TEXT.filter(lambda s: "\n" not in s and "`" not in s and "~" not in s))
     bad = f"s = '{literal}{draw(SURROGATES)}'"
     at = draw(st.integers(min_value=0, max_value=len(lines)))
     lines.insert(at, bad)
@@ -86,7 +76,7 @@ def test_check_text_names_the_parameter_and_the_first_surrogate(
 
 
 @settings(max_examples=EXAMPLES)
-@given(text=VALID)
+@given(text=VALID_TEXT)
 def test_check_text_returns_valid_text_unchanged(text: str) -> None:
     assert check_text(text, "outputs") is text
     assert first_surrogate(text) is None

@@ -30,8 +30,11 @@ from openevals.string import (
     create_embedding_similarity_evaluator,
 )
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.robustness.surrogates import text_with_surrogate
 
 EXAMPLES = 60
+SYNC_FACTORY: Any = create_embedding_similarity_evaluator
+ASYNC_FACTORY: Any = create_async_embedding_similarity_evaluator
 
 FACTORIES = pytest.mark.parametrize(
     "factory",
@@ -115,12 +118,8 @@ def test_a_broken_vector_anywhere_in_a_batch_is_an_error_naming_model_and_text(
     # a healthy vector of the same length everywhere else
     table = {t: [1.0] * len(vector) for t in outputs + references}
     table[target] = vector
-    factory = (
-        create_async_embedding_similarity_evaluator
-        if is_async
-        else create_embedding_similarity_evaluator
-    )
-    evaluator = factory(embeddings=Scripted(table), algorithm=algorithm)  # type: ignore[arg-type]
+    factory = ASYNC_FACTORY if is_async else SYNC_FACTORY
+    evaluator = factory(embeddings=Scripted(table), algorithm=algorithm)
     with pytest.raises(InvalidEmbeddingError) as caught:
         run(evaluator.batch(outputs=outputs, reference_outputs=references))
     message = str(caught.value)
@@ -309,17 +308,6 @@ def test_a_plain_callable_is_not_an_embeddings_backend() -> None:
 
 # --------------------------------------------------------------------------- lone surrogates
 
-SURROGATES = st.integers(min_value=0xD800, max_value=0xDFFF).map(chr)
-VALID_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
-
-
-@st.composite
-def text_with_surrogate(draw: st.DrawFn) -> tuple[str, int]:
-    """Valid text, a lone surrogate, then any text; and the surrogate's index."""
-    head = draw(VALID_TEXT)
-    tail = draw(st.text(max_size=20))
-    return head + draw(SURROGATES) + tail, len(head)
-
 
 @settings(max_examples=EXAMPLES)
 @given(
@@ -339,11 +327,7 @@ def test_lone_surrogates_in_batch_inputs_are_refused_before_any_backend_call(
     row = data.draw(st.integers(min_value=0, max_value=n_pairs - 1))
     (outputs, references)[side][row] = text
     backend = Scripted({})
-    factory = (
-        create_async_embedding_similarity_evaluator
-        if is_async
-        else create_embedding_similarity_evaluator
-    )
+    factory = ASYNC_FACTORY if is_async else SYNC_FACTORY
     evaluator = factory(embeddings=backend)
     if as_pairs:
         name = f"pairs[{row}][{side}]"

@@ -53,6 +53,18 @@ def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Fa
 MODEL = "openai:text-embedding-test"
 
 
+def _openai_embeddings(server: FakeOpenAIServer) -> Any:
+    """A LangChain OpenAIEmbeddings instance pointed at the fake server."""
+    from langchain_openai import OpenAIEmbeddings
+
+    return OpenAIEmbeddings(
+        model="text-embedding-test",
+        base_url=server.base_url,
+        api_key="test-key",  # type: ignore[arg-type]
+        check_embedding_ctx_length=False,
+    )
+
+
 # --------------------------------------------------------------------------- fake server
 
 
@@ -135,14 +147,7 @@ async def test_client_is_built_once_per_evaluator_and_lazily(
 async def test_an_embeddings_instance_wins_over_model(
     factory: Any, fake_openai: FakeOpenAIServer
 ) -> None:
-    from langchain_openai import OpenAIEmbeddings
-
-    emb = OpenAIEmbeddings(
-        model="text-embedding-test",
-        base_url=fake_openai.base_url,
-        api_key="test-key",  # type: ignore[arg-type]
-        check_embedding_ctx_length=False,
-    )
+    emb = _openai_embeddings(fake_openai)
     evaluator = factory(model="not even a valid string", embeddings=emb)
     result = await evaluate(evaluator, outputs="x", reference_outputs="y")
     assert result["score"] == round(
@@ -338,14 +343,7 @@ async def test_local_model_batch_equals_per_pair(factory: Any) -> None:
 async def test_non_finite_vectors_from_an_embeddings_instance_name_its_model(
     factory: Any, fake_openai: FakeOpenAIServer
 ) -> None:
-    from langchain_openai import OpenAIEmbeddings
-
-    emb = OpenAIEmbeddings(
-        model="text-embedding-test",
-        base_url=fake_openai.base_url,
-        api_key="test-key",  # type: ignore[arg-type]
-        check_embedding_ctx_length=False,
-    )
+    emb = _openai_embeddings(fake_openai)
     fake_openai.queue_embeddings(
         body='{"object": "list", "model": "m", "data": ['
         '{"object": "embedding", "index": 0, "embedding": [1.0, 2.0]},'
