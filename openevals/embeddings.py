@@ -140,7 +140,7 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
             f"cosine similarity is undefined for a zero vector (the {which} vector is all zeros); "
             "check the embedding model's output"
         )
-    value = math.fsum(x * y for x, y in zip(a, b, strict=True)) / norm_a / norm_b
+    value = math.fsum(x * y for x, y in zip(a, b, strict=True)) / (norm_a * norm_b)
     return max(-1.0, min(1.0, value))
 
 
