@@ -17,23 +17,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import math
 import os
 import threading
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from openevals._text import check_text
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
+    "InvalidEmbeddingError",
     "LocalEmbeddings",
+    "check_embeddings",
     "cosine_similarity",
     "dot_product",
+    "embeddings_label",
+    "first_non_finite",
     "local_model_path",
     "parse_embedding_model",
     "resolve_embeddings",
@@ -53,6 +61,14 @@ _THREADS_LOCK = threading.Lock()
 # --------------------------------------------------------------------------- vector maths
 
 
+def first_non_finite(vector: Sequence[float]) -> int | None:
+    """Index of the first NaN or infinite entry of ``vector``, or None."""
+    for i, x in enumerate(vector):
+        if not math.isfinite(x):
+            return i
+    return None
+
+
 def _check_vectors(a: Sequence[float], b: Sequence[float]) -> None:
     if len(a) != len(b):
         raise ValueError(
@@ -61,34 +77,153 @@ def _check_vectors(a: Sequence[float], b: Sequence[float]) -> None:
         )
     if len(a) == 0:
         raise ValueError("cannot compare empty embedding vectors (length 0)")
+    for which, vector in (("first", a), ("second", b)):
+        index = first_non_finite(vector)
+        if index is not None:
+            raise ValueError(
+                f"the {which} embedding vector holds {vector[index]!r} at dimension {index}; "
+                "similarities need finite vectors (check the embedding model's output)"
+            )
 
 
 def dot_product(a: Sequence[float], b: Sequence[float]) -> float:
-    """Σ aᵢ·bᵢ of two equally long vectors."""
+    """Σ aᵢ·bᵢ of two equally long, finite vectors.
+
+    Raises ``ValueError`` when a vector holds NaN or infinity, or when the result overflows the
+    float range.
+    """
     _check_vectors(a, b)
-    return math.fsum(x * y for x, y in zip(a, b, strict=True))
+    try:
+        value = math.fsum(x * y for x, y in zip(a, b, strict=True))
+    except (OverflowError, ValueError):  # a product overflowed to ±inf
+        value = math.inf
+    if not math.isfinite(value):
+        raise ValueError(
+            "the dot product of these embedding vectors overflows the float range; their "
+            "entries are far too large for embeddings (use algorithm='cosine', which is scale-free)"
+        )
+    return value
 
 
 def _norm(v: Sequence[float]) -> float:
     return math.sqrt(math.fsum(x * x for x in v))
 
 
+_SAFE_NORMS = (1e-100, 1e100)  # squares of entries in this range neither overflow nor go subnormal
+
+
+def _scaled(v: Sequence[float]) -> tuple[Sequence[float], float]:
+    """``v`` and its norm; ``v`` divided by its largest magnitude if squaring its entries would
+    overflow or lose precision to underflow (cosine is scale-free, so the result is unchanged)."""
+    norm = _norm(v)
+    if _SAFE_NORMS[0] < norm < _SAFE_NORMS[1]:
+        return v, norm
+    peak = max(map(abs, v))
+    if peak == 0.0:
+        return v, 0.0
+    scaled = [x / peak for x in v]
+    return scaled, _norm(scaled)
+
+
 def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
     """``a·b / (‖a‖·‖b‖)``, clamped to [-1, 1].
 
-    Raises ``ValueError`` when either vector is all zeros: the angle (and so the similarity) of a
-    zero vector is undefined.
+    Raises ``ValueError`` when a vector holds NaN or infinity, or is all zeros: the angle (and so
+    the similarity) of a zero vector is undefined. Very large or very small entries are rescaled
+    first, so they neither overflow nor vanish.
     """
     _check_vectors(a, b)
-    norm_a, norm_b = _norm(a), _norm(b)
+    (a, norm_a), (b, norm_b) = _scaled(a), _scaled(b)
     if norm_a == 0.0 or norm_b == 0.0:
         which = "first" if norm_a == 0.0 else "second"
         raise ValueError(
             f"cosine similarity is undefined for a zero vector (the {which} vector is all zeros); "
-            "use algorithm='dot_product' or check the embedding model's output"
+            "check the embedding model's output"
         )
-    value = dot_product(a, b) / (norm_a * norm_b)
+    value = math.fsum(x * y for x, y in zip(a, b, strict=True)) / (norm_a * norm_b)
     return max(-1.0, min(1.0, value))
+
+
+# --------------------------------------------------------------------------- model output
+
+
+class InvalidEmbeddingError(ValueError):
+    """An embedding model returned vectors no similarity can be computed from: NaN or infinite
+    entries, the zero vector, the wrong number or shape of vectors. The message names the model
+    and the text; evaluators raise it instead of giving a score."""
+
+
+def embeddings_label(embeddings: Any) -> str:
+    """How error messages name an embeddings object: its class and model, when it has one.
+
+    Attributes are looked up statically: a property (such as ``LocalEmbeddings.model``) is never
+    run, since it might load the model.
+    """
+    for attribute in ("model", "model_name", "model_path", "model_id"):
+        value = inspect.getattr_static(embeddings, attribute, None)
+        if isinstance(value, str) and value:
+            return f"{type(embeddings).__name__}({attribute}={value!r})"
+    return type(embeddings).__name__
+
+
+def _vector(value: Any, name: str, model: str) -> array[float]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise InvalidEmbeddingError(
+            f"embedding model {model} returned {type(value).__name__} for `{name}` instead of a "
+            "list of numbers"
+        )
+    try:
+        vector = array("d", value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidEmbeddingError(
+            f"embedding model {model} returned a vector for `{name}` that is not a list of "
+            f"numbers ({exc})"
+        ) from None
+    if not vector:
+        raise InvalidEmbeddingError(
+            f"embedding model {model} returned an empty vector for `{name}`"
+        )
+    index = first_non_finite(vector)
+    if index is not None:
+        raise InvalidEmbeddingError(
+            f"embedding model {model} returned a non-finite vector for `{name}` ({vector[index]!r} "
+            f"at dimension {index} of {len(vector)}); no similarity can be computed from it, so "
+            "no score is given. This is a fault of the model or its server, not of the text."
+        )
+    if not any(vector):
+        raise InvalidEmbeddingError(
+            f"embedding model {model} returned the zero vector for `{name}`; its similarity to "
+            "anything is undefined (cosine) or a meaningless 0 (dot product), so no score is "
+            "given. Check the model or its server."
+        )
+    return vector
+
+
+def check_embeddings(vectors: Any, names: Sequence[str], *, model: str) -> list[array[float]]:
+    """Validate an embedding model's answer for the texts called ``names``, one vector each.
+
+    Returns the vectors as float arrays; raises :class:`InvalidEmbeddingError` naming ``model``
+    and the text when the answer has the wrong count, a vector is not numeric, empty, non-finite
+    (NaN, ±inf) or all zeros, or the vectors differ in length.
+    """
+    if vectors is None or isinstance(vectors, (str, bytes)) or not hasattr(vectors, "__iter__"):
+        raise InvalidEmbeddingError(
+            f"embedding model {model} returned {type(vectors).__name__} instead of one vector "
+            "per text"
+        )
+    rows = list(vectors)
+    if len(rows) != len(names):
+        raise InvalidEmbeddingError(
+            f"embedding model {model} returned {len(rows)} vectors for {len(names)} texts"
+        )
+    checked = [_vector(row, name, model) for row, name in zip(rows, names, strict=True)]
+    for vector, name in zip(checked, names, strict=True):
+        if len(vector) != len(checked[0]):
+            raise InvalidEmbeddingError(
+                f"embedding model {model} returned vectors of different lengths: "
+                f"{len(checked[0])} for `{names[0]}`, {len(vector)} for `{name}`"
+            )
+    return checked
 
 
 # --------------------------------------------------------------------------- local model
@@ -213,6 +348,7 @@ class LocalEmbeddings(Embeddings):
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
+            check_text(text, f"texts[{i}]", sink="the tokenizer")
         model = self.model
         # One encode at a time: torch already spreads one batch over the cores, and concurrent
         # encodes from a thread pool (the batch runner) only oversubscribe them, many times slower.

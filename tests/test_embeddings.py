@@ -16,9 +16,13 @@ from langchain_core.embeddings import Embeddings
 
 from openevals.embeddings import (
     DEFAULT_LOCAL_MODEL,
+    InvalidEmbeddingError,
     LocalEmbeddings,
+    check_embeddings,
     cosine_similarity,
     dot_product,
+    embeddings_label,
+    first_non_finite,
     local_model_path,
     parse_embedding_model,
     resolve_embeddings,
@@ -76,6 +80,69 @@ def test_cosine_properties(pair: tuple[list[float], list[float]], scale: float) 
     assert value == pytest.approx(cosine_similarity([x * scale for x in a], b), abs=1e-9)
     assert cosine_similarity(a, a) == pytest.approx(1.0)
     assert dot_product(a, b) == pytest.approx(dot_product(b, a))
+
+
+@pytest.mark.parametrize("fn", [cosine_similarity, dot_product])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_entries_are_a_value_error(fn: Any, bad: float) -> None:
+    with pytest.raises(ValueError, match=f"second embedding vector holds {bad!r} at dimension 1"):
+        fn([1.0, 2.0], [3.0, bad])
+    with pytest.raises(ValueError, match="first embedding vector holds"):
+        fn([bad, 2.0], [3.0, 4.0])
+    assert first_non_finite([0.0, 1e308, bad]) == 2
+    assert first_non_finite([0.0, -1e308]) is None
+
+
+def test_extreme_magnitudes() -> None:
+    # squares over- or underflow; cosine rescales and stays exact, dot product refuses to overflow
+    assert cosine_similarity([1e200, 0.0], [1e200, 1e200]) == pytest.approx(math.sqrt(0.5))
+    assert cosine_similarity([1e200, 0.0], [0.0, 1e200]) == 0.0
+    assert cosine_similarity([3e-200, 4e-200], [4e200, 3e200]) == pytest.approx(0.96)
+    assert cosine_similarity([5e-324, 0.0], [1.0, 0.0]) == 1.0
+    with pytest.raises(ValueError, match="overflows the float range"):
+        dot_product([1e200, 1.0], [1e200, 1.0])
+    with pytest.raises(ValueError, match="overflows the float range"):
+        dot_product([1e308, -1e308], [10.0, 10.0])
+    assert dot_product([1e100], [1e100]) == 1e200
+
+
+def test_check_embeddings_accepts_numbers_of_any_kind() -> None:
+    import numpy as np
+
+    vectors = check_embeddings(np.array([[1, 2], [3, 4]], dtype=np.float32), ["a", "b"], model="m")
+    assert [list(v) for v in vectors] == [[1.0, 2.0], [3.0, 4.0]]
+    assert [list(v) for v in check_embeddings(iter([(1, 0)]), ["a"], model="m")] == [[1.0, 0.0]]
+
+
+@pytest.mark.parametrize(
+    ("vectors", "message"),
+    [
+        (None, "returned NoneType instead of one vector per text"),
+        ("vectors", "returned str instead of one vector per text"),
+        ([[1.0]], "returned 1 vectors for 2 texts"),
+        ([[1.0], 5], "returned int for `b` instead of a list of numbers"),
+        ([[1.0], ["1"]], r"returned a vector for `b` that is not a list of numbers \(must be real"),
+        ([[1.0], []], "returned an empty vector for `b`"),
+        ([[1.0], [math.nan]], r"returned a non-finite vector for `b` \(nan at dimension 0 of 1\)"),
+        ([[0.0, -0.0], [1.0, 1.0]], "returned the zero vector for `a`"),
+        ([[1.0], [1.0, 2.0]], "returned vectors of different lengths: 1 for `a`, 2 for `b`"),
+    ],
+)
+def test_check_embeddings_errors_name_the_model_and_the_text(vectors: Any, message: str) -> None:
+    with pytest.raises(InvalidEmbeddingError, match=f"^embedding model 'my:model' {message}"):
+        check_embeddings(vectors, ["a", "b"], model="'my:model'")
+
+
+def test_embeddings_label() -> None:
+    class Bare:
+        pass
+
+    class Named:
+        model_name = "mini"
+
+    assert embeddings_label(Bare()) == "Bare"
+    assert embeddings_label(Named()) == "Named(model_name='mini')"
+    assert embeddings_label(LocalEmbeddings("/x")) == "LocalEmbeddings(model_path='/x')"
 
 
 # --------------------------------------------------------------------------- parsing and resolution

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
+from openevals._text import check_text
 from openevals.code.base import (
     AsyncBatchCodeCheckEvaluator,
     BatchCodeCheckEvaluator,
@@ -133,6 +134,8 @@ class TypeChecker(abc.ABC):
         bad = [a for a in cli_args if not isinstance(a, str)]
         if bad:
             raise TypeError(f"`{parameter}` must contain only strings, got {bad[0]!r}")
+        for i, arg in enumerate(cli_args):
+            check_text(arg, f"{parameter}[{i}]", sink=f"the {self.binary} command line")
         self.cli_args: tuple[str, ...] = tuple(cli_args)
 
     @abc.abstractmethod
@@ -341,6 +344,7 @@ def make_evaluator(
         extraction=extraction,
         run_name=run_name,
         feedback_key=feedback_key,
+        code_sink=checker.name,
     )
 
 
@@ -369,6 +373,7 @@ def make_async_evaluator(
         extraction=extraction,
         run_name=run_name,
         feedback_key=feedback_key,
+        code_sink=checker.name,
     )
 
 

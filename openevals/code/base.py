@@ -10,6 +10,11 @@ metadata={"code_extraction_failed": True}``.
 :class:`CodeCheckEvaluator` narrows the return type to one result; the ``Batch`` variants add
 ``batch`` / ``abatch``, which score many outputs with one call of a batch scorer (e.g. one type-checker
 process) and return exactly what per-output calls would.
+
+Evaluators that hand the code to another program (a type checker, an E2B sandbox) name it as their
+``code_sink``: code holding a lone surrogate, which UTF-8 cannot encode, is then refused with a
+``ValueError`` naming ``outputs`` (``outputs[i]`` in a batch) and the position, before the program
+starts. Without a sink (your own scorer) the code is passed on unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
+from openevals._text import check_text
 from openevals.code.extraction import (
     CodeExtraction,
     CodeExtractionStrategy,
@@ -104,8 +110,21 @@ def _merge_batch(
     return results
 
 
-def _codes(extractions: Sequence[Extraction]) -> list[str]:
-    return [e.code for e in extractions if e.code is not None]
+def checked_code(code: str, parameter: str, sink: str | None) -> str:
+    """``code`` unchanged; with a ``sink`` (the program the code is handed to), a ``ValueError``
+    naming ``parameter`` if the code holds a lone surrogate, which no UTF-8 file can carry."""
+    if sink is not None:
+        check_text(code, parameter, of="its code", sink=sink)
+    return code
+
+
+def _codes(extractions: Sequence[Extraction], sink: str | None) -> list[str]:
+    """The extracted codes of a batch, each validated for ``sink`` before any checker starts."""
+    return [
+        checked_code(e.code, f"outputs[{i}]", sink)
+        for i, e in enumerate(extractions)
+        if e.code is not None
+    ]
 
 
 # --------------------------------------------------------------------------- sync shells
@@ -121,6 +140,7 @@ class CodeEvaluator:
         extraction: CodeExtraction,
         run_name: str,
         feedback_key: str,
+        code_sink: str | None = None,
     ) -> None:
         if not callable(scorer):
             raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
@@ -128,6 +148,7 @@ class CodeEvaluator:
         self.extraction = extraction
         self.run_name = run_name
         self.feedback_key = feedback_key
+        self.code_sink = code_sink
 
     def _score(
         self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
@@ -135,9 +156,8 @@ class CodeEvaluator:
         extracted = self.extraction.extract(outputs)
         if extracted.code is None:
             return extracted.failure_score()
-        return self.scorer(
-            inputs=inputs, outputs=extracted.code, reference_outputs=reference_outputs, **kw
-        )
+        code = checked_code(extracted.code, "outputs", self.code_sink)
+        return self.scorer(inputs=inputs, outputs=code, reference_outputs=reference_outputs, **kw)
 
     def __call__(
         self,
@@ -191,9 +211,14 @@ class BatchCodeCheckEvaluator(CodeCheckEvaluator):
         extraction: CodeExtraction,
         run_name: str,
         feedback_key: str,
+        code_sink: str | None = None,
     ) -> None:
         super().__init__(
-            scorer=scorer, extraction=extraction, run_name=run_name, feedback_key=feedback_key
+            scorer=scorer,
+            extraction=extraction,
+            run_name=run_name,
+            feedback_key=feedback_key,
+            code_sink=code_sink,
         )
         self.batch_scorer = batch_scorer
 
@@ -208,8 +233,11 @@ class BatchCodeCheckEvaluator(CodeCheckEvaluator):
             return []
 
         def score_all(**_: Any) -> list[EvaluatorResult]:
-            extractions = [self.extraction.extract(item) for item in items]
-            codes = _codes(extractions)
+            extractions = [
+                self.extraction.extract(item, parameter=f"outputs[{i}]")
+                for i, item in enumerate(items)
+            ]
+            codes = _codes(extractions, self.code_sink)
             scores = self.batch_scorer(codes) if codes else []
             return _merge_batch(self.feedback_key, extractions, scores)
 
@@ -237,6 +265,7 @@ class AsyncCodeEvaluator:
         extraction: CodeExtraction,
         run_name: str,
         feedback_key: str,
+        code_sink: str | None = None,
     ) -> None:
         if not callable(scorer):
             raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
@@ -244,6 +273,7 @@ class AsyncCodeEvaluator:
         self.extraction = extraction
         self.run_name = run_name
         self.feedback_key = feedback_key
+        self.code_sink = code_sink
 
     async def _score(
         self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
@@ -251,9 +281,8 @@ class AsyncCodeEvaluator:
         extracted = await self.extraction.aextract(outputs)
         if extracted.code is None:
             return extracted.failure_score()
-        result = self.scorer(
-            inputs=inputs, outputs=extracted.code, reference_outputs=reference_outputs, **kw
-        )
+        code = checked_code(extracted.code, "outputs", self.code_sink)
+        result = self.scorer(inputs=inputs, outputs=code, reference_outputs=reference_outputs, **kw)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -308,9 +337,14 @@ class AsyncBatchCodeCheckEvaluator(AsyncCodeCheckEvaluator):
         extraction: CodeExtraction,
         run_name: str,
         feedback_key: str,
+        code_sink: str | None = None,
     ) -> None:
         super().__init__(
-            scorer=scorer, extraction=extraction, run_name=run_name, feedback_key=feedback_key
+            scorer=scorer,
+            extraction=extraction,
+            run_name=run_name,
+            feedback_key=feedback_key,
+            code_sink=code_sink,
         )
         self.batch_scorer = batch_scorer
 
@@ -321,8 +355,11 @@ class AsyncBatchCodeCheckEvaluator(AsyncCodeCheckEvaluator):
             return []
 
         async def score_all(**_: Any) -> list[EvaluatorResult]:
-            extractions = [await self.extraction.aextract(item) for item in items]
-            codes = _codes(extractions)
+            extractions = [
+                await self.extraction.aextract(item, parameter=f"outputs[{i}]")
+                for i, item in enumerate(items)
+            ]
+            codes = _codes(extractions, self.code_sink)
             scores = await self.batch_scorer(codes) if codes else []
             return _merge_batch(self.feedback_key, extractions, scores)
 

@@ -31,6 +31,7 @@ from openevals._messages import (
     normalize_to_openai_messages_list,
     text_parts,
 )
+from openevals._text import check_text
 
 __all__ = [
     "CODE_EXTRACTION_STRATEGIES",
@@ -429,13 +430,15 @@ class CodeExtraction:
 
     # ---------------------------------------------------------------- pure steps
 
-    def _begin(self, outputs: Any) -> Extraction | _ModelCall:
+    def _begin(self, outputs: Any, parameter: str) -> Extraction | _ModelCall:
         if self.strategy == "none":
             return Extraction(outputs_to_text(outputs))
         text = outputs_to_text(outputs)
         if self.strategy == "markdown_code_blocks":
             code = extract_code_from_markdown(text)
             return Extraction(code) if code is not None else Extraction.failed()
+        # The request body is UTF-8 JSON: refuse text it cannot carry before calling the model.
+        check_text(text, parameter, of="its text", sink="the code-extraction model")
         return _ModelCall(extraction_messages(text))
 
     def _openai_payload(self, call: _ModelCall) -> dict[str, Any]:
@@ -464,8 +467,8 @@ class CodeExtraction:
 
     # ---------------------------------------------------------------- shells
 
-    def extract(self, outputs: Any) -> Extraction:
-        """Extract the code of ``outputs`` (blocking)."""
+    def extract(self, outputs: Any, *, parameter: str = "outputs") -> Extraction:
+        """Extract the code of ``outputs`` (blocking); errors name it as ``parameter``."""
         if self.code_extractor is not None:
             value = self.code_extractor(outputs)
             if inspect.isawaitable(value):
@@ -476,7 +479,7 @@ class CodeExtraction:
                     "evaluator (create_async_...)"
                 )
             return _from_extractor(value)
-        step = self._begin(outputs)
+        step = self._begin(outputs, parameter)
         if isinstance(step, Extraction):
             return step
         if self._openai_client is not None:
@@ -492,14 +495,14 @@ class CodeExtraction:
         )
         return read_langchain_reply(reply)
 
-    async def aextract(self, outputs: Any) -> Extraction:
+    async def aextract(self, outputs: Any, *, parameter: str = "outputs") -> Extraction:
         """Extract the code of ``outputs``; the extractor and the model are awaited if async."""
         if self.code_extractor is not None:
             value = self.code_extractor(outputs)
             if inspect.isawaitable(value):
                 value = await value
             return _from_extractor(value)
-        step = self._begin(outputs)
+        step = self._begin(outputs, parameter)
         if isinstance(step, Extraction):
             return step
         if self._openai_client is not None:

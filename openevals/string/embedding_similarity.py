@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from openevals._messages import to_json_text
+from openevals._text import check_text
 from openevals.types import EvaluatorResult
 from openevals.utils import _arun_evaluator, _run_evaluator
 
@@ -69,14 +70,15 @@ def _as_text(value: Any, name: str) -> str:
     if value is None:
         raise ValueError(f"embedding similarity needs `{name}`; got None")
     if isinstance(value, str):
-        return value
+        return check_text(value, name, sink="the embedding model")
     try:
-        return to_json_text(value, sort_keys=True)
+        text = to_json_text(value, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"`{name}` must be a string or a JSON-serialisable value; got "
             f"{type(value).__name__} ({exc})"
         ) from None
+    return check_text(text, name, of="its JSON text", sink="the embedding model")
 
 
 def _batch_inputs(
@@ -138,9 +140,10 @@ class _Core:
         self.algorithm = algorithm
         self.model = model
         self._client: Embeddings | None = None
+        self._given: Embeddings | None = None
         self._lock = threading.Lock()
         if embeddings is not None:
-            self._client = resolve_embeddings(embeddings=embeddings)
+            self._client = self._given = resolve_embeddings(embeddings=embeddings)
         else:
             parse_embedding_model(model)  # format errors surface at creation
 
@@ -154,46 +157,52 @@ class _Core:
                     self._client = resolve_embeddings(model=self.model)
         return self._client
 
+    @property
+    def label(self) -> str:
+        """The model as error messages name it."""
+        from openevals.embeddings import embeddings_label
+
+        return repr(self.model) if self._given is None else embeddings_label(self._given)
+
     def similarity(self, out_vec: Any, ref_vec: Any, out_name: str, ref_name: str) -> float:
-        from openevals.embeddings import cosine_similarity, dot_product
+        from openevals.embeddings import InvalidEmbeddingError, cosine_similarity, dot_product
 
-        if self.algorithm == "dot_product":
-            return round(dot_product(out_vec, ref_vec), 2)
-        for vec, name in ((out_vec, out_name), (ref_vec, ref_name)):
-            if not any(vec):
-                raise ValueError(
-                    f"the embedding of `{name}` is the zero vector, so cosine similarity is "
-                    "undefined; use algorithm='dot_product' or check the embedding model"
-                )
-        return round(cosine_similarity(out_vec, ref_vec), 2)
+        measure = dot_product if self.algorithm == "dot_product" else cosine_similarity
+        try:
+            value = measure(out_vec, ref_vec)
+        except ValueError as exc:  # vectors already checked: only an overflow is left
+            raise InvalidEmbeddingError(
+                f"embedding model {self.label}, `{out_name}` and `{ref_name}`: {exc}"
+            ) from None
+        return round(value, 2)
 
-    @staticmethod
-    def check_vectors(vectors: Any, expected: int) -> list[list[float]]:
-        result: list[list[float]] = list(vectors)
-        if len(result) != expected:
-            raise ValueError(
-                f"the embedding model returned {len(result)} vectors for {expected} texts"
-            )
-        return result
+    def checked(self, vectors: Any, names: list[str]) -> list[Any]:
+        from openevals.embeddings import check_embeddings
+
+        return check_embeddings(vectors, names, model=self.label)
 
     def pair_score(self, vectors: Any) -> float:
-        out_vec, ref_vec = self.check_vectors(vectors, 2)
+        out_vec, ref_vec = self.checked(vectors, ["outputs", "reference_outputs"])
         return self.similarity(out_vec, ref_vec, "outputs", "reference_outputs")
 
     def batch_scores(
         self, vectors: Any, positions: list[int], n_pairs: int, from_pairs: bool
     ) -> list[float]:
-        vectors = self.check_vectors(vectors, max(positions, default=-1) + 1)
-        scores = []
-        for i in range(n_pairs):
-            out_name = f"pairs[{i}][0]" if from_pairs else f"outputs[{i}]"
-            ref_name = f"pairs[{i}][1]" if from_pairs else f"reference_outputs[{i}]"
-            scores.append(
-                self.similarity(
-                    vectors[positions[i]], vectors[positions[n_pairs + i]], out_name, ref_name
-                )
+        out_names = [f"pairs[{i}][0]" if from_pairs else f"outputs[{i}]" for i in range(n_pairs)]
+        ref_names = [
+            f"pairs[{i}][1]" if from_pairs else f"reference_outputs[{i}]" for i in range(n_pairs)
+        ]
+        # Each distinct text is named after the first input that holds it.
+        names: dict[int, str] = {}
+        for position, name in zip(positions, out_names + ref_names, strict=True):
+            names.setdefault(position, name)
+        vectors = self.checked(vectors, [names[p] for p in range(len(names))])
+        return [
+            self.similarity(
+                vectors[positions[i]], vectors[positions[n_pairs + i]], out_names[i], ref_names[i]
             )
-        return scores
+            for i in range(n_pairs)
+        ]
 
 
 def _precomputed(score: float) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import openevals.embeddings
-from openevals.embeddings import cosine_similarity
+from openevals.embeddings import InvalidEmbeddingError, cosine_similarity
 from openevals.string import (
     create_async_embedding_similarity_evaluator,
     create_embedding_similarity_evaluator,
@@ -51,6 +51,18 @@ def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Fa
 
 
 MODEL = "openai:text-embedding-test"
+
+
+def _openai_embeddings(server: FakeOpenAIServer) -> Any:
+    """A LangChain OpenAIEmbeddings instance pointed at the fake server."""
+    from langchain_openai import OpenAIEmbeddings
+
+    return OpenAIEmbeddings(
+        model="text-embedding-test",
+        base_url=server.base_url,
+        api_key="test-key",  # type: ignore[arg-type]
+        check_embedding_ctx_length=False,
+    )
 
 
 # --------------------------------------------------------------------------- fake server
@@ -100,13 +112,15 @@ async def test_zero_vector_is_a_value_error_naming_the_side(
     factory: Any, server: FakeOpenAIServer
 ) -> None:
     server.set_embedding("nothing", [0.0] * 32)
-    evaluator = factory(model=MODEL)
-    with pytest.raises(ValueError, match="embedding of `reference_outputs` is the zero vector"):
-        await evaluate(evaluator, outputs="something", reference_outputs="nothing")
-    with pytest.raises(ValueError, match="embedding of `outputs` is the zero vector"):
-        await evaluate(evaluator, outputs="nothing", reference_outputs="something")
-    dot = factory(model=MODEL, algorithm="dot_product")
-    assert (await evaluate(dot, outputs="nothing", reference_outputs="x"))["score"] == 0.0
+    for algorithm in ("cosine", "dot_product"):
+        evaluator = factory(model=MODEL, algorithm=algorithm)
+        with pytest.raises(
+            InvalidEmbeddingError,
+            match=f"model {MODEL!r} returned the zero vector for `reference_outputs`",
+        ):
+            await evaluate(evaluator, outputs="something", reference_outputs="nothing")
+        with pytest.raises(ValueError, match="returned the zero vector for `outputs`"):
+            await evaluate(evaluator, outputs="nothing", reference_outputs="something")
 
 
 @FACTORIES
@@ -133,14 +147,7 @@ async def test_client_is_built_once_per_evaluator_and_lazily(
 async def test_an_embeddings_instance_wins_over_model(
     factory: Any, fake_openai: FakeOpenAIServer
 ) -> None:
-    from langchain_openai import OpenAIEmbeddings
-
-    emb = OpenAIEmbeddings(
-        model="text-embedding-test",
-        base_url=fake_openai.base_url,
-        api_key="test-key",  # type: ignore[arg-type]
-        check_embedding_ctx_length=False,
-    )
+    emb = _openai_embeddings(fake_openai)
     evaluator = factory(model="not even a valid string", embeddings=emb)
     result = await evaluate(evaluator, outputs="x", reference_outputs="y")
     assert result["score"] == round(
@@ -268,9 +275,9 @@ async def test_batch_edge_cases(factory: Any, server: FakeOpenAIServer) -> None:
     with pytest.raises(ValueError, match=r"`reference_outputs\[1\]`; got None"):
         await batch(evaluator, outputs=["a", "b"], reference_outputs=["a", None])
     server.set_embedding("zero", [0.0] * 32)
-    with pytest.raises(ValueError, match=r"`reference_outputs\[1\]` is the zero vector"):
+    with pytest.raises(ValueError, match=r"the zero vector for `reference_outputs\[1\]`"):
         await batch(evaluator, outputs=["a", "b"], reference_outputs=["a", "zero"])
-    with pytest.raises(ValueError, match=r"`pairs\[0\]\[0\]` is the zero vector"):
+    with pytest.raises(ValueError, match=r"the zero vector for `pairs\[0\]\[0\]`"):
         await batch(evaluator, [("zero", "a")])
 
 
@@ -330,3 +337,21 @@ async def test_local_model_batch_equals_per_pair(factory: Any) -> None:
     assert batched == single
     assert batched[3]["score"] == 1.0
     assert batched[1]["score"] > batched[2]["score"]
+
+
+@FACTORIES
+async def test_non_finite_vectors_from_an_embeddings_instance_name_its_model(
+    factory: Any, fake_openai: FakeOpenAIServer
+) -> None:
+    emb = _openai_embeddings(fake_openai)
+    fake_openai.queue_embeddings(
+        body='{"object": "list", "model": "m", "data": ['
+        '{"object": "embedding", "index": 0, "embedding": [1.0, 2.0]},'
+        '{"object": "embedding", "index": 1, "embedding": [NaN, 2.0]}]}'
+    )
+    with pytest.raises(
+        InvalidEmbeddingError,
+        match=r"^embedding model OpenAIEmbeddings\(model='text-embedding-test'\) returned a "
+        r"non-finite vector for `reference_outputs` \(nan at dimension 0 of 2\)",
+    ):
+        await evaluate(factory(embeddings=emb), outputs="x", reference_outputs="y")

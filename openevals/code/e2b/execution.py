@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from openevals._text import check_text
 from openevals.code.base import (
     AsyncCodeCheckEvaluator,
     CheckScore,
@@ -20,6 +21,7 @@ from openevals.code.base import (
 )
 from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
+    SANDBOX_SINK,
     RunCommand,
     SandboxPlan,
     WriteFile,
@@ -56,6 +58,9 @@ def _environment(value: Mapping[str, str] | None) -> dict[str, str] | None:
         raise TypeError(
             f"`environment_variables` must map strings to strings; entry {bad[0]!r} is not"
         )
+    for name, text in value.items():
+        check_text(name, "environment_variables", of=f"the name {name!r}", sink=SANDBOX_SINK)
+        check_text(text, f"environment_variables[{name!r}]", sink=SANDBOX_SINK)
     return dict(value)
 
 
@@ -64,7 +69,7 @@ def _command(value: str) -> str:
         raise ValueError(
             f"`execution_command` must be a non-empty command such as 'python', got {value!r}"
         )
-    return value.strip()
+    return check_text(value, "execution_command", sink=SANDBOX_SINK).strip()
 
 
 def execution_plan(
@@ -160,6 +165,7 @@ def create_e2b_execution_evaluator(
     return CodeCheckEvaluator(
         scorer=scorer,
         extraction=extraction,
+        code_sink=SANDBOX_SINK,
         run_name="e2b_execution_evaluator",
         feedback_key="execution_succeeded",
     )
@@ -196,6 +202,7 @@ def create_async_e2b_execution_evaluator(
     return AsyncCodeCheckEvaluator(
         scorer=scorer,
         extraction=extraction,
+        code_sink=SANDBOX_SINK,
         run_name="e2b_execution_evaluator",
         feedback_key="execution_succeeded",
     )

@@ -20,6 +20,7 @@ from openevals.code.base import (
 )
 from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
+    SANDBOX_SINK,
     RunCommand,
     SandboxPlan,
     WriteFile,
@@ -135,6 +136,7 @@ def create_e2b_pyright_evaluator(
     return CodeCheckEvaluator(
         scorer=scorer,
         extraction=extraction,
+        code_sink=SANDBOX_SINK,
         run_name="e2b_pyright_evaluator",
         feedback_key="pyright_succeeded",
     )
@@ -167,6 +169,7 @@ def create_async_e2b_pyright_evaluator(
     return AsyncCodeCheckEvaluator(
         scorer=scorer,
         extraction=extraction,
+        code_sink=SANDBOX_SINK,
         run_name="e2b_pyright_evaluator",
         feedback_key="pyright_succeeded",
     )

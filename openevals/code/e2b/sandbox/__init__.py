@@ -15,6 +15,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from openevals._text import check_text
 from openevals.code.base import check_model_options
 from openevals.code.e2b._imports import third_party_requirements
 from openevals.code.e2b.sandbox.files import (
@@ -25,6 +26,7 @@ from openevals.code.e2b.sandbox.files import (
 from openevals.code.extraction import CodeExtraction
 
 __all__ = [
+    "SANDBOX_SINK",
     "CommandOutcome",
     "RunCommand",
     "SandboxPlan",
@@ -40,6 +42,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+SANDBOX_SINK = "the E2B sandbox"
+"""How errors name where the code and settings are sent (written to files, passed to commands)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,7 @@ def project_directory(value: str | None) -> str:
         return DEFAULT_PROJECT_DIRECTORY
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"`sandbox_project_directory` must be a non-empty path, got {value!r}")
+    check_text(value, "sandbox_project_directory", sink=SANDBOX_SINK)
     return value.rstrip("/") or "/"
 
 
