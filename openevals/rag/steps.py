@@ -419,7 +419,7 @@ def _make_scorer(
             "`retrieval_steps` must be a list/tuple/set of step names scored by recall@k (e.g. "
             f"['retrieval']; [] turns the rule off); got {retrieval_steps!r}"[:300]
         )
-    return _StepsScorer(compare_args, levels, frozenset(retrieval_steps)), feedback_key  # type: ignore[arg-type]
+    return _StepsScorer(compare_args, levels, frozenset(retrieval_steps)), feedback_key
 
 
 def create_steps_evaluator(
