@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from openevals.rag._steps_assign import group_by, latest_class_matching, max_weight_pairs
 from openevals.rag._steps_compare import (
@@ -419,7 +419,8 @@ def _make_scorer(
             "`retrieval_steps` must be a list/tuple/set of step names scored by recall@k (e.g. "
             f"['retrieval']; [] turns the rule off); got {retrieval_steps!r}"[:300]
         )
-    return _StepsScorer(compare_args, levels, frozenset(retrieval_steps)), feedback_key
+    rule = cast("LevelRule", levels)
+    return _StepsScorer(compare_args, rule, frozenset(retrieval_steps)), feedback_key
 
 
 def create_steps_evaluator(
