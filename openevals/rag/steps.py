@@ -1,10 +1,15 @@
 """Step scoring for tool-using agents, after graphrag-eval's ``steps_score``.
 
 The reference is a list of *levels*: each level is a list of steps that may run in any order,
-after every step of the previous level. The answer is assumed to come from the outputs of the
-last level, so the score is::
+after every step of the previous level. By default (``levels="last"``) the answer is assumed to
+come from the outputs of the last level, so the score is::
 
-    steps_score = matched steps of the LAST reference level / number of steps in that level
+    steps_score = credit of the LAST reference level's steps / number of steps in that level
+
+With ``levels="all"`` (graphrag-eval 6.x) the score is the mean of every level's share, matched
+from the last level backwards: each level only uses steps executed before the earliest step
+matched in the level after it, and matching stops at the first level that is not fully matched
+(earlier levels score 0).
 
 A reference step matches an actual step when
 
@@ -19,363 +24,67 @@ A reference step matches an actual step when
 * a reference step without an ``output`` is matched on its ``args`` instead, and with
   ``compare_args=True`` the ``args`` must be equal in every case.
 
-Each actual step serves at most one reference step; the pairing is a maximum matching (so a
-step that could match several references never blocks a better overall assignment), and among
-maximum matchings the one using the latest actual steps is chosen.
+A matched step earns 1, except a *retrieval* step (named in ``retrieval_steps``, by default
+``"retrieval"``), which earns the recall@k of the ids in the actual step's output against the
+ids in the reference step's output (``k`` = the actual step's ``args["k"]``); recall 0 is no
+match.
+
+Each actual step serves at most one reference step. The pairing is optimal (a maximum matching,
+or a maximum-credit assignment when retrieval steps give partial credit), and among optimal
+pairings the one using the latest actual steps is chosen.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections import Counter
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
-from openevals._matching import max_weight_assignment
+from openevals.rag._steps_assign import group_by, latest_class_matching, max_weight_pairs
+from openevals.rag._steps_compare import (
+    CSV,
+    JSON,
+    SPARQL_RESULTS,
+    TSV,
+    ActualStep,
+    RefStep,
+    Unparsable,
+    output_key,
+    prepare_actual_step,
+    prepare_ref_step,
+    retrieved_ids,
+)
+from openevals.rag.ranking import recall_batch
 from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
 from openevals.utils import _arun_evaluator, _run_evaluator
 
-__all__ = ["create_async_steps_evaluator", "create_steps_evaluator"]
+__all__ = [
+    "CSV",
+    "JSON",
+    "MAX_RECALL_PAIRS",
+    "SPARQL_RESULTS",
+    "TSV",
+    "LevelRule",
+    "create_async_steps_evaluator",
+    "create_steps_evaluator",
+]
 
-SPARQL_RESULTS = "application/sparql-results+json"
-JSON = "application/json"
-CSV = "text/csv"
-TSV = "text/tab-separated-values"
-_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-_OK_STATUSES = (None, "success")
+LevelRule = Literal["last", "all"]
+_LEVEL_RULES = ("last", "all")
 
+MAX_RECALL_PAIRS = 100_000
+"""At most this many (reference retrieval step x actual retrieval step) pairs per level.
 
-class _Unparsable(Exception):
-    """An actual step's output cannot be read in the reference's media type (a mismatch)."""
+Retrieval steps earn partial credit, so pairing them is a weighted assignment (cubic in the
+worst case) rather than the near-linear matching used for every other step."""
 
+_TIE_BREAK = 1e-9  # total weight of the "prefer later steps" bonus next to recall credits
 
-# --------------------------------------------------------------------------- canonical values
 
+# --------------------------------------------------------------------------- parsing
 
-def _canon(value: Any) -> Hashable:
-    """A hashable form of a JSON value in which equal JSON values are equal.
 
-    ``1`` and ``1.0`` are the same JSON number; ``true`` and ``1`` are not.
-    """
-    if value is None:
-        return ("null",)
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and value.is_integer():
-            return ("num", int(value))
-        return ("num", value)
-    if isinstance(value, str):
-        return ("str", value)
-    if isinstance(value, Mapping):
-        return ("obj", tuple(sorted((str(k), _canon(v)) for k, v in value.items())))
-    if isinstance(value, (list, tuple)):
-        return ("arr", tuple(_canon(v) for v in value))
-    return ("other", repr(value))
-
-
-def _maybe_json(value: Any) -> Any:
-    """Parse a JSON object/array given as text (tool arguments often are); else return as is."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text[:1] in ("{", "["):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return value
-    return value
-
-
-def _load_json(value: Any) -> Any:
-    if isinstance(value, (str, bytes, bytearray)):
-        try:
-            return json.loads(value)
-        except ValueError as exc:
-            raise _Unparsable(f"not valid JSON ({exc})") from None
-    return value
-
-
-# --------------------------------------------------------------------------- tables
-
-
-@dataclass(frozen=True)
-class _Table:
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Hashable, ...], ...]
-
-
-@dataclass(frozen=True)
-class _AskResult:
-    value: bool
-
-
-def _rows_equal(
-    reference: Sequence[tuple[Hashable, ...]], actual: Sequence[tuple[Hashable, ...]], ordered: bool
-) -> bool:
-    if len(reference) != len(actual):
-        return False
-    if ordered:
-        return list(reference) == list(actual)
-    return Counter(reference) == Counter(actual)
-
-
-def _sparql_term(term: Any) -> Hashable:
-    if not isinstance(term, Mapping):
-        return _canon(term)
-    kind = term.get("type")
-    if kind == "typed-literal":
-        kind = "literal"
-    if kind == "bnode":
-        # Blank-node labels are local to one result set; any blank node equals any other.
-        return ("bnode",)
-    datatype = term.get("datatype")
-    if datatype == _XSD_STRING:
-        datatype = None
-    lang = term.get("xml:lang")
-    if isinstance(lang, str):
-        lang = lang.lower()
-    return (kind, _canon(term.get("value")), datatype, lang)
-
-
-def _sparql_parse(value: Any) -> tuple[list[str], list[Mapping[str, Any]]] | _AskResult:
-    data = _load_json(value)
-    if not isinstance(data, Mapping):
-        raise _Unparsable(f"SPARQL results must be a JSON object; got {type(data).__name__}")
-    if "boolean" in data:
-        if not isinstance(data["boolean"], bool):
-            raise _Unparsable("the 'boolean' of an ASK result must be true or false")
-        return _AskResult(data["boolean"])
-    head = data.get("head")
-    results = data.get("results")
-    bindings = results.get("bindings") if isinstance(results, Mapping) else None
-    if not isinstance(bindings, list) or not all(isinstance(b, Mapping) for b in bindings):
-        raise _Unparsable("SPARQL results need 'results': {'bindings': [ {...}, ... ]}")
-    variables = head.get("vars", []) if isinstance(head, Mapping) else []
-    if not isinstance(variables, list):
-        raise _Unparsable("'head.vars' of SPARQL results must be a list")
-    return [str(v) for v in variables], bindings
-
-
-def _project(
-    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], cell: Any
-) -> tuple[tuple[Hashable, ...], ...]:
-    return tuple(tuple(cell(row.get(c)) for c in columns) for row in rows)
-
-
-def _csv_parse(value: Any, delimiter: str) -> tuple[list[str], list[dict[str, Any]]]:
-    if not isinstance(value, str):
-        raise _Unparsable(f"a CSV/TSV table must be text; got {type(value).__name__}")
-    reader = csv.reader(io.StringIO(value.strip("\r\n")), delimiter=delimiter)
-    lines = [line for line in reader if line]
-    if not lines:
-        raise _Unparsable("the table has no header row")
-    header = [h.strip() for h in lines[0]]
-    return header, [
-        dict(zip(header, (c.strip() for c in line), strict=False)) for line in lines[1:]
-    ]
-
-
-def _text_cell(value: Any) -> Hashable:
-    return value if isinstance(value, str) else None
-
-
-# --------------------------------------------------------------------------- steps
-
-
-@dataclass(frozen=True)
-class _RefStep:
-    level: int
-    index: int
-    name: str
-    args: Hashable | None  # canonical args, None when the step has no args
-    has_output: bool
-    compare: Callable[[Any], bool]
-
-
-@dataclass(frozen=True)
-class _ActualStep:
-    index: int
-    step_id: Any
-    name: str
-    args: Hashable | None
-    usable: bool  # not failed
-    has_output: bool
-    output: Any
-
-
-def _where_ref(level: int, index: int) -> str:
-    return f"reference_outputs[{level}][{index}]"
-
-
-def _check_columns(value: Any, where: str) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if (
-        isinstance(value, str)
-        or not isinstance(value, (list, tuple))
-        or not value
-        or not all(isinstance(c, str) for c in value)
-    ):
-        raise TypeError(
-            f"{where}['required_columns'] must be a non-empty list of column names; got {value!r}"
-        )
-    return tuple(value)
-
-
-def _sparql_comparator(
-    output: Any, columns: tuple[str, ...] | None, ordered: bool, where: str
-) -> Callable[[Any], bool]:
-    try:
-        parsed = _sparql_parse(output)
-    except _Unparsable as exc:
-        raise ValueError(f"{where}['output'] is not SPARQL results JSON: {exc}") from None
-    if isinstance(parsed, _AskResult):
-        expected = parsed.value
-
-        def ask(actual: Any) -> bool:
-            got = _sparql_parse(actual)
-            return isinstance(got, _AskResult) and got.value == expected
-
-        return ask
-    variables, bindings = parsed
-    if columns is None:
-        columns = tuple(variables) or tuple(sorted({str(k) for b in bindings for k in b}))
-    else:
-        known = set(variables) | {str(k) for b in bindings for k in b}
-        missing = [c for c in columns if c not in known]
-        if missing:
-            raise ValueError(
-                f"{where}['required_columns'] names {missing!r}, which the reference output does "
-                f"not have (its variables: {variables!r})"
-            )
-    table = _Table(columns, _project(bindings, columns, _sparql_term))
-
-    def select(actual: Any) -> bool:
-        got = _sparql_parse(actual)
-        if isinstance(got, _AskResult):
-            return False
-        return _rows_equal(table.rows, _project(got[1], table.columns, _sparql_term), ordered)
-
-    return select
-
-
-def _json_comparator(
-    output: Any, columns: tuple[str, ...] | None, ordered: bool | None, where: str
-) -> Callable[[Any], bool]:
-    try:
-        reference = _load_json(output)
-    except _Unparsable as exc:
-        raise ValueError(f"{where}['output'] is not valid JSON: {exc}") from None
-    as_table = (columns is not None or ordered is not None) and (
-        isinstance(reference, list) and all(isinstance(r, Mapping) for r in reference)
-    )
-    if not as_table:
-        expected = _canon(reference)
-        return lambda actual: _canon(_load_json(actual)) == expected
-    cols = columns or tuple(sorted({str(k) for row in reference for k in row}))
-    rows = _project(reference, cols, _canon)
-
-    def table(actual: Any) -> bool:
-        got = _load_json(actual)
-        if not isinstance(got, list) or not all(isinstance(r, Mapping) for r in got):
-            return False
-        return _rows_equal(rows, _project(got, cols, _canon), bool(ordered))
-
-    return table
-
-
-def _csv_comparator(
-    output: Any, columns: tuple[str, ...] | None, ordered: bool, delimiter: str, where: str
-) -> Callable[[Any], bool]:
-    try:
-        header, rows = _csv_parse(output, delimiter)
-    except _Unparsable as exc:
-        raise ValueError(f"{where}['output'] is not a table: {exc}") from None
-    cols = columns or tuple(header)
-    missing = [c for c in cols if c not in header]
-    if missing:
-        raise ValueError(
-            f"{where}['required_columns'] names {missing!r}, which the reference table does not "
-            f"have (its header: {header!r})"
-        )
-    expected = _project(rows, cols, _text_cell)
-
-    def table(actual: Any) -> bool:
-        got_header, got_rows = _csv_parse(actual, delimiter)
-        if any(c not in got_header for c in cols):
-            return False
-        return _rows_equal(expected, _project(got_rows, cols, _text_cell), ordered)
-
-    return table
-
-
-def _text_comparator(output: Any) -> Callable[[Any], bool]:
-    if isinstance(output, str):
-        return lambda actual: isinstance(actual, str) and actual == output
-    expected = _canon(output)
-    return lambda actual: _canon(actual) == expected
-
-
-def _prepare_ref_step(raw: Any, level: int, index: int) -> _RefStep:
-    where = _where_ref(level, index)
-    if not isinstance(raw, Mapping):
-        raise TypeError(f"{where} must be a step dict with a 'name'; got {type(raw).__name__}")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"{where} needs a non-empty string 'name'; got {name!r}")
-    media_type = raw.get("output_media_type")
-    if media_type is not None and not isinstance(media_type, str):
-        raise TypeError(f"{where}['output_media_type'] must be a string; got {media_type!r}")
-    ordered_raw = raw.get("ordered")
-    if ordered_raw is not None and not isinstance(ordered_raw, bool):
-        raise TypeError(f"{where}['ordered'] must be true or false; got {ordered_raw!r}")
-    ordered = bool(ordered_raw)
-    columns = _check_columns(raw.get("required_columns"), where)
-    has_output = raw.get("output") is not None
-    compare: Callable[[Any], bool] = _never
-    if has_output:
-        output = raw["output"]
-        kind = (media_type or "").split(";")[0].strip().lower()
-        if kind == SPARQL_RESULTS:
-            compare = _sparql_comparator(output, columns, ordered, where)
-        elif kind == JSON:
-            compare = _json_comparator(output, columns, ordered_raw, where)
-        elif kind in (CSV, TSV):
-            compare = _csv_comparator(output, columns, ordered, "," if kind == CSV else "\t", where)
-        else:
-            compare = _text_comparator(output)
-    args = _canon(_maybe_json(raw["args"])) if "args" in raw else None
-    return _RefStep(level, index, name, args, has_output, compare)
-
-
-def _never(actual: Any) -> bool:
-    return False
-
-
-def _prepare_actual_step(raw: Any, index: int) -> _ActualStep:
-    where = f"outputs[{index}]"
-    if not isinstance(raw, Mapping):
-        raise TypeError(f"{where} must be a step dict with a 'name'; got {type(raw).__name__}")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"{where} needs a non-empty string 'name'; got {name!r}")
-    status = raw.get("status")
-    args = _canon(_maybe_json(raw["args"])) if "args" in raw else None
-    return _ActualStep(
-        index=index,
-        step_id=raw.get("id"),
-        name=name,
-        args=args,
-        usable=status in _OK_STATUSES,
-        has_output=raw.get("output") is not None,
-        output=raw.get("output"),
-    )
-
-
-def _reference_levels(reference_outputs: Any) -> list[list[_RefStep]]:
+def _reference_levels(reference_outputs: Any, retrieval: frozenset[str]) -> list[list[RefStep]]:
     value = reference_outputs
     if isinstance(value, Mapping):
         for name in ("reference_steps", "steps"):
@@ -402,23 +111,23 @@ def _reference_levels(reference_outputs: Any) -> list[list[_RefStep]]:
             "`reference_outputs` mixes step dicts and levels; give either a list of levels "
             "(lists of step dicts) or one flat list of step dicts"
         )
-    levels: list[list[_RefStep]] = []
+    levels: list[list[RefStep]] = []
     for level, raw_level in enumerate(raw_levels):
         if not raw_level:
             raise ValueError(
                 f"reference_outputs[{level}] is an empty level; every level needs steps"
             )
-        levels.append([_prepare_ref_step(s, level, i) for i, s in enumerate(raw_level)])
+        levels.append([prepare_ref_step(s, level, i, retrieval) for i, s in enumerate(raw_level)])
     return levels
 
 
-def _actual_steps(outputs: Any) -> tuple[list[_ActualStep], str | None]:
+def _actual_steps(outputs: Any, retrieval: frozenset[str]) -> tuple[list[ActualStep], str | None]:
     """The actual steps, and the target's error message when it reported a failure."""
-    value = outputs
+    value, where = outputs, "`outputs`"
     if isinstance(value, Mapping):
         for name in ("actual_steps", "steps"):
             if name in value:
-                value = value[name]
+                value, where = value[name], f"`outputs[{name!r}]`"
                 break
         else:
             if value.get("status") == "error":
@@ -427,121 +136,312 @@ def _actual_steps(outputs: Any) -> tuple[list[_ActualStep], str | None]:
                 "`outputs` is a dict, so it must hold the steps under 'actual_steps' (or 'steps'), "
                 f"or report status 'error'; got keys {sorted(map(str, value))!r}"
             )
-    if value is None:
-        value = []
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise TypeError(
-            "`outputs` must be a list of step dicts (name, args, output, status, id) or a dict "
-            f"with 'actual_steps'; got {type(value).__name__}"
+            f"{where} must be a list of step dicts (name, args, output, status, id) or a dict "
+            f"with 'actual_steps'; got {type(value).__name__}. Pass [] when the agent ran no "
+            "step."
         )
-    return [_prepare_actual_step(s, i) for i, s in enumerate(value)], None
+    return [prepare_actual_step(s, i, retrieval) for i, s in enumerate(value)], None
 
 
-def _is_match(ref: _RefStep, actual: _ActualStep, compare_args: bool) -> bool:
-    if not actual.usable or ref.name != actual.name:
-        return False
-    if (compare_args or not ref.has_output) and ref.args is not None and ref.args != actual.args:
-        return False
-    if not ref.has_output:
-        return True
-    if not actual.has_output:
-        return False
+# --------------------------------------------------------------------------- matching
+
+
+@dataclass(frozen=True)
+class _Pair:
+    ref: RefStep
+    actual: ActualStep
+    score: float
+    partial: bool  # scored by recall (retrieval step) rather than earning 1
+
+
+def _signature(ref: RefStep, compare_args: bool) -> tuple[Any, Any]:
+    """(selector, expected): an actual step fits ``ref`` iff ``_read(selector, actual)`` equals
+    ``expected``. The selector says what is read; refs with equal selectors share one read."""
+    args_required = (compare_args or not ref.has_output) and ref.args is not None
+    selector = (args_required, ref.spec)
+    return selector, (ref.args if args_required else None, ref.expected)
+
+
+def _read(selector: tuple[Any, Any], actual: ActualStep) -> tuple[Any, Any] | None:
+    args_required, spec = selector
+    if spec is None:
+        return (actual.args if args_required else None, None)
+    if actual.output is None:
+        return None
     try:
-        return ref.compare(actual.output)
-    except _Unparsable:
-        return False
+        return (actual.args if args_required else None, output_key(spec, actual.output))
+    except Unparsable:
+        return None
+
+
+def _match_unit(refs: list[RefStep], actual: list[ActualStep], compare_args: bool) -> list[_Pair]:
+    classes = group_by([_signature(r, compare_args) for r in refs])
+    keys = list(classes)
+    by_selector: dict[Any, dict[Any, int]] = {}
+    for position, (selector, expected) in enumerate(keys):
+        by_selector.setdefault(selector, {})[expected] = position
+    fits: list[list[int]] = []
+    for step in actual:
+        options: list[int] = []
+        for selector, table in by_selector.items():
+            read = _read(selector, step)
+            found = None if read is None else table.get(read)
+            if found is not None:
+                options.append(found)
+        fits.append(options)
+    assigned = latest_class_matching([len(classes[key]) for key in keys], fits)
+    taken: dict[int, list[int]] = {}
+    for j, chosen in enumerate(assigned):
+        if chosen is not None:
+            taken.setdefault(chosen, []).append(j)
+    pairs = []
+    for c, steps in taken.items():
+        for r, j in zip(classes[keys[c]], steps, strict=False):  # earliest refs take earliest
+            pairs.append(_Pair(refs[r], actual[j], 1.0, False))
+    return pairs
+
+
+def _recalls(refs: list[RefStep], actual: list[ActualStep]) -> dict[tuple[Any, ...], float]:
+    """Recall@k of every (reference ids, retrieved ids, k) combination that shares an id."""
+    wanted: dict[int | None, set[tuple[Any, ...]]] = {}
+    for step in actual:
+        ids = _ids(step)
+        if ids is None:
+            continue
+        top = set(ids[: step.k])
+        for ref in refs:
+            if ref.relevant is not None and not top.isdisjoint(ref.relevant):
+                wanted.setdefault(step.k, set()).add((ref.relevant, tuple(ids)))
+    found: dict[tuple[Any, ...], float] = {}
+    for k, combos in wanted.items():
+        ordered = list(combos)
+        batch = recall_batch([list(c[1]) for c in ordered], [list(c[0]) for c in ordered], k=k)
+        for combo, score in zip(ordered, batch.scores, strict=True):
+            relevant, retrieved = combo
+            found[relevant, retrieved, k] = float(score or 0.0)
+    return found
+
+
+def _ids(step: ActualStep) -> list[Any] | None:
+    if step.output is None:
+        return None
+    try:
+        ids: list[Any] = step.output.parsed("ids", retrieved_ids)
+    except Unparsable:
+        return None
+    return ids
+
+
+def _match_weighted(
+    refs: list[RefStep], actual: list[ActualStep], compare_args: bool, level: int
+) -> list[_Pair]:
+    n, m = len(refs), len(actual)
+    if n * m > MAX_RECALL_PAIRS:
+        raise ValueError(
+            f"reference_outputs[{level}] has {n} reference '{refs[0].name}' steps scored by "
+            f"recall and `outputs` has {m} executed ones: {n * m} pairs, more than the "
+            f"{MAX_RECALL_PAIRS} that step scoring pairs optimally. Split the level, or pass "
+            "retrieval_steps=() to compare these steps by equality (which scales to any size)."
+        )
+    recalls = _recalls(refs, actual)
+    signatures = [_signature(r, compare_args) for r in refs]
+    credit = [[0.0] * m for _ in range(n)]
+    for i, ref in enumerate(refs):
+        selector, expected = signatures[i]
+        for j, step in enumerate(actual):
+            if ref.relevant is None:
+                credit[i][j] = 1.0 if _read(selector, step) == expected else 0.0
+            elif not (selector[0] and step.args != ref.args) and (ids := _ids(step)) is not None:
+                credit[i][j] = recalls.get((ref.relevant, tuple(ids), step.k), 0.0)
+    # A bonus far below any difference in credit prefers the later of equally good steps.
+    unit = _TIE_BREAK / ((n + 1) * (m + 1))
+    weights = [[c + (j + 1) * unit if c > 0 else 0.0 for j, c in enumerate(row)] for row in credit]
+    return [
+        _Pair(refs[i], actual[j], credit[i][j], refs[i].relevant is not None)
+        for i, j in max_weight_pairs(weights)
+    ]
 
 
 def _match_level(
-    level: list[_RefStep], actual: list[_ActualStep], compare_args: bool
-) -> list[int | None]:
-    """Maximum matching of reference steps to actual steps, preferring later actual steps."""
-    n_ref, n_act = len(level), len(actual)
-    if n_act == 0:
-        return [None] * n_ref
-    edges = [[_is_match(r, a, compare_args) for a in actual] for r in level]
-    # Weight 1 per matched pair plus a tie-break bonus (< 1 in total) for later actual steps:
-    # the optimum is a maximum matching and, among those, the one using the latest steps.
-    scale = (n_ref + 1) * (n_act + 1)
-    weights = [
-        [(1.0 + (j + 1) / scale) if edges[i][j] else 0.0 for j in range(n_act)]
-        for i in range(n_ref)
-    ]
-    assigned: list[int | None] = [None] * n_ref
-    for i, j in max_weight_assignment(weights):
-        if edges[i][j]:
-            assigned[i] = j
-    return assigned
+    refs: list[RefStep], actual: list[ActualStep], compare_args: bool, level: int
+) -> list[_Pair]:
+    """Optimal pairing of one level's reference steps with actual steps; names must agree, so
+    every name is its own independent problem."""
+    pairs: list[_Pair] = []
+    steps_by_name = group_by([a.name if a.usable else None for a in actual])
+    for name, positions in group_by([r.name for r in refs]).items():
+        group = [refs[i] for i in positions]
+        candidates = [actual[j] for j in steps_by_name.get(name, [])]
+        if not candidates:
+            continue
+        if any(r.relevant is not None for r in group):
+            pairs += _match_weighted(group, candidates, compare_args, level)
+        else:
+            pairs += _match_unit(group, candidates, compare_args)
+    return sorted(pairs, key=lambda p: p.ref.index)
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _match_record(pair: _Pair, with_level: bool) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    if with_level:
+        record["reference_level"] = pair.ref.level
+    record.update(
+        reference_index=pair.ref.index,
+        reference_name=pair.ref.name,
+        actual_index=pair.actual.index,
+        actual_id=pair.actual.step_id,
+    )
+    if pair.partial:
+        record["score"] = pair.score
+    return record
+
+
+def _too_deep(param: str) -> str:
+    return (
+        f"`{param}` holds a value nested too deeply to compare (or one that contains itself, "
+        "or JSON text nested that deep); give steps plain JSON data of reasonable depth"
+    )
 
 
 @dataclass(frozen=True)
 class _StepsScorer:
     compare_args: bool
+    levels: LevelRule
+    retrieval: frozenset[str]
 
     def score(
         self, *, outputs: Any = None, reference_outputs: Any = None
     ) -> tuple[float, str, dict[str, Any]]:
-        levels = _reference_levels(reference_outputs)
-        actual, target_error = _actual_steps(outputs)
-        last = levels[-1]
-        assigned = _match_level(last, actual, self.compare_args)
-        matches = [
-            {
-                "reference_index": ref.index,
-                "reference_name": ref.name,
-                "actual_index": j,
-                "actual_id": actual[j].step_id,
-            }
-            for ref, j in zip(last, assigned, strict=True)
-            if j is not None
-        ]
-        matched = len(matches)
-        metadata: dict[str, Any] = {
-            "matches": matches,
-            "matched": matched,
-            "reference_level": len(levels) - 1,
-            "reference_steps": len(last),
-            "actual_steps": len(actual),
-            "unmatched_reference": [
-                r.index for r, j in zip(last, assigned, strict=True) if j is None
-            ],
-        }
+        try:
+            levels = _reference_levels(reference_outputs, self.retrieval)
+        except RecursionError:
+            raise ValueError(_too_deep("reference_outputs")) from None
+        try:
+            actual, target_error = _actual_steps(outputs, self.retrieval)
+            if self.levels == "all":
+                score, comment, metadata = self._all_levels(levels, actual)
+            else:
+                score, comment, metadata = self._last_level(levels, actual)
+        except RecursionError:
+            raise ValueError(_too_deep("outputs")) from None
         if target_error is not None:
             metadata["target_error"] = target_error
             comment = f"the target reported an error, so no step matched: {target_error}"
-        else:
-            comment = (
-                f"{matched} of {len(last)} step(s) of the last reference level matched an "
-                "actual step"
+        return score, comment, metadata
+
+    def _last_level(
+        self, levels: list[list[RefStep]], actual: list[ActualStep]
+    ) -> tuple[float, str, dict[str, Any]]:
+        last = levels[-1]
+        pairs = _match_level(last, actual, self.compare_args, len(levels) - 1)
+        matched_refs = {p.ref.index for p in pairs}
+        metadata: dict[str, Any] = {
+            "matches": [_match_record(p, False) for p in pairs],
+            "matched": len(pairs),
+            "reference_level": len(levels) - 1,
+            "reference_steps": len(last),
+            "actual_steps": len(actual),
+            "unmatched_reference": [r.index for r in last if r.index not in matched_refs],
+        }
+        credit = sum(p.score for p in pairs)
+        comment = (
+            f"{len(pairs)} of {len(last)} step(s) of the last reference level matched an "
+            "actual step"
+        )
+        if any(p.partial for p in pairs):
+            comment += f"; with retrieval steps credited by recall, they earn {credit:.4g}"
+        return credit / len(last), comment, metadata
+
+    def _all_levels(
+        self, levels: list[list[RefStep]], actual: list[ActualStep]
+    ) -> tuple[float, str, dict[str, Any]]:
+        level_scores = [0.0] * len(levels)
+        pairs: list[_Pair] = []
+        cut = len(actual)
+        stopped_at = None
+        for level in range(len(levels) - 1, -1, -1):
+            found = _match_level(levels[level], actual[:cut], self.compare_args, level)
+            level_scores[level] = sum(p.score for p in found) / len(levels[level])
+            pairs = found + pairs
+            if len(found) < len(levels[level]):
+                stopped_at = level
+                break
+            cut = min(p.actual.index for p in found)
+        matched_refs = {(p.ref.level, p.ref.index) for p in pairs}
+        metadata: dict[str, Any] = {
+            "matches": [_match_record(p, True) for p in pairs],
+            "matched": len(pairs),
+            "level_scores": level_scores,
+            "reference_steps": sum(len(level) for level in levels),
+            "actual_steps": len(actual),
+            "unmatched_reference": [
+                [r.level, r.index]
+                for level in levels
+                for r in level
+                if (r.level, r.index) not in matched_refs
+            ],
+        }
+        shares = ", ".join(f"level {i}: {s:.4g}" for i, s in enumerate(level_scores))
+        comment = f"mean over {len(levels)} reference level(s) of the matched share ({shares})"
+        if stopped_at is not None and stopped_at > 0:
+            comment += (
+                f"; level {stopped_at} is not fully matched, so earlier levels were not searched"
             )
-        return matched / len(last), comment, metadata
+        return sum(level_scores) / len(levels), comment, metadata
 
 
-def _check_compare_args(compare_args: Any) -> bool:
+# --------------------------------------------------------------------------- factories
+
+
+def _make_scorer(
+    compare_args: Any, feedback_key: Any, levels: Any, retrieval_steps: Any
+) -> tuple[_StepsScorer, str]:
     if not isinstance(compare_args, bool):
         raise TypeError(f"`compare_args` must be True or False; got {compare_args!r}")
-    return compare_args
-
-
-def _check_feedback_key(feedback_key: Any) -> str:
     if not isinstance(feedback_key, str) or not feedback_key:
         raise TypeError(f"`feedback_key` must be a non-empty string; got {feedback_key!r}")
-    return feedback_key
+    if not isinstance(levels, str) or levels not in _LEVEL_RULES:
+        raise ValueError(
+            f"`levels` must be 'last' (score the last reference level) or 'all' (mean over every "
+            f"level, as graphrag-eval 6.x); got {levels!r}"
+        )
+    if (
+        isinstance(retrieval_steps, (str, bytes, Mapping))
+        or not isinstance(retrieval_steps, Collection)
+        or not all(isinstance(n, str) and n for n in retrieval_steps)
+    ):
+        raise TypeError(
+            "`retrieval_steps` must be a list/tuple/set of step names scored by recall@k (e.g. "
+            f"['retrieval']; [] turns the rule off); got {retrieval_steps!r}"[:300]
+        )
+    rule = cast("LevelRule", levels)
+    return _StepsScorer(compare_args, rule, frozenset(retrieval_steps)), feedback_key
 
 
 def create_steps_evaluator(
-    *, compare_args: bool = False, feedback_key: str = "steps_score"
+    *,
+    compare_args: bool = False,
+    feedback_key: str = "steps_score",
+    levels: LevelRule = "last",
+    retrieval_steps: Sequence[str] | frozenset[str] = ("retrieval",),
 ) -> SimpleEvaluator:
     """Score an agent's executed steps against reference steps grouped in levels.
 
     ``outputs``: the actual steps (dicts with ``name``, ``args``, ``output``, ``status``, ``id``)
     or a target record ``{"actual_steps": [...], ...}``. ``reference_outputs``: a list of levels
     (lists of reference steps), a flat list of steps (one level) or ``{"reference_steps": ...}``.
-    The score is the share of the last level's steps matched by some actual step; the pairs are
-    in ``metadata["matches"]``.
+
+    ``levels="last"`` (default) scores the share of the last level's steps matched by some actual
+    step; ``levels="all"`` averages the share of every level (graphrag-eval 6.x). Steps named in
+    ``retrieval_steps`` earn the recall@k of their retrieved ids instead of 1. The pairs are in
+    ``metadata["matches"]``.
     """
-    scorer = _StepsScorer(_check_compare_args(compare_args))
-    key = _check_feedback_key(feedback_key)
+    scorer, key = _make_scorer(compare_args, feedback_key, levels, retrieval_steps)
 
     def evaluator(
         *,
@@ -563,11 +463,14 @@ def create_steps_evaluator(
 
 
 def create_async_steps_evaluator(
-    *, compare_args: bool = False, feedback_key: str = "steps_score"
+    *,
+    compare_args: bool = False,
+    feedback_key: str = "steps_score",
+    levels: LevelRule = "last",
+    retrieval_steps: Sequence[str] | frozenset[str] = ("retrieval",),
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_steps_evaluator`."""
-    scorer = _StepsScorer(_check_compare_args(compare_args))
-    key = _check_feedback_key(feedback_key)
+    scorer, key = _make_scorer(compare_args, feedback_key, levels, retrieval_steps)
 
     async def evaluator(
         *,

@@ -494,7 +494,7 @@ def test_steps_without_id_report_none() -> None:
 
 
 def test_no_actual_steps() -> None:
-    cases: list[Any] = [[], None, {"actual_steps": []}]
+    cases: list[Any] = [[], {"actual_steps": []}, {"steps": ()}]
     for outputs in cases:
         result = run(outputs, OSLO_REFERENCE_STEPS)
         assert result["score"] == 0.0
@@ -659,3 +659,375 @@ def test_score_properties(
             outputs=_actual(actual), reference_outputs=_reference(reference)
         )
     ) == create_steps_evaluator()(outputs=_actual(actual), reference_outputs=_reference(reference))
+
+
+# --------------------------------------------------------------------------- levels="all" (12.6)
+# Expected values below were computed by hand and confirmed with graphrag-eval 6.6.1
+# (scripts/compare_steps_graphrag.py cross-checks random cases against the package itself).
+
+OSLO_TWO_LEVELS: list[list[dict[str, Any]]] = [
+    [{"name": "autocomplete_search", "args": {"query": "Oslo"}, "output": "urn:oslo"}],
+    [{"name": "sparql_query", "output": "OSLO T1, OSLO T2"}],
+]
+
+
+def test_levels_all_is_the_graphrag_6_mean_over_levels() -> None:
+    only_sparql = [named("sparql_query", "OSLO T1, OSLO T2", "q1")]
+    assert run(only_sparql, OSLO_TWO_LEVELS)["score"] == 1.0
+    result = run(only_sparql, OSLO_TWO_LEVELS, levels="all")
+    assert result["score"] == 0.5
+    assert result["metadata"]["level_scores"] == [0.0, 1.0]
+    assert result["metadata"]["unmatched_reference"] == [[0, 0]]
+    assert result["metadata"]["matches"] == [
+        {
+            "reference_level": 1,
+            "reference_index": 0,
+            "reference_name": "sparql_query",
+            "actual_index": 0,
+            "actual_id": "q1",
+        }
+    ]
+    both = [named("autocomplete_search", "urn:oslo", "s1"), *only_sparql]
+    assert run(both, OSLO_TWO_LEVELS, levels="all")["score"] == 1.0
+
+
+def test_levels_all_needs_earlier_levels_executed_earlier() -> None:
+    # The search ran only after the query: it cannot be what the query was built on.
+    late_search = [
+        named("sparql_query", "OSLO T1, OSLO T2"),
+        named("autocomplete_search", "urn:oslo"),
+    ]
+    assert run(late_search, OSLO_TWO_LEVELS, levels="all")["score"] == 0.5
+    # ... unless the query also ran (again) after it; the latest matching query is used.
+    assert run([*late_search, late_search[0]], OSLO_TWO_LEVELS, levels="all")["score"] == 1.0
+
+
+def test_levels_all_stops_at_the_first_incomplete_level() -> None:
+    reference = [
+        [named("a", "1")],
+        [named("b", "1"), named("b", "2")],
+        [named("c", "1")],
+    ]
+    actual = [named("a", "1"), named("b", "1"), named("c", "1")]
+    result = run(actual, reference, levels="all")
+    # level 2: 1/1; level 1: 1/2 and incomplete, so level 0 is not searched (graphrag: 0.5)
+    assert result["metadata"]["level_scores"] == [0.0, 0.5, 1.0]
+    assert result["score"] == pytest.approx(0.5)
+    assert "level 1 is not fully matched" in result["comment"]
+    assert run(actual, reference)["score"] == 1.0  # last level only
+
+
+def test_levels_option_is_checked() -> None:
+    with pytest.raises(ValueError, match=r"`levels` must be 'last'.*got 'every'"):
+        create_steps_evaluator(levels="every")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`levels`"):
+        create_async_steps_evaluator(levels=None)  # type: ignore[arg-type]
+
+
+def test_agrees_with_graphrag_eval_6_6_when_it_is_installed() -> None:
+    """Runs scripts/compare_steps_graphrag.py (300 random cases, both level rules and retrieval
+    recall) when an interpreter with graphrag-eval 6.6 is available: $GRAPHRAG_EVAL_PYTHON or
+    .venv-graphrag/ (graphrag-eval needs Python 3.12, so it cannot live in the project venv)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    candidates = [os.environ.get("GRAPHRAG_EVAL_PYTHON", ""), root / ".venv-graphrag/bin/python"]
+    python = next((Path(c) for c in candidates if c and Path(c).exists()), None)
+    if python is None:
+        pytest.skip("graphrag-eval 6.6 is not installed (see scripts/compare_steps_graphrag.py)")
+    script = root / "scripts" / "compare_steps_graphrag.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--graphrag-python", str(python), "--cases", "300"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "max |diff|" in proc.stdout
+
+
+# --------------------------------------------------------------------------- retrieval (12.7)
+
+
+def contexts(*ids: str, **extra: Any) -> str:
+    return json.dumps([{"id": i, "text": f"text of {i}", **extra} for i in ids])
+
+
+def retrieval(output: Any, k: Any = None, step_id: str = "r", **extra: Any) -> dict[str, Any]:
+    args = {"query": "Oslo"} if k is None else {"query": "Oslo", "k": k}
+    return {"name": "retrieval", "args": args, "output": output, "status": "success",
+            "id": step_id, **extra}  # fmt: skip
+
+
+RETRIEVAL_REFERENCE = [[{"name": "retrieval", "output": contexts("u1", "u2", "u3", "u4")}]]
+
+
+def test_retrieval_step_scores_recall_at_k_of_its_ids() -> None:
+    executed = [retrieval(contexts("u1", "u9", "u3", "u8"), k=4)]
+    result = run(executed, RETRIEVAL_REFERENCE)
+    assert result["score"] == 0.5
+    assert result["metadata"]["matches"] == [
+        {
+            "reference_index": 0,
+            "reference_name": "retrieval",
+            "actual_index": 0,
+            "actual_id": "r",
+            "score": 0.5,
+        }
+    ]
+    assert "earn 0.5" in result["comment"]
+    # the old text comparison, on request
+    assert run(executed, RETRIEVAL_REFERENCE, retrieval_steps=())["score"] == 0.0
+
+
+def test_retrieval_k_comes_from_the_executed_steps_args() -> None:
+    ids = contexts("u1", "u9", "u3", "u8", "u2")
+    assert run([retrieval(ids, k=1)], RETRIEVAL_REFERENCE)["score"] == 0.25
+    assert run([retrieval(ids, k=4)], RETRIEVAL_REFERENCE)["score"] == 0.5
+    assert run([retrieval(ids)], RETRIEVAL_REFERENCE)["score"] == 0.75  # no k: every context
+    as_text = {**retrieval(ids), "args": json.dumps({"k": 1})}
+    assert run([as_text], RETRIEVAL_REFERENCE)["score"] == 0.25
+
+
+def test_retrieval_outputs_in_every_accepted_form() -> None:
+    parsed = [{"id": "u2"}, {"id": "u4", "score": 0.3}]
+    for output in (parsed, json.dumps(parsed), ["u2", "u4"], '["u2", "u4"]'):
+        assert run([retrieval(output, k=5)], RETRIEVAL_REFERENCE)["score"] == 0.5
+    # a repeated id counts once and still takes a rank
+    assert run([retrieval(["u1", "u1", "u2"], k=2)], RETRIEVAL_REFERENCE)["score"] == 0.25
+    # reference ids may be bare too, and 1 and "1" differ
+    assert run([retrieval([1, "2"])], [[{"name": "retrieval", "output": [1, 2]}]])["score"] == 0.5
+
+
+@pytest.mark.parametrize(
+    "output", ["not json", '{"id": "u1"}', [{"text": "no id"}], [["u1"]], None, 42, [True]]
+)
+def test_unreadable_retrieval_output_is_no_match(output: Any) -> None:
+    assert run([retrieval(output, k=4)], RETRIEVAL_REFERENCE)["score"] == 0.0
+
+
+def test_no_shared_id_is_no_match_and_failed_retrievals_never_count() -> None:
+    result = run([retrieval(contexts("u7", "u8"))], RETRIEVAL_REFERENCE)
+    assert result["score"] == 0.0
+    assert result["metadata"]["unmatched_reference"] == [0]
+    failed = retrieval(contexts("u1", "u2", "u3", "u4"), status="error")
+    assert run([failed], RETRIEVAL_REFERENCE)["score"] == 0.0
+
+
+def test_retrieval_pairing_maximises_total_recall() -> None:
+    # graphrag-eval gives each reference step the latest executed step with recall > 0
+    # (here: r2 -> 1/2 for reference 1, then nothing for reference 0: 0.25 in all). The best
+    # pairing is r1 -> reference 1 (1/2) and r2 -> reference 0 (1/1): (1 + 1/2) / 2.
+    reference = [
+        [
+            {"name": "retrieval", "output": contexts("u1")},
+            {"name": "retrieval", "output": contexts("u2", "u3")},
+        ]
+    ]
+    executed = [
+        retrieval(contexts("u2"), step_id="r1"),
+        retrieval(contexts("u1", "u3"), step_id="r2"),
+    ]
+    result = run(executed, reference)
+    assert result["score"] == 0.75
+    pairs = {
+        m["reference_index"]: (m["actual_id"], m["score"]) for m in result["metadata"]["matches"]
+    }
+    assert pairs == {0: ("r2", 1.0), 1: ("r1", 0.5)}
+
+
+def test_retrieval_ties_prefer_the_latest_step() -> None:
+    executed = [
+        retrieval(contexts("u1"), step_id="early"),
+        retrieval(contexts("u2"), step_id="late"),
+    ]
+    result = run(executed, RETRIEVAL_REFERENCE)
+    assert result["score"] == 0.25
+    assert result["metadata"]["matches"][0]["actual_id"] == "late"
+
+
+def test_retrieval_steps_mix_with_other_steps_and_custom_names() -> None:
+    reference = [
+        [
+            {"name": "search_docs", "output": contexts("u1", "u2")},
+            {"name": "search_docs", "args": {"query": "b"}},  # no output: matched on args
+            named("answer", "42"),
+        ]
+    ]
+    executed = [
+        {"name": "search_docs", "args": {"query": "b"}, "output": contexts("u9")},
+        {"name": "search_docs", "args": {"query": "a", "k": 3}, "output": contexts("u2", "u5")},
+        named("answer", "42"),
+    ]
+    default = run(executed, reference)
+    assert default["score"] == pytest.approx(2 / 3)  # search_docs output compared as text
+    custom = run(executed, reference, retrieval_steps=["search_docs"])
+    assert custom["score"] == pytest.approx((0.5 + 1 + 1) / 3)
+    strict = {"retrieval_steps": ["search_docs"], "compare_args": True}
+    assert run(executed, reference, **strict)["score"] == pytest.approx(2.5 / 3)  # no args: free
+    reference[0][0]["args"] = {"query": "z"}
+    assert run(executed, reference, **strict)["score"] == pytest.approx(2 / 3)
+    reference[0][0]["args"] = '{"k": 3, "query": "a"}'
+    assert run(executed, reference, **strict)["score"] == pytest.approx(2.5 / 3)
+
+
+def test_retrieval_levels_all() -> None:
+    reference = [RETRIEVAL_REFERENCE[0], [named("answer", "42")]]
+    executed = [retrieval(contexts("u1", "u2", "u3"), k=2), named("answer", "42")]
+    result = run(executed, reference, levels="all")
+    assert result["metadata"]["level_scores"] == [0.5, 1.0]
+    assert result["score"] == 0.75
+    assert result["metadata"]["matches"][0]["score"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("reference_output", "pattern"),
+    [
+        ("not json", "must list the relevant contexts"),
+        ('{"id": "u1"}', "must list the relevant contexts"),
+        ([{"text": "no id"}], "item 0 has no string or int id"),
+        ([], "lists no context"),
+    ],
+)
+def test_bad_retrieval_reference_output(reference_output: Any, pattern: str) -> None:
+    with pytest.raises(ValueError, match=pattern) as info:
+        run([], [[{"name": "retrieval", "output": reference_output}]])
+    assert r"reference_outputs[0][0]['output']" in str(info.value)
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, "4", True])
+def test_bad_retrieval_k(k: Any) -> None:
+    with pytest.raises(ValueError, match=r"outputs\[0\]\['args'\]\['k'\] .* must be an int >= 1"):
+        run([retrieval(contexts("u1"), k=k)], RETRIEVAL_REFERENCE)
+
+
+@pytest.mark.parametrize("bad", ["retrieval", [""], [1], None, {"retrieval": 1}])
+def test_bad_retrieval_steps_option(bad: Any) -> None:
+    with pytest.raises(TypeError, match="`retrieval_steps` must be"):
+        create_steps_evaluator(retrieval_steps=bad)
+
+
+# --------------------------------------------------------------------------- optimality vs brute force
+
+
+def _pair_credit(ref: dict[str, Any], step: dict[str, Any], **options: Any) -> float:
+    score = run([step], [[ref]], **options)["score"]
+    assert isinstance(score, float)
+    return score
+
+
+def _best_by_brute_force(credit: list[list[float]]) -> tuple[float, int, int]:
+    """(total credit, pairs, sum of (actual index + 1)) of the best assignment, by enumeration."""
+    from itertools import permutations
+
+    n, m = len(credit), len(credit[0]) if credit else 0
+    best = (0.0, 0, 0)
+    slots = list(range(m)) + [None] * n
+    for choice in set(permutations(slots, n)):
+        pairs = [(i, j) for i, j in enumerate(choice) if j is not None and credit[i][j] > 0]
+        total = sum(credit[i][j] for i, j in pairs)
+        key = (round(total, 9), len(pairs), sum(j + 1 for _, j in pairs))
+        best = max(best, key)
+    return best
+
+
+retrieval_refs = st.lists(
+    st.sampled_from(["u1", "u2", "u3", "u4"]), min_size=1, max_size=3, unique=True
+)
+mixed_ref = st.one_of(
+    st.builds(lambda o: {"name": "q", "output": o}, st.sampled_from(["1", "2"])),
+    st.builds(lambda ids: {"name": "retrieval", "output": ids}, retrieval_refs),
+    st.builds(lambda a: {"name": "retrieval", "args": {"a": a}}, st.integers(0, 1)),
+)
+mixed_actual = st.one_of(
+    st.builds(lambda o, s: {"name": "q", "output": o, "status": s},
+              st.sampled_from(["1", "2"]), st.sampled_from(["success", "error"])),
+    st.builds(lambda ids, k, a: {"name": "retrieval", "args": {"a": a, "k": k}, "output": ids},
+              st.lists(st.sampled_from(["u1", "u2", "u3", "u4", "u5"]), max_size=4),
+              st.integers(1, 4), st.integers(0, 1)),
+)  # fmt: skip
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    reference=st.lists(mixed_ref, min_size=1, max_size=4),
+    actual=st.lists(mixed_actual, max_size=5),
+)
+def test_pairing_is_optimal_against_brute_force(
+    reference: list[dict[str, Any]], actual: list[dict[str, Any]]
+) -> None:
+    for steps in actual:
+        steps.setdefault("status", "success")
+    credit = [[_pair_credit(r, a) for a in actual] for r in reference]
+    best_total, best_pairs, best_lateness = _best_by_brute_force(credit)
+    result = run(actual, [reference])
+    assert result["score"] == pytest.approx(best_total / len(reference), abs=1e-9)
+    matches = result["metadata"]["matches"]
+    assert len({m["actual_index"] for m in matches}) == len(matches)
+    for m in matches:
+        expected = credit[m["reference_index"]][m["actual_index"]]
+        assert expected > 0
+        assert m.get("score", 1.0) == expected
+    if all(c in (0.0, 1.0) for row in credit for c in row):
+        # unit credits: a maximum matching that uses the latest steps, exactly
+        assert len(matches) == best_pairs
+        assert sum(m["actual_index"] + 1 for m in matches) == best_lateness
+
+
+# --------------------------------------------------------------------------- the solvers
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    capacities=st.lists(st.integers(1, 2), min_size=1, max_size=3),
+    raw_fits=st.lists(st.sets(st.integers(0, 2), max_size=3), max_size=6),
+)
+def test_class_matching_is_the_latest_maximum_matching(
+    capacities: list[int], raw_fits: list[set[int]]
+) -> None:
+    from itertools import product
+
+    from openevals.rag._steps_assign import latest_class_matching
+
+    fits = [sorted(c for c in f if c < len(capacities)) for f in raw_fits]
+    assigned = latest_class_matching(capacities, fits)
+    for j, c in enumerate(assigned):
+        assert c is None or c in fits[j]
+    for c, capacity in enumerate(capacities):
+        assert assigned.count(c) <= capacity
+    best = (0, 0)
+    for choice in product(*[[None, *f] for f in fits]):
+        if all(choice.count(c) <= cap for c, cap in enumerate(capacities)):
+            used = [j for j, c in enumerate(choice) if c is not None]
+            best = max(best, (len(used), sum(j + 1 for j in used)))
+    used = [j for j, c in enumerate(assigned) if c is not None]
+    assert (len(used), sum(j + 1 for j in used)) == best
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 7), st.integers(1, 7)),
+    seed=st.integers(0, 2**32 - 1),
+    zeros=st.floats(0.0, 0.9),
+)
+def test_weighted_assignment_agrees_with_scipy(
+    shape: tuple[int, int], seed: int, zeros: float
+) -> None:
+    np = pytest.importorskip("numpy")
+    optimize = pytest.importorskip("scipy.optimize")
+    from openevals.rag._steps_assign import max_weight_pairs
+
+    rng = np.random.default_rng(seed)
+    weights = rng.choice([0.25, 0.5, 1.0, 1 / 3], size=shape) * (rng.random(shape) >= zeros)
+    pairs = max_weight_pairs(weights.tolist())
+    assert len({r for r, _ in pairs}) == len(pairs) == len({c for _, c in pairs})
+    assert all(weights[r, c] > 0 for r, c in pairs)
+    rows, cols = optimize.linear_sum_assignment(weights, maximize=True)
+    assert sum(weights[r, c] for r, c in pairs) == pytest.approx(
+        weights[rows, cols].sum(), abs=1e-9
+    )
+    assert max_weight_pairs(weights.tolist()) == pairs  # deterministic

@@ -1,0 +1,167 @@
+"""The two assignment solvers behind step matching (for :mod:`openevals.rag.steps`).
+
+* :func:`latest_class_matching` - steps whose comparison is an equality. Reference steps that
+  expect the same thing form a *class* with a capacity (how many of them there are); an executed
+  step may fit a few classes. The result is a maximum matching and, among maximum matchings, the
+  one that uses the latest executed steps: executed steps are offered from the last to the first
+  and each is kept when an augmenting path makes room for it (the greedy algorithm of the
+  transversal matroid, exact for this objective). Near-linear in practice: a level of 1,000 x
+  1,000 identical steps is a few milliseconds.
+* :func:`max_weight_pairs` - steps scored with partial credit (recall of retrieval steps): an
+  exact maximum-weight assignment, the shortest-augmenting-path (Jonker-Volgenant) method with
+  each search step vectorised over the columns by numpy (imported only here, when needed).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["group_by", "latest_class_matching", "max_weight_pairs"]
+
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def latest_class_matching(
+    capacities: Sequence[int], fits: Sequence[Sequence[int]]
+) -> list[int | None]:
+    """Assign executed steps to reference classes.
+
+    Args:
+        capacities: ``capacities[c]`` = how many reference steps class ``c`` holds.
+        fits: ``fits[j]`` = the classes executed step ``j`` matches (steps in execution order).
+
+    Returns:
+        For every executed step, its class or ``None``. At most ``capacities[c]`` steps get class
+        ``c``; the number of assigned steps is maximal, and the set of assigned steps is the one
+        with the latest steps (lexicographically, from the last step back).
+    """
+    spare = list(capacities)
+    members: list[set[int]] = [set() for _ in capacities]
+    assigned: list[int | None] = [None] * len(fits)
+    dead = [False] * len(capacities)  # classes that can never take another step
+    for j in range(len(fits) - 1, -1, -1):
+        options = [c for c in fits[j] if not dead[c]]
+        if not options:
+            continue
+        free = next((c for c in options if spare[c]), None)
+        if free is not None:
+            spare[free] -= 1
+            members[free].add(j)
+            assigned[j] = free
+            continue
+        # Breadth-first search for an augmenting path: step j enters a full class, one of that
+        # class's steps moves to another class it fits, ... until a class with room is reached.
+        via: dict[int, int] = {c: j for c in options}
+        queue = deque(options)
+        goal = None
+        while queue:
+            c = queue.popleft()
+            if spare[c]:
+                goal = c
+                break
+            for moved in members[c]:
+                for other in fits[moved]:
+                    if other not in via and not dead[other]:
+                        via[other] = moved
+                        queue.append(other)
+        if goal is None:
+            # Every class reached is full and all their steps fit only classes reached: no later
+            # search can pass through them either (they never change again).
+            for c in via:
+                dead[c] = True
+            continue
+        spare[goal] -= 1
+        c = goal
+        while True:
+            step = via[c]
+            previous = assigned[step]
+            if previous is not None:
+                members[previous].discard(step)
+            members[c].add(step)
+            assigned[step] = c
+            if step == j:
+                break
+            assert previous is not None
+            c = previous
+    return assigned
+
+
+def _min_cost_assignment(cost: np.ndarray[Any, Any]) -> npt.NDArray[np.intp]:
+    """Columns of a min-cost assignment of every row (``rows <= cols``), shortest augmenting
+    paths with dual potentials; each Dijkstra step is one vectorised pass over the columns."""
+    import numpy as np
+
+    n, m = cost.shape
+    u = np.zeros(n)
+    v = np.zeros(m)
+    row_of_col = np.full(m, -1, dtype=np.intp)
+    col_of_row = np.full(n, -1, dtype=np.intp)
+    inf = np.inf
+    for start in range(n):
+        shortest = np.full(m, inf)
+        came_from = np.full(m, -1, dtype=np.intp)
+        done_cols = np.zeros(m, dtype=bool)
+        visited_rows = [start]
+        i = start
+        reached = 0.0
+        while True:
+            reduced = reached + cost[i] - u[i] - v
+            better = (reduced < shortest) & ~done_cols
+            shortest[better] = reduced[better]
+            came_from[better] = i
+            candidates = np.where(done_cols, inf, shortest)
+            low = candidates.min()
+            ties = np.flatnonzero(candidates == low)
+            free = ties[row_of_col[ties] < 0]  # prefer a free column: it ends the search
+            j = int(free[0] if free.size else ties[0])
+            reached = float(low)
+            done_cols[j] = True
+            if row_of_col[j] < 0:
+                break
+            i = int(row_of_col[j])
+            visited_rows.append(i)
+        # Update the potentials so that reduced costs stay >= 0 and the new path is tight.
+        u[start] += reached
+        for r in visited_rows[1:]:
+            u[r] += reached - shortest[col_of_row[r]]
+        v[done_cols] -= reached - shortest[done_cols]
+        while True:  # flip the augmenting path
+            i = int(came_from[j])
+            row_of_col[j] = i
+            col_of_row[i], j = j, int(col_of_row[i])
+            if i == start:
+                break
+    return col_of_row
+
+
+def max_weight_pairs(weights: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
+    """The ``(row, col)`` pairs with positive weight of a maximum-weight assignment.
+
+    ``weights`` are finite and ``>= 0`` (0 = may not pair). Deterministic: the same matrix always
+    gives the same pairs.
+    """
+    import numpy as np
+
+    matrix = np.asarray(weights, dtype=float)
+    if matrix.size == 0:
+        return []
+    if matrix.shape[0] <= matrix.shape[1]:
+        pairs = list(enumerate(_min_cost_assignment(-matrix).tolist()))
+    else:
+        cols = _min_cost_assignment(-matrix.T).tolist()
+        pairs = sorted((r, c) for c, r in enumerate(cols))
+    return [(r, c) for r, c in pairs if matrix[r, c] > 0]
+
+
+def group_by(keys: Sequence[_Key]) -> dict[_Key, list[int]]:
+    """Positions of each distinct key, in order of first appearance."""
+    groups: dict[_Key, list[int]] = {}
+    for position, key in enumerate(keys):
+        groups.setdefault(key, []).append(position)
+    return groups
