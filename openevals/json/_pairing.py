@@ -1,0 +1,417 @@
+"""Pairing the elements of two lists of records (an assignment problem), for JSON match.
+
+The weight of pairing output record ``o`` with reference record ``r`` ranks pairings
+lexicographically by three criteria (see :func:`_python_weights`): more equal values, then fewer
+differing keys, then more similar text for the values not known to be equal. The pairing is a
+maximum-weight assignment of ``min(len(outputs), len(reference_outputs))`` pairs.
+
+How it scales:
+
+1. Records are put in a canonical order (their canonical text), so that the result never depends
+   on the order of either list.
+2. Identical records (same canonical text, every compared value ``==``) are paired with each
+   other first. Some optimal pairing always does this (an exchange argument: swapping partners so
+   that two identical records pair never lowers the number of equal values nor raises the number
+   of differing keys), and it removes most of the work on lists that mostly agree. Lists graded
+   with a ``rubric`` skip this step: the text similarity of rubric values is part of their
+   weight, and that criterion can prefer a different partner.
+3. The remaining records are paired by the shortest-augmenting-path assignment algorithm on the
+   full weight matrix: in pure Python for small remainders, vectorised with numpy (imported
+   only then) for larger ones. Both compute bit-identical weights and make identical choices.
+4. A remainder of more than :data:`MAX_PAIRS` candidate pairs raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from openevals._matching import max_weight_assignment, max_weight_assignment_dense
+from openevals._structure import Unfreezable, equal, fold, freeze, short_repr
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["MAX_PAIRS", "canonical", "equal_values", "pair_records", "similarity_text"]
+
+MAX_PAIRS: Final = 25_000_000
+"""Most candidate pairs (unpaired outputs x unpaired references, after identical records are
+paired) that list matching solves; more raises ``ValueError``."""
+
+_PYTHON_PAIRS: Final = 2_500  # remainders up to this many pairs skip numpy
+_BLOCK_PAIRS: Final = 1_000_000  # larger problems pair identical records first
+_CHUNK_CELLS: Final = 1 << 20  # cells per block of rows in the vectorised weights
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
+# --------------------------------------------------------------------------- values
+
+
+def equal_values(key: Hashable, out_value: Any, ref_value: Any, where: tuple[str, str]) -> int:
+    """1 if the values are ``==`` (at any depth), else 0.
+
+    ``where`` holds the paths of the two records (``("outputs[3]", "reference_outputs[5]")``),
+    used to name a value that contains itself.
+    """
+    try:
+        try:
+            same = out_value == ref_value
+        except RecursionError:
+            out_name, ref_name = (f"{side}[{key!r}]" for side in where)
+            return 1 if equal(out_value, ref_value, out_name, ref_name) else 0
+        return 1 if bool(same) else 0
+    except ValueError as exc:
+        if "contains itself" in str(exc) or "too deeply" in str(exc):
+            raise
+        error: Exception = exc
+    except Exception as exc:
+        error = exc
+    raise TypeError(
+        f"cannot compare the values of key {key!r}: `outputs` has {short_repr(out_value)}, "
+        f"`reference_outputs` has {short_repr(ref_value)} ({type(error).__name__}: {error})"
+    ) from error
+
+
+def _canon_expand(value: Any) -> tuple[str, Sequence[Any], Sequence[Any] | None] | None:
+    if type(value) in _SCALARS:
+        return None
+    if isinstance(value, Mapping):
+        keys = list(value)
+        return "map", [value[k] for k in keys], keys
+    if isinstance(value, (list, tuple)):
+        return "seq", value, None
+    if isinstance(value, (set, frozenset)):
+        return "set", list(value), None
+    return None
+
+
+def _canon_leaf(value: Any) -> str:
+    return f"{type(value).__name__}:{value!r}"
+
+
+def _canon_key(key: Any) -> str:
+    if type(key) in _SCALARS:
+        return _canon_leaf(key)
+    return canonical(key, f"key {key!r}")
+
+
+def _canon_combine(tag: str, _: Any, labels: Sequence[Any] | None, parts: list[str]) -> str:
+    if tag == "map":
+        assert labels is not None
+        items = sorted(f"{_canon_key(k)}:{p}" for k, p in zip(labels, parts, strict=True))
+        return "{" + ",".join(items) + "}"
+    if tag == "seq":
+        return "[" + ",".join(parts) + "]"
+    return "<" + ",".join(sorted(parts)) + ">"
+
+
+def canonical(value: Any, name: str) -> str:
+    """A text form that is identical for identical values, whatever their construction order.
+
+    Works at any depth; a value that contains itself raises ``ValueError`` naming ``name``.
+    """
+    return str(fold(value, name, _canon_expand, _canon_leaf, _canon_combine))
+
+
+def similarity_text(value: Any, name: str) -> str:
+    """The text compared for similarity: strings as they are, containers canonical, else repr."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+        return canonical(value, name)
+    return repr(value)
+
+
+# --------------------------------------------------------------------------- records
+
+
+class _Profile:
+    """One record's compared items, in the global key order, with their similarity texts."""
+
+    __slots__ = ("items", "lookup", "name")
+
+    def __init__(
+        self,
+        record: Mapping[Any, Any],
+        name: str,
+        keys: Mapping[Hashable, int],
+        excluded: frozenset[str],
+        rubric: Mapping[str, str],
+    ) -> None:
+        present = sorted((k for k in record if k not in excluded), key=keys.__getitem__)
+        self.name = name
+        self.items = [
+            (k, record[k], similarity_text(record[k], f"{name}[{k!r}]"), k in rubric)
+            for k in present
+        ]
+        self.lookup = {k: (v, text) for k, v, text, _ in self.items}
+
+
+def _python_weights(
+    outs: Sequence[_Profile], refs: Sequence[_Profile], bound: int
+) -> list[list[float]]:
+    """Pair weights ranking pairings lexicographically by three criteria.
+
+    1. more equal values (excluded and rubric keys never count);
+    2. fewer differing keys: present on one side only, or unequal (rubric keys present on
+       both sides are unknown, not differing);
+    3. more similar text for the values that are not known to be equal (rubric keys and
+       unequal values), so rubric-graded records still pair with their look-alikes.
+
+    ``bound`` exceeds any assignment's number of differing keys and total similarity, so the
+    criteria never trade against each other. Similarities are summed in the global key order.
+    """
+    from rapidfuzz.distance import Indel
+
+    similar = Indel.normalized_similarity
+    equal_unit = float(bound * bound)
+    weights: list[list[float]] = []
+    for o in outs:
+        row: list[float] = []
+        for r in refs:
+            other_items = r.lookup
+            equal_count = shared = unequal = 0
+            similarity = 0.0
+            for k, value, text, graded in o.items:
+                other = other_items.get(k)
+                if other is None:
+                    continue
+                shared += 1
+                if graded:
+                    similarity += similar(text, other[1])
+                elif equal_values(k, value, other[0], (o.name, r.name)):
+                    equal_count += 1
+                else:
+                    unequal += 1
+                    similarity += similar(text, other[1])
+            differ = len(o.items) + len(r.lookup) - 2 * shared + unequal
+            row.append(equal_count * equal_unit - differ * bound + similarity)
+        weights.append(row)
+    return weights
+
+
+# --------------------------------------------------------------------------- vectorised weights
+
+
+def _value_ids(values: Sequence[Any], names: Sequence[str]) -> np.ndarray | None:
+    """Integers equal exactly when the values are ``==``; ``None`` if some value has no
+    hashable form (the key is then compared pair by pair)."""
+    import numpy as np
+
+    ids: dict[Any, int] = {}
+    out = np.empty(len(values), dtype=np.int64)
+    unique = -1
+    for index, value in enumerate(values):
+        if type(value) is float and value != value:
+            out[index] = unique  # NaN is not == itself
+            unique -= 1
+            continue
+        try:
+            frozen = value if type(value) in _SCALARS else freeze(value, names[index])
+        except Unfreezable:
+            return None
+        out[index] = ids.setdefault(frozen, len(ids))
+    return out
+
+
+class _KeyColumn:
+    """One key across the remaining records: presence, equality ids and similarity texts."""
+
+    def __init__(
+        self, key: Hashable, outs: Sequence[_Profile], refs: Sequence[_Profile], graded: bool
+    ) -> None:
+        import numpy as np
+
+        self.key = key
+        self.graded = graded
+        sides = []
+        for profiles in (outs, refs):
+            entries = [p.lookup.get(key) for p in profiles]
+            present = np.array([e is not None for e in entries], dtype=bool)
+            texts: dict[str, int] = {}
+            text_ids = np.array(
+                [0 if e is None else texts.setdefault(e[1], len(texts)) for e in entries],
+                dtype=np.int64,
+            )
+            sides.append((entries, present, list(texts), text_ids))
+        (out_entries, self.out_present, self.out_texts, self.out_text_ids) = sides[0]
+        (ref_entries, self.ref_present, self.ref_texts, self.ref_text_ids) = sides[1]
+        self.out_values = [None if e is None else e[0] for e in out_entries]
+        self.ref_values = [None if e is None else e[0] for e in ref_entries]
+        self.out_names = [p.name for p in outs]
+        self.ref_names = [p.name for p in refs]
+        self.out_ids: np.ndarray | None = None
+        self.ref_ids: np.ndarray | None = None
+        if not graded:
+            ids = _value_ids(self.out_values + self.ref_values, self.out_names + self.ref_names)
+            if ids is not None:
+                self.out_ids, self.ref_ids = ids[: len(outs)], ids[len(outs) :]
+
+    def equal_block(self, start: int, stop: int, shared: np.ndarray) -> np.ndarray:
+        if self.out_ids is not None and self.ref_ids is not None:
+            same: np.ndarray = shared & (self.out_ids[start:stop, None] == self.ref_ids[None, :])
+            return same
+        result: np.ndarray = shared.copy()
+        for row, col in zip(*shared.nonzero(), strict=True):
+            i = start + int(row)
+            j = int(col)
+            result[row, col] = equal_values(
+                self.key,
+                self.out_values[i],
+                self.ref_values[j],
+                (self.out_names[i], self.ref_names[j]),
+            )
+        return result
+
+    def similarity_block(self, start: int, stop: int) -> np.ndarray:
+        import numpy as np
+        from rapidfuzz.distance import Indel
+        from rapidfuzz.process import cdist
+
+        rows = self.out_text_ids[start:stop]
+        wanted = np.unique(rows[self.out_present[start:stop]])
+        table = cdist(
+            [self.out_texts[t] for t in wanted],
+            self.ref_texts,
+            scorer=Indel.normalized_similarity,
+            dtype=np.float64,
+        )
+        local = np.searchsorted(wanted, rows).clip(0, max(len(wanted) - 1, 0))
+        result: np.ndarray = table[local[:, None], self.ref_text_ids[None, :]]
+        return result
+
+
+def _dense_weights(
+    outs: Sequence[_Profile],
+    refs: Sequence[_Profile],
+    keys: Sequence[Hashable],
+    rubric: Mapping[str, str],
+    bound: int,
+) -> np.ndarray:
+    """:func:`_python_weights`, vectorised over blocks of rows (bit-identical results)."""
+    import numpy as np
+
+    n, m = len(outs), len(refs)
+    columns = [_KeyColumn(k, outs, refs, k in rubric) for k in keys]
+    out_sizes = np.array([len(p.items) for p in outs], dtype=np.int64)
+    ref_sizes = np.array([len(p.lookup) for p in refs], dtype=np.int64)
+    equal_unit = float(bound * bound)
+    weights = np.empty((n, m), dtype=np.float64)
+    step = max(1, _CHUNK_CELLS // max(m, 1))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        equal_count = np.zeros((stop - start, m), dtype=np.int64)
+        shared_count = np.zeros_like(equal_count)
+        unequal = np.zeros_like(equal_count)
+        similarity = np.zeros((stop - start, m), dtype=np.float64)
+        for column in columns:
+            shared = column.out_present[start:stop, None] & column.ref_present[None, :]
+            if not shared.any():
+                continue
+            shared_count += shared
+            if column.graded:
+                needs_text = shared
+            else:
+                same = column.equal_block(start, stop, shared)
+                equal_count += same
+                needs_text = shared & ~same
+                unequal += needs_text
+            if needs_text.any():
+                similarity += np.where(needs_text, column.similarity_block(start, stop), 0.0)
+        differ = out_sizes[start:stop, None] + ref_sizes[None, :] - 2 * shared_count + unequal
+        weights[start:stop] = equal_count * equal_unit - differ * bound + similarity
+    return weights
+
+
+# --------------------------------------------------------------------------- pairing
+
+
+def _too_many(n: int, m: int, blocked: int) -> ValueError:
+    return ValueError(
+        f"json match pairs list elements optimally, and after pairing {blocked} identical "
+        f"element(s), {n} element(s) of `outputs` and {m} of `reference_outputs` remain: "
+        f"{n * m:,} candidate pairs, above the limit of {MAX_PAIRS:,}. Compare shorter lists, "
+        "or use list_match_mode='ordered' to compare elements by position."
+    )
+
+
+def pair_records(
+    outs: Sequence[Mapping[Any, Any]],
+    refs: Sequence[Mapping[Any, Any]],
+    *,
+    exclude_keys: frozenset[str],
+    rubric: Mapping[str, str],
+) -> list[tuple[int, int]]:
+    """Optimal (output index, reference index) pairs, independent of the list orders."""
+    compared = [
+        [{k: v for k, v in record.items() if k not in exclude_keys} for record in side]
+        for side in (outs, refs)
+    ]
+    texts = [
+        [canonical(record, f"{side}[{i}]") for i, record in enumerate(records)]
+        for side, records in zip(("outputs", "reference_outputs"), compared, strict=True)
+    ]
+    out_order = sorted(range(len(outs)), key=texts[0].__getitem__)
+    ref_order = sorted(range(len(refs)), key=texts[1].__getitem__)
+
+    pairs: list[tuple[int, int]] = []
+    if not rubric and len(outs) * len(refs) > _BLOCK_PAIRS:
+        out_order, ref_order = _pair_identical(compared, texts, out_order, ref_order, pairs)
+    if not out_order or not ref_order:
+        return pairs
+
+    n, m = len(out_order), len(ref_order)
+    if n * m > MAX_PAIRS:
+        raise _too_many(n, m, len(pairs))
+    key_rank: dict[Hashable, int] = {}
+    for side in compared:
+        for record in side:
+            for k in record:
+                key_rank.setdefault(k, 0)
+    ordered_keys = sorted(key_rank, key=lambda k: (_canon_key(k), repr(k)))
+    key_rank = {k: rank for rank, k in enumerate(ordered_keys)}
+    out_profiles = [
+        _Profile(outs[i], f"outputs[{i}]", key_rank, exclude_keys, rubric) for i in out_order
+    ]
+    ref_profiles = [
+        _Profile(refs[j], f"reference_outputs[{j}]", key_rank, exclude_keys, rubric)
+        for j in ref_order
+    ]
+    bound = 1 + sum(len(p.items) for p in out_profiles) + sum(len(p.items) for p in ref_profiles)
+    if n * m <= _PYTHON_PAIRS:
+        chosen = max_weight_assignment(_python_weights(out_profiles, ref_profiles, bound))
+    else:
+        chosen = max_weight_assignment_dense(
+            _dense_weights(out_profiles, ref_profiles, ordered_keys, rubric, bound)
+        )
+    pairs += [(out_order[r], ref_order[c]) for r, c in chosen]
+    return pairs
+
+
+def _pair_identical(
+    compared: Sequence[Sequence[Mapping[Any, Any]]],
+    texts: Sequence[Sequence[str]],
+    out_order: list[int],
+    ref_order: list[int],
+    pairs: list[tuple[int, int]],
+) -> tuple[list[int], list[int]]:
+    """Pair records with identical canonical text whose values are all ``==``; return the
+    remaining output and reference indices (still in canonical order)."""
+    waiting: dict[str, list[int]] = {}
+    for i in reversed(out_order):
+        waiting.setdefault(texts[0][i], []).append(i)
+    paired_outs: set[int] = set()
+    rest_refs: list[int] = []
+    for j in ref_order:
+        candidates = waiting.get(texts[1][j])
+        if candidates:
+            i = candidates[-1]
+            out, ref = compared[0][i], compared[1][j]
+            where = (f"outputs[{i}]", f"reference_outputs[{j}]")
+            if all(equal_values(k, v, ref[k], where) for k, v in out.items()):
+                candidates.pop()
+                paired_outs.add(i)
+                pairs.append((i, j))
+                continue
+        rest_refs.append(j)
+    return [i for i in out_order if i not in paired_outs], rest_refs
