@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["max_weight_assignment", "max_weight_assignment_dense", "maximum_bipartite_matching"]
+__all__ = [
+    "max_weight_assignment",
+    "max_weight_assignment_dense",
+    "maximum_bipartite_matching",
+    "min_cost_rows_to_cols_dense",
+]
 
 _FREE = -1
 
@@ -315,10 +320,15 @@ def max_weight_assignment(weights: Sequence[Sequence[float]]) -> list[tuple[int,
     return sorted((r, c) for c, r in enumerate(row_of_col))
 
 
-def _min_cost_rows_to_cols_dense(cost: np.ndarray) -> list[int]:
+def min_cost_rows_to_cols_dense(cost: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
     """:func:`_min_cost_rows_to_cols` on a 0-based ``(n, m)`` array (``n <= m``), vectorised
     over columns: each scan of the pure-Python version becomes one array operation, with the
-    same arithmetic in the same order and the same lowest-index tie-breaking."""
+    same arithmetic in the same order and the same lowest-index tie-breaking.
+
+    Returns ``col_of_row`` and the final dual potentials ``u`` (rows) and ``v`` (columns),
+    1-based like the algorithm's arrays (index 0 is padding): ``cost[i][j] - u[i+1] - v[j+1]``
+    is >= 0 everywhere and 0 on the chosen pairs; ``v`` is 0 on unchosen columns.
+    """
     import numpy as np
 
     n, m = cost.shape
@@ -372,7 +382,7 @@ def _min_cost_rows_to_cols_dense(cost: np.ndarray) -> list[int]:
     col_of_row = [0] * n
     for j in np.flatnonzero(row_of_col[1:]):
         col_of_row[int(row_of_col[j + 1]) - 1] = int(j)
-    return col_of_row
+    return col_of_row, u, v
 
 
 def max_weight_assignment_dense(weights: np.ndarray) -> list[tuple[int, int]]:
@@ -393,6 +403,6 @@ def max_weight_assignment_dense(weights: np.ndarray) -> list[tuple[int, int]]:
     if n_rows == 0 or n_cols == 0:
         return []
     if n_rows <= n_cols:
-        return list(enumerate(_min_cost_rows_to_cols_dense(-matrix)))
-    row_of_col = _min_cost_rows_to_cols_dense(np.ascontiguousarray(-matrix.T))
+        return list(enumerate(min_cost_rows_to_cols_dense(-matrix)[0]))
+    row_of_col = min_cost_rows_to_cols_dense(np.ascontiguousarray(-matrix.T))[0]
     return sorted((r, c) for c, r in enumerate(row_of_col))

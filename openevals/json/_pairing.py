@@ -24,24 +24,30 @@ How it scales:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from openevals._matching import max_weight_assignment, max_weight_assignment_dense
-from openevals._structure import Unfreezable, equal, fold, freeze, short_repr
+from openevals._matching import max_weight_assignment
+from openevals._structure import equal, fold, short_repr
 
-if TYPE_CHECKING:
-    import numpy as np
-
-__all__ = ["MAX_PAIRS", "canonical", "equal_values", "pair_records", "similarity_text"]
+__all__ = [
+    "MAX_PAIRS",
+    "Profile",
+    "canonical",
+    "equal_values",
+    "pair_records",
+    "python_weights",
+    "similarity_text",
+]
 
 MAX_PAIRS: Final = 25_000_000
 """Most candidate pairs (unpaired outputs x unpaired references, after identical records are
 paired) that list matching solves; more raises ``ValueError``."""
 
 _PYTHON_PAIRS: Final = 2_500  # remainders up to this many pairs skip numpy
-_BLOCK_PAIRS: Final = 1_000_000  # larger problems pair identical records first
-_CHUNK_CELLS: Final = 1 << 20  # cells per block of rows in the vectorised weights
+_LARGE_PAIRS: Final = 1_000_000  # larger problems pair identical records first, and larger
+# remainders are solved criterion by criterion (see _vectorised.lexicographic_assignment)
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_MISSING: Final = object()
 
 
 # --------------------------------------------------------------------------- values
@@ -110,6 +116,20 @@ def canonical(value: Any, name: str) -> str:
 
     Works at any depth; a value that contains itself raises ``ValueError`` naming ``name``.
     """
+    if type(value) is dict:  # fast path: a record of scalars and lists of scalars
+        parts = []
+        for k, v in value.items():
+            kind = type(v)
+            if kind in _SCALARS:
+                parts.append(f"{_canon_key(k)}:{kind.__name__}:{v!r}")
+            elif kind is list and all(type(x) in _SCALARS for x in v):
+                items = ",".join([f"{type(x).__name__}:{x!r}" for x in v])
+                parts.append(f"{_canon_key(k)}:[{items}]")
+            else:
+                break
+        else:
+            parts.sort()
+            return "{" + ",".join(parts) + "}"
     return str(fold(value, name, _canon_expand, _canon_leaf, _canon_combine))
 
 
@@ -125,10 +145,10 @@ def similarity_text(value: Any, name: str) -> str:
 # --------------------------------------------------------------------------- records
 
 
-class _Profile:
-    """One record's compared items, in the global key order, with their similarity texts."""
+class Profile:
+    """One record's compared items in the global key order; similarity texts on demand."""
 
-    __slots__ = ("items", "lookup", "name")
+    __slots__ = ("_texts", "items", "lookup", "name")
 
     def __init__(
         self,
@@ -140,15 +160,19 @@ class _Profile:
     ) -> None:
         present = sorted((k for k in record if k not in excluded), key=keys.__getitem__)
         self.name = name
-        self.items = [
-            (k, record[k], similarity_text(record[k], f"{name}[{k!r}]"), k in rubric)
-            for k in present
-        ]
-        self.lookup = {k: (v, text) for k, v, text, _ in self.items}
+        self.items = [(k, record[k], k in rubric) for k in present]
+        self.lookup = {k: record[k] for k in present}
+        self._texts: dict[Hashable, str] | None = None
+
+    def texts(self) -> dict[Hashable, str]:
+        """Key -> the value's similarity text (computed once)."""
+        if self._texts is None:
+            self._texts = {k: similarity_text(v, f"{self.name}[{k!r}]") for k, v, _ in self.items}
+        return self._texts
 
 
-def _python_weights(
-    outs: Sequence[_Profile], refs: Sequence[_Profile], bound: int
+def python_weights(
+    outs: Sequence[Profile], refs: Sequence[Profile], bound: int
 ) -> list[list[float]]:
     """Pair weights ranking pairings lexicographically by three criteria.
 
@@ -167,159 +191,27 @@ def _python_weights(
     equal_unit = float(bound * bound)
     weights: list[list[float]] = []
     for o in outs:
+        out_texts = o.texts()
         row: list[float] = []
         for r in refs:
-            other_items = r.lookup
+            other_values = r.lookup
             equal_count = shared = unequal = 0
             similarity = 0.0
-            for k, value, text, graded in o.items:
-                other = other_items.get(k)
-                if other is None:
+            for k, value, graded in o.items:
+                other = other_values.get(k, _MISSING)
+                if other is _MISSING:
                     continue
                 shared += 1
                 if graded:
-                    similarity += similar(text, other[1])
-                elif equal_values(k, value, other[0], (o.name, r.name)):
+                    similarity += similar(out_texts[k], r.texts()[k])
+                elif equal_values(k, value, other, (o.name, r.name)):
                     equal_count += 1
                 else:
                     unequal += 1
-                    similarity += similar(text, other[1])
-            differ = len(o.items) + len(r.lookup) - 2 * shared + unequal
+                    similarity += similar(out_texts[k], r.texts()[k])
+            differ = len(o.items) + len(other_values) - 2 * shared + unequal
             row.append(equal_count * equal_unit - differ * bound + similarity)
         weights.append(row)
-    return weights
-
-
-# --------------------------------------------------------------------------- vectorised weights
-
-
-def _value_ids(values: Sequence[Any], names: Sequence[str]) -> np.ndarray | None:
-    """Integers equal exactly when the values are ``==``; ``None`` if some value has no
-    hashable form (the key is then compared pair by pair)."""
-    import numpy as np
-
-    ids: dict[Any, int] = {}
-    out = np.empty(len(values), dtype=np.int64)
-    unique = -1
-    for index, value in enumerate(values):
-        if type(value) is float and value != value:
-            out[index] = unique  # NaN is not == itself
-            unique -= 1
-            continue
-        try:
-            frozen = value if type(value) in _SCALARS else freeze(value, names[index])
-        except Unfreezable:
-            return None
-        out[index] = ids.setdefault(frozen, len(ids))
-    return out
-
-
-class _KeyColumn:
-    """One key across the remaining records: presence, equality ids and similarity texts."""
-
-    def __init__(
-        self, key: Hashable, outs: Sequence[_Profile], refs: Sequence[_Profile], graded: bool
-    ) -> None:
-        import numpy as np
-
-        self.key = key
-        self.graded = graded
-        sides = []
-        for profiles in (outs, refs):
-            entries = [p.lookup.get(key) for p in profiles]
-            present = np.array([e is not None for e in entries], dtype=bool)
-            texts: dict[str, int] = {}
-            text_ids = np.array(
-                [0 if e is None else texts.setdefault(e[1], len(texts)) for e in entries],
-                dtype=np.int64,
-            )
-            sides.append((entries, present, list(texts), text_ids))
-        (out_entries, self.out_present, self.out_texts, self.out_text_ids) = sides[0]
-        (ref_entries, self.ref_present, self.ref_texts, self.ref_text_ids) = sides[1]
-        self.out_values = [None if e is None else e[0] for e in out_entries]
-        self.ref_values = [None if e is None else e[0] for e in ref_entries]
-        self.out_names = [p.name for p in outs]
-        self.ref_names = [p.name for p in refs]
-        self.out_ids: np.ndarray | None = None
-        self.ref_ids: np.ndarray | None = None
-        if not graded:
-            ids = _value_ids(self.out_values + self.ref_values, self.out_names + self.ref_names)
-            if ids is not None:
-                self.out_ids, self.ref_ids = ids[: len(outs)], ids[len(outs) :]
-
-    def equal_block(self, start: int, stop: int, shared: np.ndarray) -> np.ndarray:
-        if self.out_ids is not None and self.ref_ids is not None:
-            same: np.ndarray = shared & (self.out_ids[start:stop, None] == self.ref_ids[None, :])
-            return same
-        result: np.ndarray = shared.copy()
-        for row, col in zip(*shared.nonzero(), strict=True):
-            i = start + int(row)
-            j = int(col)
-            result[row, col] = equal_values(
-                self.key,
-                self.out_values[i],
-                self.ref_values[j],
-                (self.out_names[i], self.ref_names[j]),
-            )
-        return result
-
-    def similarity_block(self, start: int, stop: int) -> np.ndarray:
-        import numpy as np
-        from rapidfuzz.distance import Indel
-        from rapidfuzz.process import cdist
-
-        rows = self.out_text_ids[start:stop]
-        wanted = np.unique(rows[self.out_present[start:stop]])
-        table = cdist(
-            [self.out_texts[t] for t in wanted],
-            self.ref_texts,
-            scorer=Indel.normalized_similarity,
-            dtype=np.float64,
-        )
-        local = np.searchsorted(wanted, rows).clip(0, max(len(wanted) - 1, 0))
-        result: np.ndarray = table[local[:, None], self.ref_text_ids[None, :]]
-        return result
-
-
-def _dense_weights(
-    outs: Sequence[_Profile],
-    refs: Sequence[_Profile],
-    keys: Sequence[Hashable],
-    rubric: Mapping[str, str],
-    bound: int,
-) -> np.ndarray:
-    """:func:`_python_weights`, vectorised over blocks of rows (bit-identical results)."""
-    import numpy as np
-
-    n, m = len(outs), len(refs)
-    columns = [_KeyColumn(k, outs, refs, k in rubric) for k in keys]
-    out_sizes = np.array([len(p.items) for p in outs], dtype=np.int64)
-    ref_sizes = np.array([len(p.lookup) for p in refs], dtype=np.int64)
-    equal_unit = float(bound * bound)
-    weights = np.empty((n, m), dtype=np.float64)
-    step = max(1, _CHUNK_CELLS // max(m, 1))
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        equal_count = np.zeros((stop - start, m), dtype=np.int64)
-        shared_count = np.zeros_like(equal_count)
-        unequal = np.zeros_like(equal_count)
-        similarity = np.zeros((stop - start, m), dtype=np.float64)
-        for column in columns:
-            shared = column.out_present[start:stop, None] & column.ref_present[None, :]
-            if not shared.any():
-                continue
-            shared_count += shared
-            if column.graded:
-                needs_text = shared
-            else:
-                same = column.equal_block(start, stop, shared)
-                equal_count += same
-                needs_text = shared & ~same
-                unequal += needs_text
-            if needs_text.any():
-                similarity += np.where(needs_text, column.similarity_block(start, stop), 0.0)
-        differ = out_sizes[start:stop, None] + ref_sizes[None, :] - 2 * shared_count + unequal
-        weights[start:stop] = equal_count * equal_unit - differ * bound + similarity
     return weights
 
 
@@ -355,7 +247,7 @@ def pair_records(
     ref_order = sorted(range(len(refs)), key=texts[1].__getitem__)
 
     pairs: list[tuple[int, int]] = []
-    if not rubric and len(outs) * len(refs) > _BLOCK_PAIRS:
+    if not rubric and len(outs) * len(refs) > _LARGE_PAIRS:
         out_order, ref_order = _pair_identical(compared, texts, out_order, ref_order, pairs)
     if not out_order or not ref_order:
         return pairs
@@ -371,19 +263,27 @@ def pair_records(
     ordered_keys = sorted(key_rank, key=lambda k: (_canon_key(k), repr(k)))
     key_rank = {k: rank for rank, k in enumerate(ordered_keys)}
     out_profiles = [
-        _Profile(outs[i], f"outputs[{i}]", key_rank, exclude_keys, rubric) for i in out_order
+        Profile(outs[i], f"outputs[{i}]", key_rank, exclude_keys, rubric) for i in out_order
     ]
     ref_profiles = [
-        _Profile(refs[j], f"reference_outputs[{j}]", key_rank, exclude_keys, rubric)
+        Profile(refs[j], f"reference_outputs[{j}]", key_rank, exclude_keys, rubric)
         for j in ref_order
     ]
     bound = 1 + sum(len(p.items) for p in out_profiles) + sum(len(p.items) for p in ref_profiles)
     if n * m <= _PYTHON_PAIRS:
-        chosen = max_weight_assignment(_python_weights(out_profiles, ref_profiles, bound))
+        chosen = max_weight_assignment(python_weights(out_profiles, ref_profiles, bound))
     else:
-        chosen = max_weight_assignment_dense(
-            _dense_weights(out_profiles, ref_profiles, ordered_keys, rubric, bound)
-        )
+        from openevals._matching import max_weight_assignment_dense
+        from openevals.json import _vectorised
+
+        if n * m <= _LARGE_PAIRS:
+            chosen = max_weight_assignment_dense(
+                _vectorised.dense_weights(out_profiles, ref_profiles, ordered_keys, rubric, bound)
+            )
+        else:
+            chosen = _vectorised.lexicographic_assignment(
+                out_profiles, ref_profiles, ordered_keys, rubric, bound
+            )
     pairs += [(out_order[r], ref_order[c]) for r, c in chosen]
     return pairs
 
