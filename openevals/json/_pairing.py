@@ -111,22 +111,31 @@ def _canon_combine(tag: str, _: Any, labels: Sequence[Any] | None, parts: list[s
     return "<" + ",".join(sorted(parts)) + ">"
 
 
+def _flat_text(value: Any) -> str | None:
+    """The canonical text of a scalar or a list of scalars (``None`` for anything else)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return f"{kind.__name__}:{value!r}"
+    if (kind is list or kind is tuple) and all(type(x) in _SCALARS for x in value):
+        return "[" + ",".join([f"{type(x).__name__}:{x!r}" for x in value]) + "]"
+    return None
+
+
 def canonical(value: Any, name: str) -> str:
     """A text form that is identical for identical values, whatever their construction order.
 
     Works at any depth; a value that contains itself raises ``ValueError`` naming ``name``.
     """
+    flat = _flat_text(value)
+    if flat is not None:
+        return flat
     if type(value) is dict:  # fast path: a record of scalars and lists of scalars
         parts = []
         for k, v in value.items():
-            kind = type(v)
-            if kind in _SCALARS:
-                parts.append(f"{_canon_key(k)}:{kind.__name__}:{v!r}")
-            elif kind is list and all(type(x) in _SCALARS for x in v):
-                items = ",".join([f"{type(x).__name__}:{x!r}" for x in v])
-                parts.append(f"{_canon_key(k)}:[{items}]")
-            else:
+            text = _flat_text(v)
+            if text is None:
                 break
+            parts.append(f"{_canon_key(k)}:{text}")
         else:
             parts.sort()
             return "{" + ",".join(parts) + "}"
@@ -190,10 +199,11 @@ def python_weights(
     similar = Indel.normalized_similarity
     equal_unit = float(bound * bound)
     weights: list[list[float]] = []
+    ref_texts = [r.texts() for r in refs]
     for o in outs:
         out_texts = o.texts()
         row: list[float] = []
-        for r in refs:
+        for r, other_texts in zip(refs, ref_texts, strict=True):
             other_values = r.lookup
             equal_count = shared = unequal = 0
             similarity = 0.0
@@ -203,12 +213,12 @@ def python_weights(
                     continue
                 shared += 1
                 if graded:
-                    similarity += similar(out_texts[k], r.texts()[k])
+                    similarity += similar(out_texts[k], other_texts[k])
                 elif equal_values(k, value, other, (o.name, r.name)):
                     equal_count += 1
                 else:
                     unequal += 1
-                    similarity += similar(out_texts[k], r.texts()[k])
+                    similarity += similar(out_texts[k], other_texts[k])
             differ = len(o.items) + len(other_values) - 2 * shared + unequal
             row.append(equal_count * equal_unit - differ * bound + similarity)
         weights.append(row)
