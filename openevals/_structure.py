@@ -186,6 +186,10 @@ class Unfreezable(Exception):
     """A value has no hashable form that agrees with ``==`` (or it is nested too deeply)."""
 
 
+class _TooDeepToFreeze(Unfreezable):
+    pass
+
+
 class _Tag:
     """Private marker inside frozen forms; equal only to itself, so no user value forges it."""
 
@@ -252,15 +256,19 @@ def freeze(value: Any, name: str) -> Any:
     caller's concern: ``nan == nan`` is False, but a value is always ``==`` itself in a
     container.
     """
-    return fold(
-        value,
-        name,
-        _expand_exact,
-        _freeze_leaf,
-        _freeze_combine,
-        max_depth=_FREEZE_DEPTH,
-        too_deep=Unfreezable,
-    )
+    try:
+        return fold(
+            value,
+            name,
+            _expand_exact,
+            _freeze_leaf,
+            _freeze_combine,
+            max_depth=_FREEZE_DEPTH,
+            too_deep=_TooDeepToFreeze,
+        )
+    except _TooDeepToFreeze:
+        check(value, name)  # a cycle longer than the limit is still a cycle
+        raise
 
 
 # --------------------------------------------------------------------------- JSON text
