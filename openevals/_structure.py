@@ -34,6 +34,7 @@ __all__ = [
     "check",
     "encode_json",
     "equal",
+    "expand_plain",
     "fold",
     "freeze",
     "load_json",
@@ -44,6 +45,7 @@ MAX_DEPTH: Final = 200
 """Nesting limit for messages the multiturn simulator records (see module docs)."""
 
 _PATH_SHOWN: Final = 6  # path segments shown at each end of a long path
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 80
@@ -156,9 +158,10 @@ def fold(
 # --------------------------------------------------------------------------- plain data
 
 
-def _expand_plain(value: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:
-    """Dicts (any Mapping), lists, tuples, sets: the containers of JSON-like data."""
-    if isinstance(value, (str, bytes, int, float)) or value is None:
+def expand_plain(value: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:
+    """Dicts (any Mapping), lists, tuples, sets: the containers of JSON-like data (an
+    :data:`Expand` for :func:`fold`; tags ``"map"``, ``"seq"``, ``"set"``)."""
+    if type(value) in _SCALARS or isinstance(value, (str, bytes, int, float)) or value is None:
         return None
     if isinstance(value, Mapping):
         keys = list(value)
@@ -176,7 +179,7 @@ def _nothing(*_: Any) -> None:
 
 def check(value: Any, name: str, *, max_depth: int | None = None) -> None:
     """Raise ``ValueError`` naming ``name`` if ``value`` contains itself or is too deep."""
-    fold(value, name, _expand_plain, _nothing, _nothing, max_depth=max_depth)
+    fold(value, name, expand_plain, _nothing, _nothing, max_depth=max_depth)
 
 
 # --------------------------------------------------------------------------- hashable forms
@@ -207,7 +210,6 @@ _LIST: Final = _Tag("list")
 _TUPLE: Final = _Tag("tuple")
 _SET: Final = _Tag("set")
 _FREEZE_DEPTH: Final = 100
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def _expand_exact(value: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:

@@ -27,7 +27,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from openevals._matching import max_weight_assignment
-from openevals._structure import equal, fold, short_repr
+from openevals._structure import equal, expand_plain, fold, short_repr
 
 __all__ = [
     "MAX_PAIRS",
@@ -78,19 +78,6 @@ def equal_values(key: Hashable, out_value: Any, ref_value: Any, where: tuple[str
     ) from error
 
 
-def _canon_expand(value: Any) -> tuple[str, Sequence[Any], Sequence[Any] | None] | None:
-    if type(value) in _SCALARS:
-        return None
-    if isinstance(value, Mapping):
-        keys = list(value)
-        return "map", [value[k] for k in keys], keys
-    if isinstance(value, (list, tuple)):
-        return "seq", value, None
-    if isinstance(value, (set, frozenset)):
-        return "set", list(value), None
-    return None
-
-
 def _canon_leaf(value: Any) -> str:
     return f"{type(value).__name__}:{value!r}"
 
@@ -139,7 +126,7 @@ def canonical(value: Any, name: str) -> str:
         else:
             parts.sort()
             return "{" + ",".join(parts) + "}"
-    return str(fold(value, name, _canon_expand, _canon_leaf, _canon_combine))
+    return str(fold(value, name, expand_plain, _canon_leaf, _canon_combine))
 
 
 def similarity_text(value: Any, name: str) -> str:

@@ -16,7 +16,7 @@ Imported only when a list match is large enough to need it, so numpy loads on fi
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -136,6 +136,22 @@ class KeyColumn:
         return result
 
 
+def _columns(
+    outs: Sequence[Profile],
+    refs: Sequence[Profile],
+    keys: Sequence[Hashable],
+    rubric: Mapping[str, str],
+) -> list[KeyColumn]:
+    return [KeyColumn(k, outs, refs, k in rubric) for k in keys]
+
+
+def _row_blocks(n: int, m: int) -> Iterator[tuple[int, int]]:
+    """``(start, stop)`` of blocks of rows holding about ``_CHUNK_CELLS`` cells each."""
+    step = max(1, _CHUNK_CELLS // max(m, 1))
+    for start in range(0, n, step):
+        yield start, min(n, start + step)
+
+
 def dense_weights(
     outs: Sequence[Profile],
     refs: Sequence[Profile],
@@ -143,16 +159,14 @@ def dense_weights(
     rubric: Mapping[str, str],
     bound: int,
 ) -> np.ndarray:
-    """:func:`_python_weights`, vectorised over blocks of rows (bit-identical results)."""
+    """:func:`python_weights`, vectorised over blocks of rows (bit-identical results)."""
     n, m = len(outs), len(refs)
-    columns = [KeyColumn(k, outs, refs, k in rubric) for k in keys]
+    columns = _columns(outs, refs, keys, rubric)
     out_sizes = np.array([len(p.items) for p in outs], dtype=np.int64)
     ref_sizes = np.array([len(p.lookup) for p in refs], dtype=np.int64)
     equal_unit = float(bound * bound)
     weights = np.empty((n, m), dtype=np.float64)
-    step = max(1, _CHUNK_CELLS // max(m, 1))
-    for start in range(0, n, step):
-        stop = min(n, start + step)
+    for start, stop in _row_blocks(n, m):
         equal_count = np.zeros((stop - start, m), dtype=np.int64)
         shared_count = np.zeros_like(equal_count)
         unequal = np.zeros_like(equal_count)
@@ -176,15 +190,6 @@ def dense_weights(
     return weights
 
 
-def _columns(
-    outs: Sequence[Profile],
-    refs: Sequence[Profile],
-    keys: Sequence[Hashable],
-    rubric: Mapping[str, str],
-) -> list[KeyColumn]:
-    return [KeyColumn(k, outs, refs, k in rubric) for k in keys]
-
-
 def integer_costs(
     columns: Sequence[KeyColumn], outs: Sequence[Profile], refs: Sequence[Profile], bound: int
 ) -> np.ndarray:
@@ -201,9 +206,7 @@ def integer_costs(
     count_type = np.int16 if small else np.int64
     equal_unit = float(1 + bound)
     costs = np.empty((n, m), dtype=np.float64)
-    step = max(1, _CHUNK_CELLS // max(m, 1))
-    for start in range(0, n, step):
-        stop = min(n, start + step)
+    for start, stop in _row_blocks(n, m):
         equal_count = np.zeros((stop - start, m), dtype=count_type)
         overlap: np.ndarray | None = None
         overlap_everywhere = 0
@@ -280,9 +283,7 @@ def lexicographic_assignment(
     tight_rows: list[np.ndarray] = []
     tight_cols: list[np.ndarray] = []
     count = 0
-    step = max(1, _CHUNK_CELLS // max(m, 1))
-    for start in range(0, n, step):
-        stop = min(n, start + step)
+    for start, stop in _row_blocks(n, m):
         block = costs[start:stop] - u[start + 1 : stop + 1, None] - v[None, 1:]
         r, c = np.nonzero(block == 0)
         tight_rows.append(r + start)
