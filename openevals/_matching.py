@@ -10,7 +10,9 @@ tool calls, list elements of JSON outputs, claims):
   Hungarian method, ``O(n^2 * m)``).
 
 Both are pure Python, iterative (no recursion limits) and deterministic: the same input always
-produces the same answer.
+produces the same answer. :func:`max_weight_assignment_dense` is the numpy form of
+:func:`max_weight_assignment` for large matrices: the same algorithm step for step (same
+floating-point operations in the same order), so it returns the very same pairs.
 """
 
 from __future__ import annotations
@@ -18,8 +20,17 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["max_weight_assignment", "maximum_bipartite_matching"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "max_weight_assignment",
+    "max_weight_assignment_dense",
+    "maximum_bipartite_matching",
+    "min_cost_rows_to_cols_dense",
+]
 
 _FREE = -1
 
@@ -306,4 +317,92 @@ def max_weight_assignment(weights: Sequence[Sequence[float]]) -> list[tuple[int,
         [0.0, *(-float(weights[r][c]) for r in range(n_rows))] for c in range(n_cols)
     ]
     row_of_col = _min_cost_rows_to_cols(transposed, n_cols, n_rows)
+    return sorted((r, c) for c, r in enumerate(row_of_col))
+
+
+def min_cost_rows_to_cols_dense(cost: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """:func:`_min_cost_rows_to_cols` on a 0-based ``(n, m)`` array (``n <= m``), vectorised
+    over columns: each scan of the pure-Python version becomes one array operation, with the
+    same arithmetic in the same order and the same lowest-index tie-breaking.
+
+    Returns ``col_of_row`` and the final dual potentials ``u`` (rows) and ``v`` (columns),
+    1-based like the algorithm's arrays (index 0 is padding): ``cost[i][j] - u[i+1] - v[j+1]``
+    is >= 0 everywhere and 0 on the chosen pairs; ``v`` is 0 on unchosen columns.
+    """
+    import numpy as np
+
+    n, m = cost.shape
+    inf = math.inf
+    u = np.zeros(n + 1)
+    v = np.zeros(m + 1)
+    row_of_col = np.zeros(m + 1, dtype=np.int64)  # 0 = unassigned; column 0 = virtual source
+    way = np.zeros(m + 1, dtype=np.int64)
+    pending: list[int] = []
+    lows = cost.min(axis=1)
+    for i in range(1, n + 1):
+        low = lows[i - 1]
+        u[i] = low
+        tight = np.flatnonzero(cost[i - 1] == low) + 1
+        free = tight[row_of_col[tight] == 0]
+        if free.size:
+            row_of_col[free[0]] = i
+        else:
+            pending.append(i)
+    minv = np.empty(m + 1)
+    used = np.empty(m + 1, dtype=bool)
+    for i in pending:
+        row_of_col[0] = i
+        j0 = 0
+        minv.fill(inf)
+        used.fill(False)
+        used[0] = True
+        used_cols = [0]
+        while True:
+            i0 = int(row_of_col[j0])
+            current = cost[i0 - 1] - u[i0] - v[1:]
+            better = (current < minv[1:]) & ~used[1:]
+            minv[1:][better] = current[better]
+            way[1:][better] = j0
+            candidates = np.where(used[1:], inf, minv[1:])
+            j1 = int(candidates.argmin()) + 1
+            delta = candidates[j1 - 1]
+            columns = np.array(used_cols)
+            u[row_of_col[columns]] += delta
+            v[columns] -= delta
+            minv[1:][~used[1:]] -= delta
+            used[j1] = True
+            used_cols.append(j1)
+            j0 = j1
+            if row_of_col[j0] == 0:
+                break
+        while j0:
+            j1 = int(way[j0])
+            row_of_col[j0] = row_of_col[j1]
+            j0 = j1
+    col_of_row = [0] * n
+    for j in np.flatnonzero(row_of_col[1:]):
+        col_of_row[int(row_of_col[j + 1]) - 1] = int(j)
+    return col_of_row, u, v
+
+
+def max_weight_assignment_dense(weights: np.ndarray) -> list[tuple[int, int]]:
+    """:func:`max_weight_assignment` for a 2-D numpy array of finite weights (same pairs).
+
+    Raises:
+        ValueError: not a 2-D array, or a non-finite weight.
+    """
+    import numpy as np
+
+    matrix = np.asarray(weights, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(f"`weights` must be a 2-D array; got {matrix.ndim} dimension(s)")
+    if not np.isfinite(matrix).all():
+        r, c = np.argwhere(~np.isfinite(matrix))[0]
+        raise ValueError(f"`weights[{r}][{c}]` must be finite; got {matrix[r, c]!r}")
+    n_rows, n_cols = matrix.shape
+    if n_rows == 0 or n_cols == 0:
+        return []
+    if n_rows <= n_cols:
+        return list(enumerate(min_cost_rows_to_cols_dense(-matrix)[0]))
+    row_of_col = min_cost_rows_to_cols_dense(np.ascontiguousarray(-matrix.T))[0]
     return sorted((r, c) for c, r in enumerate(row_of_col))

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from openevals._structure import encode_json
 from openevals.types import EvaluatorResult
 from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = ["exact_match", "exact_match_async"]
-
-# One reusable encoder: json.dumps(sort_keys=True) builds a new one on every call.
-_ENCODER = json.JSONEncoder(sort_keys=True)
 
 
 def _canonical(value: Any, name: str) -> str:
     if value is None:
         raise ValueError(f"exact_match needs `{name}`; got None")
     try:
-        return _ENCODER.encode(value)
+        return encode_json(value, name)
     except TypeError as exc:
         raise TypeError(
             f"exact_match compares JSON-serialisable values; `{name}` is not ({exc}). Convert it "
@@ -34,7 +31,9 @@ def exact_match(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> Evalu
     """Score True when ``outputs`` and ``reference_outputs`` serialise to the same JSON.
 
     Dict key order is irrelevant; ``1`` and ``1.0`` (or ``True`` and ``1``) differ, as in the
-    public release. Extra keyword arguments such as ``inputs`` are accepted and ignored.
+    public release. Values of any nesting depth are compared; a value that contains itself
+    raises ``ValueError`` naming the parameter. Extra keyword arguments such as ``inputs`` are
+    accepted and ignored.
     """
     result = _run_evaluator(
         run_name="exact_match",

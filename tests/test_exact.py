@@ -44,3 +44,24 @@ async def test_async_twin_agrees() -> None:
         assert await exact_match_async(outputs=out, reference_outputs=ref) == exact_match(
             outputs=out, reference_outputs=ref
         )
+
+
+def _deep(depth: int) -> object:
+    value: object = {"leaf": [1, "x"]}
+    for _ in range(depth):
+        value = {"k": [value]}
+    return value
+
+
+async def test_deep_values_compare_and_cycles_name_the_parameter() -> None:
+    # Python's own encoder gives up near 1,000 levels; 3,000 takes the iterative path.
+    deep, twin, other = _deep(3_000), _deep(3_000), _deep(2_999)
+    assert exact_match(outputs=deep, reference_outputs=twin)["score"] is True
+    assert (await exact_match_async(outputs=deep, reference_outputs=other))["score"] is False
+    cyclic: dict[str, object] = {"a": 1}
+    cyclic["me"] = cyclic
+    with pytest.raises(ValueError, match=r"`reference_outputs` contains itself: .*\['me'\]"):
+        exact_match(outputs={"a": 1}, reference_outputs=cyclic)
+    with pytest.raises(ValueError, match=r"`outputs` contains itself"):
+        await exact_match_async(outputs=cyclic, reference_outputs={"a": 1})
+    assert cyclic["me"] is cyclic and set(cyclic) == {"a", "me"}

@@ -299,3 +299,59 @@ def test_assignment_200_by_200_is_reasonably_fast() -> None:
     elapsed = time.perf_counter() - start
     assert len(pairs) == 200
     assert elapsed < 3.0, f"{elapsed:.2f} s"
+
+
+# --------------------------------------------------------------------------- numpy form
+
+
+@settings(max_examples=150)
+@given(
+    n=st.integers(0, 7),
+    m=st.integers(0, 7),
+    values=st.lists(st.integers(-3, 3) | st.floats(-1e6, 1e6), min_size=49, max_size=49),
+)
+def test_dense_form_returns_the_same_pairs(n: int, m: int, values: list[float]) -> None:
+    import numpy as np
+
+    from openevals._matching import max_weight_assignment_dense
+
+    weights = [[float(values[i * 7 + j]) for j in range(m)] for i in range(n)]
+    expected = max_weight_assignment(weights)  # small integers: many ties, same tie-breaks
+    assert max_weight_assignment_dense(np.array(weights).reshape(n, m)) == expected
+
+
+@settings(max_examples=80)
+@given(
+    n=st.integers(1, 6),
+    extra=st.integers(0, 3),
+    values=st.lists(st.integers(0, 4), min_size=54, max_size=54),
+)
+def test_dense_duals_certify_optimality(n: int, extra: int, values: list[int]) -> None:
+    import numpy as np
+
+    from openevals._matching import min_cost_rows_to_cols_dense
+
+    m = n + extra
+    cost = np.array(values[: n * m], dtype=float).reshape(n, m)
+    col_of_row, u, v = min_cost_rows_to_cols_dense(cost)
+    reduced = cost - u[1:, None] - v[None, 1:]
+    assert (reduced >= 0).all()
+    assert all(reduced[i, j] == 0 for i, j in enumerate(col_of_row))
+    unused = set(range(m)) - set(col_of_row)
+    assert all(v[j + 1] == 0 for j in unused) and (v <= 0).all()
+    best = min(
+        sum(cost[i, j] for i, j in enumerate(cols)) for cols in itertools.permutations(range(m), n)
+    )
+    assert sum(cost[i, j] for i, j in enumerate(col_of_row)) == best
+
+
+def test_dense_form_validates_its_input() -> None:
+    import numpy as np
+
+    from openevals._matching import max_weight_assignment_dense
+
+    with pytest.raises(ValueError, match="2-D"):
+        max_weight_assignment_dense(np.zeros(3))
+    with pytest.raises(ValueError, match=r"`weights\[1\]\[0\]` must be finite"):
+        max_weight_assignment_dense(np.array([[1.0, 2.0], [math.inf, 0.0]]))
+    assert max_weight_assignment_dense(np.zeros((0, 4))) == []

@@ -22,10 +22,18 @@ Scoring
 
   The optimal pairing is a maximum-weight assignment: it maximises the number of equal
   values over all pairs (excluded and rubric keys do not count) and, among pairings that tie,
-  minimises the number of keys that differ. Ties that remain are broken on a canonical ordering
-  of the elements, so the scores never depend on the order of either list. Every key of an
-  unpaired element that counts scores 0; an unpaired element without keys (``{}``, or only
-  excluded keys) is reported under the key ``__openevals_empty_record`` with score 0.
+  minimises the number of keys that differ. Identical elements (every compared key present on
+  both and equal) are paired with each other first, which some optimal pairing always does;
+  without a ``rubric`` this keeps long lists that mostly agree fast. Ties that remain are
+  broken on a canonical ordering of the elements, so the scores never depend on the order of
+  either list. Every key of an unpaired element that counts scores 0; an unpaired element
+  without keys (``{}``, or only excluded keys) is reported under the key
+  ``__openevals_empty_record`` with score 0.
+
+  Size limit: after identical elements are paired, at most ``MAX_PAIRS`` = 25,000,000
+  candidate pairs remain to be solved (e.g. 5,000 differing outputs x 5,000 references; two
+  10,000-record lists that differ in half their records fit). Beyond that the evaluator raises
+  ``ValueError``; ``list_match_mode="ordered"`` has no limit.
 
 Aggregation and result keys
 ---------------------------
@@ -55,32 +63,38 @@ Errors
 ------
 ``None`` for ``outputs`` or ``reference_outputs`` and a list compared with a dict raise
 ``ValueError``; anything that is neither a dict nor a list of dicts raises ``TypeError`` naming
-the parameter. Invalid factory options raise ``ValueError`` at creation time. The inputs are
-never modified.
+the parameter. Values of any nesting depth are compared; a value that contains itself (a cycle)
+raises ``ValueError`` naming the parameter and the path wherever it must be read. Invalid
+factory options raise ``ValueError`` at creation time. The inputs are never modified.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
-import numbers
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
-
-from typing_extensions import TypedDict
+from typing import Any, cast
 
 from openevals._judge.backends import _is_async_client
-from openevals._judge.core import JudgeCore
-from openevals._judge.schema import SchemaSpec
-from openevals._matching import max_weight_assignment
-from openevals._messages import to_json_text
+from openevals.json._pairing import MAX_PAIRS
+from openevals.json._rubric import _rubric_scorers
+from openevals.json._scoring import _KEY_PREFIX, _build_core, _JsonMatchCore
+from openevals.json._types import (
+    EMPTY_RECORD_KEY,
+    Aggregator,
+    AsyncJsonMatchEvaluator,
+    AsyncRubricScorer,
+    JsonMatchEvaluator,
+    ListMatchMode,
+    RubricRequest,
+    RubricScorer,
+    RubricVerdict,
+)
 from openevals.prompts.json import SYSTEM_PROMPT, USER_PROMPT
 from openevals.types import EvaluatorResult
 from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = [
     "EMPTY_RECORD_KEY",
+    "MAX_PAIRS",
     "SYSTEM_PROMPT",
     "USER_PROMPT",
     "AsyncJsonMatchEvaluator",
@@ -93,544 +107,8 @@ __all__ = [
     "create_json_match_evaluator",
 ]
 
-Aggregator = Literal["average", "all"]
-ListMatchMode = Literal["same_elements", "subset", "superset", "ordered"]
-
-EMPTY_RECORD_KEY = "__openevals_empty_record"
-"""Key under which an unpaired element without keys is reported (score 0)."""
 
 _RUN_NAME = "json_match_evaluator"
-_KEY_PREFIX = "json_match"
-_AGGREGATORS: tuple[str, ...] = ("average", "all")
-_LIST_MODES: tuple[str, ...] = ("same_elements", "subset", "superset", "ordered")
-
-Score = int | float | bool
-
-
-class RubricVerdict(TypedDict):
-    """What a rubric scorer returns for one key: a score in [0, 1] (or a bool) and reasoning."""
-
-    score: Score
-    reasoning: str | None
-
-
-@dataclass(frozen=True)
-class RubricRequest:
-    """All rubric keys of one element pair, to be graded by the judge in one batch.
-
-    ``outputs`` holds the output values of the rubric keys to grade (only keys present in the
-    output element), ``reference_outputs`` the reference values of those keys where the
-    reference element has them, and ``criteria`` the rubric text of each key. ``index`` is the
-    position of the pair among the pairs of one evaluation (0 for a dict input).
-    """
-
-    index: int
-    outputs: dict[str, Any]
-    reference_outputs: dict[str, Any]
-    criteria: dict[str, str]
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """The keys to grade, in a stable order."""
-        return tuple(self.outputs)
-
-
-RubricScorer = Callable[[RubricRequest], Mapping[str, RubricVerdict | Score]]
-"""Grades every key of one :class:`RubricRequest`; returns key -> verdict (or bare score)."""
-
-AsyncRubricScorer = Callable[[RubricRequest], Awaitable[Mapping[str, RubricVerdict | Score]]]
-"""Async twin of :data:`RubricScorer`."""
-
-
-class JsonMatchEvaluator(Protocol):
-    """The evaluator returned by :func:`create_json_match_evaluator`."""
-
-    def __call__(
-        self,
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> list[EvaluatorResult]: ...
-
-
-class AsyncJsonMatchEvaluator(Protocol):
-    """The evaluator returned by :func:`create_async_json_match_evaluator`."""
-
-    async def __call__(
-        self,
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> list[EvaluatorResult]: ...
-
-
-# --------------------------------------------------------------------------- plan / finish
-
-
-@dataclass
-class _Pair:
-    """The scores of one element pair (or of one unpaired element that counts)."""
-
-    scores: dict[Hashable, Score] = field(default_factory=dict)
-    comments: dict[Hashable, str | None] = field(default_factory=dict)
-    request: RubricRequest | None = None
-
-
-@dataclass
-class _Plan:
-    """Everything computable without the judge: pairing, exact scores, pending rubric batches."""
-
-    is_list: bool
-    pairs: list[_Pair]
-
-    @property
-    def requests(self) -> list[RubricRequest]:
-        return [p.request for p in self.pairs if p.request is not None]
-
-
-def _equal(key: Hashable, out_value: Any, ref_value: Any) -> int:
-    try:
-        return 1 if bool(out_value == ref_value) else 0
-    except Exception as exc:
-        raise TypeError(
-            f"cannot compare the values of key {key!r}: `outputs` has {out_value!r}, "
-            f"`reference_outputs` has {ref_value!r} ({type(exc).__name__}: {exc})"
-        ) from exc
-
-
-def _canonical(value: Any) -> str:
-    """A text form that is identical for identical values, whatever their construction order."""
-    if isinstance(value, Mapping):
-        items = sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_canonical(v) for v in value) + "]"
-    if isinstance(value, (set, frozenset)):
-        return "<" + ",".join(sorted(_canonical(v) for v in value)) + ">"
-    return f"{type(value).__name__}:{value!r}"
-
-
-def _similarity_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
-        return _canonical(value)
-    return repr(value)
-
-
-def _is_full(score: Score) -> bool:
-    return bool(score == 1)
-
-
-def _mean(scores: Sequence[Score]) -> float:
-    return math.fsum(float(s) for s in scores) / len(scores) if scores else 1.0
-
-
-def _combine(how: str, scores: Sequence[Score]) -> Score:
-    """``"all"`` -> int 1 iff every score is 1 (vacuously 1); ``"average"`` -> float mean."""
-    if how == "all":
-        return 1 if all(_is_full(s) for s in scores) else 0
-    return _mean(scores)
-
-
-def _check_verdict(request: RubricRequest, verdicts: Any) -> dict[str, tuple[Score, str | None]]:
-    if not isinstance(verdicts, Mapping):
-        raise TypeError(
-            f"the rubric scorer must return a mapping of key -> verdict; got "
-            f"{type(verdicts).__name__}"
-        )
-    expected = set(request.keys)
-    if set(verdicts) != expected:
-        raise ValueError(
-            f"the rubric scorer must grade exactly the keys {sorted(expected)!r}; got "
-            f"{sorted(map(str, verdicts))!r}"
-        )
-    checked: dict[str, tuple[Score, str | None]] = {}
-    for key in request.keys:
-        verdict = verdicts[key]
-        reasoning: str | None = None
-        if isinstance(verdict, Mapping):
-            if "score" not in verdict:
-                raise ValueError(f"the rubric verdict for key {key!r} has no 'score'")
-            reasoning = verdict.get("reasoning")
-            verdict = verdict["score"]
-        if not isinstance(verdict, bool) and not (
-            isinstance(verdict, numbers.Real) and 0 <= float(verdict) <= 1
-        ):
-            raise ValueError(
-                f"the rubric score for key {key!r} must be a bool or a number in [0, 1]; got "
-                f"{verdict!r}"
-            )
-        checked[key] = (cast(Score, verdict), reasoning)
-    return checked
-
-
-@dataclass(frozen=True)
-class _JsonMatchCore:
-    """Validated options plus the pure parts of an evaluation (shared by both shells)."""
-
-    aggregator: str | None
-    list_aggregator: str
-    rubric: dict[str, str]
-    exclude_keys: frozenset[str]
-    list_match_mode: str
-    use_reasoning: bool
-    judge: Any
-    model: str | None
-
-    # ----------------------------------------------------------------- inputs
-
-    def _kind(self, value: Any, name: str) -> str:
-        if value is None:
-            raise ValueError(f"json match needs `{name}`: a dict or a list of dicts; got None")
-        if isinstance(value, Mapping):
-            return "dict"
-        if isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                if not isinstance(item, Mapping):
-                    raise TypeError(
-                        f"`{name}[{i}]` must be a dict (json match compares lists of dicts); "
-                        f"got {type(item).__name__}: {item!r}"
-                    )
-            return "list"
-        hint = " (parse JSON text with json.loads first)" if isinstance(value, str) else ""
-        raise TypeError(
-            f"`{name}` must be a dict or a list of dicts; got {type(value).__name__}{hint}"
-        )
-
-    # ----------------------------------------------------------------- pairing
-
-    def _weights(
-        self, outs: Sequence[Mapping[Any, Any]], refs: Sequence[Mapping[Any, Any]]
-    ) -> list[list[float]]:
-        """Pair weights ranking pairings lexicographically by three criteria.
-
-        1. more equal values (excluded and rubric keys never count);
-        2. fewer differing keys: present on one side only, or unequal (rubric keys present on
-           both sides are unknown, not differing);
-        3. more similar text for the values that are not known to be equal (rubric keys and
-           unequal values), so rubric-graded records still pair with their look-alikes.
-        """
-        from rapidfuzz.distance import Indel
-
-        similar = Indel.normalized_similarity
-        excluded = self.exclude_keys
-        rubric = self.rubric
-
-        def profile(record: Mapping[Any, Any]) -> dict[Hashable, tuple[Any, str, bool]]:
-            return {
-                k: (v, _similarity_text(v), k in rubric)
-                for k, v in record.items()
-                if k not in excluded
-            }
-
-        out_profiles = [profile(o) for o in outs]
-        ref_profiles = [profile(r) for r in refs]
-        # Any assignment has at most `bound` differing keys and similarity below `bound`.
-        bound = 1 + sum(map(len, out_profiles)) + sum(map(len, ref_profiles))
-        equal_unit = float(bound * bound)
-        weights: list[list[float]] = []
-        for o in out_profiles:
-            row: list[float] = []
-            for r in ref_profiles:
-                equal = shared = unequal = 0
-                similarity = 0.0
-                for k, (value, value_text, graded) in o.items():
-                    other = r.get(k)
-                    if other is None:
-                        continue
-                    shared += 1
-                    if graded:
-                        similarity += similar(value_text, other[1])
-                    elif _equal(k, value, other[0]):
-                        equal += 1
-                    else:
-                        unequal += 1
-                        similarity += similar(value_text, other[1])
-                differ = len(o) + len(r) - 2 * shared + unequal
-                row.append(equal * equal_unit - differ * bound + similarity)
-            weights.append(row)
-        return weights
-
-    def _pair_indices(
-        self, outs: Sequence[Mapping[Any, Any]], refs: Sequence[Mapping[Any, Any]]
-    ) -> list[tuple[int, int]]:
-        """Optimal (output index, reference index) pairs, independent of the list orders."""
-        if self.list_match_mode == "ordered":
-            return [(i, i) for i in range(min(len(outs), len(refs)))]
-
-        def canonical_order(records: Sequence[Mapping[Any, Any]]) -> list[int]:
-            keys = [
-                _canonical({k: v for k, v in r.items() if k not in self.exclude_keys})
-                for r in records
-            ]
-            return sorted(range(len(records)), key=keys.__getitem__)
-
-        out_order = canonical_order(outs)
-        ref_order = canonical_order(refs)
-        weights = self._weights([outs[i] for i in out_order], [refs[j] for j in ref_order])
-        return [(out_order[r], ref_order[c]) for r, c in max_weight_assignment(weights)]
-
-    # ----------------------------------------------------------------- scoring
-
-    def _score_pair(self, index: int, out: Mapping[Any, Any], ref: Mapping[Any, Any]) -> _Pair:
-        pair = _Pair()
-        to_grade: dict[str, Any] = {}
-        keys = [*out, *(k for k in ref if k not in out)]
-        for key in keys:
-            if key in self.exclude_keys:
-                continue
-            if key in self.rubric:
-                if key in out:
-                    to_grade[key] = out[key]
-                    pair.scores[key] = 0  # replaced by the judge's verdict in finish()
-                else:
-                    pair.scores[key] = 0
-            elif key in out and key in ref:
-                pair.scores[key] = _equal(key, out[key], ref[key])
-            else:
-                pair.scores[key] = 0
-        if to_grade:
-            pair.request = RubricRequest(
-                index=index,
-                outputs=to_grade,
-                reference_outputs={k: ref[k] for k in to_grade if k in ref},
-                criteria={k: self.rubric[k] for k in to_grade},
-            )
-        return pair
-
-    def _unpaired(self, record: Mapping[Any, Any]) -> _Pair:
-        keys = [k for k in record if k not in self.exclude_keys]
-        return _Pair(scores={k: 0 for k in keys} if keys else {EMPTY_RECORD_KEY: 0})
-
-    def plan(self, outputs: Any, reference_outputs: Any) -> _Plan:
-        """Validate the inputs, pair list elements and score every non-rubric key."""
-        out_kind = self._kind(outputs, "outputs")
-        ref_kind = self._kind(reference_outputs, "reference_outputs")
-        if out_kind != ref_kind:
-            raise ValueError(
-                f"`outputs` is a {out_kind} but `reference_outputs` is a {ref_kind}; json "
-                "match compares a dict with a dict or a list of dicts with a list of dicts"
-            )
-        if out_kind == "dict":
-            return _Plan(is_list=False, pairs=[self._score_pair(0, outputs, reference_outputs)])
-        outs: Sequence[Mapping[Any, Any]] = outputs
-        refs: Sequence[Mapping[Any, Any]] = reference_outputs
-        matched = sorted(self._pair_indices(outs, refs))
-        pairs = [self._score_pair(n, outs[i], refs[j]) for n, (i, j) in enumerate(matched)]
-        mode = self.list_match_mode
-        if mode != "superset":  # unpaired outputs count
-            paired_outs = {i for i, _ in matched}
-            pairs += [self._unpaired(o) for i, o in enumerate(outs) if i not in paired_outs]
-        if mode != "subset":  # unpaired references count
-            paired_refs = {j for _, j in matched}
-            pairs += [self._unpaired(r) for j, r in enumerate(refs) if j not in paired_refs]
-        return _Plan(is_list=True, pairs=pairs)
-
-    def finish(
-        self, plan: _Plan, verdicts: Sequence[Mapping[str, RubricVerdict | Score]]
-    ) -> dict[str, Any]:
-        """Merge the judge's verdicts and aggregate into feedback key -> score (or verdict)."""
-        graded = [p for p in plan.pairs if p.request is not None]
-        if len(verdicts) != len(graded):
-            raise ValueError(f"expected {len(graded)} rubric verdicts, got {len(verdicts)}")
-        for pair, verdict in zip(graded, verdicts, strict=True):
-            assert pair.request is not None
-            for graded_key, (verdict_score, reasoning) in _check_verdict(
-                pair.request, verdict
-            ).items():
-                pair.scores[graded_key] = verdict_score
-                pair.comments[graded_key] = reasoning
-
-        if self.aggregator is not None:
-            per_pair = [_combine(self.aggregator, list(p.scores.values())) for p in plan.pairs]
-            final = _combine(self.list_aggregator, per_pair) if plan.is_list else per_pair[0]
-            return {f"{_KEY_PREFIX}:{self.aggregator}": final}
-
-        collected: dict[Hashable, list[tuple[Score, str | None]]] = {}
-        for pair in plan.pairs:
-            for key, score in pair.scores.items():
-                collected.setdefault(key, []).append((score, pair.comments.get(key)))
-        named: dict[str, Any] = {}
-        for key, entries in collected.items():
-            name = f"{_KEY_PREFIX}:{key}"
-            if name in named:
-                raise ValueError(
-                    f"two different keys both render as feedback key {name!r}; use distinct "
-                    "key names (e.g. only strings)"
-                )
-            combined = (
-                _combine(self.list_aggregator, [s for s, _ in entries])
-                if plan.is_list
-                else entries[0][0]
-            )
-            comment = entries[0][1] if len(entries) == 1 else None
-            named[name] = combined if comment is None else {"score": combined, "reasoning": comment}
-        return {name: named[name] for name in sorted(named)}
-
-
-# --------------------------------------------------------------------------- options
-
-
-def _build_core(
-    *,
-    aggregator: Any,
-    list_aggregator: Any,
-    rubric: Any,
-    exclude_keys: Any,
-    judge: Any,
-    model: Any,
-    use_reasoning: Any,
-    list_match_mode: Any,
-) -> _JsonMatchCore:
-    if aggregator is not None and aggregator not in _AGGREGATORS:
-        raise ValueError(f"`aggregator` must be None, 'average' or 'all'; got {aggregator!r}")
-    if list_aggregator not in _AGGREGATORS:
-        raise ValueError(f"`list_aggregator` must be 'average' or 'all'; got {list_aggregator!r}")
-    if list_match_mode not in _LIST_MODES:
-        raise ValueError(
-            "`list_match_mode` must be one of 'same_elements', 'subset', 'superset', "
-            f"'ordered'; got {list_match_mode!r}"
-        )
-    if rubric is None:
-        rubric = {}
-    if not isinstance(rubric, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in rubric.items()
-    ):
-        raise TypeError(
-            "`rubric` must be a dict mapping key names to criteria text (str -> str); got "
-            f"{rubric!r}"
-        )
-    if exclude_keys is None:
-        exclude_keys = ()
-    if not isinstance(exclude_keys, (list, tuple)) or not all(
-        isinstance(k, str) for k in exclude_keys
-    ):
-        raise TypeError(f"`exclude_keys` must be a list of key names (str); got {exclude_keys!r}")
-    if rubric and judge is None and model is None:
-        raise ValueError(
-            "a `rubric` is graded by an LLM judge: pass `judge` (a chat model or OpenAI client) "
-            "or `model` (e.g. 'openai:gpt-4o-mini')"
-        )
-    if not rubric and (judge is not None or model is not None):
-        raise ValueError(
-            "`judge` / `model` are only used to grade `rubric` keys; pass a non-empty `rubric` "
-            "or drop `judge` and `model`"
-        )
-    both = sorted(set(rubric) & set(exclude_keys))
-    if both:
-        raise ValueError(f"keys {both!r} are both in `rubric` and in `exclude_keys`; pick one")
-    return _JsonMatchCore(
-        aggregator=aggregator,
-        list_aggregator=list_aggregator,
-        rubric=dict(rubric),
-        exclude_keys=frozenset(exclude_keys),
-        list_match_mode=list_match_mode,
-        use_reasoning=bool(use_reasoning),
-        judge=judge,
-        model=model,
-    )
-
-
-def _rubric_spec(keys: Sequence[str], use_reasoning: bool) -> SchemaSpec:
-    """The structured answer for one element: a verdict per rubric key."""
-    verdict: dict[str, Any] = (
-        {
-            "type": "object",
-            "properties": {"reasoning": {"type": "string"}, "score": {"type": "boolean"}},
-            "required": ["reasoning", "score"],
-            "additionalProperties": False,
-        }
-        if use_reasoning
-        else {"type": "boolean"}
-    )
-    return SchemaSpec(
-        name="structured_match_score",
-        schema={
-            "type": "object",
-            "properties": {key: verdict for key in keys},
-            "required": list(keys),
-            "additionalProperties": False,
-        },
-        description="A verdict for every graded key.",
-    )
-
-
-def _value_lines(values: Mapping[str, Any]) -> str:
-    return "\n".join(f"{key}: {to_json_text(value)}" for key, value in values.items())
-
-
-def _rubric_messages(
-    *, outputs: Any = None, reference_outputs: Any = None, criteria: Any = None, **_: Any
-) -> list[dict[str, Any]]:
-    from openevals.prompts.json import JSON_MATCH_SYSTEM_PROMPT, JSON_MATCH_USER_PROMPT
-
-    rubric = "\n".join(f"Key: {key}, Criteria: {text}" for key, text in criteria.items())
-    user = JSON_MATCH_USER_PROMPT.format(
-        rubric=rubric,
-        outputs=_value_lines(outputs),
-        reference_outputs=_value_lines(reference_outputs) or "(no reference values)",
-    )
-    return [
-        {"role": "system", "content": JSON_MATCH_SYSTEM_PROMPT},
-        {"role": "user", "content": user},
-    ]
-
-
-def _verdicts(answer: Mapping[str, Any], use_reasoning: bool) -> dict[str, RubricVerdict | Score]:
-    out: dict[str, RubricVerdict | Score] = {}
-    for key, value in answer.items():
-        if use_reasoning and isinstance(value, Mapping):
-            out[key] = cast(
-                RubricVerdict, {"score": value.get("score"), "reasoning": value.get("reasoning")}
-            )
-        else:
-            out[key] = value
-    return out
-
-
-def _rubric_scorers(core: _JsonMatchCore) -> tuple[RubricScorer, AsyncRubricScorer]:
-    """The judge that grades rubric keys: one structured call per :class:`RubricRequest`.
-
-    Each call covers all rubric keys of one element pair, with a schema built for those keys.
-    Without a rubric the returned scorers are never called.
-    """
-    if not core.rubric:
-
-        def unused(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
-            raise AssertionError("no rubric keys to grade")
-
-        async def aunused(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
-            raise AssertionError("no rubric keys to grade")
-
-        return unused, aunused
-
-    judge = JudgeCore(
-        prompt=_rubric_messages,
-        judge=core.judge,
-        model=core.model,
-        feedback_key="json_match",
-        output_schema=_rubric_spec(["__placeholder__"], core.use_reasoning).schema,
-    )
-
-    def call_args(request: RubricRequest) -> tuple[Any, ...]:
-        extra = {"criteria": dict(request.criteria)}
-        spec = _rubric_spec(request.keys, core.use_reasoning)
-        return (None, dict(request.outputs), dict(request.reference_outputs), extra, spec)
-
-    def grade(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
-        outcome = judge.ask_sync(*call_args(request))
-        return _verdicts(outcome.value, core.use_reasoning)
-
-    async def agrade(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
-        outcome = await judge.ask_async(*call_args(request))
-        return _verdicts(outcome.value, core.use_reasoning)
-
-    return grade, agrade
 
 
 # --------------------------------------------------------------------------- shells

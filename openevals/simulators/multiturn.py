@@ -28,7 +28,9 @@ Errors
 An exception raised by the app, the user, the stopping condition or an evaluator is re-raised as
 :class:`SimulationError` (a ``RuntimeError``) whose message names the stage and the turn; the
 original exception is its ``__cause__``. Invalid arguments and invalid replies raise
-``ValueError`` / ``TypeError`` naming the turn.
+``ValueError`` / ``TypeError`` naming the turn; so does a reply message that contains itself or
+is nested more than ``MAX_DEPTH`` (200) levels deep (a conversation is handed to judges and
+evaluators that serialise it, so such a message is rejected when it arrives).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from openevals._messages import convert_to_openai_message, is_langchain_message
+from openevals._structure import MAX_DEPTH, check
 from openevals.types import ChatCompletionMessage, EvaluatorResult, MultiturnSimulationResult
 
 __all__ = [
@@ -142,20 +145,30 @@ def _validate(
 # --------------------------------------------------------------------------- messages
 
 
-def _coerce_one(item: Any, *, default_role: str, where: str) -> dict[str, Any]:
-    """One reply item as a new OpenAI-style dict that shares nothing with the caller's object."""
+def _coerce_one(item: Any, *, default_role: str, where: str, name: str) -> dict[str, Any]:
+    """One reply item as a new OpenAI-style dict that shares nothing with the caller's object.
+
+    A message that contains itself, or is nested more than ``MAX_DEPTH`` levels deep, raises
+    ``ValueError`` naming ``where`` and the path (``name`` is the path's root).
+    """
     if isinstance(item, str):
         return {"role": default_role, "content": item}
-    if not isinstance(item, Mapping) and not is_langchain_message(item):
-        dump = getattr(item, "model_dump", None)  # e.g. openai's ChatCompletionMessage
-        if callable(dump):
-            item = dump(exclude_none=True)
     try:
+        if not isinstance(item, Mapping) and not is_langchain_message(item):
+            dump = getattr(item, "model_dump", None)  # e.g. openai's ChatCompletionMessage
+            if callable(dump):
+                item = dump(exclude_none=True)
+        check(item, name, max_depth=MAX_DEPTH)
         message = convert_to_openai_message(item)
+        return copy.deepcopy(message)
+    except RecursionError:  # an object whose own conversion recurses (e.g. a LangChain message)
+        raise ValueError(
+            f"{where}: the message is nested too deeply to record; messages may nest at most "
+            f"{MAX_DEPTH} levels"
+        ) from None
     except (TypeError, ValueError) as exc:
         error = TypeError if isinstance(exc, TypeError) else ValueError
         raise error(f"{where}: {exc}") from exc
-    return copy.deepcopy(message)
 
 
 def _coerce_reply(reply: Any, *, default_role: str, where: str) -> list[dict[str, Any]]:
@@ -179,7 +192,12 @@ def _coerce_reply(reply: Any, *, default_role: str, where: str) -> list[dict[str
     if len(items) == 0:
         raise ValueError(f"{where} returned no messages")
     return [
-        _coerce_one(item, default_role=default_role, where=f"{where} (message {i})")
+        _coerce_one(
+            item,
+            default_role=default_role,
+            where=f"{where} (message {i})",
+            name=f"{'user' if default_role == 'user' else 'app'}_reply[{i}]",
+        )
         for i, item in enumerate(items)
     ]
 

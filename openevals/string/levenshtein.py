@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from openevals._structure import encode_json
 from openevals.types import EvaluatorResult
 from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = ["levenshtein_distance", "levenshtein_distance_async", "levenshtein_similarity"]
-
-# One reusable encoder: json.dumps(sort_keys=True) builds a new one on every call.
-_ENCODER = json.JSONEncoder(sort_keys=True)
 
 
 def _as_text(value: Any, name: str) -> str:
@@ -22,7 +19,7 @@ def _as_text(value: Any, name: str) -> str:
     if isinstance(value, str):
         return value
     try:
-        return _ENCODER.encode(value)
+        return encode_json(value, name)
     except TypeError as exc:
         raise TypeError(f"`{name}` must be a string or JSON-serialisable value ({exc})") from None
 
@@ -44,7 +41,8 @@ def _score(*, outputs: Any, reference_outputs: Any) -> float:
 def levenshtein_distance(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> EvaluatorResult:
     """Normalised edit similarity in [0, 1] (1.0 = identical), key ``levenshtein_distance``.
 
-    Non-strings are JSON-serialised with sorted keys first.
+    Non-strings are JSON-serialised with sorted keys first (at any nesting depth); a value that
+    contains itself raises ``ValueError`` naming the parameter.
     """
     result = _run_evaluator(
         run_name="levenshtein_distance",

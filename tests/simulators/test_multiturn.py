@@ -819,3 +819,31 @@ async def test_traces_reach_a_langsmith_api(run: Run) -> None:
     assert len(by_name["simulated_user"]) == 2 and len(by_name["app"]) == 2
     children = by_name["simulated_user"] + by_name["app"] + by_name["turns"]
     assert {str(r["parent_run_id"]) for r in children} == {str(root["id"])}
+
+
+# --------------------------------------------------------------------------- cyclic / deep replies
+
+
+@RUNNERS
+async def test_cyclic_or_over_deep_replies_are_rejected_with_the_turn(run: Run) -> None:
+    from openevals._structure import MAX_DEPTH
+
+    content: Any = "deep"
+    for _ in range(2_000):
+        content = [content]
+    loop: dict[str, Any] = {"role": "assistant", "content": "x"}
+    loop["extra"] = [loop]
+
+    def app(replies: list[Any]) -> Callable[..., Any]:
+        def respond(message: Any, *, thread_id: str) -> Any:
+            return replies
+
+        return respond
+
+    with pytest.raises(ValueError, match=rf"the app at turn 1 \(message 1\).*{MAX_DEPTH} levels"):
+        await run(
+            app=app(["fine", {"role": "assistant", "content": content}]), user=["hi"], max_turns=1
+        )
+    with pytest.raises(ValueError, match=r"the app at turn 1 \(message 0\).*contains itself"):
+        await run(app=app([loop]), user=["hi"], max_turns=1)
+    assert loop["extra"][0] is loop

@@ -83,3 +83,19 @@ async def test_async_twin_agrees() -> None:
         assert await levenshtein_distance_async(outputs=a, reference_outputs=b) == (
             levenshtein_distance(outputs=a, reference_outputs=b)
         )
+
+
+async def test_deep_values_are_serialised_and_cycles_name_the_parameter() -> None:
+    deep: object = "leaf"
+    for _ in range(3_000):
+        deep = [deep]
+    twin = [1]
+    assert levenshtein_distance(outputs=deep, reference_outputs=deep)["score"] == 1.0
+    short = (await levenshtein_distance_async(outputs=deep, reference_outputs=twin))["score"]
+    assert 0.0 <= short < 0.01
+    loop: list[object] = ["x"]
+    loop.append(loop)
+    with pytest.raises(ValueError, match=r"`outputs` contains itself: outputs\[1\]"):
+        levenshtein_distance(outputs=loop, reference_outputs="x")
+    with pytest.raises(ValueError, match=r"`reference_outputs` contains itself"):
+        await levenshtein_distance_async(outputs="x", reference_outputs=loop)

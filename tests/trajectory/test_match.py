@@ -1100,3 +1100,61 @@ def test_thousand_call_trajectories_are_fast() -> None:
                 best = min(best, time.perf_counter() - start)
             assert result["score"] is True, (mode, args_mode)
             assert best < 0.2, (mode, args_mode, best)
+
+
+# --------------------------------------------------------------------------- split modules, depth
+
+
+def test_match_module_keeps_every_name_it_had() -> None:
+    from openevals.trajectory import match as m
+
+    for name in (
+        "ArgsComparator", "ArgsRule", "MatchConfig", "ParsedArgs", "ParsedMessage", "ToolCall",
+        "TOOL_ARGS_MATCH_MODES", "TRAJECTORY_MATCH_MODES", "ToolArgsMatchMode",
+        "ToolArgsMatchOverrides", "TrajectoryMatchMode", "create_async_trajectory_match_evaluator",
+        "create_trajectory_match_evaluator", "evaluate_trajectories", "flatten_calls",
+        "make_scorer", "match_tool_calls", "parse_trajectory",
+    ):  # fmt: skip
+        assert getattr(m, name) is not None, name
+    assert set(m.__all__) == {
+        "ToolArgsMatchMode",
+        "ToolArgsMatchOverrides",
+        "TrajectoryMatchMode",
+        "create_async_trajectory_match_evaluator",
+        "create_trajectory_match_evaluator",
+    }
+
+
+def _nest(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = {"k": [value]}
+    return value
+
+
+async def test_langchain_form_calls_with_deep_arguments_are_read_in_place() -> None:
+    # "ai" role and {"name", "args"} calls used to go through a JSON round trip that recursed.
+    def message(args: Any) -> dict[str, Any]:
+        return {"role": "ai", "content": "", "tool_calls": [{"name": "f", "args": args}]}
+
+    for mode in MODES:
+        same = evaluate(
+            mode,
+            outputs=[message({"q": _nest(2_500)})],
+            reference_outputs=[message({"q": _nest(2_500)})],
+        )
+        assert same["score"] is True, mode
+    evaluator = create_async_trajectory_match_evaluator(trajectory_match_mode="unordered")
+    differs = await evaluator(
+        outputs=[message({"q": _nest(2_500)})], reference_outputs=[message({"q": _nest(2_499)})]
+    )
+    assert differs["score"] is False
+    assert len(differs["comment"]) < 1_000  # argument texts are shortened in comments
+    assert 'f({"q": {"k": [{"k": [' in differs["comment"]
+
+
+def test_deep_json_argument_text_is_parsed() -> None:
+    text = '{"q": ' + "[" * 3_000 + "1" + "]" * 3_000 + "}"
+    call = {"type": "function", "function": {"name": "f", "arguments": text}}
+    out = [{"role": "assistant", "content": "", "tool_calls": [call]}]
+    assert evaluate("strict", outputs=out, reference_outputs=list(out))["score"]

@@ -1,0 +1,314 @@
+"""Pairing the elements of two lists of records (an assignment problem), for JSON match.
+
+The weight of pairing output record ``o`` with reference record ``r`` ranks pairings
+lexicographically by three criteria (see :func:`_python_weights`): more equal values, then fewer
+differing keys, then more similar text for the values not known to be equal. The pairing is a
+maximum-weight assignment of ``min(len(outputs), len(reference_outputs))`` pairs.
+
+How it scales:
+
+1. Records are put in a canonical order (their canonical text), so that the result never depends
+   on the order of either list.
+2. Identical records (same canonical text, every compared value ``==``) are paired with each
+   other first. Some optimal pairing always does this (an exchange argument: swapping partners so
+   that two identical records pair never lowers the number of equal values nor raises the number
+   of differing keys), and it removes most of the work on lists that mostly agree. Lists graded
+   with a ``rubric`` skip this step: the text similarity of rubric values is part of their
+   weight, and that criterion can prefer a different partner.
+3. The remaining records are paired by the shortest-augmenting-path assignment algorithm on the
+   full weight matrix: in pure Python for small remainders, vectorised with numpy (imported
+   only then) for larger ones. Both compute bit-identical weights and make identical choices.
+4. A remainder of more than :data:`MAX_PAIRS` candidate pairs raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Final
+
+from openevals._matching import max_weight_assignment
+from openevals._structure import equal, expand_plain, fold, short_repr
+
+__all__ = [
+    "MAX_PAIRS",
+    "Profile",
+    "canonical",
+    "equal_values",
+    "pair_records",
+    "python_weights",
+    "similarity_text",
+]
+
+MAX_PAIRS: Final = 25_000_000
+"""Most candidate pairs (unpaired outputs x unpaired references, after identical records are
+paired) that list matching solves; more raises ``ValueError``."""
+
+_PYTHON_PAIRS: Final = 2_500  # remainders up to this many pairs skip numpy
+_LARGE_PAIRS: Final = 1_000_000  # larger problems pair identical records first, and larger
+# remainders are solved criterion by criterion (see _vectorised.lexicographic_assignment)
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_MISSING: Final = object()
+
+
+# --------------------------------------------------------------------------- values
+
+
+def equal_values(key: Hashable, out_value: Any, ref_value: Any, where: tuple[str, str]) -> int:
+    """1 if the values are ``==`` (at any depth), else 0.
+
+    ``where`` holds the paths of the two records (``("outputs[3]", "reference_outputs[5]")``),
+    used to name a value that contains itself.
+    """
+    try:
+        try:
+            same = out_value == ref_value
+        except RecursionError:
+            out_name, ref_name = (f"{side}[{key!r}]" for side in where)
+            return 1 if equal(out_value, ref_value, out_name, ref_name) else 0
+        return 1 if bool(same) else 0
+    except ValueError as exc:
+        if "contains itself" in str(exc) or "too deeply" in str(exc):
+            raise
+        error: Exception = exc
+    except Exception as exc:
+        error = exc
+    raise TypeError(
+        f"cannot compare the values of key {key!r}: `outputs` has {short_repr(out_value)}, "
+        f"`reference_outputs` has {short_repr(ref_value)} ({type(error).__name__}: {error})"
+    ) from error
+
+
+def _canon_leaf(value: Any) -> str:
+    return f"{type(value).__name__}:{value!r}"
+
+
+def _canon_key(key: Any) -> str:
+    if type(key) in _SCALARS:
+        return _canon_leaf(key)
+    return canonical(key, f"key {key!r}")
+
+
+def _canon_combine(tag: str, _: Any, labels: Sequence[Any] | None, parts: list[str]) -> str:
+    if tag == "map":
+        assert labels is not None
+        items = sorted(f"{_canon_key(k)}:{p}" for k, p in zip(labels, parts, strict=True))
+        return "{" + ",".join(items) + "}"
+    if tag == "seq":
+        return "[" + ",".join(parts) + "]"
+    return "<" + ",".join(sorted(parts)) + ">"
+
+
+def _flat_text(value: Any) -> str | None:
+    """The canonical text of a scalar or a list of scalars (``None`` for anything else)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return f"{kind.__name__}:{value!r}"
+    if (kind is list or kind is tuple) and all(type(x) in _SCALARS for x in value):
+        return "[" + ",".join([f"{type(x).__name__}:{x!r}" for x in value]) + "]"
+    return None
+
+
+def canonical(value: Any, name: str) -> str:
+    """A text form that is identical for identical values, whatever their construction order.
+
+    Works at any depth; a value that contains itself raises ``ValueError`` naming ``name``.
+    """
+    flat = _flat_text(value)
+    if flat is not None:
+        return flat
+    if type(value) is dict:  # fast path: a record of scalars and lists of scalars
+        parts = []
+        for k, v in value.items():
+            text = _flat_text(v)
+            if text is None:
+                break
+            parts.append(f"{_canon_key(k)}:{text}")
+        else:
+            parts.sort()
+            return "{" + ",".join(parts) + "}"
+    return str(fold(value, name, expand_plain, _canon_leaf, _canon_combine))
+
+
+def similarity_text(value: Any, name: str) -> str:
+    """The text compared for similarity: strings as they are, containers canonical, else repr."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+        return canonical(value, name)
+    return repr(value)
+
+
+# --------------------------------------------------------------------------- records
+
+
+class Profile:
+    """One record's compared items in the global key order; similarity texts on demand."""
+
+    __slots__ = ("_texts", "items", "lookup", "name")
+
+    def __init__(
+        self,
+        record: Mapping[Any, Any],
+        name: str,
+        keys: Mapping[Hashable, int],
+        excluded: frozenset[str],
+        rubric: Mapping[str, str],
+    ) -> None:
+        present = sorted((k for k in record if k not in excluded), key=keys.__getitem__)
+        self.name = name
+        self.items = [(k, record[k], k in rubric) for k in present]
+        self.lookup = {k: record[k] for k in present}
+        self._texts: dict[Hashable, str] | None = None
+
+    def texts(self) -> dict[Hashable, str]:
+        """Key -> the value's similarity text (computed once)."""
+        if self._texts is None:
+            self._texts = {k: similarity_text(v, f"{self.name}[{k!r}]") for k, v, _ in self.items}
+        return self._texts
+
+
+def python_weights(
+    outs: Sequence[Profile], refs: Sequence[Profile], bound: int
+) -> list[list[float]]:
+    """Pair weights ranking pairings lexicographically by three criteria.
+
+    1. more equal values (excluded and rubric keys never count);
+    2. fewer differing keys: present on one side only, or unequal (rubric keys present on
+       both sides are unknown, not differing);
+    3. more similar text for the values that are not known to be equal (rubric keys and
+       unequal values), so rubric-graded records still pair with their look-alikes.
+
+    ``bound`` exceeds any assignment's number of differing keys and total similarity, so the
+    criteria never trade against each other. Similarities are summed in the global key order.
+    """
+    from rapidfuzz.distance import Indel
+
+    similar = Indel.normalized_similarity
+    equal_unit = float(bound * bound)
+    weights: list[list[float]] = []
+    ref_texts = [r.texts() for r in refs]
+    for o in outs:
+        out_texts = o.texts()
+        row: list[float] = []
+        for r, other_texts in zip(refs, ref_texts, strict=True):
+            other_values = r.lookup
+            equal_count = shared = unequal = 0
+            similarity = 0.0
+            for k, value, graded in o.items:
+                other = other_values.get(k, _MISSING)
+                if other is _MISSING:
+                    continue
+                shared += 1
+                if graded:
+                    similarity += similar(out_texts[k], other_texts[k])
+                elif equal_values(k, value, other, (o.name, r.name)):
+                    equal_count += 1
+                else:
+                    unequal += 1
+                    similarity += similar(out_texts[k], other_texts[k])
+            differ = len(o.items) + len(other_values) - 2 * shared + unequal
+            row.append(equal_count * equal_unit - differ * bound + similarity)
+        weights.append(row)
+    return weights
+
+
+# --------------------------------------------------------------------------- pairing
+
+
+def _too_many(n: int, m: int, blocked: int) -> ValueError:
+    return ValueError(
+        f"json match pairs list elements optimally, and after pairing {blocked} identical "
+        f"element(s), {n} element(s) of `outputs` and {m} of `reference_outputs` remain: "
+        f"{n * m:,} candidate pairs, above the limit of {MAX_PAIRS:,}. Compare shorter lists, "
+        "or use list_match_mode='ordered' to compare elements by position."
+    )
+
+
+def pair_records(
+    outs: Sequence[Mapping[Any, Any]],
+    refs: Sequence[Mapping[Any, Any]],
+    *,
+    exclude_keys: frozenset[str],
+    rubric: Mapping[str, str],
+) -> list[tuple[int, int]]:
+    """Optimal (output index, reference index) pairs, independent of the list orders."""
+    compared = [
+        [{k: v for k, v in record.items() if k not in exclude_keys} for record in side]
+        for side in (outs, refs)
+    ]
+    texts = [
+        [canonical(record, f"{side}[{i}]") for i, record in enumerate(records)]
+        for side, records in zip(("outputs", "reference_outputs"), compared, strict=True)
+    ]
+    out_order = sorted(range(len(outs)), key=texts[0].__getitem__)
+    ref_order = sorted(range(len(refs)), key=texts[1].__getitem__)
+
+    pairs: list[tuple[int, int]] = []
+    if not rubric and len(outs) * len(refs) > _LARGE_PAIRS:
+        out_order, ref_order = _pair_identical(compared, texts, out_order, ref_order, pairs)
+    if not out_order or not ref_order:
+        return pairs
+
+    n, m = len(out_order), len(ref_order)
+    if n * m > MAX_PAIRS:
+        raise _too_many(n, m, len(pairs))
+    key_rank: dict[Hashable, int] = {}
+    for side in compared:
+        for record in side:
+            for k in record:
+                key_rank.setdefault(k, 0)
+    ordered_keys = sorted(key_rank, key=lambda k: (_canon_key(k), repr(k)))
+    key_rank = {k: rank for rank, k in enumerate(ordered_keys)}
+    out_profiles = [
+        Profile(outs[i], f"outputs[{i}]", key_rank, exclude_keys, rubric) for i in out_order
+    ]
+    ref_profiles = [
+        Profile(refs[j], f"reference_outputs[{j}]", key_rank, exclude_keys, rubric)
+        for j in ref_order
+    ]
+    bound = 1 + sum(len(p.items) for p in out_profiles) + sum(len(p.items) for p in ref_profiles)
+    if n * m <= _PYTHON_PAIRS:
+        chosen = max_weight_assignment(python_weights(out_profiles, ref_profiles, bound))
+    else:
+        from openevals._matching import max_weight_assignment_dense
+        from openevals.json import _vectorised
+
+        if n * m <= _LARGE_PAIRS:
+            chosen = max_weight_assignment_dense(
+                _vectorised.dense_weights(out_profiles, ref_profiles, ordered_keys, rubric, bound)
+            )
+        else:
+            chosen = _vectorised.lexicographic_assignment(
+                out_profiles, ref_profiles, ordered_keys, rubric, bound
+            )
+    pairs += [(out_order[r], ref_order[c]) for r, c in chosen]
+    return pairs
+
+
+def _pair_identical(
+    compared: Sequence[Sequence[Mapping[Any, Any]]],
+    texts: Sequence[Sequence[str]],
+    out_order: list[int],
+    ref_order: list[int],
+    pairs: list[tuple[int, int]],
+) -> tuple[list[int], list[int]]:
+    """Pair records with identical canonical text whose values are all ``==``; return the
+    remaining output and reference indices (still in canonical order)."""
+    waiting: dict[str, list[int]] = {}
+    for i in reversed(out_order):
+        waiting.setdefault(texts[0][i], []).append(i)
+    paired_outs: set[int] = set()
+    rest_refs: list[int] = []
+    for j in ref_order:
+        candidates = waiting.get(texts[1][j])
+        if candidates:
+            i = candidates[-1]
+            out, ref = compared[0][i], compared[1][j]
+            where = (f"outputs[{i}]", f"reference_outputs[{j}]")
+            if all(equal_values(k, v, ref[k], where) for k, v in out.items()):
+                candidates.pop()
+                paired_outs.add(i)
+                pairs.append((i, j))
+                continue
+        rest_refs.append(j)
+    return [i for i in out_order if i not in paired_outs], rest_refs

@@ -1,0 +1,316 @@
+"""Vectorised (numpy) pair weights and the assignment of large remainders, for JSON match.
+
+Imported only when a list match is large enough to need it, so numpy loads on first use.
+
+* :func:`dense_weights` computes exactly the weights of
+  :func:`openevals.json._pairing.python_weights` (bit for bit: same operations, same order)
+  a block of rows at a time.
+* :func:`lexicographic_assignment` solves very large remainders without computing text
+  similarity for every pair: first an optimal assignment on the two integer criteria (equal
+  values, then differing keys), then, only where that optimum is not unique, the third
+  criterion (text similarity) decides among the optimal pairings. Every optimal pairing of the
+  integer criteria uses only "tight" pairs (reduced cost 0 under the final dual potentials) and
+  covers every column whose potential is negative, so the refinement runs on the connected
+  components of the tight pairs alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import numpy as np
+from rapidfuzz.distance import Indel
+
+from openevals._matching import (
+    max_weight_assignment,
+    max_weight_assignment_dense,
+    min_cost_rows_to_cols_dense,
+)
+from openevals._structure import Unfreezable, freeze
+from openevals.json._pairing import Profile, equal_values
+
+__all__ = ["dense_weights", "lexicographic_assignment"]
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_CHUNK_CELLS: Final = 1 << 20  # cells per block of rows
+_MAX_TIGHT: Final = 2_000_000  # more tight pairs than this: solve on the full weights instead
+
+
+def _value_ids(values: Sequence[Any], names: Sequence[str]) -> np.ndarray | None:
+    """Integers equal exactly when the values are ``==``; ``None`` if some value has no
+    hashable form (the key is then compared pair by pair)."""
+    ids: dict[Any, int] = {}
+    out = np.empty(len(values), dtype=np.int64 if len(values) >= 2**30 else np.int32)
+    unique = -1
+    for index, value in enumerate(values):
+        if type(value) is float and value != value:
+            out[index] = unique  # NaN is not == itself
+            unique -= 1
+            continue
+        try:
+            frozen = value if type(value) in _SCALARS else freeze(value, names[index])
+        except Unfreezable:
+            return None
+        out[index] = ids.setdefault(frozen, len(ids))
+    return out
+
+
+class KeyColumn:
+    """One key across the remaining records: presence, equality ids and similarity texts."""
+
+    def __init__(
+        self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], graded: bool
+    ) -> None:
+        self.key = key
+        self.graded = graded
+        self.outs, self.refs = outs, refs
+        self.out_present = np.array([key in p.lookup for p in outs], dtype=bool)
+        self.ref_present = np.array([key in p.lookup for p in refs], dtype=bool)
+        self.everywhere = bool(self.out_present.all() and self.ref_present.all())
+        self.out_values = [p.lookup.get(key) for p in outs]
+        self.ref_values = [p.lookup.get(key) for p in refs]
+        self.out_ids: np.ndarray | None = None
+        self.ref_ids: np.ndarray | None = None
+        self._texts: tuple[list[str], np.ndarray, list[str], np.ndarray] | None = None
+        if not graded:
+            names = [f"{p.name}[{key!r}]" for p in (*outs, *refs)]
+            ids = _value_ids(self.out_values + self.ref_values, names)
+            if ids is not None:
+                self.out_ids, self.ref_ids = ids[: len(outs)], ids[len(outs) :]
+
+    def texts(self) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+        """Distinct similarity texts of each side and each record's index into them."""
+        if self._texts is None:
+            sides: list[Any] = []
+            for profiles in (self.outs, self.refs):
+                distinct: dict[str, int] = {}
+                ids = np.array(
+                    [
+                        distinct.setdefault(p.texts()[self.key], len(distinct))
+                        if self.key in p.lookup
+                        else 0
+                        for p in profiles
+                    ],
+                    dtype=np.int64,
+                )
+                sides += [list(distinct), ids]
+            self._texts = (sides[0], sides[1], sides[2], sides[3])
+        return self._texts
+
+    def equal_block(self, start: int, stop: int, shared: np.ndarray | None) -> np.ndarray:
+        """Which pairs of the block of rows have ``==`` values (``shared=None``: all pairs
+        have the key)."""
+        if self.out_ids is not None and self.ref_ids is not None:
+            same: np.ndarray = self.out_ids[start:stop, None] == self.ref_ids[None, :]
+            return same if shared is None else same & shared
+        if shared is None:
+            shared = np.ones((stop - start, len(self.refs)), dtype=bool)
+        result: np.ndarray = shared.copy()
+        for row, col in zip(*shared.nonzero(), strict=True):
+            i = start + int(row)
+            j = int(col)
+            result[row, col] = equal_values(
+                self.key,
+                self.out_values[i],
+                self.ref_values[j],
+                (self.outs[i].name, self.refs[j].name),
+            )
+        return result
+
+    def similarity_block(self, start: int, stop: int) -> np.ndarray:
+        from rapidfuzz.distance import Indel
+        from rapidfuzz.process import cdist
+
+        out_texts, out_text_ids, ref_texts, ref_text_ids = self.texts()
+        rows = out_text_ids[start:stop]
+        wanted = np.unique(rows[self.out_present[start:stop]])
+        table = cdist(
+            [out_texts[t] for t in wanted],
+            ref_texts,
+            scorer=Indel.normalized_similarity,
+            dtype=np.float64,
+        )
+        local = np.searchsorted(wanted, rows).clip(0, max(len(wanted) - 1, 0))
+        result: np.ndarray = table[local[:, None], ref_text_ids[None, :]]
+        return result
+
+
+def _columns(
+    outs: Sequence[Profile],
+    refs: Sequence[Profile],
+    keys: Sequence[Hashable],
+    rubric: Mapping[str, str],
+) -> list[KeyColumn]:
+    return [KeyColumn(k, outs, refs, k in rubric) for k in keys]
+
+
+def _row_blocks(n: int, m: int) -> Iterator[tuple[int, int]]:
+    """``(start, stop)`` of blocks of rows holding about ``_CHUNK_CELLS`` cells each."""
+    step = max(1, _CHUNK_CELLS // max(m, 1))
+    for start in range(0, n, step):
+        yield start, min(n, start + step)
+
+
+def dense_weights(
+    outs: Sequence[Profile],
+    refs: Sequence[Profile],
+    keys: Sequence[Hashable],
+    rubric: Mapping[str, str],
+    bound: int,
+) -> np.ndarray:
+    """:func:`python_weights`, vectorised over blocks of rows (bit-identical results)."""
+    n, m = len(outs), len(refs)
+    columns = _columns(outs, refs, keys, rubric)
+    out_sizes = np.array([len(p.items) for p in outs], dtype=np.int64)
+    ref_sizes = np.array([len(p.lookup) for p in refs], dtype=np.int64)
+    equal_unit = float(bound * bound)
+    weights = np.empty((n, m), dtype=np.float64)
+    for start, stop in _row_blocks(n, m):
+        equal_count = np.zeros((stop - start, m), dtype=np.int64)
+        shared_count = np.zeros_like(equal_count)
+        unequal = np.zeros_like(equal_count)
+        similarity = np.zeros((stop - start, m), dtype=np.float64)
+        for column in columns:
+            shared = column.out_present[start:stop, None] & column.ref_present[None, :]
+            if not shared.any():
+                continue
+            shared_count += shared
+            if column.graded:
+                needs_text = shared
+            else:
+                same = column.equal_block(start, stop, shared)
+                equal_count += same
+                needs_text = shared & ~same
+                unequal += needs_text
+            if needs_text.any():
+                similarity += np.where(needs_text, column.similarity_block(start, stop), 0.0)
+        differ = out_sizes[start:stop, None] + ref_sizes[None, :] - 2 * shared_count + unequal
+        weights[start:stop] = equal_count * equal_unit - differ * bound + similarity
+    return weights
+
+
+def integer_costs(
+    columns: Sequence[KeyColumn], outs: Sequence[Profile], refs: Sequence[Profile], bound: int
+) -> np.ndarray:
+    """``differ - equal * bound`` for every pair: the first two criteria, as exact integers.
+
+    Per key, ``-2 * shared + unequal`` (the key's part of ``differ``) is ``-shared - equal``
+    for compared keys and ``-2 * shared`` for rubric keys, so only two counts are kept:
+    ``cost = size_o + size_r - overlap - (1 + bound) * equal``.
+    """
+    n, m = len(outs), len(refs)
+    out_sizes = np.array([len(p.items) for p in outs], dtype=np.float64)
+    ref_sizes = np.array([len(p.lookup) for p in refs], dtype=np.float64)
+    small = max([len(p.items) for p in (*outs, *refs)], default=0) < 16_000
+    count_type = np.int16 if small else np.int64
+    equal_unit = float(1 + bound)
+    costs = np.empty((n, m), dtype=np.float64)
+    for start, stop in _row_blocks(n, m):
+        equal_count = np.zeros((stop - start, m), dtype=count_type)
+        overlap: np.ndarray | None = None
+        overlap_everywhere = 0
+        for column in columns:
+            weight = 2 if column.graded else 1
+            shared = None
+            if column.everywhere:
+                overlap_everywhere += weight
+            else:
+                shared = column.out_present[start:stop, None] & column.ref_present[None, :]
+                if overlap is None:
+                    overlap = np.zeros_like(equal_count)
+                overlap += shared
+                if weight == 2:
+                    overlap += shared
+            if not column.graded:
+                equal_count += column.equal_block(start, stop, shared)
+        block = costs[start:stop]
+        np.add(out_sizes[start:stop, None], ref_sizes[None, :] - overlap_everywhere, out=block)
+        if overlap is not None:
+            block -= overlap
+        block -= equal_count * equal_unit
+    return costs
+
+
+def _similarity(o: Profile, r: Profile) -> float:
+    """The third criterion for one pair, summed as :func:`python_weights` sums it."""
+    similar = Indel.normalized_similarity
+    total = 0.0
+    for k, value, graded in o.items:
+        if k not in r.lookup:
+            continue
+        if graded or not equal_values(k, value, r.lookup[k], (o.name, r.name)):
+            total += similar(o.texts()[k], r.texts()[k])
+    return total
+
+
+def _components(n: int, m: int, rows: np.ndarray, cols: np.ndarray) -> dict[int, list[int]]:
+    """Connected components of the tight pairs (union-find); node ``n + j`` is column ``j``."""
+    parent = list(range(n + m))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        a, b = root(i), root(n + j)
+        if a != b:
+            parent[a] = b
+    groups: dict[int, list[int]] = {}
+    for node in range(n + m):
+        groups.setdefault(root(node), []).append(node)
+    return groups
+
+
+def lexicographic_assignment(
+    outs: Sequence[Profile],
+    refs: Sequence[Profile],
+    keys: Sequence[Hashable],
+    rubric: Mapping[str, str],
+    bound: int,
+) -> list[tuple[int, int]]:
+    """An optimal assignment under the three criteria, for remainders too large to weigh every
+    pair with text similarity. Returns ``(row, col)`` pairs sorted by row."""
+    if len(outs) > len(refs):  # the weights are symmetric: solve the transposed problem
+        flipped = lexicographic_assignment(refs, outs, keys, rubric, bound)
+        return sorted((c, r) for r, c in flipped)
+    n, m = len(outs), len(refs)
+    columns = _columns(outs, refs, keys, rubric)
+    costs = integer_costs(columns, outs, refs, bound)
+    col_of_row, u, v = min_cost_rows_to_cols_dense(costs)
+    tight_rows: list[np.ndarray] = []
+    tight_cols: list[np.ndarray] = []
+    count = 0
+    for start, stop in _row_blocks(n, m):
+        block = costs[start:stop] - u[start + 1 : stop + 1, None] - v[None, 1:]
+        r, c = np.nonzero(block == 0)
+        tight_rows.append(r + start)
+        tight_cols.append(c)
+        count += len(r)
+        if count > _MAX_TIGHT:  # the integer criteria barely decide: weigh every pair
+            return max_weight_assignment_dense(dense_weights(outs, refs, keys, rubric, bound))
+    rows, cols = np.concatenate(tight_rows), np.concatenate(tight_cols)
+    must_cover = v[1:] < 0
+    tight_of_row: dict[int, list[int]] = {}
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        tight_of_row.setdefault(i, []).append(j)
+    chosen = dict(enumerate(col_of_row))
+    for nodes in _components(n, m, rows, cols).values():
+        comp_rows = [x for x in nodes if x < n]
+        if not comp_rows or all(len(tight_of_row[i]) == 1 for i in comp_rows):
+            continue  # no choice: the integer optimum is the only one here
+        comp_cols = [x - n for x in nodes if x >= n]
+        position = {j: p for p, j in enumerate(comp_cols)}
+        bonus = float(bound)  # covering a must-cover column beats any similarity gain
+        penalty = 2.0 * (bonus + bound) * (len(comp_cols) + 1)
+        weights = [[-penalty] * len(comp_cols) for _ in comp_rows]
+        for p, i in enumerate(comp_rows):
+            for j in tight_of_row[i]:
+                weights[p][position[j]] = _similarity(outs[i], refs[j]) + (
+                    bonus if must_cover[j] else 0.0
+                )
+        for p, q in max_weight_assignment(weights):
+            chosen[comp_rows[p]] = comp_cols[q]
+    return sorted(chosen.items())
