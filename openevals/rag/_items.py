@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from itertools import repeat
+from itertools import compress
 from typing import Any, Literal, NamedTuple, Union, cast
 
 __all__ = [
@@ -279,9 +279,11 @@ def retrieved_identities(
 class Judged(NamedTuple):
     """A retrieved ranking judged against a reference (a NamedTuple: batches make thousands)."""
 
+    ranks: list[int]
+    """The ranks (1-based, ascending, within ``limit``) holding a relevant item. A repeat of an
+    earlier item is not relevant, so each relevant item appears at most once."""
     gains: list[float]
-    """Relevance found at each of the first ``limit`` retrieved positions (0.0: not relevant,
-    or a repeat of an earlier item)."""
+    """The relevance found at each of ``ranks`` (all > 0)."""
     ideal: list[float]
     """The reference's relevant gains, highest first."""
     retrieved: int
@@ -314,18 +316,22 @@ def judge(
     ids = retrieved_identities(retrieved, key, retrieved_param)
     top = ids if limit is None or limit >= len(ids) else ids[:limit]
     duplicates = len(ids) - len(set(ids))
-    if duplicates:
-        seen: set[Hashable] = set()
-        gains = []
-        for ident in top:
-            gains.append(0.0 if ident in seen else relevance.get(ident, 0.0))
+    ranks: list[int] = []
+    gains: list[float] = []
+    seen: set[Hashable] = set()
+    # Positions of reference items, found by one C-level pass (no per-position Python work).
+    for position in compress(range(len(top)), map(relevance.__contains__, top)):
+        ident = top[position]
+        gain = relevance[ident]
+        if gain > 0 and ident not in seen:
+            ranks.append(position + 1)
+            gains.append(gain)
+        if duplicates:
             seen.add(ident)
-    else:
-        gains = list(map(relevance.get, top, repeat(0.0)))
     if set(relevance.values()) <= _UNIT:  # ungraded: every relevant gain is 1.0
-        return Judged(gains, [1.0] * len(relevance), len(ids), duplicates, True)
+        return Judged(ranks, gains, [1.0] * len(relevance), len(ids), duplicates, True)
     ideal = sorted(relevance.values(), reverse=True)
     if ideal and ideal[-1] <= 0:  # grade-0 reference items are not relevant
         ideal = [r for r in ideal if r > 0]
     binary = not ideal or (ideal[0] == 1.0 and ideal[-1] == 1.0)
-    return Judged(gains, ideal, len(ids), duplicates, binary)
+    return Judged(ranks, gains, ideal, len(ids), duplicates, binary)

@@ -42,8 +42,9 @@ class _Columns:
     10,000 queries leaves no per-query container objects for the garbage collector to scan."""
 
     def __init__(self) -> None:
+        self.ranks: list[int] = []
         self.gains: list[float] = []
-        self.top: list[int] = []
+        self.hits: list[int] = []
         self.relevant: list[int] = []
         self.retrieved: list[int] = []
         self.duplicates: list[int] = []
@@ -57,8 +58,9 @@ def _judge_all(metric: Metric, retrieved_lists: Any, reference_lists: Any) -> _C
     raise_on_empty = metric.empty_reference == "raise"
     keep_ideal = metric.spec.uses_ideal
     key, k = metric.key, metric.k
-    add_gains, add_top, add_relevant = c.gains.extend, c.top.append, c.relevant.append
-    add_retrieved, add_duplicates = c.retrieved.append, c.duplicates.append
+    add_ranks, add_gains, add_hits = c.ranks.extend, c.gains.extend, c.hits.append
+    add_relevant, add_retrieved = c.relevant.append, c.retrieved.append
+    add_duplicates = c.duplicates.append
     for q, (retrieved, reference) in enumerate(zip(retrieved_lists, reference_lists, strict=True)):
         j = judge(
             retrieved,
@@ -70,8 +72,9 @@ def _judge_all(metric: Metric, retrieved_lists: Any, reference_lists: Any) -> _C
         )
         if raise_on_empty and not j.ideal:
             raise empty_reference_error(metric.feedback_key, f"{REFERENCE}[{q}]")
+        add_ranks(j.ranks)
         add_gains(j.gains)
-        add_top(len(j.gains))
+        add_hits(len(j.ranks))
         add_relevant(len(j.ideal))
         add_retrieved(j.retrieved)
         add_duplicates(j.duplicates)
@@ -83,25 +86,25 @@ def _judge_all(metric: Metric, retrieved_lists: Any, reference_lists: Any) -> _C
     return c
 
 
-def _matrix(flat: list[float], lengths: Any) -> Any:
-    """Rows of different lengths, concatenated in ``flat``, as one float array padded with
-    0.0 (at least one column, so that formulas never reduce over an empty axis)."""
-    width = max(1, int(lengths.max()))
-    values = np.array(flat, dtype=np.float64)
-    if bool((lengths == width).all()):
-        return values.reshape(len(lengths), width)
-    matrix = np.zeros((len(lengths), width))
-    matrix[np.arange(width) < lengths[:, None]] = values
-    return matrix
+def _rows(lengths: Any) -> Any:
+    """The row index of each entry of rows of these lengths, concatenated."""
+    return np.repeat(np.arange(len(lengths)), lengths)
 
 
-def _gains(columns: _Columns) -> Gains:
-    top = np.array(columns.top, dtype=np.int64)
+def _gains(columns: _Columns, k: int | None) -> Gains:
+    retrieved = np.array(columns.retrieved, dtype=np.int64)
+    top = retrieved if k is None else np.minimum(retrieved, k)
+    # At least one column, so that formulas never reduce over an empty axis.
+    gains = np.zeros((len(top), max(1, int(top.max()))))
+    hits = np.array(columns.hits, dtype=np.int64)
+    gains[_rows(hits), np.array(columns.ranks, dtype=np.int64) - 1] = columns.gains
     ideal = None
     if not columns.binary:
-        ideal = _matrix(columns.ideal, np.array(columns.ideal_lengths, dtype=np.int64))
+        lengths = np.array(columns.ideal_lengths, dtype=np.int64)
+        ideal = np.zeros((len(lengths), max(1, int(lengths.max()))))
+        ideal[np.arange(ideal.shape[1]) < lengths[:, None]] = columns.ideal
     relevant = np.array(columns.relevant, dtype=np.int64)
-    return Gains(_matrix(columns.gains, top), top, relevant, ideal)
+    return Gains(gains, top, relevant, ideal)
 
 
 def run_batch(
@@ -111,14 +114,13 @@ def run_batch(
     identical to what ``metric`` gives each query on its own."""
     _check_lists(retrieved_lists, reference_lists)
     columns = _judge_all(metric, retrieved_lists, reference_lists)
-    batch = _gains(columns)
+    batch = _gains(columns, metric.k)
     values, extra = metric.spec.vector(batch, metric.k, **metric.options)
     scores: list[float | None] = values.tolist()
-    found = (batch.gains > 0).sum(axis=1).tolist()
     metadata = [
         {"k": metric.k, "relevant": relevant, "retrieved": retrieved, "retrieved_relevant": hits}
         for relevant, retrieved, hits in zip(
-            columns.relevant, columns.retrieved, found, strict=True
+            columns.relevant, columns.retrieved, columns.hits, strict=True
         )
     ]
     for q in np.flatnonzero(np.array(columns.duplicates)).tolist():

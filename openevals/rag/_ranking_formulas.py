@@ -16,6 +16,8 @@ forms (no pairwise or compensated summation), so the two forms agree to the last
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -67,9 +69,14 @@ class Gains:
     1.0 (the ideal list is then all ones)."""
 
 
-def hits(gains: list[float]) -> int:
-    """Relevant positions among ``gains``."""
-    return sum(1 for g in gains if g > 0)
+def hits(j: Judged, k: int | None) -> int:
+    """Relevant items in the top ``k`` (all ranks when None)."""
+    return len(j.ranks) if k is None else bisect_right(j.ranks, k)
+
+
+def _scored(j: Judged, k: int | None) -> int:
+    """Positions scored: min(k, retrieved)."""
+    return j.retrieved if k is None else min(k, j.retrieved)
 
 
 def discounts(n: int) -> list[float]:
@@ -103,7 +110,7 @@ def _relevant(b: Gains) -> Any:
 
 
 def recall(j: Judged, k: int | None, *, mode: str) -> tuple[float, Extra]:
-    found = hits(j.gains[:k])
+    found = hits(j, k)
     if mode == "single_hit":
         return (1.0 if found else 0.0), {}
     return found / j.n_relevant, {}
@@ -120,9 +127,8 @@ def recall_vector(b: Gains, k: int | None, *, mode: str) -> tuple[FloatArray, Ex
 
 
 def precision(j: Judged, k: int | None, *, denominator: str) -> tuple[float, Extra]:
-    top = j.gains[:k]
-    size = k if (k is not None and denominator == "k") else len(top)
-    return (hits(top) / size if size else 0.0), {"denominator": size}
+    size = k if (k is not None and denominator == "k") else _scored(j, k)
+    return (hits(j, k) / size if size else 0.0), {"denominator": size}
 
 
 def precision_vector(b: Gains, k: int | None, *, denominator: str) -> tuple[FloatArray, Extra]:
@@ -136,7 +142,7 @@ def precision_vector(b: Gains, k: int | None, *, denominator: str) -> tuple[Floa
 
 
 def hit_rate(j: Judged, k: int | None) -> tuple[float, Extra]:
-    return (1.0 if hits(j.gains[:k]) else 0.0), {}
+    return (1.0 if hits(j, k) else 0.0), {}
 
 
 def hit_rate_vector(b: Gains, k: int | None) -> tuple[FloatArray, Extra]:
@@ -147,9 +153,8 @@ def hit_rate_vector(b: Gains, k: int | None) -> tuple[FloatArray, Extra]:
 
 
 def reciprocal_rank(j: Judged, k: int | None) -> tuple[float, Extra]:
-    for rank, gain in enumerate(j.gains[:k], start=1):
-        if gain > 0:
-            return 1.0 / rank, {"first_relevant_rank": rank}
+    if hits(j, k):
+        return 1.0 / j.ranks[0], {"first_relevant_rank": j.ranks[0]}
     return 0.0, {"first_relevant_rank": None}
 
 
@@ -178,11 +183,9 @@ def _ap_denominator(normalize_by: str, k: int | None, n_relevant: int, found: in
 
 def average_precision(j: Judged, k: int | None, *, normalize_by: str) -> tuple[float, Extra]:
     total = 0.0
-    found = 0
-    for rank, gain in enumerate(j.gains[:k], start=1):
-        if gain > 0:
-            found += 1
-            total += found / rank
+    found = hits(j, k)
+    for i in range(found):
+        total += (i + 1) / j.ranks[i]
     denominator = _ap_denominator(normalize_by, k, j.n_relevant, found)
     return (total / denominator if denominator else 0.0), {"denominator": denominator}
 
@@ -208,17 +211,18 @@ def average_precision_vector(
 # --------------------------------------------------------------------------- NDCG
 
 
-def _dcg(gains: list[float]) -> float:
+def _dcg(ranks: Iterable[int], gains: Iterable[float]) -> float:
     total = 0.0
-    for rank, gain in enumerate(gains, start=1):
-        if gain > 0:
-            total += gain / math.log2(rank + 1)
+    for rank, gain in zip(ranks, gains, strict=True):
+        total += gain / math.log2(rank + 1)
     return total
 
 
 def ndcg(j: Judged, k: int | None) -> tuple[float, Extra]:
-    dcg = _dcg(j.gains[:k])
-    idcg = _dcg(j.ideal[:k])
+    found = hits(j, k)
+    dcg = _dcg(j.ranks[:found], j.gains[:found])
+    ideal = j.ideal[:k]
+    idcg = _dcg(range(1, len(ideal) + 1), ideal)
     return (min(1.0, dcg / idcg) if idcg > 0 else 0.0), {"dcg": dcg, "idcg": idcg}
 
 

@@ -337,7 +337,7 @@ class Metric:
             "k": self.k,
             "relevant": judged.n_relevant,
             "retrieved": judged.retrieved,
-            "retrieved_relevant": formulas.hits(judged.gains[: self.k]),
+            "retrieved_relevant": formulas.hits(judged, self.k),
         }
         if judged.duplicates:
             metadata["duplicates"] = judged.duplicates
