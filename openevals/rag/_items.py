@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Union
+from itertools import compress
+from typing import Any, Literal, NamedTuple, Union, cast
 
 __all__ = [
     "ItemKey",
-    "PreparedReference",
+    "Judged",
     "identity_of",
-    "prepare_reference",
-    "prepare_retrieved",
+    "judge",
+    "reference_relevance",
+    "retrieved_identities",
     "unwrap_items",
     "validate_key",
 ]
@@ -33,6 +34,11 @@ ItemKey = Union[Literal["id", "content"], Callable[[Any], Hashable], None]  # no
 (the default: the id when the item has one, else its content, else the item itself)."""
 
 OUTPUT_CONTAINER_KEYS = ("documents", "contexts", "retrieved")
+_PLAIN_IDS = frozenset({str, int})  # items that are their own identity, under any non-callable key
+_TUPLE = {tuple}
+_PAIR = {2}
+_GRADES = frozenset({int, float})
+_UNIT = frozenset({1.0})
 REFERENCE_CONTAINER_KEYS = ("documents", "contexts", "relevant")
 
 
@@ -45,14 +51,17 @@ def validate_key(key: Any) -> ItemKey:
     )
 
 
-def unwrap_items(value: Any, param: str) -> Sequence[Any]:
-    """Return the list of items in ``outputs`` / ``reference_outputs``.
+def unwrap_items(value: Any, param: str, *, reference: bool) -> tuple[Sequence[Any], str]:
+    """Return the list of items in a retrieved (``reference=False``) or reference value, and
+    its name for error messages.
 
     A list or tuple is taken as is. A mapping must hold exactly one of the container keys
     (``documents``/``contexts``/``retrieved`` for outputs, ``documents``/``contexts``/``relevant``
     for references); other keys are ignored, so ``{"answer": ..., "documents": [...]}`` works.
+    ``param`` is how error messages name the value: what the caller passed, e.g.
+    ``reference_outputs`` for an evaluator or ``reference_lists[3]`` for a batch function.
     """
-    keys = REFERENCE_CONTAINER_KEYS if param == "reference_outputs" else OUTPUT_CONTAINER_KEYS
+    keys = REFERENCE_CONTAINER_KEYS if reference else OUTPUT_CONTAINER_KEYS
     if isinstance(value, Mapping):
         present = [k for k in keys if k in value]
         if len(present) != 1:
@@ -64,7 +73,7 @@ def unwrap_items(value: Any, param: str) -> Sequence[Any]:
         value = value[present[0]]
         param = f"{param}[{present[0]!r}]"
     if isinstance(value, (list, tuple)):
-        return value
+        return value, param
     raise TypeError(
         f"`{param}` must be a list of items (ids, strings, dicts with 'id'/'content', or "
         f"Document objects) or a dict holding one such list under one of {list(keys)!r}; "
@@ -152,7 +161,10 @@ def _relevance_value(value: Any, where: str) -> float:
             f"the relevance of {where} must be a non-negative number; got "
             f"{type(value).__name__} {value!r}"
         )
-    rel = float(value)
+    try:
+        rel = float(value)
+    except OverflowError:
+        rel = math.inf
     if not math.isfinite(rel) or rel < 0:
         raise ValueError(f"the relevance of {where} must be a finite number >= 0; got {value!r}")
     return rel
@@ -177,49 +189,149 @@ def _split_relevance(item: Any, where: str) -> tuple[Any, float | None]:
     return item, None
 
 
-@dataclass(frozen=True)
-class PreparedReference:
-    """Reference identities with their relevance (> 0 means relevant)."""
-
-    relevance: dict[Hashable, float]
-    """Every reference identity -> its relevance (duplicates keep the highest grade)."""
-    graded: bool
-    """Whether any reference item carried an explicit relevance."""
-
-    @property
-    def relevant_gains(self) -> list[float]:
-        """Relevances of the relevant items, highest first."""
-        return sorted((r for r in self.relevance.values() if r > 0), reverse=True)
+def _plain_ids(value: Any) -> bool:
+    """Whether ``value`` is a list or tuple of str/int items (each is its own identity under
+    every non-callable ``key``)."""
+    if type(value) is not list and type(value) is not tuple:
+        return False
+    try:
+        "".join(value)  # the quickest test that every item is a str
+    except TypeError:
+        return set(map(type, value)) <= _PLAIN_IDS
+    return True
 
 
-def prepare_reference(reference_outputs: Any, key: ItemKey) -> PreparedReference:
-    items = unwrap_items(reference_outputs, "reference_outputs")
+def _plain_relevance(value: Any) -> dict[Hashable, float] | None:
+    """The relevance map of a list of plain ids, or of ``(id, grade)`` pairs, or None for any
+    other value (which then takes the general path, with its checks and error messages)."""
+    if type(value) is not list and type(value) is not tuple:
+        return None
+    if value and type(value[0]) is tuple:
+        return _plain_pairs(value)
+    return dict.fromkeys(value, 1.0) if _plain_ids(value) else None
+
+
+def _plain_pairs(value: list[Any] | tuple[Any, ...]) -> dict[Hashable, float] | None:
+    if set(map(type, value)) != _TUPLE or set(map(len, value)) != _PAIR:
+        return None
+    idents, grades = zip(*value, strict=True)
+    if not _plain_ids(idents) or not set(map(type, grades)) <= _GRADES:
+        return None
+    try:
+        if not all(map(math.isfinite, grades)) or min(grades) < 0:
+            return None
+    except OverflowError:  # an int grade beyond float range
+        return None
+    relevance = dict(zip(idents, map(float, grades), strict=True))
+    if len(relevance) == len(idents):
+        return relevance
+    relevance = {}
+    for ident, grade in zip(idents, grades, strict=True):  # a repeat keeps its highest grade
+        relevance[ident] = max(float(grade), relevance.get(ident, 0.0))
+    return relevance
+
+
+def reference_relevance(
+    reference: Any, key: ItemKey, param: str = "reference_outputs"
+) -> dict[Hashable, float]:
+    """Every reference identity -> its relevance (> 0 means relevant; a repeated item keeps its
+    highest grade). ``param`` names the value in error messages, as the caller passed it."""
+    if not callable(key):
+        plain = _plain_relevance(reference)
+        if plain is not None:
+            return plain
+    items, param = unwrap_items(reference, param, reference=True)
     relevance: dict[Hashable, float] = {}
-    graded = False
     for i, raw in enumerate(items):
-        where = f"reference_outputs[{i}]"
+        where = f"{param}[{i}]"
         if raw is None:
             raise TypeError(
                 f"{where} is None; reference items must be ids, strings, dicts or documents"
             )
         item, explicit = _split_relevance(raw, where)
-        graded = graded or explicit is not None
         rel = 1.0 if explicit is None else explicit
         ident = identity_of(item, key, where)
         relevance[ident] = max(rel, relevance.get(ident, 0.0))
-    return PreparedReference(relevance=relevance, graded=graded)
+    return relevance
 
 
-def prepare_retrieved(outputs: Any, key: ItemKey) -> list[Hashable]:
-    items = unwrap_items(outputs, "outputs")
+def retrieved_identities(
+    retrieved: Any, key: ItemKey, param: str = "outputs"
+) -> Sequence[Hashable]:
+    """Identities of the retrieved items, in rank order (plain ids are returned as given).
+    ``param`` names the value in error messages, as the caller passed it."""
+    if not callable(key) and _plain_ids(retrieved):
+        return cast("Sequence[Hashable]", retrieved)
+    items, param = unwrap_items(retrieved, param, reference=False)
     out: list[Hashable] = []
     for i, item in enumerate(items):
-        where = f"outputs[{i}]"
+        where = f"{param}[{i}]"
         if item is None or (not callable(key) and isinstance(item, (tuple, list))):
             raise TypeError(
                 f"{where} must be an id, string, dict or document; got "
                 f"{type(item).__name__} {item!r} (graded (item, relevance) pairs are only "
-                "accepted in reference_outputs)"
+                "accepted in the reference)"
             )
         out.append(identity_of(item, key, where))
     return out
+
+
+class Judged(NamedTuple):
+    """A retrieved ranking judged against a reference (a NamedTuple: batches make thousands)."""
+
+    ranks: list[int]
+    """The ranks (1-based, ascending, within ``limit``) holding a relevant item. A repeat of an
+    earlier item is not relevant, so each relevant item appears at most once."""
+    gains: list[float]
+    """The relevance found at each of ``ranks`` (all > 0)."""
+    ideal: list[float]
+    """The reference's relevant gains, highest first."""
+    retrieved: int
+    """Length of the whole retrieved list."""
+    duplicates: int
+    """Retrieved positions repeating an earlier item (over the whole list)."""
+    binary: bool
+    """Whether every relevant gain is 1.0."""
+
+    @property
+    def n_relevant(self) -> int:
+        return len(self.ideal)
+
+
+def judge(
+    retrieved: Any,
+    reference: Any,
+    key: ItemKey,
+    limit: int | None = None,
+    *,
+    retrieved_param: str = "outputs",
+    reference_param: str = "reference_outputs",
+) -> Judged:
+    """Judge the first ``limit`` positions (all when None) of ``retrieved`` against ``reference``.
+
+    A retrieved item repeating an earlier one is a non-relevant position. The reference is
+    checked first, then the retrieved list, each in full.
+    """
+    relevance = reference_relevance(reference, key, reference_param)
+    ids = retrieved_identities(retrieved, key, retrieved_param)
+    top = ids if limit is None or limit >= len(ids) else ids[:limit]
+    duplicates = len(ids) - len(set(ids))
+    ranks: list[int] = []
+    gains: list[float] = []
+    seen: set[Hashable] = set()
+    # Positions of reference items, found by one C-level pass (no per-position Python work).
+    for position in compress(range(len(top)), map(relevance.__contains__, top)):
+        ident = top[position]
+        gain = relevance[ident]
+        if gain > 0 and ident not in seen:
+            ranks.append(position + 1)
+            gains.append(gain)
+        if duplicates:
+            seen.add(ident)
+    if set(relevance.values()) <= _UNIT:  # ungraded: every relevant gain is 1.0
+        return Judged(ranks, gains, [1.0] * len(relevance), len(ids), duplicates, True)
+    ideal = sorted(relevance.values(), reverse=True)
+    if ideal and ideal[-1] <= 0:  # grade-0 reference items are not relevant
+        ideal = [r for r in ideal if r > 0]
+    binary = not ideal or (ideal[0] == 1.0 and ideal[-1] == 1.0)
+    return Judged(ranks, gains, ideal, len(ids), duplicates, binary)

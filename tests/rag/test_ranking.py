@@ -400,7 +400,7 @@ def test_batch_validation() -> None:
         recall_batch([], [])
     with pytest.raises(TypeError, match="retrieved_lists"):
         recall_batch("ab", ["a", "b"])
-    with pytest.raises(TypeError, match=r"query 1: `outputs` must be a list"):
+    with pytest.raises(TypeError, match=r"`retrieved_lists\[1\]` must be a list"):
         recall_batch([["a"], "b"], [["a"], ["b"]])
 
 
