@@ -1,14 +1,18 @@
-"""Keep credentials out of results files, reports and logs.
+"""Keep credentials out of results, files, reports, summaries and progress output.
 
-Error messages from HTTP clients and user code may quote API keys or ``Authorization`` headers.
-:class:`Redactor` replaces
+Error messages from HTTP clients and user code may quote API keys or ``Authorization`` headers, and
+a target or evaluator may echo one into an output or a comment. :class:`Redactor` replaces
 
-* the literal values of environment variables whose names look secret (``*KEY*``, ``*TOKEN*``,
-  ``*SECRET*``, ``*PASSWORD*``, ``*CREDENTIAL*``, ``*AUTH*``; values of 8+ characters), and
-* (in free text such as error messages) ``Bearer ...`` tokens, ``Authorization: ...`` /
-  ``api_key=...`` assignments and OpenAI-style ``sk-...`` keys
+* the literal values of environment variables whose names say they hold a secret (a name part
+  ending in ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``PASSPHRASE``,
+  ``CREDENTIAL(S)`` or equal to ``AUTH``, e.g. ``OPENAI_API_KEY``, ``HF_TOKEN``,
+  ``DB_PASSWORD``; not ``TOKENIZERS_PARALLELISM``, ``AUTHOR`` or ``SSH_AUTH_SOCK``, and only
+  values of 8+ characters), anywhere in a record, and
+* in error messages also ``Bearer ...`` tokens, ``Authorization: ...`` / ``api_key=...``
+  assignments and OpenAI-style ``sk-...`` keys
 
-with ``[REDACTED]``.
+with ``[REDACTED]``. The batch runner applies it once, where records are made
+(:mod:`openevals.evaluation.records`); every sink reads those records.
 """
 
 from __future__ import annotations
@@ -16,12 +20,19 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["REDACTED", "Redactor"]
+__all__ = ["REDACTED", "Redactor", "is_secret_name"]
 
 REDACTED = "[REDACTED]"
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 _MIN_SECRET_LEN = 8
+_SECRET_SUFFIXES = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
+_SECRET_WORDS = frozenset({"AUTH", "CREDENTIALS"})
+# A last name part that says the value is a location or a switch, not the secret itself.
+_NOT_A_SECRET_TAIL = frozenset(
+    {"SOCK", "SOCKET", "PATH", "FILE", "DIR", "HOME", "URL", "ENDPOINT", "HOST", "PORT", "TYPE"}
+)
+_NAME_PARTS = re.compile(r"[^A-Z0-9]+")
 _PATTERNS = (
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{6,}"),
     re.compile(
@@ -30,20 +41,29 @@ _PATTERNS = (
     ),
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
 )
+_MAX_DEPTH = 200
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable called ``name`` holds a secret (see the module docs)."""
+    parts = [p for p in _NAME_PARTS.split(name.upper()) if p]
+    if not parts or parts[-1] in _NOT_A_SECRET_TAIL:
+        return False
+    if len(parts) > 1 and parts[-1] == "PWD":  # MYSQL_PWD, DB_PWD; not PWD / OLDPWD (a folder)
+        return True
+    return any(p in _SECRET_WORDS or p.endswith(_SECRET_SUFFIXES) for p in parts)
 
 
 class Redactor:
-    """Replaces known secret values (and, in text, credential-looking patterns)."""
+    """Replaces known secret values (and, in error text, credential-looking patterns)."""
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
-        secrets = {
-            value
-            for name, value in env.items()
-            if _SECRET_NAME.search(name)
-            and isinstance(value, str)
-            and len(value) >= _MIN_SECRET_LEN
-        }
+        secrets: set[str] = set()
+        for name, value in env.items():
+            if isinstance(name, str) and isinstance(value, str) and is_secret_name(name):
+                # A value read from a file may carry a newline the secret itself does not.
+                secrets.update(v for v in (value, value.strip()) if len(v) >= _MIN_SECRET_LEN)
         # Longest first, so a secret containing another is replaced whole.
         self.secrets = sorted(secrets, key=len, reverse=True)
 
@@ -60,3 +80,53 @@ class Redactor:
         text = _PATTERNS[0].sub(f"Bearer {REDACTED}", text)
         text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{REDACTED}", text)
         return _PATTERNS[2].sub(f"sk-{REDACTED}", text)
+
+    def data(self, value: Any) -> Any:
+        """``value`` with secret values replaced in every string, dict key and nested container.
+
+        Returns ``value`` itself when nothing had to change (the common case costs one pass and no
+        copies); otherwise a copy where only the changed containers are new (lists and tuples
+        become lists, other mappings become dicts). Nothing passed in is mutated. Other objects,
+        a cycle and anything nested deeper than 200 levels are checked as their ``repr`` and,
+        if that shows a secret, replaced by the redacted ``repr`` text.
+        """
+        if not self.secrets:
+            return value
+        return self._data(value, 0, set())
+
+    def _data(self, value: Any, depth: int, path: set[int]) -> Any:
+        if isinstance(value, str):
+            return self.values(value) if any(s in value for s in self.secrets) else value
+        if isinstance(value, (int, float, bool)) or value is None:
+            return value
+        if not isinstance(value, (Mapping, list, tuple)):
+            return self._opaque(value)
+        if depth >= _MAX_DEPTH or id(value) in path:
+            return self._opaque(value)
+        path.add(id(value))
+        try:
+            if isinstance(value, Mapping):
+                changed = False
+                out: dict[Any, Any] = {}
+                for key, item in value.items():
+                    new_key = self._data(key, depth + 1, path) if isinstance(key, str) else key
+                    new_item = self._data(item, depth + 1, path)
+                    changed = changed or new_key is not key or new_item is not item
+                    out[new_key] = new_item
+                return out if changed else value
+            items = [self._data(item, depth + 1, path) for item in value]
+            if any(new is not old for new, old in zip(items, value, strict=True)):
+                return items
+            return value
+        finally:
+            path.discard(id(value))
+
+    def _opaque(self, value: Any) -> Any:
+        """A value the walk does not enter: its redacted ``repr`` if that shows a secret."""
+        try:
+            text = repr(value) if isinstance(value, (Mapping, list, tuple)) else str(value)
+        except RecursionError:  # too deep to read: it cannot be checked, so it cannot be kept
+            return REDACTED
+        except Exception:  # no text form at all, so no sink can print it either
+            return value
+        return self.values(text) if any(s in text for s in self.secrets) else value
