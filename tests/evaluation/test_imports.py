@@ -1,4 +1,5 @@
-"""Importing the batch runner, its package and the CLI loads no model, LangChain or rich code."""
+"""Importing the batch runner, its package and the CLI loads no model, LangChain, rich, numpy
+or Jinja2 code."""
 
 from __future__ import annotations
 
@@ -9,7 +10,17 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("openai", "langchain_openai", "langchain_core", "langsmith", "rich", "torch", "httpx")
+HEAVY = (
+    "openai",
+    "langchain_openai",
+    "langchain_core",
+    "langsmith",
+    "rich",
+    "torch",
+    "httpx",
+    "numpy",
+    "jinja2",
+)
 
 
 def test_runner_and_cli_imports_are_light() -> None:
