@@ -86,9 +86,9 @@ class Redactor:
 
         Returns ``value`` itself when nothing had to change (the common case costs one pass and no
         copies); otherwise a copy where only the changed containers are new (lists and tuples
-        become lists, other mappings become dicts). Nothing passed in is mutated. Other objects,
-        a cycle and anything nested deeper than 200 levels are checked as their ``repr`` and,
-        if that shows a secret, replaced by the redacted ``repr`` text.
+        become lists, other mappings become dicts). Nothing passed in is mutated. Other objects
+        are checked as their ``str``; a cycle, or nesting deeper than 200 levels, is searched
+        without recursion and, only if it holds a secret, replaced by its redacted ``repr``.
         """
         if not self.secrets:
             return value
@@ -122,11 +122,45 @@ class Redactor:
             path.discard(id(value))
 
     def _opaque(self, value: Any) -> Any:
-        """A value the walk does not enter: its redacted ``repr`` if that shows a secret."""
+        """A value the walk does not enter (an object, a cycle, or nesting past 200 levels):
+        kept as it is unless it holds a secret, else replaced by its redacted text."""
+        if isinstance(value, (Mapping, list, tuple)):
+            if not self._holds_secret(value):
+                return value
+            try:
+                return self.values(repr(value))
+            except RecursionError:  # too deep to print: nothing of it can be kept
+                return REDACTED
         try:
-            text = repr(value) if isinstance(value, (Mapping, list, tuple)) else str(value)
-        except RecursionError:  # too deep to read: it cannot be checked, so it cannot be kept
+            text = str(value)
+        except RecursionError:
             return REDACTED
         except Exception:  # no text form at all, so no sink can print it either
             return value
         return self.values(text) if any(s in text for s in self.secrets) else value
+
+    def _holds_secret(self, value: Any) -> bool:
+        """Whether a secret occurs anywhere in ``value`` (iterative: any depth, cycles)."""
+        stack = [value]
+        seen: set[int] = set()
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if any(s in item for s in self.secrets):
+                    return True
+            elif isinstance(item, (Mapping, list, tuple)):
+                if id(item) in seen:
+                    continue
+                seen.add(id(item))
+                if isinstance(item, Mapping):
+                    stack.extend(item.keys())
+                    stack.extend(item.values())
+                else:
+                    stack.extend(item)
+            elif (
+                not isinstance(item, (int, float, bool))
+                and item is not None
+                and self._opaque(item) is not item
+            ):
+                return True
+        return False
