@@ -138,10 +138,8 @@ class _Run:
             self._close()
 
     def _worker_count(self) -> int:
-        concurrency = self.options.concurrency
-        if self.stats.rows_total is not None:
-            return max(1, min(concurrency, self.stats.rows_total))
-        return concurrency
+        total, concurrency = self.stats.rows_total, self.options.concurrency
+        return concurrency if total is None else max(1, min(concurrency, total))
 
     def _next_row(self) -> Row | None:
         if self._exhausted:
@@ -304,6 +302,13 @@ class _Run:
 # --------------------------------------------------------------------------- entry points
 
 
+def _options(arguments: Mapping[str, Any]) -> RunOptions:
+    """The keyword arguments of :func:`evaluate` / :func:`aevaluate` (their ``locals()``),
+    validated."""
+    skip = ("data", "evaluators")
+    return RunOptions.check(**{k: v for k, v in arguments.items() if k not in skip})
+
+
 def evaluate(
     data: Any,
     evaluators: Any,
@@ -359,21 +364,7 @@ def evaluate(
         EvaluationInterrupted: on Ctrl-C (a ``KeyboardInterrupt``); ``.result`` holds what
             finished.
     """
-    options = RunOptions.check(
-        target=target,
-        concurrency=concurrency,
-        cache=cache,
-        group_by=group_by,
-        progress=progress,
-        output=output,
-        batch_metrics=batch_metrics,
-        accumulate=accumulate,
-        batch_size=batch_size,
-        prices=prices,
-        retry_errors=retry_errors,
-        model=model,
-    )
-    run = _Run(data, evaluators, options)
+    run = _Run(data, evaluators, _options(locals()))
     try:
         drive(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
@@ -404,20 +395,6 @@ async def aevaluate(
     Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
     stays in the ``output=`` file, and the ``CancelledError`` propagates.
     """
-    options = RunOptions.check(
-        target=target,
-        concurrency=concurrency,
-        cache=cache,
-        group_by=group_by,
-        progress=progress,
-        output=output,
-        batch_metrics=batch_metrics,
-        accumulate=accumulate,
-        batch_size=batch_size,
-        prices=prices,
-        retry_errors=retry_errors,
-        model=model,
-    )
-    run = _Run(data, evaluators, options)
+    run = _Run(data, evaluators, _options(locals()))
     await run.execute()
     return run.result()
