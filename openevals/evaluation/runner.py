@@ -306,7 +306,7 @@ def _options(arguments: Mapping[str, Any]) -> RunOptions:
     """The keyword arguments of :func:`evaluate` / :func:`aevaluate` (their ``locals()``),
     validated."""
     skip = ("data", "evaluators")
-    return RunOptions.check(**{k: v for k, v in arguments.items() if k not in skip})
+    return RunOptions(**{k: v for k, v in arguments.items() if k not in skip})
 
 
 def evaluate(
