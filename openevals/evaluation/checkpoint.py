@@ -1,7 +1,7 @@
 """The ``output=`` file of a batch run: an append-only JSONL checkpoint.
 
-Each record (made, and cleared of secrets, by :class:`~openevals.evaluation.records.Recorder`) is
-serialised with :func:`~openevals.evaluation.records.encode` and written with one ``os.write`` on a
+Each record arrives as one line of text (encoded and cleared of secrets by
+:meth:`~openevals.evaluation.records.Recorder.line`) and is written with one ``os.write`` on a
 file opened with ``O_APPEND`` - nothing is buffered in the process, so a record that was written
 survives a ``kill -9``. On start, :meth:`Checkpoint.load` reads the earlier records back (the last
 eval record per row x evaluator wins) and cuts off a torn last line left by a process that died
@@ -16,8 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from openevals.evaluation.records import encode
 
 __all__ = ["Checkpoint", "Previous"]
 
@@ -103,10 +101,11 @@ class Checkpoint:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, line: str) -> None:
+        """Append ``line`` (one JSON record, no newline) and its newline in one system call."""
         if self._fd is None:
             return
-        data = (encode(record) + "\n").encode("utf-8")
+        data = (line + "\n").encode("utf-8")
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)

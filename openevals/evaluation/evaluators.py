@@ -10,10 +10,9 @@ callable, the keyword arguments it accepts, its field mapping, and its
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,18 +91,26 @@ class RunEvaluator:
         return normalize_results(value, self.name)
 
 
-@contextlib.contextmanager
-def counting_cache(cache: Any) -> Iterator[CountingCache | None]:
-    """Make ``cache`` the judge cache of the calls inside, counting their hits and misses."""
-    if cache is None:
-        yield None
-        return
-    counting = CountingCache(cache)
-    token = active_cache.set(counting)
-    try:
-        yield counting
-    finally:
-        active_cache.reset(token)
+class counting_cache:  # used like a function: ``with counting_cache(cache) as counting:``
+    """Make ``cache`` the judge cache of the calls inside, counting their hits and misses
+    (``None``: no cache, nothing to count)."""
+
+    __slots__ = ("cache", "counting", "token")
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+        self.counting: CountingCache | None = None
+        self.token: Any = None
+
+    def __enter__(self) -> CountingCache | None:
+        if self.cache is not None:
+            self.counting = CountingCache(self.cache)
+            self.token = active_cache.set(self.counting)
+        return self.counting
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            active_cache.reset(self.token)
 
 
 def _accepted(fn: Callable[..., Any]) -> frozenset[str] | None:

@@ -12,9 +12,14 @@ file holds the same data as JSON Lines, one record per line, told apart by ``kin
   :class:`Evaluation` fields except ``resumed``.
 
 The live path, resume and both files (the ``output=`` file and ``EvaluationResult.to_jsonl``)
-all go through the functions below, so each key is spelled in one place, and :class:`Recorder` is
-the one place where secrets are removed: every record is made by it, and every sink (rows, files,
-report, summary, ``repr``, progress, CLI output) reads only records.
+all go through the functions below, so each key is spelled in one place.
+
+:class:`Recorder` is the one place where secrets are removed (with
+:class:`~openevals.evaluation.redact.Redactor`): error messages when they are recorded
+(:meth:`Recorder.error`), every result row when it is finished (:meth:`Recorder.finish`, before
+scores, progress, batch metrics or the result see it), every ``output=`` line
+(:meth:`Recorder.line`) and batch-metric values (:meth:`Recorder.data`). Every sink (rows,
+``to_jsonl``, the report, the summary, ``repr``, progress, the CLI) reads only these.
 """
 
 from __future__ import annotations
@@ -97,13 +102,15 @@ class ResultRow(_ResultRowBase, total=False):
     status: Status
 
 
+# Built once (json.dumps builds an encoder on every call with these options).
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 _EVAL_FILE_KEYS = tuple(k for k in Evaluation.__annotations__ if k != "resumed")
 _ROW_FILE_KEYS = ("inputs", "outputs", "reference_outputs", "extra", "group", "target")
 
 
 def encode(record: Any) -> str:
     """The one JSON encoding of records (no trailing newline): UTF-8 text, ``str()`` fallback."""
-    return json.dumps(record, ensure_ascii=False, default=str)
+    return _JSON.encode(record)
 
 
 def error_type(evaluation: Mapping[str, Any]) -> str:
@@ -158,10 +165,11 @@ class Recorder:
         model: str | None,
         cache: CacheCounts | None,
     ) -> Evaluation:
-        """A pair that just finished (``error`` comes from :meth:`error`, already redacted)."""
+        """A pair that just finished (``error`` comes from :meth:`error`; the rest is cleaned
+        with its row by :meth:`finish`)."""
         return {
             "status": "success" if error is None else "error",
-            "results": self.redactor.data(results),
+            "results": results,
             "error": error,
             "elapsed_sec": elapsed_sec,
             "usage": usage,
@@ -177,7 +185,7 @@ class Recorder:
         entry["status"] = line.get("status", "error")
         entry["results"] = list(line.get("results") or [])
         entry["resumed"] = True
-        return self.redactor.data(entry)  # type: ignore[no-any-return]
+        return entry  # type: ignore[return-value]
 
     @staticmethod
     def eval_line(row_id: str, index: int, evaluator: str, entry: Evaluation) -> dict[str, Any]:
@@ -221,11 +229,18 @@ class Recorder:
             rec["extra"] = extra
         if grouped:
             rec["group"] = group
-        rec = self.redactor.data(rec)
         rec["evaluations"] = {}
         if target is not None:
-            rec["target"] = self.redactor.data(target)
+            rec["target"] = target
         return rec  # type: ignore[return-value]
+
+    def finish(self, rec: ResultRow) -> ResultRow:
+        """``rec`` made final: every secret value removed (a copy only where one was found)."""
+        return self.redactor.data(rec)  # type: ignore[no-any-return]
+
+    def line(self, record: Mapping[str, Any]) -> str:
+        """``record`` as one line of the ``output=`` file: encoded, secret values removed."""
+        return self.redactor.json_text(encode(record))
 
     @staticmethod
     def row_line(rec: ResultRow) -> dict[str, Any]:

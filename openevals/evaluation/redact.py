@@ -17,6 +17,7 @@ with ``[REDACTED]``. The batch runner applies it once, where records are made
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -44,6 +45,25 @@ _PATTERNS = (
 _MAX_DEPTH = 200
 
 
+def _make_scan() -> Any:
+    """A function turning a value into its JSON text, as fast as the standard library allows.
+
+    The C encoder of :mod:`json`, built once and without cycle markers (a cycle then raises
+    ``RecursionError``, and :meth:`Redactor.data` walks such a value instead); the pure-Python
+    encoder where the C one is missing.
+    """
+    from json import encoder
+
+    make = getattr(encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - interpreters without the C accelerator
+        return json.JSONEncoder(ensure_ascii=False, default=str).encode
+    scan = make(None, str, encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda value: "".join(scan(value, 0))
+
+
+_scan = _make_scan()
+
+
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable called ``name`` holds a secret (see the module docs)."""
     parts = [p for p in _NAME_PARTS.split(name.upper()) if p]
@@ -66,10 +86,20 @@ class Redactor:
                 secrets.update(v for v in (value, value.strip()) if len(v) >= _MIN_SECRET_LEN)
         # Longest first, so a secret containing another is replaced whole.
         self.secrets = sorted(secrets, key=len, reverse=True)
+        # Each secret as it appears inside a JSON string (escaping is per character, so a string
+        # holds the secret exactly when its JSON form holds this).
+        self._in_json = [json.dumps(s, ensure_ascii=False)[1:-1] for s in self.secrets]
 
     def values(self, text: str) -> str:
         """Replace the literal secret values only (cheap; safe on JSON text)."""
         for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def json_text(self, text: str) -> str:
+        """Replace secret values inside JSON text (as JSON escapes them; the text stays valid)."""
+        for secret in self._in_json:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
@@ -91,6 +121,14 @@ class Redactor:
         without recursion and, only if it holds a secret, replaced by its redacted ``repr``.
         """
         if not self.secrets:
+            return value
+        if isinstance(value, str):
+            return self.values(value)
+        try:  # one pass in C: most records hold no secret and come back as they are
+            text = _scan(value)
+        except Exception:  # a cycle, very deep nesting, an object without text: walk it
+            return self._data(value, 0, set())
+        if not any(s in text for s in self._in_json):
             return value
         return self._data(value, 0, set())
 

@@ -99,7 +99,9 @@ class _Run:
             if self.options.retry_errors:
                 self._previous.forget_errors()
             self._out.open()
-            self._out.write(Recorder.run_line(self.names, self.options.group_by))
+            self._out.write(
+                self.recorder.line(Recorder.run_line(self.names, self.options.group_by))
+            )
         self._sem = asyncio.Semaphore(self.options.concurrency)
         if self.sink is not None:
             self.sink.start(self.stats)
@@ -199,7 +201,7 @@ class _Run:
                 self.stats.record_pair(ev.name, entry)
         if pending:
             if self._out is not None and (row.id not in self._previous.rows or target_ran):
-                self._out.write(Recorder.row_line(rec))
+                self._out.write(self.recorder.line(Recorder.row_line(rec)))
             if target_info is not None and target_info.get("status") == "error":
                 error = Recorder.target_failed(target_info)
                 for ev in pending:
@@ -275,12 +277,14 @@ class _Run:
         rec["evaluations"][ev.name] = entry
         self.stats.record_pair(ev.name, entry)
         if self._out is not None:
-            self._out.write(Recorder.eval_line(rec["id"], rec["index"], ev.name, entry))
+            line = Recorder.eval_line(rec["id"], rec["index"], ev.name, entry)
+            self._out.write(self.recorder.line(line))
 
     def _complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
         evaluations = rec["evaluations"]
         # Keep evaluator order stable regardless of completion order.
         rec["evaluations"] = {name: evaluations[name] for name in self.names if name in evaluations}
+        rec = self.recorder.finish(rec)
         failed = self.stats.record_row(rec)
         rec["status"] = "error" if failed else "success"
         self.rows.append(rec)
