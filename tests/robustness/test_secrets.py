@@ -380,3 +380,12 @@ def test_a_secret_anywhere_is_removed_and_the_input_kept(value: Any, data: st.Da
     cleaned = redactor.data(holder)
     assert SECRET not in encode(cleaned)
     assert encode(holder) == before, "the input was mutated"
+
+
+@pytest.mark.parametrize("secret", ['pa"ss\\word-12', "pässwörd-ünïcode", "tab\tinside-secret"])
+def test_secrets_with_characters_json_escapes(secret: str) -> None:
+    redactor = Redactor({"DB_PASSWORD": secret})
+    cleaned = redactor.data({"note": f"it is {secret}!", "n": 1.5})
+    assert cleaned == {"note": f"it is {REDACTED}!", "n": 1.5}
+    line = redactor.json_text(encode({"note": f"x{secret}y"}))
+    assert json.loads(line) == {"note": f"x{REDACTED}y"}
