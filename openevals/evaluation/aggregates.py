@@ -5,7 +5,7 @@
   ``True`` counts as 1, ``False`` as 0, so ``mean`` is the share of ``True`` (also given as
   ``rate``).
 * :func:`bootstrap_ci` - the percentile bootstrap interval of the mean, with a fixed seed so the
-  same scores always give the same interval.
+  same scores always give the same interval (vectorised with numpy).
 * :class:`OnlineStats` - running count/mean/variance (Welford) used for the live progress display,
   with a normal-approximation interval that costs O(1) per update.
 * :class:`ScoreAggregator` - collects the scores of a run per feedback key (and per group) and
@@ -20,7 +20,6 @@ a retrieval metric with ``empty_reference="skip"``) is counted as ``skipped``; o
 from __future__ import annotations
 
 import math
-import random
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,14 +35,17 @@ __all__ = [
     "median",
     "normal_ci",
     "numeric_score",
+    "quantile",
 ]
 
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20240601
 _Z95 = 1.959963984540054
-# Above this many resampled draws (n * resamples) the exact bootstrap becomes slow in pure Python;
-# for such large samples the bootstrap and the normal interval agree to about three decimals.
+# Above this many resampled draws (n * resamples) the normal interval is used instead: for such
+# large samples the bootstrap and the normal interval agree to about three decimals.
 _BOOTSTRAP_WORK_LIMIT = 2_000_000
+# Resample in chunks of about this many draws, to bound memory.
+_CHUNK_DRAWS = 250_000
 
 
 def numeric_score(value: Any) -> float | None:
@@ -57,23 +59,24 @@ def numeric_score(value: Any) -> float | None:
 
 
 def median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    n = len(ordered)
-    mid = n // 2
-    if n % 2:
-        return ordered[mid]
-    return (ordered[mid - 1] + ordered[mid]) / 2.0
+    """The median (the mean of the two middle values for an even count)."""
+    if len(values) == 0:
+        raise ValueError("median needs at least one value; got an empty sequence")
+    import numpy as np
+
+    return float(np.median(np.asarray(values, dtype=float)))
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """Linear-interpolation quantile of an already sorted sequence (numpy's default method)."""
-    if len(ordered) == 1:
-        return ordered[0]
-    pos = q * (len(ordered) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    frac = pos - lo
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * frac
+def quantile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` with linear interpolation (``numpy.quantile``'s default
+    method). Raises ``ValueError`` for an empty sequence or ``q`` outside [0, 1]."""
+    if len(values) == 0:
+        raise ValueError("quantile needs at least one value; got an empty sequence")
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"q must be in [0, 1]; got {q!r}")
+    import numpy as np
+
+    return float(np.quantile(np.asarray(values, dtype=float), q))
 
 
 def normal_ci(mean: float, stdev: float | None, n: int) -> tuple[float, float]:
@@ -93,28 +96,36 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean of ``values``.
 
-    Draws ``resamples`` samples of ``len(values)`` with replacement from a ``random.Random(seed)``
-    generator over the sorted values, so the interval is reproducible and independent of the order
-    of ``values``. Raises ``ValueError`` for an empty sequence.
+    Draws ``resamples`` samples of ``len(values)`` with replacement from
+    ``numpy.random.default_rng(seed)`` over the sorted values, so the interval is reproducible
+    and independent of the order of ``values``; the bounds are the ``(1 - confidence) / 2`` and
+    ``(1 + confidence) / 2`` quantiles of the resampled means (linear interpolation). Raises
+    ``ValueError`` for an empty sequence.
     """
     n = len(values)
     if n == 0:
         raise ValueError("bootstrap_ci needs at least one value; got an empty sequence")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1; got {resamples!r}")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ValueError(f"resamples must be an integer >= 1; got {resamples!r}")
     if n == 1 or min(values) == max(values):
         return (float(values[0]), float(values[0]))
-    rng = random.Random(seed)
-    pool = sorted(values)  # the interval must not depend on the order rows finished in
-    choices = rng.choices
-    means = sorted(math.fsum(choices(pool, k=n)) / n for _ in range(resamples))
+    import numpy as np
+
+    pool = np.sort(np.asarray(values, dtype=float))  # independent of the order rows finished in
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    step = max(1, _CHUNK_DRAWS // n)
+    for start in range(0, resamples, step):
+        stop = min(start + step, resamples)
+        draws = pool[rng.integers(0, n, size=(stop - start, n))]
+        means[start:stop] = draws.mean(axis=1)
     alpha = (1.0 - confidence) / 2.0
-    low, high = _quantile(means, alpha), _quantile(means, 1.0 - alpha)
-    # The mean of n draws lies within [min, max]; clamp away float noise from fsum / n.
-    lo_bound, hi_bound = min(pool), max(pool)
-    return (max(lo_bound, min(low, hi_bound)), max(lo_bound, min(high, hi_bound)))
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    # The mean of n draws lies within [min, max]; clamp away float noise.
+    lo_bound, hi_bound = float(pool[0]), float(pool[-1])
+    return (max(lo_bound, min(float(low), hi_bound)), max(lo_bound, min(float(high), hi_bound)))
 
 
 def describe(values: Sequence[float], *, boolean: bool = False) -> dict[str, Any]:

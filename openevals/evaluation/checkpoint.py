@@ -1,6 +1,7 @@
 """The ``output=`` file of a batch run: an append-only JSONL checkpoint.
 
-Each record is serialised, stripped of known secret values and written with one ``os.write`` on a
+Each record arrives as one line of text (encoded and cleared of secrets by
+:meth:`~openevals.evaluation.records.Recorder.line`) and is written with one ``os.write`` on a
 file opened with ``O_APPEND`` - nothing is buffered in the process, so a record that was written
 survives a ``kill -9``. On start, :meth:`Checkpoint.load` reads the earlier records back (the last
 eval record per row x evaluator wins) and cuts off a torn last line left by a process that died
@@ -12,31 +13,60 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openevals.evaluation.redact import Redactor
+__all__ = ["Checkpoint", "Previous"]
 
-__all__ = ["Checkpoint"]
+
+@dataclass
+class Previous:
+    """What earlier runs recorded in the ``output=`` file (the last record of each kind wins)."""
+
+    evals: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    """``{row_id: {evaluator: eval record}}``"""
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """``{row_id: row record}``"""
+
+    def forget_errors(self) -> None:
+        """Drop the failed pairs, so they run again (``retry_errors=True``)."""
+        for per_row in self.evals.values():
+            for name in [n for n, r in per_row.items() if r.get("status") != "success"]:
+                del per_row[name]
+
+    def finished(self, row_id: str) -> Mapping[str, dict[str, Any]]:
+        """The eval records of ``row_id`` by evaluator name."""
+        return self.evals.get(row_id, {})
+
+    def reusable_target(self, row_id: str, *, pending: bool) -> tuple[Any, dict[str, Any]] | None:
+        """``(outputs, target record)`` of an earlier target call to reuse, if any: a successful
+        one, or a failed one when no evaluator is left to run for the row."""
+        row = self.rows.get(row_id)
+        target = row.get("target") if row is not None else None
+        if row is None or not isinstance(target, Mapping):
+            return None
+        if target.get("status") == "success" or not pending:
+            return row.get("outputs"), dict(target)
+        return None
 
 
 class Checkpoint:
     """Append-only JSONL checkpoint: one ``write`` syscall per record, nothing buffered."""
 
-    def __init__(self, path: Path, redactor: Redactor) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.redactor = redactor
         self._fd: int | None = None
 
-    def load(self) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
-        """Read earlier records: ``({row_id: {evaluator: eval record}}, {row_id: row record})``.
+    def load(self) -> Previous:
+        """Read the earlier records.
 
         A torn last line (the process died mid-write) is cut off so appends start on a clean line.
         """
-        evals: dict[str, dict[str, dict[str, Any]]] = {}
-        rows: dict[str, dict[str, Any]] = {}
+        previous = Previous()
+        evals, rows = previous.evals, previous.rows
         if not self.path.exists():
-            return evals, rows
+            return previous
         good_end = 0
         with self.path.open("rb") as fh:
             offset = 0
@@ -65,17 +95,17 @@ class Checkpoint:
         if good_end < self.path.stat().st_size:
             with self.path.open("r+b") as fh:
                 fh.truncate(good_end)
-        return evals, rows
+        return previous
 
     def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, line: str) -> None:
+        """Append ``line`` (one JSON record, no newline) and its newline in one system call."""
         if self._fd is None:
             return
-        text = json.dumps(record, ensure_ascii=False, default=str)
-        data = (self.redactor.values(text) + "\n").encode("utf-8")
+        data = (line + "\n").encode("utf-8")
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)

@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,11 @@ from typing import Any
 __all__ = [
     "FIELDS",
     "GRAPHRAG_COLUMNS",
+    "MISSING",
     "Row",
     "count_rows",
+    "field_at",
+    "group_of",
     "iter_rows",
     "load_rows",
     "normalize_row",
@@ -330,3 +333,41 @@ def count_rows(data: Any) -> int | None:
         reader = csv.reader(fh, delimiter="," if fmt == "csv" else "\t")
         next(reader, None)
         return sum(1 for cells in reader if cells and any(c.strip() for c in cells))
+
+
+# --------------------------------------------------------------------------- fields of a row
+
+MISSING: Any = object()
+"""What :func:`field_at` returns for a path the row does not have."""
+
+
+def field_at(fields: Mapping[str, Any], path: str) -> Any:
+    """A dotted path into a row's fields (``outputs.answer``, ``metadata.topic``, ``items.0``).
+
+    Returns :data:`MISSING` when the row has no such field.
+    """
+    node: Any = fields
+    for part in path.split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, Sequence) and not isinstance(node, str) and part.isdigit():
+            index = int(part)
+            if index >= len(node):
+                return MISSING
+            node = node[index]
+        else:
+            return MISSING
+    return node
+
+
+def group_of(fields: Mapping[str, Any], group_by: str) -> str | None:
+    """The ``group_by`` value of a row (also looked up in ``inputs`` and ``metadata``), as text."""
+    value = field_at(fields, group_by)
+    if value is MISSING:
+        for holder in ("inputs", "metadata"):
+            value = field_at(fields, f"{holder}.{group_by}")
+            if value is not MISSING:
+                break
+    if value is MISSING or value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)

@@ -21,14 +21,26 @@ Names: ``exact_match``, ``levenshtein_distance``, ``json_match`` (``aggregator``
 
 from __future__ import annotations
 
+import inspect
 import json
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from typing_extensions import Unpack
+
+from openevals.evaluation.description import describe_evaluator
 from openevals.evaluation.spec import EvaluatorSpec
 
-__all__ = ["EVALUATOR_NAMES", "SpecError", "build_evaluator", "parse_spec"]
+__all__ = [
+    "EVALUATOR_NAMES",
+    "NOT_FROM_TEXT",
+    "SpecError",
+    "build_evaluator",
+    "factory_options",
+    "parse_spec",
+]
 
 _FIELD_OPTIONS = ("inputs", "outputs", "reference_outputs")
 
@@ -99,7 +111,50 @@ def parse_spec(text: str) -> ParsedSpec:
 
 # --------------------------------------------------------------------------- builders
 
-Builder = Callable[[ParsedSpec, dict[str, Any], "str | None"], tuple[Callable[..., Any], bool]]
+Builder = Callable[[ParsedSpec, dict[str, Any], "str | None"], Callable[..., Any]]
+
+NOT_FROM_TEXT = frozenset(
+    {
+        "prompt",  # the positional part of ``llm:<PROMPT_CONSTANT>``
+        "judge",  # a client or chat model object: use ``model=provider:model``
+        "embeddings",  # an embeddings object: use ``model=``
+        "few_shot_examples",
+        "output_schema",
+        "structured_output_kwargs",
+        "tool_args_match_overrides",  # functions
+    }
+)
+"""Factory parameters a spec cannot set: their values are objects, not text."""
+
+
+def factory_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The options a spec may give ``factory``: its keyword parameters (also those declared by a
+    ``**kwargs: Unpack[SomeTypedDict]``), minus :data:`NOT_FROM_TEXT`; ``None`` when it takes
+    any keyword (a plain ``**kwargs``), so the factory itself judges the options."""
+    names: list[str] = []
+    for param in inspect.signature(factory).parameters.values():
+        if param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            names.append(param.name)
+        elif param.kind is inspect.Parameter.VAR_KEYWORD:
+            declared = _unpacked_keys(factory, param.name)
+            if declared is None:
+                return None
+            names.extend(declared)
+    return tuple(n for n in names if n not in NOT_FROM_TEXT)
+
+
+_UNPACK = {Unpack, getattr(typing, "Unpack", Unpack)}
+
+
+def _unpacked_keys(factory: Callable[..., Any], name: str) -> list[str] | None:
+    """The keys of ``**name: Unpack[TD]``, or ``None`` for an undeclared ``**name``."""
+    try:
+        hint = typing.get_type_hints(factory).get(name)
+    except Exception:  # annotations that cannot be evaluated here: treat as undeclared
+        return None
+    if typing.get_origin(hint) not in _UNPACK:
+        return None
+    return list(getattr(typing.get_args(hint)[0], "__annotations__", {}))
 
 
 def _no_positional(spec: ParsedSpec) -> None:
@@ -110,7 +165,9 @@ def _no_positional(spec: ParsedSpec) -> None:
         )
 
 
-def _only(spec: ParsedSpec, options: dict[str, Any], allowed: tuple[str, ...]) -> None:
+def _only(spec: ParsedSpec, options: dict[str, Any], allowed: tuple[str, ...] | None) -> None:
+    if allowed is None:
+        return
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         accepted = ", ".join(allowed) if allowed else "none"
@@ -120,40 +177,29 @@ def _only(spec: ParsedSpec, options: dict[str, Any], allowed: tuple[str, ...]) -
         )
 
 
-def _exact(
-    spec: ParsedSpec, options: dict[str, Any], model: str | None
-) -> tuple[Callable[..., Any], bool]:
+def _exact(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
     _no_positional(spec)
     _only(spec, options, ())
     from openevals.exact import exact_match
 
-    return exact_match, True
+    return exact_match
 
 
 def _levenshtein(
     spec: ParsedSpec, options: dict[str, Any], model: str | None
-) -> tuple[Callable[..., Any], bool]:
+) -> Callable[..., Any]:
     _no_positional(spec)
     _only(spec, options, ())
     from openevals.string.levenshtein import levenshtein_distance
 
-    return levenshtein_distance, True
+    return levenshtein_distance
 
 
-def _json_match(
-    spec: ParsedSpec, options: dict[str, Any], model: str | None
-) -> tuple[Callable[..., Any], bool]:
+def _json_match(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
+    from openevals.json import create_async_json_match_evaluator, create_json_match_evaluator
+
     _no_positional(spec)
-    allowed = (
-        "aggregator",
-        "list_aggregator",
-        "exclude_keys",
-        "list_match_mode",
-        "rubric",
-        "use_reasoning",
-        "model",
-    )
-    _only(spec, options, allowed)
+    _only(spec, options, factory_options(create_json_match_evaluator))
     opts = dict(options)
     if isinstance(opts.get("exclude_keys"), str):
         opts["exclude_keys"] = [k.strip() for k in opts["exclude_keys"].split(",") if k.strip()]
@@ -161,59 +207,46 @@ def _json_match(
         opts.setdefault("model", model)
         if opts["model"] is None:
             raise SpecError(f"{spec.text!r} grades rubric keys with an LLM: pass --model")
-        from openevals.json import create_async_json_match_evaluator
-
-        return create_async_json_match_evaluator(**opts), False
-    from openevals.json import create_json_match_evaluator
-
-    return create_json_match_evaluator(**opts), True
+        return create_async_json_match_evaluator(**opts)
+    return create_json_match_evaluator(**opts)
 
 
-def _embedding(
-    spec: ParsedSpec, options: dict[str, Any], model: str | None
-) -> tuple[Callable[..., Any], bool]:
-    _no_positional(spec)
-    _only(spec, options, ("model", "algorithm"))
+def _embedding(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
     from openevals.embeddings import DEFAULT_LOCAL_MODEL
     from openevals.string.embedding_similarity import create_embedding_similarity_evaluator
 
+    _no_positional(spec)
+    _only(spec, options, factory_options(create_embedding_similarity_evaluator))
     opts = dict(options)
     opts.setdefault("model", DEFAULT_LOCAL_MODEL)
-    return create_embedding_similarity_evaluator(**opts), False
+    return create_embedding_similarity_evaluator(**opts)
 
 
-def _trajectory(
-    spec: ParsedSpec, options: dict[str, Any], model: str | None
-) -> tuple[Callable[..., Any], bool]:
+def _trajectory(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
+    from openevals.trajectory import create_trajectory_match_evaluator
+
     opts = dict(options)
     if spec.positional is not None:
         opts.setdefault("mode", spec.positional)
-    _only(spec, opts, ("mode", "trajectory_match_mode", "tool_args_match_mode"))
+    _only(spec, opts, _with_alias(factory_options(create_trajectory_match_evaluator), "mode"))
     if "mode" in opts:
         if "trajectory_match_mode" in opts:
             raise SpecError(f"{spec.text!r}: give `mode` or `trajectory_match_mode`, not both")
         opts["trajectory_match_mode"] = opts.pop("mode")
-    from openevals.trajectory import create_trajectory_match_evaluator
+    return create_trajectory_match_evaluator(**opts)
 
-    return create_trajectory_match_evaluator(**opts), True
+
+def _with_alias(options: tuple[str, ...] | None, alias: str) -> tuple[str, ...] | None:
+    return None if options is None else (alias, *options)
 
 
 _RETRIEVAL = {
-    "recall": ("create_recall_evaluator", ("k", "mode", "key", "empty_reference", "feedback_key")),
-    "precision": (
-        "create_precision_evaluator",
-        ("k", "denominator", "key", "empty_reference", "feedback_key"),
-    ),
-    "hit_rate": ("create_hit_rate_evaluator", ("k", "key", "empty_reference", "feedback_key")),
-    "reciprocal_rank": (
-        "create_reciprocal_rank_evaluator",
-        ("k", "key", "empty_reference", "feedback_key"),
-    ),
-    "average_precision": (
-        "create_average_precision_evaluator",
-        ("k", "normalize_by", "key", "empty_reference", "feedback_key"),
-    ),
-    "ndcg": ("create_ndcg_evaluator", ("k", "key", "empty_reference", "feedback_key")),
+    "recall": "create_recall_evaluator",
+    "precision": "create_precision_evaluator",
+    "hit_rate": "create_hit_rate_evaluator",
+    "reciprocal_rank": "create_reciprocal_rank_evaluator",
+    "average_precision": "create_average_precision_evaluator",
+    "ndcg": "create_ndcg_evaluator",
 }
 _ALIASES = {
     "mrr": "reciprocal_rank",
@@ -223,17 +256,13 @@ _ALIASES = {
 
 
 def _retrieval(metric: str) -> Builder:
-    factory_name, allowed = _RETRIEVAL[metric]
+    def build(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
+        from openevals import rag
 
-    def build(
-        spec: ParsedSpec, options: dict[str, Any], model: str | None
-    ) -> tuple[Callable[..., Any], bool]:
+        factory = getattr(rag, _RETRIEVAL[metric])
         _no_positional(spec)
-        _only(spec, options, allowed)
-        from openevals.rag import ranking
-
-        factory = getattr(ranking, factory_name)
-        return factory(**options), True
+        _only(spec, options, factory_options(factory))
+        return factory(**options)  # type: ignore[no-any-return]
 
     return build
 
@@ -243,9 +272,9 @@ def _prompt_key(constant: str) -> str:
     return key.lower() or "score"
 
 
-def _llm(
-    spec: ParsedSpec, options: dict[str, Any], model: str | None
-) -> tuple[Callable[..., Any], bool]:
+def _llm(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
+    from openevals.llm import create_async_llm_as_judge
+
     opts = dict(options)
     constant = spec.positional or opts.pop("prompt", None)
     if not constant:
@@ -253,19 +282,7 @@ def _llm(
             f"{spec.text!r}: name the prompt constant, e.g. llm:CORRECTNESS_PROMPT "
             "(see openevals.prompts)"
         )
-    _only(
-        spec,
-        opts,
-        (
-            "feedback_key",
-            "continuous",
-            "choices",
-            "use_reasoning",
-            "system",
-            "model",
-            "max_retries",
-        ),
-    )
+    _only(spec, opts, factory_options(create_async_llm_as_judge))
     from openevals import prompts
 
     prompt = getattr(prompts, str(constant), None) if str(constant) in prompts.__all__ else None
@@ -278,9 +295,7 @@ def _llm(
     if not chosen:
         raise SpecError(f"{spec.text!r} needs a judge model: pass --model provider:model")
     opts.setdefault("feedback_key", _prompt_key(str(constant)))
-    from openevals.llm import create_async_llm_as_judge
-
-    return create_async_llm_as_judge(prompt=prompt, model=str(chosen), **opts), False
+    return create_async_llm_as_judge(prompt=prompt, model=str(chosen), **opts)
 
 
 _BUILDERS: dict[str, Builder] = {
@@ -315,7 +330,7 @@ def build_evaluator(text: str, *, model: str | None = None) -> EvaluatorSpec:
     fields = {key: str(options.pop(key)) for key in _FIELD_OPTIONS if key in options}
     name = options.pop("name", None)
     try:
-        evaluator, inline = builder(spec, options, model)
+        evaluator = builder(spec, options, model)
     except SpecError:
         raise
     except (TypeError, ValueError) as exc:
@@ -324,5 +339,5 @@ def build_evaluator(text: str, *, model: str | None = None) -> EvaluatorSpec:
         evaluator=evaluator,
         name=str(name) if name is not None else spec.text,
         fields=fields or None,
-        inline=inline,
+        inline=describe_evaluator(evaluator).pure,
     )

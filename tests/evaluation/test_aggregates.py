@@ -9,13 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from openevals.evaluation import aggregates
 from openevals.evaluation.aggregates import (
     OnlineStats,
     ScoreAggregator,
     bootstrap_ci,
     describe,
+    median,
     normal_ci,
     numeric_score,
+    quantile,
 )
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -185,3 +188,74 @@ def test_macro_is_the_mean_of_group_means(rows: list[tuple[str, bool]]) -> None:
         for g in grouped["per_group"].values()
     )
     assert total == len(rows)
+
+
+# --------------------------------------------------------------------------- numpy semantics
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(finite, min_size=1, max_size=50),
+    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
+)
+def test_quantiles_follow_numpy_quantile(values: list[float], q: float) -> None:
+    np = pytest.importorskip("numpy")
+    assert quantile(values, q) == pytest.approx(float(np.quantile(values, q)), rel=1e-12, abs=1e-9)
+    assert quantile(list(reversed(values)), q) == quantile(values, q)
+    assert median(values) == pytest.approx(float(np.quantile(values, 0.5)), rel=1e-12, abs=1e-9)
+
+
+def test_quantile_and_median_hand_computed_and_bad_arguments() -> None:
+    assert quantile([1.0, 2.0, 3.0, 4.0], 0.25) == 1.75  # linear interpolation
+    assert quantile([5.0], 0.9) == 5.0
+    assert median([4.0, 1.0, 3.0, 2.0]) == 2.5
+    with pytest.raises(ValueError, match="at least one value"):
+        quantile([], 0.5)
+    with pytest.raises(ValueError, match=r"q must be in \[0, 1\]"):
+        quantile([1.0], 1.5)
+    with pytest.raises(ValueError, match="at least one value"):
+        median([])
+
+
+@pytest.mark.parametrize("n", [20, 60, 200])
+@pytest.mark.parametrize("kind", ["boolean", "uniform", "skewed"])
+def test_bootstrap_agrees_with_scipy_percentile_bootstrap(n: int, kind: str) -> None:
+    np = pytest.importorskip("numpy")
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(n)
+    if kind == "boolean":
+        values = (rng.random(n) < 0.3).astype(float)
+    elif kind == "uniform":
+        values = rng.random(n)
+    else:
+        values = rng.exponential(size=n)
+    low, high = bootstrap_ci(values.tolist())
+    reference = stats.bootstrap(
+        (values,), np.mean, method="percentile", n_resamples=10_000, random_state=7
+    ).confidence_interval
+    width = reference.high - reference.low
+    # Monte-Carlo noise of 1,000 resamples, plus one step of the grid of possible means for 0/1.
+    tolerance = 0.07 * width + (1.0 / n if kind == "boolean" else 0.0)
+    assert abs(low - reference.low) <= tolerance
+    assert abs(high - reference.high) <= tolerance
+
+
+def test_bootstrap_is_seeded_and_independent_of_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
+    values = [float(i % 7) for i in range(90)]
+    first = bootstrap_ci(values)
+    assert bootstrap_ci(values) == first
+    assert bootstrap_ci(values, seed=aggregates.BOOTSTRAP_SEED) == first
+    assert bootstrap_ci(values, seed=1) != first
+    monkeypatch.setattr(aggregates, "_CHUNK_DRAWS", 200)  # many small chunks, same draws
+    assert bootstrap_ci(values) == first
+    # Pinned: the numpy generator's stream for the default seed (changes only with the RNG).
+    assert first == pytest.approx((2.533333333333333, 3.3666666666666667), rel=1e-12)
+
+
+def test_bootstrap_single_resample_and_bad_resamples() -> None:
+    low, high = bootstrap_ci([0.0, 1.0, 1.0, 0.0], resamples=1)
+    assert low == high
+    with pytest.raises(ValueError, match="resamples"):
+        bootstrap_ci([0.0, 1.0], resamples=0)
+    with pytest.raises(ValueError, match="resamples"):
+        bootstrap_ci([0.0, 1.0], resamples=True)  # type: ignore[arg-type]

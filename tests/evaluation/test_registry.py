@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from typing_extensions import TypedDict, Unpack
 
 from openevals.evaluation import EVALUATOR_NAMES, build_evaluator
 from openevals.evaluation.registry import SpecError, parse_spec
@@ -143,3 +144,119 @@ def test_every_listed_name_is_buildable_or_needs_options() -> None:
             continue
         spec = build_evaluator(name)
         assert callable(spec.evaluator)
+
+
+# The options each name accepted before they were derived from the factories' signatures.
+KNOWN_OPTIONS = {
+    "json_match": {
+        "aggregator",
+        "list_aggregator",
+        "exclude_keys",
+        "list_match_mode",
+        "rubric",
+        "use_reasoning",
+        "model",
+    },
+    "embedding_similarity": {"model", "algorithm"},
+    "trajectory_match": {"trajectory_match_mode", "tool_args_match_mode"},
+    "recall": {"k", "mode", "key", "empty_reference", "feedback_key"},
+    "precision": {"k", "denominator", "key", "empty_reference", "feedback_key"},
+    "hit_rate": {"k", "key", "empty_reference", "feedback_key"},
+    "reciprocal_rank": {"k", "key", "empty_reference", "feedback_key"},
+    "average_precision": {"k", "normalize_by", "key", "empty_reference", "feedback_key"},
+    "ndcg": {"k", "key", "empty_reference", "feedback_key"},
+    "llm": {
+        "feedback_key",
+        "continuous",
+        "choices",
+        "use_reasoning",
+        "system",
+        "model",
+        "max_retries",
+    },
+}
+
+
+def _factories() -> dict[str, Any]:
+    from openevals import rag
+    from openevals.json import create_json_match_evaluator
+    from openevals.llm import create_async_llm_as_judge
+    from openevals.string.embedding_similarity import create_embedding_similarity_evaluator
+    from openevals.trajectory import create_trajectory_match_evaluator
+
+    return {
+        "json_match": create_json_match_evaluator,
+        "embedding_similarity": create_embedding_similarity_evaluator,
+        "trajectory_match": create_trajectory_match_evaluator,
+        "llm": create_async_llm_as_judge,
+        **{
+            name: getattr(rag, f"create_{name}_evaluator")
+            for name in (
+                "recall",
+                "precision",
+                "hit_rate",
+                "reciprocal_rank",
+                "average_precision",
+                "ndcg",
+            )
+        },
+    }
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_OPTIONS))
+def test_option_names_match_the_factory_signatures(name: str) -> None:
+    import inspect
+
+    from openevals.evaluation.registry import NOT_FROM_TEXT, factory_options
+
+    factory = _factories()[name]
+    options = factory_options(factory)
+    assert options is not None
+    assert set(options) == set(inspect.signature(factory).parameters) - NOT_FROM_TEXT
+    assert set(options) == KNOWN_OPTIONS[name], "the registry's accepted options changed"
+    # What the registry says it accepts is what it checks.
+    text = "llm:CORRECTNESS_PROMPT" if name == "llm" else name
+    with pytest.raises(SpecError, match="accepted: ") as info:
+        build_evaluator(f"{text}:not_an_option=1", model="openai:gpt-x")
+    accepted = str(info.value).split("accepted: ", 1)[1]
+    alias = {"mode"} if name == "trajectory_match" else set()  # its short alias
+    assert set(accepted.split(", ")) == KNOWN_OPTIONS[name] | alias
+
+
+def test_a_new_factory_parameter_is_an_option_without_editing_the_registry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from openevals import rag
+
+    real = rag.create_recall_evaluator
+    seen: list[dict[str, Any]] = []
+
+    def create_recall_evaluator(
+        *, k: int | None = None, feedback_key: str | None = None, boost: float = 1.0
+    ) -> Any:
+        seen.append({"k": k, "boost": boost})
+        return real(k=k)
+
+    monkeypatch.setattr(rag, "create_recall_evaluator", create_recall_evaluator)
+    build_evaluator("recall:k=2:boost=0.5")
+    assert seen == [{"k": 2, "boost": 0.5}]
+    with pytest.raises(SpecError, match=r"accepted: k, feedback_key, boost"):
+        build_evaluator("recall:mode=strict")
+
+
+class _Options(TypedDict, total=False):
+    alpha: float
+    judge: Any
+
+
+def test_factory_options_reads_declared_keyword_dicts() -> None:
+    from openevals.evaluation.registry import factory_options
+
+    def declared(*, name: str = "x", **options: Unpack[_Options]) -> Any:
+        return None
+
+    def undeclared(**options: Any) -> Any:
+        return None
+
+    assert factory_options(declared) == ("name", "alpha")
+    assert factory_options(undeclared) is None

@@ -120,3 +120,66 @@ def test_histogram_bins() -> None:
     wide = histogram_bins([0.0, 5.0, 10.0])
     assert wide[0][0] == "0–1" and sum(c for _, c in wide) == 3
     assert histogram_bins([]) == []
+
+
+def test_the_page_comes_from_the_packaged_autoescaping_template() -> None:
+    import openevals.evaluation.report as report
+
+    template = Path(report.__file__).parent / "templates" / report.TEMPLATE
+    assert template.is_file()
+    environment = report._environment()
+    assert environment.autoescape is True
+    page = environment.get_template(report.TEMPLATE).render(
+        **{**_minimal_context(), "title": "<b>raw</b>"}
+    )
+    assert "<title>&lt;b&gt;raw&lt;/b&gt;</title>" in page
+
+
+def _minimal_context() -> dict[str, Any]:
+    return {
+        "generated": "now",
+        "evaluators": [],
+        "interrupted": False,
+        "text_limit": 400,
+        "cards": [],
+        "scores": [],
+        "evaluator_rows": [],
+        "errors_by_type": [],
+        "target": None,
+        "histograms": [],
+        "groups": None,
+        "batch_metrics": [],
+        "batch_errors": [],
+        "grouped": False,
+        "rows": [],
+        "rows_total": 0,
+    }
+
+
+def test_report_and_result_do_not_import_each_other() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    code = (
+        "import json, sys\n"
+        "import openevals.evaluation.report\n"
+        "first = sorted(sys.modules)\n"
+        "import openevals.evaluation.result\n"
+        "print(json.dumps([first, sorted(sys.modules)]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    after_report, after_result = json.loads(proc.stdout)
+    assert "openevals.evaluation.result" not in after_report
+    assert "jinja2" not in after_report, "Jinja2 loads only when a report is rendered"
+    assert "openevals.evaluation.report" in after_result  # only because it was imported first
+    code_result = "import json, sys\nimport openevals.evaluation.result\nprint(json.dumps(sorted(sys.modules)))"
+    alone = subprocess.run(
+        [sys.executable, "-c", code_result], capture_output=True, text=True, env=env, check=True
+    )
+    assert "openevals.evaluation.report" not in json.loads(alone.stdout)

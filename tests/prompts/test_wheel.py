@@ -137,3 +137,32 @@ def test_installed_copy_reads_its_packaged_files(installed: tuple[Path, Path]) -
     assert seen == set(SPEC)
     # Reading prompts pulled in no model stack.
     assert not [m for m in report["modules"] if m.startswith(("langchain", "openai"))]
+
+
+_REPORT_CHILD = r"""
+import json
+from openevals.evaluation import report
+from openevals.evaluation.result import EvaluationResult
+
+result = EvaluationResult(rows=[], aggregates={}, summary={"pairs": {}}, evaluators=["e<1>"])
+page = report.render_report(result, title="wheel <check>")
+print(json.dumps({"report_file": report.__file__, "page": page}))
+"""
+
+
+def test_wheel_ships_the_report_template(installed: tuple[Path, Path]) -> None:
+    wheel, site = installed
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    for name in ("report.html.j2", "report.css", "report.js"):
+        assert f"openevals/evaluation/templates/{name}" in names
+    # The installed copy renders from its own template (the repository is not on the path).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(site)
+    child = _run([sys.executable, "-c", _REPORT_CHILD], cwd=site.parent, env=env)
+    assert child.returncode == 0, child.stderr
+    out = json.loads(child.stdout)
+    assert Path(out["report_file"]).resolve().is_relative_to((site / "openevals").resolve())
+    assert out["page"].startswith("<!DOCTYPE html>")
+    assert "<title>wheel &lt;check&gt;</title>" in out["page"]
+    assert "evaluators: e&lt;1&gt;" in out["page"]

@@ -1,0 +1,251 @@
+"""The evaluators of a batch run: resolving ``evaluators=``, the arguments of one call, and what
+a call returns.
+
+``evaluators=`` may be callables, :class:`~openevals.evaluation.spec.EvaluatorSpec` objects,
+registry names (``"exact_match"``, ``"recall:k=5"``) or a dict of name -> any of those. Each
+becomes a :class:`RunEvaluator`: a unique name (it identifies finished work on resume), the
+callable, the keyword arguments it accepts, its field mapping, and its
+:class:`~openevals.evaluation.description.EvaluatorDescription`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openevals._judge.cache import active_cache
+from openevals.evaluation.cache import CountingCache
+from openevals.evaluation.data import MISSING, field_at
+from openevals.evaluation.description import (
+    EvaluatorDescription,
+    describe_evaluator,
+    display_name,
+    is_async_callable,
+)
+from openevals.evaluation.pricing import add_usage, normalize_usage
+from openevals.evaluation.spec import EvaluatorSpec
+
+__all__ = [
+    "RunEvaluator",
+    "counting_cache",
+    "normalize_results",
+    "prepare_evaluators",
+    "usage_of",
+]
+
+InThread = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class RunEvaluator:
+    """One evaluator of a run, inspected once."""
+
+    name: str
+    fn: Callable[..., Any]
+    description: EvaluatorDescription
+    is_async: bool
+    accepts: frozenset[str] | None
+    fields: Mapping[str, str]
+    inline: bool
+
+    def kwargs_for(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of one call: the row fields it accepts, mapped by ``fields``."""
+        view: Mapping[str, Any] = fields
+        if self.fields:
+            mapped = dict(fields)
+            for arg, path in self.fields.items():
+                value = field_at(fields, path)
+                if value is MISSING:
+                    raise KeyError(
+                        f"evaluator {self.name!r} reads {arg!r} from row field {path!r}, which "
+                        f"this row does not have (fields: {sorted(fields)})"
+                    )
+                mapped[arg] = value
+            view = mapped
+        if self.accepts is None:
+            return dict(view)
+        return {k: v for k, v in view.items() if k in self.accepts}
+
+    def call_inline(self, fields: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Call it on this thread (cheap, pure, sync evaluators); returns normalised results."""
+        value = self.fn(**self.kwargs_for(fields))
+        if inspect.isawaitable(value):
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
+            raise TypeError(f"evaluator {self.name!r} was marked inline but returned an awaitable")
+        return normalize_results(value, self.name)
+
+    async def call(self, fields: Mapping[str, Any], in_thread: InThread) -> list[dict[str, Any]]:
+        """Await it (async evaluators) or run it through ``in_thread``; normalised results."""
+        kwargs = self.kwargs_for(fields)
+        if self.is_async:
+            value = await self.fn(**kwargs)
+        else:
+            value = await in_thread(functools.partial(self.fn, **kwargs))
+        if inspect.isawaitable(value):
+            value = await value
+        return normalize_results(value, self.name)
+
+
+class counting_cache:  # used like a function: ``with counting_cache(cache) as counting:``
+    """Make ``cache`` the judge cache of the calls inside, counting their hits and misses
+    (``None``: no cache, nothing to count)."""
+
+    __slots__ = ("cache", "counting", "token")
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+        self.counting: CountingCache | None = None
+        self.token: Any = None
+
+    def __enter__(self) -> CountingCache | None:
+        if self.cache is not None:
+            self.counting = CountingCache(self.cache)
+            self.token = active_cache.set(self.counting)
+        return self.counting
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            active_cache.reset(self.token)
+
+
+def _accepted(fn: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword names ``fn`` accepts, or ``None`` when it takes ``**kwargs`` (or is opaque)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    names = set()
+    for param in sig.parameters.values():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            return None
+        if param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            names.add(param.name)
+    return frozenset(names)
+
+
+def _items(evaluators: Any) -> list[tuple[str | None, Any]]:
+    if isinstance(evaluators, Mapping):
+        return list(evaluators.items())
+    if callable(evaluators) or isinstance(evaluators, (str, EvaluatorSpec)):
+        return [(None, evaluators)]
+    if isinstance(evaluators, Iterable):
+        return [(None, e) for e in evaluators]
+    raise TypeError(
+        "evaluators must be a list of evaluator callables (or names such as 'exact_match'), "
+        f"or a dict of name -> evaluator; got {type(evaluators).__name__}"
+    )
+
+
+def _spec_of(item: Any, model: str | None) -> EvaluatorSpec:
+    if isinstance(item, str):
+        from openevals.evaluation.registry import build_evaluator
+
+        return build_evaluator(item, model=model)
+    if isinstance(item, EvaluatorSpec):
+        return item
+    if callable(item):
+        return EvaluatorSpec(evaluator=item)
+    raise TypeError(
+        "each evaluator must be a callable, an EvaluatorSpec or a name such as "
+        f"'exact_match'; got {type(item).__name__}"
+    )
+
+
+def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[RunEvaluator]:
+    """Resolve the ``evaluators=`` argument into named, inspected evaluators."""
+    items = _items(evaluators)
+    if not items:
+        raise ValueError("evaluators is empty; pass at least one evaluator")
+    out: list[RunEvaluator] = []
+    used: set[str] = set()
+    for explicit, item in items:
+        if explicit is not None and (not isinstance(explicit, str) or not explicit):
+            raise TypeError(f"evaluator names must be non-empty strings; got {explicit!r}")
+        spec = _spec_of(item, model)
+        given = explicit or spec.name
+        name = given or display_name(spec.evaluator)
+        if name in used:
+            if given is not None:
+                raise ValueError(
+                    f"evaluator name {name!r} is used twice; names identify results (and "
+                    "finished work on resume), so give each evaluator its own name"
+                )
+            n = 2
+            while f"{name}_{n}" in used:
+                n += 1
+            name = f"{name}_{n}"
+        used.add(name)
+        fn = spec.evaluator
+        description = describe_evaluator(fn)
+        is_async = is_async_callable(fn)
+        inline = spec.inline if spec.inline is not None else description.pure
+        out.append(
+            RunEvaluator(
+                name=name,
+                fn=fn,
+                description=description,
+                is_async=is_async,
+                accepts=_accepted(fn),
+                fields=dict(spec.fields or {}),
+                inline=inline and not is_async,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- what a call returns
+
+
+def _clean_result(value: Mapping[str, Any]) -> dict[str, Any]:
+    out = {
+        "key": value["key"],
+        "score": value["score"],
+        "comment": value.get("comment"),
+        "metadata": value.get("metadata"),
+    }
+    if value.get("source_run_id") is not None:
+        out["source_run_id"] = value["source_run_id"]
+    return out
+
+
+def normalize_results(value: Any, name: str) -> list[dict[str, Any]]:
+    """An evaluator's return value as a list of ``EvaluatorResult`` dicts (``TypeError`` if it
+    is none of the accepted shapes)."""
+    if isinstance(value, Mapping):
+        if "key" in value and "score" in value:
+            return [_clean_result(value)]
+        if "score" in value:
+            comment = value.get("reasoning", value.get("comment"))
+            return [{"key": name, "score": value["score"], "comment": comment, "metadata": None}]
+        return [{"key": name, "score": None, "comment": None, "metadata": {"value": dict(value)}}]
+    if isinstance(value, list) and all(
+        isinstance(v, Mapping) and "key" in v and "score" in v for v in value
+    ):
+        return [_clean_result(v) for v in value]
+    if isinstance(value, (bool, int, float)):
+        return [{"key": name, "score": value, "comment": None, "metadata": None}]
+    raise TypeError(
+        f"evaluator {name!r} returned {type(value).__name__}; expected an EvaluatorResult dict "
+        "({'key', 'score', ...}), a list of them, or a number/bool"
+    )
+
+
+def usage_of(results: Sequence[Mapping[str, Any]]) -> dict[str, int] | None:
+    """The token usage reported in the results' metadata (each usage dict counted once)."""
+    total: dict[str, int] | None = None
+    seen: set[int] = set()
+    for result in results:
+        metadata = result.get("metadata")
+        if not isinstance(metadata, Mapping):
+            continue
+        raw = metadata.get("usage")
+        if raw is None or id(raw) in seen:
+            continue
+        seen.add(id(raw))
+        total = add_usage(total, normalize_usage(raw))
+    return total

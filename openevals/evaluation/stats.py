@@ -1,0 +1,258 @@
+"""What a batch run counts, and the summary made from it.
+
+:class:`RunStats` is fed through one path per kind of event - :meth:`~RunStats.record_pair` for
+every row x evaluator pair (finished now or read back on resume), :meth:`~RunStats.record_target`
+for every target call and :meth:`~RunStats.record_row` for every finished row - and produces the
+live progress snapshot and ``EvaluationResult.summary``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openevals.evaluation.aggregates import ScoreAggregator
+from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.pricing import add_usage
+from openevals.evaluation.records import Evaluation, ResultRow, TargetInfo, error_type
+from openevals.evaluation.result import EvaluationResult
+
+__all__ = ["EvaluatorStats", "RunStats"]
+
+
+@dataclass
+class EvaluatorStats:
+    """Counters of one evaluator over a run."""
+
+    done: int = 0
+    errors: int = 0
+    resumed: int = 0
+    elapsed: float = 0.0
+    usage: dict[str, int] | None = None
+    cost: float | None = None
+    cache_hits: int = 0
+    cache_misses: int = 0
+    model: str | None = None
+
+    def summary(self, cached: bool) -> dict[str, Any]:
+        ran = self.done - self.resumed
+        return {
+            "done": self.done,
+            "errors": self.errors,
+            "resumed": self.resumed,
+            "mean_elapsed_sec": self.elapsed / ran if ran else None,
+            "usage": self.usage,
+            "cost_usd": self.cost,
+            "model": self.model,
+            "cache": {"hits": self.cache_hits, "misses": self.cache_misses} if cached else None,
+        }
+
+
+@dataclass
+class RunStats:
+    """Counters, score aggregates and timing of one run."""
+
+    evaluators: Sequence[str]
+    group_by: str | None = None
+    rows_total: int | None = None
+    rows_done: int = 0
+    rows_failed: int = 0
+    pairs_done: int = 0
+    pairs_failed: int = 0
+    pairs_resumed: int = 0
+    error_types: dict[str, int] = field(default_factory=dict)
+    target: dict[str, Any] = field(
+        default_factory=lambda: {
+            "calls": 0,
+            "errors": 0,
+            "elapsed_sec": 0.0,
+            "usage": None,
+            "reused": 0,
+        }
+    )
+    started: float = field(default_factory=time.perf_counter)
+    finished: float | None = None
+
+    def __post_init__(self) -> None:
+        self.per_evaluator = {name: EvaluatorStats() for name in self.evaluators}
+        self.agg = ScoreAggregator(grouped=self.group_by is not None)
+        self.batches: BatchMetrics | None = None
+
+    # ------------------------------------------------------------------ recording
+    def record_pair(self, name: str, entry: Evaluation) -> None:
+        """Count one row x evaluator pair, finished now or read back from the output file."""
+        ev = self.per_evaluator[name]
+        ev.done += 1
+        self.pairs_done += 1
+        if entry["resumed"]:
+            ev.resumed += 1
+            self.pairs_resumed += 1
+        else:
+            ev.elapsed += entry["elapsed_sec"] or 0.0
+            cache = entry["cache"]
+            if cache is not None:
+                ev.cache_hits += cache["hits"]
+                ev.cache_misses += cache["misses"]
+        if entry["status"] != "success":
+            ev.errors += 1
+            self.pairs_failed += 1
+            self._count_error(error_type(entry))
+        if entry["usage"]:
+            ev.usage = add_usage(ev.usage, entry["usage"])
+        cost = entry["cost_usd"]
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            ev.cost = (ev.cost or 0.0) + float(cost)
+        if entry["model"] is not None and not entry["resumed"]:
+            ev.model = entry["model"]
+
+    def record_target(self, info: TargetInfo) -> None:
+        """Count one target call."""
+        stats = self.target
+        stats["calls"] += 1
+        stats["elapsed_sec"] += info["elapsed_sec"]
+        stats["usage"] = add_usage(stats["usage"], info["usage"])
+        if info["error"] is not None:
+            stats["errors"] += 1
+            self._count_error(info["error"]["type"])
+
+    def record_reused_target(self) -> None:
+        self.target["reused"] += 1
+
+    def record_row(self, rec: ResultRow) -> bool:
+        """Count one finished row and add its scores; returns whether any evaluator failed."""
+        evaluations = rec["evaluations"]
+        failed = [name for name, e in evaluations.items() if e["status"] != "success"]
+        scores = [
+            (r["key"], r["score"])
+            for e in evaluations.values()
+            for r in e["results"]
+            if isinstance(r, Mapping) and "key" in r
+        ]
+        self.agg.add_row(scores, failed, rec.get("group"))
+        self.rows_done += 1
+        if failed:
+            self.rows_failed += 1
+        return bool(failed)
+
+    def _count_error(self, kind: str) -> None:
+        self.error_types[kind] = self.error_types.get(kind, 0) + 1
+
+    # ------------------------------------------------------------------ reading
+    def elapsed(self) -> float:
+        end = self.finished if self.finished is not None else time.perf_counter()
+        return end - self.started
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a progress callback receives after each row."""
+        elapsed = self.elapsed()
+        snap: dict[str, Any] = {
+            "rows_done": self.rows_done,
+            "rows_total": self.rows_total,
+            "rows_failed": self.rows_failed,
+            "pairs_done": self.pairs_done,
+            "pairs_failed": self.pairs_failed,
+            "elapsed_sec": elapsed,
+            "rate": self.rows_done / elapsed if elapsed > 0 else 0.0,
+            "running": self.agg.online_snapshot(),
+        }
+        if self.batches is not None:
+            snap["batch_metrics"] = {
+                name: info.get("value") for name, info in self.batches.current.items()
+            }
+        return snap
+
+    def result(
+        self,
+        rows: Sequence[ResultRow],
+        *,
+        cache: Any,
+        with_target: bool,
+        output: Path | None,
+        interrupted: bool,
+    ) -> EvaluationResult:
+        """The :class:`EvaluationResult` of the rows finished so far."""
+        if self.finished is None:
+            self.finished = time.perf_counter()
+        batch_metrics: dict[str, dict[str, Any]] = {}
+        batch_errors: list[dict[str, Any]] = []
+        if self.batches is not None:
+            batch_metrics, batch_errors = self.batches.final()
+        aggregates = self.agg.aggregates()
+        summary = self.summary(
+            cache=cache,
+            with_target=with_target,
+            output=output,
+            batch_errors=batch_errors,
+            interrupted=interrupted,
+        )
+        return EvaluationResult(
+            rows=sorted(rows, key=lambda r: r["index"]),  # type: ignore[arg-type]
+            aggregates=aggregates,
+            summary=summary,
+            by_group=self.agg.by_group(),
+            batch_metrics=batch_metrics,
+            evaluators=list(self.evaluators),
+            interrupted=interrupted,
+            histograms={key: list(self.agg.histogram_values(key)) for key in aggregates},
+        )
+
+    def summary(
+        self,
+        *,
+        cache: Any,
+        with_target: bool,
+        output: Path | None,
+        batch_errors: list[dict[str, Any]],
+        interrupted: bool,
+    ) -> dict[str, Any]:
+        """``EvaluationResult.summary``."""
+        evaluators: dict[str, dict[str, Any]] = {}
+        total_usage: dict[str, int] | None = None
+        total_cost: float | None = None
+        hits = misses = 0
+        for name, ev in self.per_evaluator.items():
+            evaluators[name] = ev.summary(cache is not None)
+            if ev.usage:
+                total_usage = add_usage(total_usage, ev.usage)
+            if ev.cost is not None:
+                total_cost = (total_cost or 0.0) + ev.cost
+            hits += ev.cache_hits
+            misses += ev.cache_misses
+        summary: dict[str, Any] = {
+            "rows": self.rows_done,
+            "rows_succeeded": self.rows_done - self.rows_failed,
+            "rows_with_errors": self.rows_failed,
+            "pairs": {
+                "done": self.pairs_done,
+                "succeeded": self.pairs_done - self.pairs_failed,
+                "failed": self.pairs_failed,
+                "resumed": self.pairs_resumed,
+            },
+            "errors": {
+                "by_evaluator": {n: ev.errors for n, ev in self.per_evaluator.items() if ev.errors},
+                "by_type": dict(sorted(self.error_types.items())),
+            },
+            "evaluators": evaluators,
+            "usage": total_usage,
+            "cost_usd": total_cost,
+            "cache": None,
+            "elapsed_sec": self.elapsed(),
+            "interrupted": interrupted,
+        }
+        if cache is not None:
+            path = getattr(cache, "path", None)
+            summary["cache"] = {
+                "hits": hits,
+                "misses": misses,
+                "path": str(path) if path is not None else None,
+            }
+        if with_target:
+            summary["target"] = dict(self.target)
+        if output is not None:
+            summary["output"] = str(output)
+        if batch_errors:
+            summary["batch_metric_errors"] = batch_errors
+        return summary
