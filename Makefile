@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck unit integration bench clean
+.PHONY: test demo lint typecheck docs unit integration bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,15 +14,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev,local,e2b]"
 	touch $(STAMP)
 
-test: lint typecheck unit
+test: lint typecheck docs unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python scripts/build_readme.py --check
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict openevals
+
+# The reference site from docs/ (navigation in mkdocs.yml); --strict fails on broken links/anchors
+# (not with --quiet: that hides the warnings --strict counts).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 unit: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -m "not integration"
@@ -58,7 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/compare.py --baseline-python .venv-baseline/bin/python
 
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache
 
 # The public openevals 0.2.2 test suite (the tests that need no network) against this package and
 # against 0.2.2 from PyPI, each in its own venv; prints both pass counts and what fails for us.
