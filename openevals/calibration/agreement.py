@@ -29,6 +29,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from openevals._stats import Estimate, bootstrap_weights, estimate
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -51,32 +53,6 @@ MAX_KENDALL_ROWS = 50_000
 _BLOCK = 128  # bootstrap rows per block for the pairwise products (bounds memory)
 
 Weighting = Literal["linear", "quadratic"]
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A figure with its bootstrap percentile interval.
-
-    ``value`` is ``None`` when the figure is undefined on the data (``note`` says why); ``low`` and
-    ``high`` are ``None`` when no interval could be computed.
-    """
-
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    note: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "low": self.low, "high": self.high, "note": self.note}
-
-    def __format__(self, spec: str) -> str:
-        spec = spec or ".3f"
-        if self.value is None:
-            return "n/a"
-        text = format(self.value, spec)
-        if self.low is not None and self.high is not None:
-            text += f" [{format(self.low, spec)}, {format(self.high, spec)}]"
-        return text
 
 
 @dataclass(frozen=True)
@@ -131,37 +107,6 @@ def _check_common(
             f"`confidence` must be a float strictly between 0 and 1; got {confidence!r}"
         )
     return len(human)
-
-
-def _weights(n: int, resamples: int, seed: int) -> NDArray[np.float64]:
-    """Row 0 is the data itself (all ones); rows 1.. are bootstrap multiplicities."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
-    return np.vstack([np.ones((1, n)), draws])
-
-
-def _estimate(values: NDArray[np.float64], confidence: float, undefined: str) -> Estimate:
-    """Turn per-resample values (row 0 the point estimate; NaN = undefined) into an Estimate."""
-    import numpy as np
-
-    point = float(values[0])
-    if math.isnan(point):
-        return Estimate(None, note=undefined)
-    boot = values[1:]
-    boot = boot[~np.isnan(boot)]
-    if boot.size == 0:
-        return Estimate(point)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(boot, [tail, 100.0 - tail])
-    dropped = len(values) - 1 - boot.size
-    note = (
-        f"{dropped} of {len(values) - 1} resamples left out (figure undefined on them)"
-        if dropped
-        else None
-    )
-    return Estimate(point, float(low), float(high), note)
 
 
 def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -228,14 +173,14 @@ def categorical_agreement(
     h = np.array([index[label] for label in human])
     j = np.array([index[label] for label in judge])
 
-    weights = _weights(n, resamples, seed)
+    weights = bootstrap_weights(n, resamples, seed)
     pair = np.zeros((n, k * k))
     pair[np.arange(n), h * k + j] = 1.0
     counts = (weights @ pair).reshape(-1, k, k)
     total = counts.sum(axis=(1, 2))
 
     notes: list[str] = []
-    accuracy = _estimate(np.trace(counts, axis1=1, axis2=2) / total, confidence, "")
+    accuracy = estimate(np.trace(counts, axis1=1, axis2=2) / total, confidence, "")
     if len(set(h.tolist())) < 2:
         note = (
             "kappa is undefined: the human labels hold one class only, so chance agreement "
@@ -248,12 +193,12 @@ def categorical_agreement(
         )
     else:
         nominal = 1.0 - np.eye(k)
-        kappa = _estimate(_kappa(counts, nominal), confidence, "kappa is undefined on these labels")
+        kappa = estimate(_kappa(counts, nominal), confidence, "kappa is undefined on these labels")
         weighted = None
         if ordered:
             grid = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(np.float64)
             grid = grid**2 if weighting == "quadratic" else grid
-            weighted = _estimate(
+            weighted = estimate(
                 _kappa(counts, grid), confidence, "weighted kappa is undefined on these labels"
             )
 
@@ -263,12 +208,12 @@ def categorical_agreement(
             raise ValueError(f"`fail_label` {fail_label!r} is not one of the labels {order!r}")
         f = index[fail_label]
         hit = counts[:, f, f]
-        precision = _estimate(
+        precision = estimate(
             _ratio(hit, counts[:, :, f].sum(axis=1)),
             confidence,
             f"precision of {fail_label!r} is undefined: the judge never gave it",
         )
-        recall = _estimate(
+        recall = estimate(
             _ratio(hit, counts[:, f, :].sum(axis=1)),
             confidence,
             f"recall of {fail_label!r} is undefined: the human labels never give it",
@@ -454,35 +399,35 @@ def continuous_agreement(
 
     n = _check_common(human, judge, resamples, confidence)
     x, y = _floats("human", human), _floats("judge", judge)
-    weights = _weights(n, resamples, seed)
+    weights = bootstrap_weights(n, resamples, seed)
     total = weights.sum(axis=1)
     diff = y - x
     notes: list[str] = []
     constant = "undefined: the human labels or the judge scores are constant"
     if n <= MAX_PAIRWISE_ROWS:
-        spearman = _estimate(_spearman(weights, x, y), confidence, constant)
-        kendall = _estimate(_kendall(weights, x, y), confidence, constant)
+        spearman = estimate(_spearman(weights, x, y), confidence, constant)
+        kendall = estimate(_kendall(weights, x, y), confidence, constant)
     else:
         notes.append(
             f"{n} rows: Spearman and Kendall are given without intervals above "
             f"{MAX_PAIRWISE_ROWS} rows"
         )
         ones = weights[:1]
-        spearman = _estimate(
+        spearman = estimate(
             _weighted_pearson(ones, _average_ranks(x), _average_ranks(y)), confidence, constant
         )
         kendall = (
-            _estimate(np.array([_kendall_point(x, y)]), confidence, constant)
+            estimate(np.array([_kendall_point(x, y)]), confidence, constant)
             if n <= MAX_KENDALL_ROWS
             else Estimate(None, note=f"Kendall's tau is not computed above {MAX_KENDALL_ROWS} rows")
         )
     return ContinuousAgreement(
         n=n,
-        pearson=_estimate(_weighted_pearson(weights, x, y), confidence, constant),
+        pearson=estimate(_weighted_pearson(weights, x, y), confidence, constant),
         spearman=spearman,
         kendall=kendall,
-        mae=_estimate(weights @ np.abs(diff) / total, confidence, ""),
-        bias=_estimate(weights @ diff / total, confidence, ""),
+        mae=estimate(weights @ np.abs(diff) / total, confidence, ""),
+        bias=estimate(weights @ diff / total, confidence, ""),
         confidence=confidence,
         notes=tuple(notes),
     )

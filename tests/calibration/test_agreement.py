@@ -100,7 +100,7 @@ def test_bootstrap_rows_agree_with_scipy_on_each_resample() -> None:
     rnd = random.Random(3)
     human = np.array([float(rnd.randrange(4)) for _ in range(30)])
     judge = np.array([h + rnd.choice([-1.0, 0.0, 0.0, 1.0]) for h in human])
-    weights = agreement._weights(30, 20, seed=11)
+    weights = agreement.bootstrap_weights(30, 20, seed=11)
     kendall = agreement._kendall(weights, human, judge)
     spearman = agreement._spearman(weights, human, judge)
     for row in range(1, len(weights)):
@@ -118,7 +118,7 @@ def test_intervals_cover_the_point_and_match_a_plain_bootstrap() -> None:
         assert est.low is not None and est.high is not None and est.value is not None
         assert est.low <= est.value <= est.high
     # The same resamples drawn by hand and scored with scipy give the same percentile interval.
-    weights = agreement._weights(80, 400, seed=9)[1:]
+    weights = agreement.bootstrap_weights(80, 400, seed=9)[1:]
     h, j = np.array(human), np.array(judge)
     taus = [
         stats.kendalltau(h[idx], j[idx])[0]
