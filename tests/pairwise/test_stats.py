@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from openevals.pairwise_stats import bradley_terry, win_probability, win_rates
+from openevals.pairwise.stats import bradley_terry, win_probability, win_rates
 
 
 def _simulate(strengths: dict[str, float], n: int, seed: int, tie: float = 0.1) -> list:  # type: ignore[type-arg]
