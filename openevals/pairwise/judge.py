@@ -22,7 +22,7 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo, attach_info
 from openevals.prompts._loader import load_prompt
@@ -233,7 +233,10 @@ def create_pairwise_llm_as_judge(
         **kwargs: Any,
     ) -> dict[str, Any]:
         pair = _pair(outputs, runs)
-        answers = [inner(**call) for call in options.calls(inputs, reference_outputs, pair)]
+        answers = [
+            cast(Mapping[str, Any], inner(**call))
+            for call in options.calls(inputs, reference_outputs, pair)
+        ]
         return options.result(pair, answers)
 
     return attach_info(pairwise_evaluator, _info(feedback_key, model, is_async=False))
@@ -270,7 +273,7 @@ def create_async_pairwise_llm_as_judge(
         pair = _pair(outputs, runs)
         calls = options.calls(inputs, reference_outputs, pair)
         answers = await asyncio.gather(*(inner(**call) for call in calls))
-        return options.result(pair, answers)
+        return options.result(pair, cast(list[Mapping[str, Any]], answers))
 
     return attach_info(pairwise_evaluator, _info(feedback_key, model, is_async=True))
 

@@ -139,7 +139,6 @@ def test_langsmith_comparative_evaluator_shape(fake_openai: FakeOpenAIServer) ->
     from langsmith.evaluation.evaluator import comparison_evaluator
     from langsmith.schemas import Example, Run
 
-    fake_openai.set_responder(_prefers("better"))
     runs = [
         Run(
             id=uuid.uuid4(),
