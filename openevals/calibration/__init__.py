@@ -1,0 +1,1 @@
+"""Judge calibration against human labels (agreement figures with bootstrap intervals)."""

@@ -1,0 +1,289 @@
+"""Pairwise LLM-as-judge: which of two outputs is better for the same inputs.
+
+``create_pairwise_llm_as_judge`` (and its async twin) build on :func:`openevals.llm.create_llm_as_judge`
+with a structured verdict (``reasoning`` plus ``preference``: ``"A"``, ``"B"`` or ``"tie"``), so every
+judge path of that factory works here too: ``model="provider:model"`` strings, LangChain chat
+models and OpenAI clients.
+
+Position bias: by default each comparison is judged twice, once with the outputs in the given order
+and once swapped. When the two verdicts agree, that is the verdict; when they differ, the result is
+a tie and ``metadata["position_consistent"]`` is ``False`` (``metadata["order_flip"]`` is ``True``
+when the judge simply preferred whichever output came first, or second, both times).
+
+The evaluator returns a LangSmith comparative result: ``{"key", "scores", "comment", "metadata"}``
+where ``scores`` maps each output to 1.0 (preferred), 0.0 (not preferred) or 0.5 (tie). Inside
+``langsmith.evaluate_comparative`` the scores are keyed by run id; standalone they are keyed by the
+names of an ``outputs`` mapping, or by position (0 and 1) for a two-item list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from openevals._contract import EvaluatorInfo, attach_info
+from openevals.prompts._loader import load_prompt
+
+__all__ = [
+    "PAIRWISE_CORRECTNESS_PROMPT",
+    "PAIRWISE_HELPFULNESS_PROMPT",
+    "PAIRWISE_PREFERENCE_PROMPT",
+    "create_async_pairwise_llm_as_judge",
+    "create_pairwise_llm_as_judge",
+]
+
+PAIRWISE_PREFERENCE_PROMPT = load_prompt("pairwise/preference.txt")
+PAIRWISE_HELPFULNESS_PROMPT = load_prompt("pairwise/helpfulness.txt")
+PAIRWISE_CORRECTNESS_PROMPT = load_prompt("pairwise/correctness.txt")
+
+_SCORE = {"A": (1.0, 0.0), "B": (0.0, 1.0), "tie": (0.5, 0.5)}
+_SWAPPED = {"A": "B", "B": "A", "tie": "tie"}
+
+
+def _verdict_schema(allow_ties: bool) -> dict[str, Any]:
+    options = ["A", "B", "tie"] if allow_ties else ["A", "B"]
+    return {
+        "title": "pairwise_verdict",
+        "description": "Which of two responses is better.",
+        "type": "object",
+        "properties": {
+            "reasoning": {
+                "type": "string",
+                "description": "Step-by-step comparison of the two responses.",
+            },
+            "preference": {
+                "type": "string",
+                "enum": options,
+                "description": "The better response: " + ", ".join(repr(o) for o in options),
+            },
+        },
+        "required": ["reasoning", "preference"],
+        "additionalProperties": False,
+    }
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except ValueError as exc:  # cyclic structures
+        raise ValueError(f"pairwise judge: cannot render an output as text ({exc})") from None
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """The two outputs of one call and the keys their scores are reported under."""
+
+    keys: tuple[Any, Any]
+    texts: tuple[str, str]
+
+
+def _pair(outputs: Any, runs: Sequence[Any] | None) -> _Pair:
+    if isinstance(outputs, Mapping):
+        if len(outputs) != 2:
+            raise ValueError(
+                f"a pairwise judge compares exactly two outputs; `outputs` has {len(outputs)} "
+                f"entries ({list(outputs)!r}). Use evaluate() with several systems to compare more."
+            )
+        (ka, va), (kb, vb) = outputs.items()
+        keys: tuple[Any, Any] = (ka, kb)
+        values = (va, vb)
+    elif isinstance(outputs, Sequence) and not isinstance(outputs, (str, bytes)):
+        if len(outputs) != 2:
+            raise ValueError(
+                f"a pairwise judge compares exactly two outputs; `outputs` has {len(outputs)} "
+                "items. Use evaluate() with several systems to compare more."
+            )
+        keys, values = (0, 1), (outputs[0], outputs[1])
+    else:
+        raise TypeError(
+            "`outputs` must be a list of two outputs, or a dict of two system names -> output; "
+            f"got {type(outputs).__name__}"
+        )
+    if runs is not None:
+        if len(runs) != 2:
+            raise ValueError(f"a pairwise judge compares exactly two runs; got {len(runs)}")
+        keys = (str(runs[0].id), str(runs[1].id))
+    return _Pair(keys=keys, texts=(_as_text(values[0]), _as_text(values[1])))
+
+
+class _Options:
+    """Everything a call needs besides the model call itself (shared by both shells)."""
+
+    def __init__(self, *, feedback_key: str, criteria: str | None, swap_positions: bool) -> None:
+        if not isinstance(feedback_key, str) or not feedback_key:
+            raise ValueError(f"`feedback_key` must be a non-empty str; got {feedback_key!r}")
+        if criteria is not None and not isinstance(criteria, str):
+            raise TypeError(f"`criteria` must be a str or None; got {type(criteria).__name__}")
+        if not isinstance(swap_positions, bool):
+            raise TypeError(f"`swap_positions` must be a bool; got {swap_positions!r}")
+        self.feedback_key = feedback_key
+        self.criteria = criteria or ""
+        self.swap_positions = swap_positions
+
+    def calls(self, inputs: Any, reference_outputs: Any, pair: _Pair) -> list[dict[str, Any]]:
+        """The judge calls to make: the given order, then (by default) the swapped one."""
+        base = {
+            "inputs": _as_text(inputs),
+            "reference_outputs": _as_text(reference_outputs),
+            "criteria": self.criteria,
+        }
+        first, second = pair.texts
+        calls = [{**base, "output_a": first, "output_b": second}]
+        if self.swap_positions:
+            calls.append({**base, "output_a": second, "output_b": first})
+        return calls
+
+    def result(self, pair: _Pair, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        verdicts = [str(answers[0]["preference"])]
+        if len(answers) > 1:
+            verdicts.append(_SWAPPED[str(answers[1]["preference"])])  # back to the given order
+        consistent = len(set(verdicts)) == 1
+        final = verdicts[0] if consistent else "tie"
+        score_a, score_b = _SCORE[final]
+        reasoning = [str(a.get("reasoning", "")) for a in answers]
+        comment = (
+            reasoning[0]
+            if len(reasoning) == 1
+            else f"Given order: {reasoning[0]}\n\nSwapped order: {reasoning[1]}"
+        )
+        metadata: dict[str, Any] = {
+            "preferred": None if final == "tie" else pair.keys[0 if final == "A" else 1],
+            "verdicts": verdicts,
+            "position_consistent": consistent,
+            "order_flip": set(verdicts) == {"A", "B"},
+        }
+        return {
+            "key": self.feedback_key,
+            "scores": {pair.keys[0]: score_a, pair.keys[1]: score_b},
+            "comment": comment,
+            "metadata": metadata,
+        }
+
+
+def _inner_options(
+    prompt: Any,
+    judge: Any,
+    model: str | None,
+    system: str | None,
+    allow_ties: bool,
+    max_retries: int,
+) -> dict[str, Any]:
+    if not isinstance(allow_ties, bool):
+        raise TypeError(f"`allow_ties` must be a bool; got {allow_ties!r}")
+    return {
+        "prompt": prompt,
+        "judge": judge,
+        "model": model,
+        "system": system,
+        "output_schema": _verdict_schema(allow_ties),
+        "max_retries": max_retries,
+    }
+
+
+def create_pairwise_llm_as_judge(
+    *,
+    prompt: Any = PAIRWISE_PREFERENCE_PROMPT,
+    feedback_key: str = "pairwise_preference",
+    judge: Any = None,
+    model: str | None = None,
+    system: str | None = None,
+    criteria: str | None = None,
+    allow_ties: bool = True,
+    swap_positions: bool = True,
+    max_retries: int = 3,
+) -> Any:
+    """Create an evaluator that asks an LLM which of two outputs is better.
+
+    Args:
+        prompt: the comparison prompt, with ``{inputs}``, ``{output_a}``, ``{output_b}`` and
+            optionally ``{reference_outputs}`` and ``{criteria}`` (default: overall preference;
+            see also ``PAIRWISE_HELPFULNESS_PROMPT`` and ``PAIRWISE_CORRECTNESS_PROMPT``). Any
+            prompt kind that ``create_llm_as_judge`` takes works.
+        feedback_key: the key of the returned result.
+        judge, model, system, max_retries: as for ``create_llm_as_judge``.
+        criteria: extra criteria to weigh, inserted into the prompt's ``{criteria}`` block.
+        allow_ties: offer the judge a "tie" verdict.
+        swap_positions: judge each comparison in both orders (recommended); disagreeing verdicts
+            become a tie, flagged in metadata.
+
+    Call it with ``inputs``, ``outputs`` (two outputs: a list, or a dict of system name ->
+    output), optional ``reference_outputs``; inside ``langsmith.evaluate_comparative`` it also
+    receives ``runs`` and keys its scores by run id.
+    """
+    from openevals.llm import create_llm_as_judge
+
+    options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)
+    inner = create_llm_as_judge(
+        **_inner_options(prompt, judge, model, system, allow_ties, max_retries)
+    )
+
+    def pairwise_evaluator(
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        runs: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        pair = _pair(outputs, runs)
+        answers = [
+            cast(Mapping[str, Any], inner(**call))
+            for call in options.calls(inputs, reference_outputs, pair)
+        ]
+        return options.result(pair, answers)
+
+    return attach_info(pairwise_evaluator, _info(feedback_key, model, is_async=False))
+
+
+def create_async_pairwise_llm_as_judge(
+    *,
+    prompt: Any = PAIRWISE_PREFERENCE_PROMPT,
+    feedback_key: str = "pairwise_preference",
+    judge: Any = None,
+    model: str | None = None,
+    system: str | None = None,
+    criteria: str | None = None,
+    allow_ties: bool = True,
+    swap_positions: bool = True,
+    max_retries: int = 3,
+) -> Any:
+    """Async twin of :func:`create_pairwise_llm_as_judge`; both orders are judged concurrently."""
+    from openevals.llm import create_async_llm_as_judge
+
+    options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)
+    inner = create_async_llm_as_judge(
+        **_inner_options(prompt, judge, model, system, allow_ties, max_retries)
+    )
+
+    async def pairwise_evaluator(
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        runs: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        pair = _pair(outputs, runs)
+        calls = options.calls(inputs, reference_outputs, pair)
+        answers = await asyncio.gather(*(inner(**call) for call in calls))
+        return options.result(pair, cast(list[Mapping[str, Any]], answers))
+
+    return attach_info(pairwise_evaluator, _info(feedback_key, model, is_async=True))
+
+
+def _info(feedback_key: str, model: str | None, *, is_async: bool) -> EvaluatorInfo:
+    label = model.split(":", 1)[1] if isinstance(model, str) and ":" in model else model
+    return EvaluatorInfo(
+        run_name="pairwise_llm_as_judge",
+        feedback_keys=(feedback_key,),
+        model=label,
+        judge=True,
+        is_async=is_async,
+    )

@@ -1,0 +1,294 @@
+"""Statistics over pairwise verdicts: win/tie/loss rates and a Bradley-Terry ranking, with CIs.
+
+A *comparison* is one verdict between two systems on one row: ``("sys_a", "sys_b", "sys_a")``
+means sys_a won, a winner of ``None`` is a tie. From many comparisons:
+
+* :func:`win_rates` gives, for each pair of systems that met, the rates of wins, ties and losses
+  (from the first system's side) with bootstrap intervals over comparisons;
+* :func:`bradley_terry` fits a Bradley-Terry model (P(i beats j) = p_i / (p_i + p_j)), counting a
+  tie as half a win for each side, and ranks every system by its log-strength, with bootstrap
+  intervals for the strength and for the rank.
+
+The fit is Hunter's minorise-maximise iteration, run for all bootstrap resamples at once. A weak
+prior keeps strengths finite when a system never won or never lost: every pair of systems that
+met is credited with ``prior`` extra drawn games (0.5 by default), which shrinks strengths towards
+each other by a negligible amount once there are more than a handful of comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from openevals._stats import Estimate, bootstrap_weights, estimate
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = [
+    "BradleyTerryRanking",
+    "PairRecord",
+    "RankedSystem",
+    "bradley_terry",
+    "win_probability",
+    "win_rates",
+]
+
+Comparison = tuple[Hashable, Hashable, "Hashable | None"]
+_MAX_ITERATIONS = 2000
+_TOLERANCE = 1e-10
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    """How ``a`` fared against ``b`` (rates from ``a``'s side)."""
+
+    a: Hashable
+    b: Hashable
+    n: int
+    wins: int
+    ties: int
+    losses: int
+    win_rate: Estimate
+    tie_rate: Estimate
+    loss_rate: Estimate
+
+
+@dataclass(frozen=True)
+class RankedSystem:
+    system: Hashable
+    rank: int
+    strength: Estimate
+    """Log-strength (natural log of p), centred so that the systems' mean is 0."""
+    rank_low: int | None
+    rank_high: int | None
+
+
+@dataclass(frozen=True)
+class BradleyTerryRanking:
+    systems: tuple[RankedSystem, ...]
+    n: int
+    confidence: float
+
+    def order(self) -> list[Hashable]:
+        return [s.system for s in self.systems]
+
+
+def _check(
+    comparisons: Iterable[Comparison], resamples: int, confidence: float
+) -> list[Comparison]:
+    rows = list(comparisons)
+    for i, row in enumerate(rows):
+        if not (isinstance(row, Sequence) and not isinstance(row, str) and len(row) == 3):
+            raise TypeError(
+                f"`comparisons` row {i} must be (system_a, system_b, winner); got {row!r}"
+            )
+        a, b, winner = row
+        if a == b:
+            raise ValueError(f"`comparisons` row {i} compares {a!r} with itself")
+        if winner is not None and winner not in (a, b):
+            raise ValueError(
+                f"`comparisons` row {i}: winner {winner!r} is neither {a!r} nor {b!r} "
+                "(use None for a tie)"
+            )
+    if not rows:
+        raise ValueError("`comparisons` is empty; pass at least one verdict")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
+        raise ValueError(f"`resamples` must be a whole number >= 0; got {resamples!r}")
+    if not (isinstance(confidence, float) and 0.0 < confidence < 1.0):
+        raise ValueError(
+            f"`confidence` must be a float strictly between 0 and 1; got {confidence!r}"
+        )
+    return [(a, b, w) for a, b, w in rows]
+
+
+def _systems(rows: Sequence[Comparison]) -> list[Hashable]:
+    seen = list(dict.fromkeys(s for a, b, _ in rows for s in (a, b)))
+    try:
+        return sorted(seen)  # type: ignore[type-var]
+    except TypeError:
+        return seen
+
+
+def _score_matrix(rows: Sequence[Comparison], index: dict[Hashable, int]) -> NDArray[np.float64]:
+    """(n_rows, m*m): row r puts the points system i took from j at column i*m + j."""
+    import numpy as np
+
+    m = len(index)
+    out = np.zeros((len(rows), m * m))
+    for r, (a, b, winner) in enumerate(rows):
+        i, j = index[a], index[b]
+        if winner is None:
+            out[r, i * m + j] = out[r, j * m + i] = 0.5
+        elif winner == a:
+            out[r, i * m + j] = 1.0
+        else:
+            out[r, j * m + i] = 1.0
+    return out
+
+
+def win_rates(
+    comparisons: Iterable[Comparison],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[PairRecord]:
+    """Win, tie and loss rates for every pair of systems that met, with bootstrap intervals.
+
+    Each unordered pair is reported once, from the side of the system that sorts first.
+    """
+    import numpy as np
+
+    rows = _check(comparisons, resamples, confidence)
+    systems = _systems(rows)
+    rank = {s: i for i, s in enumerate(systems)}
+    records = []
+    pairs: dict[tuple[Hashable, Hashable], list[int]] = {}
+    for a, b, winner in rows:
+        first, second = (a, b) if rank[a] < rank[b] else (b, a)
+        code = 2 if winner is None else (0 if winner == first else 1)  # 0 win, 1 loss, 2 tie
+        pairs.setdefault((first, second), []).append(code)
+    for (a, b), codes in sorted(pairs.items(), key=lambda kv: (rank[kv[0][0]], rank[kv[0][1]])):
+        n = len(codes)
+        onehot = np.zeros((n, 3))
+        onehot[np.arange(n), codes] = 1.0
+        weights = bootstrap_weights(n, resamples, seed)
+        rates = weights @ onehot / n
+        wins, losses, ties = (int(c) for c in onehot.sum(axis=0))
+        records.append(
+            PairRecord(
+                a=a,
+                b=b,
+                n=n,
+                wins=wins,
+                ties=ties,
+                losses=losses,
+                win_rate=estimate(rates[:, 0], confidence, ""),
+                tie_rate=estimate(rates[:, 2], confidence, ""),
+                loss_rate=estimate(rates[:, 1], confidence, ""),
+            )
+        )
+    return records
+
+
+def _fit(points: NDArray[np.float64], met: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Log-strengths (B, m) from points won (B, m, m) by minorise-maximise iteration."""
+    import numpy as np
+
+    games = points + points.transpose(0, 2, 1)
+    wins = points.sum(axis=2)
+    present = met.sum(axis=2) > 0
+    count = np.maximum(present.sum(axis=1, keepdims=True), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # diverging fits are caught below
+        p = np.ones(wins.shape)
+        for _ in range(_MAX_ITERATIONS):
+            denominator = (games / (p[:, :, None] + p[:, None, :])).sum(axis=2)
+            updated = np.where(denominator > 0, wins / np.where(denominator > 0, denominator, 1), p)
+            # Centre the log-strengths of the systems present in each resample on 0.
+            centre = np.where(present, np.log(updated), 0.0).sum(axis=1, keepdims=True) / count
+            updated = np.where(present, updated / np.exp(centre), 1.0)
+            if np.max(np.abs(updated - p)) < _TOLERANCE:
+                p = updated
+                break
+            p = updated
+        strengths: NDArray[np.float64] = np.log(p)
+    # Systems that met nobody in a resample have no strength there; a resample whose win graph
+    # is not strongly connected has no finite maximum (someone never lost to the rest).
+    strengths[~present] = np.nan
+    strengths[~_strongly_connected(points, present)] = np.nan
+    return strengths
+
+
+def _strongly_connected(
+    points: NDArray[np.float64], present: NDArray[np.bool_]
+) -> NDArray[np.bool_]:
+    """Per resample: can every present system reach every other along 'took points from' edges?
+
+    This is Ford's condition for the Bradley-Terry likelihood to have a finite maximum.
+    """
+    import numpy as np
+
+    m = points.shape[1]
+    reach = (points > 0) | np.eye(m, dtype=bool)[None, :, :]
+    for _ in range(max(1, math.ceil(math.log2(m)))):
+        reach = (reach.astype(np.float64) @ reach.astype(np.float64)) > 0
+    both = present[:, :, None] & present[:, None, :]
+    return np.asarray(np.where(both, reach, True).all(axis=(1, 2)), dtype=bool)
+
+
+def bradley_terry(
+    comparisons: Iterable[Comparison],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    prior: float = 0.5,
+) -> BradleyTerryRanking:
+    """Rank systems by a Bradley-Terry fit, with bootstrap intervals for strength and rank.
+
+    Args:
+        comparisons: ``(system_a, system_b, winner)`` verdicts; ``winner=None`` is a tie.
+        resamples, seed, confidence: the bootstrap over comparisons (``resamples=0``: no CIs).
+        prior: drawn games credited to every pair of systems that met (keeps strengths finite
+            for systems that never won or never lost); ``0`` fits the plain maximum likelihood,
+            which is undefined (infinite) in those cases.
+    """
+    import numpy as np
+
+    rows = _check(comparisons, resamples, confidence)
+    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior >= 0:
+        raise ValueError(f"`prior` must be a number >= 0; got {prior!r}")
+    systems = _systems(rows)
+    if len(systems) < 2:
+        raise ValueError("a ranking needs at least two systems")
+    m = len(systems)
+    index = {s: i for i, s in enumerate(systems)}
+    points = _score_matrix(rows, index)
+    weights = bootstrap_weights(len(rows), resamples, seed)
+    won = (weights @ points).reshape(-1, m, m)
+    met = won + won.transpose(0, 2, 1)
+    won = won + np.where(met > 0, prior / 2.0, 0.0)
+    strengths = _fit(won, met)
+    if np.isnan(strengths[0]).any() or not np.isfinite(strengths[0]).all():
+        raise ValueError(
+            "the Bradley-Terry fit has no finite solution (some system never won or never lost); "
+            "use prior > 0"
+        )
+    # Ranks per resample: 1 = strongest. Systems missing from a resample get no rank there.
+    order = np.argsort(-np.nan_to_num(strengths, nan=-np.inf), axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, m + 1)[None, :].repeat(len(order), 0), axis=1)
+    ranked = []
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    for i, system in enumerate(systems):
+        boot_ranks = ranks[1:, i][~np.isnan(strengths[1:, i])]
+        low = high = None
+        if boot_ranks.size:
+            lo, hi = np.percentile(boot_ranks, [tail, 100.0 - tail], method="nearest")
+            low, high = int(lo), int(hi)
+        ranked.append(
+            RankedSystem(
+                system=system,
+                rank=int(ranks[0, i]),
+                strength=estimate(strengths[:, i], confidence, "never compared"),
+                rank_low=low,
+                rank_high=high,
+            )
+        )
+    ranked.sort(key=lambda r: r.rank)
+    return BradleyTerryRanking(systems=tuple(ranked), n=len(rows), confidence=confidence)
+
+
+def win_probability(ranking: BradleyTerryRanking, a: Hashable, b: Hashable) -> float:
+    """The fitted probability that ``a`` beats ``b``."""
+    strength: dict[Any, float] = {
+        s.system: s.strength.value for s in ranking.systems if s.strength.value is not None
+    }
+    for name in (a, b):
+        if name not in strength:
+            raise ValueError(f"{name!r} is not a ranked system; known: {list(strength)!r}")
+    return 1.0 / (1.0 + math.exp(strength[b] - strength[a]))
