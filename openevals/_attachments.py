@@ -99,7 +99,8 @@ def attachment_to_content_block(item: Any) -> dict[str, Any]:
                     "input_audio": {"data": _strip_data_url(data), "format": _AUDIO_FORMATS[mime]},
                 }
             raise ValueError(
-                f"unsupported attachment mime_type {item['mime_type']!r}; use {_ACCEPTED}"
+                f"Unsupported attachment MIME type {item['mime_type']!r} in attachments; use "
+                f"{_ACCEPTED}"
             )
         if "type" in item:
             return dict(item)
@@ -108,8 +109,8 @@ def attachment_to_content_block(item: Any) -> dict[str, Any]:
             f"block with 'type'; got keys {sorted(item)!r}"
         )
     raise ValueError(
-        "attachments must be a URL string, a dict with 'mime_type' and 'data', or a list of them; "
-        f"got {type(item).__name__}"
+        f"Unsupported attachment type {type(item).__name__} in attachments: pass a URL string, "
+        "a dict with 'mime_type' and 'data', or a list of them"
     )
 
 

@@ -1,5 +1,8 @@
 """LLM-as-judge evaluators: ``create_llm_as_judge`` and ``create_async_llm_as_judge``.
 
+The pairwise factories (``create_pairwise_llm_as_judge`` and its async twin) are defined in
+:mod:`openevals.pairwise.judge` and re-exported here, beside the single-output judge.
+
 Both factories build one :class:`~openevals._judge.core.JudgeCore` (which validates every option at
 creation) and return a thin shell around it: the only difference between them is whether the model
 is called with ``invoke`` or ``await ainvoke``.
@@ -17,6 +20,10 @@ from openevals._judge.errors import (
     JudgeServerError,
     JudgeTimeoutError,
 )
+from openevals.pairwise.judge import (
+    create_async_pairwise_llm_as_judge,
+    create_pairwise_llm_as_judge,
+)
 from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
 
@@ -26,7 +33,9 @@ __all__ = [
     "JudgeServerError",
     "JudgeTimeoutError",
     "create_async_llm_as_judge",
+    "create_async_pairwise_llm_as_judge",
     "create_llm_as_judge",
+    "create_pairwise_llm_as_judge",
 ]
 
 

@@ -133,7 +133,9 @@ def test_audio_data_url_prefix_is_stripped() -> None:
     "mime", ["audio/ogg", "audio/flac", "text/plain", "video/mp4", "application/json"]
 )
 def test_unsupported_mime_is_value_error_listing_accepted_kinds(mime: str) -> None:
-    with pytest.raises(ValueError, match=rf"unsupported attachment mime_type '{mime}'.*image/\*"):
+    with pytest.raises(
+        ValueError, match=rf"^Unsupported attachment MIME type '{mime}' in attachments.*image/\*"
+    ):
         attachment_to_content_block({"mime_type": mime, "data": B64})
 
 
@@ -161,9 +163,9 @@ def test_ready_block_is_returned_as_a_copy() -> None:
         ({"mime_type": "image/png"}, ValueError, r"\['mime_type'\]"),
         ({"mime_type": "image/png", "data": b"bytes"}, TypeError, "got bytes"),
         ({"mime_type": "image/png", "data": None}, TypeError, "got NoneType"),
-        (5, ValueError, "got int"),
-        (None, ValueError, "got NoneType"),
-        (b"https://x/y.png", ValueError, "got bytes"),
+        (5, ValueError, "^Unsupported attachment type int in attachments"),
+        (None, ValueError, "^Unsupported attachment type NoneType in attachments"),
+        (b"https://x/y.png", ValueError, "^Unsupported attachment type bytes in attachments"),
     ],
 )
 def test_bad_attachments(bad: Any, exc: type[Exception], pattern: str) -> None:

@@ -25,7 +25,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo, attach_info
-from openevals.prompts._loader import load_prompt
+from openevals.prompts.pairwise import (
+    PAIRWISE_CORRECTNESS_PROMPT,
+    PAIRWISE_HELPFULNESS_PROMPT,
+    PAIRWISE_PREFERENCE_PROMPT,
+)
 
 __all__ = [
     "PAIRWISE_CORRECTNESS_PROMPT",
@@ -34,10 +38,6 @@ __all__ = [
     "create_async_pairwise_llm_as_judge",
     "create_pairwise_llm_as_judge",
 ]
-
-PAIRWISE_PREFERENCE_PROMPT = load_prompt("pairwise/preference.txt")
-PAIRWISE_HELPFULNESS_PROMPT = load_prompt("pairwise/helpfulness.txt")
-PAIRWISE_CORRECTNESS_PROMPT = load_prompt("pairwise/correctness.txt")
 
 _SCORE = {"A": (1.0, 0.0), "B": (0.0, 1.0), "tie": (0.5, 0.5)}
 _SWAPPED = {"A": "B", "B": "A", "tie": "tie"}

@@ -29,6 +29,11 @@ from openevals.prompts.conversation import (
     WINS_PROMPT,
 )
 from openevals.prompts.image import EXPLICIT_CONTENT_PROMPT, SENSITIVE_IMAGERY_PROMPT
+from openevals.prompts.pairwise import (
+    PAIRWISE_CORRECTNESS_PROMPT,
+    PAIRWISE_HELPFULNESS_PROMPT,
+    PAIRWISE_PREFERENCE_PROMPT,
+)
 from openevals.prompts.quality import (
     ANSWER_RELEVANCE_PROMPT,
     CODE_CORRECTNESS_PROMPT,
@@ -77,6 +82,9 @@ __all__ = [
     "KNOWLEDGE_RETENTION_PROMPT",
     "LANGUAGE_DETECTION_PROMPT",
     "LAZINESS_PROMPT",
+    "PAIRWISE_CORRECTNESS_PROMPT",
+    "PAIRWISE_HELPFULNESS_PROMPT",
+    "PAIRWISE_PREFERENCE_PROMPT",
     "PERCEIVED_ERROR_PROMPT",
     "PII_LEAKAGE_PROMPT",
     "PLAN_ADHERENCE_PROMPT",
@@ -102,6 +110,8 @@ _IO = frozenset({"inputs", "outputs"})
 _IO_REF = frozenset({"inputs", "outputs", "reference_outputs"})
 _OUT = frozenset({"outputs"})
 _MEDIA = frozenset({"inputs", "outputs", "attachments"})
+_PAIR_OPTIONAL = frozenset({"reference_outputs", "criteria"})
+_PAIR = frozenset({"inputs", "output_a", "output_b"}) | _PAIR_OPTIONAL
 
 PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
     # quality
@@ -137,6 +147,10 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
     "AGENT_TONE_PROMPT": _OUT,
     "LANGUAGE_DETECTION_PROMPT": _OUT,
     "SUPPORT_INTENT_PROMPT": _OUT,
+    # pairwise
+    "PAIRWISE_PREFERENCE_PROMPT": _PAIR,
+    "PAIRWISE_HELPFULNESS_PROMPT": _PAIR,
+    "PAIRWISE_CORRECTNESS_PROMPT": _PAIR,
     # image
     "EXPLICIT_CONTENT_PROMPT": _MEDIA,
     "SENSITIVE_IMAGERY_PROMPT": _MEDIA,
@@ -151,6 +165,9 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
 _OPTIONAL: dict[str, frozenset[str]] = {
     "CORRECTNESS_PROMPT": frozenset({"reference_outputs"}),
     "HALLUCINATION_PROMPT": frozenset({"context", "reference_outputs"}),
+    "PAIRWISE_PREFERENCE_PROMPT": _PAIR_OPTIONAL,
+    "PAIRWISE_HELPFULNESS_PROMPT": _PAIR_OPTIONAL,
+    "PAIRWISE_CORRECTNESS_PROMPT": _PAIR_OPTIONAL,
 }
 
 OPTIONAL_VARIABLES: Final[dict[str, frozenset[str]]] = {

@@ -26,6 +26,15 @@ IO = {"inputs", "outputs"}
 MEDIA = {"inputs", "outputs", "attachments"}
 
 # name -> (family, file, variables), transcribed from the API fact sheet §13 (not from the module).
+PAIR_OPTIONAL = {"reference_outputs", "criteria"}
+PAIR = {"inputs", "output_a", "output_b"} | PAIR_OPTIONAL
+# Pairwise prompts (verdict "A"/"B"/"tie", see tests/pairwise) are neither boolean nor categorical.
+PAIRWISE = {
+    "PAIRWISE_PREFERENCE_PROMPT",
+    "PAIRWISE_HELPFULNESS_PROMPT",
+    "PAIRWISE_CORRECTNESS_PROMPT",
+}
+
 SPEC: dict[str, tuple[str, str, set[str]]] = {
     "CORRECTNESS_PROMPT": ("quality", "correctness", {"inputs", "outputs", "reference_outputs"}),
     "CONCISENESS_PROMPT": ("quality", "conciseness", IO),
@@ -72,6 +81,9 @@ SPEC: dict[str, tuple[str, str, set[str]]] = {
     "TRANSCRIPTION_ACCURACY_PROMPT": ("voice", "transcription_accuracy", MEDIA),
     "USER_INTERRUPTS_PROMPT": ("voice", "user_interrupts", MEDIA),
     "VOCAL_AFFECT_PROMPT": ("voice", "vocal_affect", MEDIA),
+    "PAIRWISE_PREFERENCE_PROMPT": ("pairwise", "preference", PAIR),
+    "PAIRWISE_HELPFULNESS_PROMPT": ("pairwise", "helpfulness", PAIR),
+    "PAIRWISE_CORRECTNESS_PROMPT": ("pairwise", "correctness", PAIR),
 }
 
 # The four helper prompts that live outside openevals.prompts.__all__.
@@ -152,8 +164,8 @@ def _flat(text: str) -> str:
 # --------------------------------------------------------------------------- names and modules
 
 
-def test_public_all_is_exactly_the_33_constants() -> None:
-    assert len(SPEC) == 33
+def test_public_all_is_exactly_the_36_constants() -> None:
+    assert len(SPEC) == 36
     assert sorted(prompts.__all__) == sorted(SPEC)
     assert len(set(prompts.__all__)) == len(prompts.__all__)
     for name in prompts.__all__:
@@ -192,7 +204,8 @@ def test_variable_tables_match_the_spec() -> None:
         assert isinstance(PROMPT_VARIABLES[name], frozenset)
     assert set(OPTIONAL_VARIABLES) == set(SPEC)
     for name in SPEC:
-        assert OPTIONAL_VARIABLES[name] == frozenset(OPTIONAL.get(name, set())), name
+        expected = PAIR_OPTIONAL if name in PAIRWISE else OPTIONAL.get(name, set())
+        assert OPTIONAL_VARIABLES[name] == frozenset(expected), name
         assert OPTIONAL_VARIABLES[name] <= PROMPT_VARIABLES[name]
 
 
@@ -269,7 +282,17 @@ def test_rubric_says_material_is_data_not_instructions(name: str) -> None:
     assert "step by step" in text
 
 
-@pytest.mark.parametrize("name", sorted(SPEC))
+@pytest.mark.parametrize("name", sorted(PAIRWISE))
+def test_pairwise_rubric_states_fairness_rules_and_answer_form(name: str) -> None:
+    text = _text(name)
+    assert text.startswith("You are ")
+    for heading in ("## Additional criteria", "## Fairness rules", "## Material under review"):
+        assert heading in text, heading
+    assert "## How to answer" in text
+    assert 25 <= text.count("\n") <= 70
+
+
+@pytest.mark.parametrize("name", sorted(set(SPEC) - PAIRWISE))
 def test_rubric_has_criterion_examples_and_borderline_guidance(name: str) -> None:
     text = _text(name)
     assert text.startswith("You are ")
@@ -291,7 +314,7 @@ def test_every_variable_sits_alone_between_matching_tags(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(TRUE_MEANS))
 def test_boolean_rubric_states_what_true_means(name: str) -> None:
-    assert set(TRUE_MEANS) | CATEGORICAL == set(SPEC)
+    assert set(TRUE_MEANS) | CATEGORICAL | PAIRWISE == set(SPEC)
     text = _flat(_text(name))
     assert _flat(TRUE_MEANS[name]) in text
     assert "false means" in text
