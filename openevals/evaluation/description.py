@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from openevals._contract import info_of
+
 __all__ = [
     "DESCRIPTION_ATTRIBUTE",
     "EvaluatorDescription",
@@ -72,6 +74,16 @@ def describe_evaluator(evaluator: Callable[..., Any]) -> EvaluatorDescription:
     own = getattr(target, DESCRIPTION_ATTRIBUTE, None)
     if isinstance(own, EvaluatorDescription):
         return own
+    info = info_of(target)
+    if info is not None:
+        return EvaluatorDescription(
+            run_name=info.run_name,
+            feedback_keys=info.feedback_keys,
+            model=info.model,
+            pure=info.pure,
+            uses_judge=info.judge,
+            is_async=info.is_async,
+        )
     return _inspect(target)
 
 

@@ -167,3 +167,16 @@ def test_async_judges_are_described_without_being_called() -> None:
     info = describe_evaluator(judge)
     assert info.is_async and info.model == "gpt-4o" and info.uses_judge
     assert asyncio.iscoroutinefunction(judge)
+
+
+def test_the_contract_info_is_what_the_runner_reads() -> None:
+    from openevals._contract import EvaluatorInfo, make_evaluator
+
+    info = EvaluatorInfo(run_name="contracted", feedback_keys=("k",), model="m-1", pure=True)
+    evaluator = make_evaluator(lambda **kw: 1.0, info)
+    description = describe_evaluator(evaluator)
+    assert description == EvaluatorDescription(
+        run_name="contracted", feedback_keys=("k",), model="m-1", pure=True, uses_judge=False
+    )
+    # Without the info the same function is described as unknown (neither pure nor a judge).
+    assert describe_evaluator(lambda **kw: 1.0).pure is False
