@@ -273,18 +273,10 @@ class _Commands:
         return core.finish(cmd, cwd, envs, timeout, result, False)
 
 
-class FakeSandbox:
-    """Sync fake of ``e2b_code_interpreter.Sandbox`` (see the module docstring)."""
+class _SandboxState:
+    """What both fakes expose for assertions: the recorded calls, commands, files and packages."""
 
-    def __init__(
-        self,
-        *,
-        unavailable_packages: Iterable[str] = (),
-        root: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._core = _Core(unavailable_packages=unavailable_packages, root=root)
-        self.files = _Files(self._core)
-        self.commands = _Commands(self._core)
+    _core: _Core
 
     @property
     def home(self) -> Path:
@@ -309,6 +301,20 @@ class FakeSandbox:
     def path(self, sandbox_path: str) -> Path:
         """Where a sandbox path lives on the local disk."""
         return self._core.resolve(sandbox_path)
+
+
+class FakeSandbox(_SandboxState):
+    """Sync fake of ``e2b_code_interpreter.Sandbox`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        unavailable_packages: Iterable[str] = (),
+        root: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self._core = _Core(unavailable_packages=unavailable_packages, root=root)
+        self.files = _Files(self._core)
+        self.commands = _Commands(self._core)
 
     def kill(self) -> None:
         self._core.close()
@@ -387,7 +393,7 @@ class _AsyncCommands:
         return core.finish(cmd, cwd, envs, timeout, result, False)
 
 
-class FakeAsyncSandbox:
+class FakeAsyncSandbox(_SandboxState):
     """Async fake of ``e2b_code_interpreter.AsyncSandbox`` (see the module docstring)."""
 
     def __init__(
@@ -399,30 +405,6 @@ class FakeAsyncSandbox:
         self._core = _Core(unavailable_packages=unavailable_packages, root=root)
         self.files = _AsyncFiles(self._core)
         self.commands = _AsyncCommands(self._core)
-
-    @property
-    def home(self) -> Path:
-        return self._core.home
-
-    @property
-    def calls(self) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
-        return self._core.calls
-
-    @property
-    def commands_run(self) -> list[RecordedCommand]:
-        return self._core.commands_run
-
-    @property
-    def installed(self) -> list[str]:
-        return self._core.installed
-
-    @property
-    def written(self) -> dict[str, str | bytes]:
-        return self._core.written
-
-    def path(self, sandbox_path: str) -> Path:
-        """Where a sandbox path lives on the local disk."""
-        return self._core.resolve(sandbox_path)
 
     async def kill(self) -> None:
         self._core.close()
