@@ -33,7 +33,11 @@ from openevals.calibration.labels import LabelledData, LabelledRow, LabelType
 if TYPE_CHECKING:
     from openevals.evaluation.result import EvaluationResult
 
-__all__ = ["CalibrationReport", "FailedRow", "JudgedRow", "build_report"]
+__all__ = ["CalibrationReport", "FailedRow", "JudgeFailedError", "JudgedRow", "build_report"]
+
+
+class JudgeFailedError(RuntimeError):
+    """The judge failed on every labelled row, so there is nothing to compare."""
 
 DEFAULT_TOLERANCE = 0.2
 
@@ -317,7 +321,7 @@ def build_report(
 ) -> CalibrationReport:
     judged, failed = judged_rows(data, result, evaluator, feedback_key, tolerance)
     if not judged and failed:
-        raise ValueError(
+        raise JudgeFailedError(
             f"the judge failed on every labelled row ({len(failed)}); first error: "
             f"{failed[0].error}"
         )
