@@ -39,6 +39,7 @@ __all__ = ["CalibrationReport", "FailedRow", "JudgeFailedError", "JudgedRow", "b
 class JudgeFailedError(RuntimeError):
     """The judge failed on every labelled row, so there is nothing to compare."""
 
+
 DEFAULT_TOLERANCE = 0.2
 
 
