@@ -377,7 +377,8 @@ def format_report(report: CalibrationReport, *, max_disagreements: int = 10) -> 
         f"Agreement ({pct}% bootstrap CI):",
     ]
     for attr, est in figures_of(agreement):
-        lines.append(f"  {figure_label(attr):<22}{est}")
+        why = f"  ({est.note})" if est.value is None and est.note else ""
+        lines.append(f"  {figure_label(attr):<22}{est}{why}")
     for note in (*report.notes, *agreement.notes):
         lines.append(f"  note: {note}")
     if isinstance(agreement, CategoricalAgreement):
