@@ -15,8 +15,8 @@ PROMPT = "Question: {inputs}\nAnswer: {outputs}\nGrade the answer."
 
 
 def row_tag(body: dict[str, Any]) -> str:
-    """The ``[rowN]`` tag of the graded answer (the last one in the request: few-shot examples
-    come before the graded row's own text only in the system/user prefix)."""
+    """The ``[rowN]`` tag of the graded answer: the one after ``Answer:`` in the prompt (few-shot
+    examples render their outputs inside ``<outputs>`` blocks, never after ``Answer:``)."""
     text = json.dumps(body["messages"])
     found = re.search(r"Answer: (\[row\d+\])", text)
     assert found, text
