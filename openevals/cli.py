@@ -4,6 +4,11 @@
                   [--target module:function] [--concurrency N] [--group-by FIELD]
                   [--output results.jsonl] [--report report.html] [--cache FILE]
                   [--model provider:model] [--retry-errors] [--no-progress]
+    openevals calibrate DATA (--judge NAME[:option=value...] | --judge-function module:function)
+                  [--label COLUMN] [--reason COLUMN] [--label-type TYPE] [--choices A,B,...]
+                  [--feedback-key KEY] [--tolerance X] [--model provider:model]
+                  [--concurrency N] [--output results.jsonl] [--report report.html]
+                  [--cache FILE] [--json FILE] [--no-progress]
     openevals demo [--report report.html] [--output results.jsonl] [--no-progress]
     openevals evaluators
 
@@ -95,6 +100,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retry-errors", action="store_true", help="rerun failed pairs on resume")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    _calibrate_parser(sub)
+
     demo = sub.add_parser("demo", help="run the offline sample in examples/")
     demo.add_argument("--report", metavar="FILE", help="report path (default: a temp dir)")
     demo.add_argument("--output", metavar="FILE", help="JSONL results file")
@@ -104,20 +111,47 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_target(spec: str) -> Callable[..., Any]:
+def _calibrate_parser(sub: Any) -> None:
+    cal = sub.add_parser("calibrate", help="measure a judge's agreement with human labels")
+    cal.add_argument("data", help="labelled dataset (.jsonl, .json, .csv or .tsv)")
+    which = cal.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--judge", metavar="NAME[:option=value...]", help="judge spec, e.g. llm:CORRECTNESS_PROMPT"
+    )
+    which.add_argument("--judge-function", metavar="MODULE:FUNCTION", help="a Python evaluator")
+    cal.add_argument(
+        "--label", default="label", metavar="COLUMN", help="human label column (default: label)"
+    )
+    cal.add_argument("--reason", metavar="COLUMN", help="column with the human's reason")
+    cal.add_argument("--label-type", choices=("boolean", "categorical", "continuous"))
+    cal.add_argument("--choices", metavar="A,B,...", help="every categorical label, in order")
+    cal.add_argument("--feedback-key", metavar="KEY", help="the judge result to compare")
+    cal.add_argument(
+        "--tolerance", type=float, default=0.2, help="continuous: disagreement above this gap"
+    )
+    cal.add_argument("--model", metavar="PROVIDER:MODEL", help="judge model for llm:... judges")
+    cal.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
+    cal.add_argument("--output", metavar="FILE", help="JSONL results; a rerun resumes from it")
+    cal.add_argument("--report", metavar="FILE", help="HTML report with the calibration section")
+    cal.add_argument("--json", metavar="FILE", help="write the agreement report as JSON")
+    cal.add_argument("--cache", metavar="FILE", nargs="?", const=True, help="SQLite judge cache")
+    cal.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:
         raise UsageError(
-            f"--target must look like module:function or path/file.py:function; got {spec!r}"
+            f"{option} must look like module:function or path/file.py:function; got {spec!r}"
         )
     try:
         if module_name.endswith(".py") or "/" in module_name:
             path = Path(module_name).resolve()
             if not path.exists():
-                raise UsageError(f"--target: no such file {module_name!r}")
+                raise UsageError(f"{option}: no such file {module_name!r}")
             loader_spec = importlib.util.spec_from_file_location(path.stem, path)
             if loader_spec is None or loader_spec.loader is None:
-                raise UsageError(f"--target: cannot import {module_name!r}")
+                raise UsageError(f"{option}: cannot import {module_name!r}")
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[path.stem] = module
             loader_spec.loader.exec_module(module)
@@ -127,10 +161,10 @@ def _load_target(spec: str) -> Callable[..., Any]:
                 sys.path.insert(0, cwd)
             module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise UsageError(f"--target: cannot import {module_name!r}: {exc}") from None
+        raise UsageError(f"{option}: cannot import {module_name!r}: {exc}") from None
     fn = getattr(module, attr, None)
     if not callable(fn):
-        raise UsageError(f"--target: {module_name!r} has no function {attr!r}")
+        raise UsageError(f"{option}: {module_name!r} has no function {attr!r}")
     return fn  # type: ignore[no-any-return]
 
 
@@ -264,6 +298,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress=not args.no_progress,
                 title=f"openevals: {Path(args.data).name}",
             )
+        if args.command == "calibrate":
+            from openevals.calibration.cli import run_calibrate
+
+            judge = (
+                _load_target(args.judge_function, "--judge-function")
+                if args.judge_function
+                else args.judge
+            )
+            return run_calibrate(args, judge, UsageError)
         if args.command == "demo":
             return _demo(args)
         if args.command == "evaluators":

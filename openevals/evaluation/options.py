@@ -42,6 +42,7 @@ class RunOptions:
     prices: Mapping[str, Any] | None = None
     retry_errors: bool = False
     model: str | None = None
+    systems: Any = None  # checked by openevals.evaluation.pairwise.Systems.parse
 
     def __post_init__(self) -> None:
         if not _is_count(self.concurrency):

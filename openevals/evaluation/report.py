@@ -3,8 +3,9 @@
 One file, no external assets: inline CSS, inline SVG charts and a few lines of inline JavaScript
 (only for filtering the rows table; the page reads fine without it). Sections: summary (score
 statistics, evaluators with errors, tokens, cost and cache hits), a histogram per score, per-group
-bars with confidence-interval whiskers (with ``group_by``), dataset metrics, and a filterable table
-of rows with scores, comments and errors.
+bars with confidence-interval whiskers (with ``group_by``), dataset metrics, calibration against
+human labels (from :meth:`CalibrationReport.report_html`), the pairwise ranking and win-rate matrix
+(a run with ``systems=``), and a filterable table of rows with scores, comments and errors.
 
 The page is the Jinja2 template ``templates/report.html.j2`` (shipped in the package) with
 autoescaping on; this module only turns the result into plain values for it (formatted numbers,
@@ -57,9 +58,19 @@ def _environment() -> jinja2.Environment:
 
 
 def render_report(
-    result: ReportData, *, title: str = "openevals report", max_rows: int = 5000
+    result: ReportData,
+    *,
+    title: str = "openevals report",
+    max_rows: int = 5000,
+    calibration: Any = None,
 ) -> str:
-    """The report as one HTML string (see the module docstring)."""
+    """The report as one HTML string (see the module docstring).
+
+    ``calibration`` (a :class:`~openevals.calibration.report.CalibrationReport`) adds the
+    calibration section; a run with ``systems=`` gets its pairwise section on its own.
+    """
+    from openevals.evaluation.report_sections import calibration_section, pairwise_sections
+
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
         raise ValueError(f"max_rows must be an integer >= 0; got {max_rows!r}")
     summary = result.summary
@@ -86,6 +97,8 @@ def render_report(
             grouped=result.by_group is not None,
             rows=_rows(result, max_rows),
             rows_total=len(result.rows),
+            calibration=calibration_section(calibration) if calibration is not None else None,
+            pairwise=pairwise_sections(getattr(result, "pairwise", None) or {}),
         )
     )
 

@@ -45,6 +45,8 @@ class EvaluationResult:
     evaluators: list[str] = field(default_factory=list)
     interrupted: bool = False
     histograms: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    pairwise: dict[str, Any] = field(default_factory=dict, repr=False)
+    """With ``systems=``: evaluator name -> :class:`~openevals.evaluation.pairwise.PairwiseSummary`."""
 
     def to_jsonl(self, path: str | os.PathLike[str] | None = None) -> str | None:
         """The rows as JSON Lines: written to ``path`` (returns ``None``), or returned as a str."""
@@ -64,6 +66,11 @@ class EvaluationResult:
             "summary": self.summary,
             "evaluators": self.evaluators,
             "interrupted": self.interrupted,
+            **(
+                {"pairwise": {k: v.to_dict() for k, v in self.pairwise.items()}}
+                if self.pairwise
+                else {}
+            ),
         }
 
     def report_html(

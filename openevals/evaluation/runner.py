@@ -41,6 +41,7 @@ from openevals.evaluation.evaluators import (
 )
 from openevals.evaluation.loop import Offload, drive
 from openevals.evaluation.options import DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, RunOptions
+from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.pricing import estimate_cost, merge_prices
 from openevals.evaluation.progress import ProgressSink, make_progress
 from openevals.evaluation.records import ErrorInfo, Evaluation, Recorder, ResultRow, TargetInfo
@@ -59,6 +60,10 @@ class _Run:
     def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
         self.options = options
         self.evaluators: list[RunEvaluator] = prepare_evaluators(evaluators, model=options.model)
+        self.pairwise: PairwisePlan | None = None
+        if options.systems is not None:  # one evaluator per evaluator x pair of systems
+            self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
+            self.evaluators = self.pairwise.evaluators
         self.names = [ev.name for ev in self.evaluators]
         self.prices = merge_prices(options.prices)
         self.sink: ProgressSink | None = make_progress(options.progress)
@@ -294,13 +299,16 @@ class _Run:
             self.sink.advance(self.stats)
 
     def result(self) -> EvaluationResult:
-        return self.stats.result(
+        result = self.stats.result(
             self.rows,
             cache=self.cache,
             with_target=self.target is not None,
             output=self.output_path,
             interrupted=self.interrupted,
         )
+        if self.pairwise is not None:
+            result.pairwise = self.pairwise.summarize(result.rows)
+        return result
 
 
 # --------------------------------------------------------------------------- entry points
@@ -329,6 +337,7 @@ def evaluate(
     prices: Mapping[str, Any] | None = None,
     retry_errors: bool = False,
     model: str | None = None,
+    systems: Sequence[str] | Mapping[str, str] | None = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -359,6 +368,11 @@ def evaluate(
         retry_errors: on resume, run again the pairs that ended in an error (the newer record
             supersedes the old one).
         model: the judge model for evaluator names such as ``"llm:CORRECTNESS_PROMPT"``.
+        systems: compare two or more systems pairwise: a list of system names (each row's
+            ``outputs`` is a dict of name -> output) or a dict of name -> row field (one column
+            per system). Every evaluator must then be pairwise (``create_pairwise_llm_as_judge``)
+            and runs once per pair; ``result.pairwise`` holds win/tie/loss rates, a
+            Bradley-Terry ranking and the order-flip rate (see :mod:`.pairwise`).
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -393,6 +407,7 @@ async def aevaluate(
     prices: Mapping[str, Any] | None = None,
     retry_errors: bool = False,
     model: str | None = None,
+    systems: Sequence[str] | Mapping[str, str] | None = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 

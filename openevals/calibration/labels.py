@@ -1,0 +1,375 @@
+"""Labelled data for calibration: reading the label column, typing it, and matching it to the judge.
+
+Everything here runs before any model call, so a dataset that cannot be compared with the judge
+(a missing label column, continuous labels for a pass/fail judge, labels outside the judge's
+``choices``) fails at once with a message naming the column, the rows and the fix.
+
+Label types:
+
+* ``"boolean"`` - pass/fail labels (``true``/``false``; CSV text ``"true"``/``"false"`` too);
+* ``"categorical"`` - labels from a set (``choices``): numbers (ordered, so weighted kappa is
+  reported too) or text;
+* ``"continuous"`` - numbers compared with a continuous judge score.
+
+The judge's score type is read from the judge when it says (every ``create_*llm_as_judge``
+factory, the trajectory, code and RAG LLM metrics), or given as ``judge_scores=`` for judges that
+do not say (plain functions). When neither is known, the labels decide and each judge score is
+checked against them after the run.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from openevals.evaluation.data import MISSING, Row, field_at, iter_rows
+
+__all__ = [
+    "JudgeScores",
+    "LabelType",
+    "LabelledData",
+    "LabelledRow",
+    "judge_scores_of",
+    "load_labelled",
+]
+
+LabelType = Literal["boolean", "categorical", "continuous"]
+LABEL_TYPES: tuple[str, ...] = ("boolean", "categorical", "continuous")
+_TRUE = frozenset({"true", "yes"})
+_FALSE = frozenset({"false", "no"})
+
+
+@dataclass(frozen=True)
+class JudgeScores:
+    """What scores a judge gives: ``kind`` is ``"boolean"``, ``"continuous"``, ``"choices"`` or
+    ``None`` (unknown: checked against the labels after the run)."""
+
+    kind: Literal["boolean", "continuous", "choices"] | None
+    choices: tuple[float, ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "choices":
+            return "scores from the choices " + ", ".join(_show(c) for c in self.choices)
+        if self.kind == "boolean":
+            return "boolean (pass/fail) scores"
+        if self.kind == "continuous":
+            return "continuous scores in [0, 1]"
+        return "scores of an undeclared type"
+
+
+def _show(value: Any) -> str:
+    return format(value, "g") if isinstance(value, float) else repr(value)
+
+
+def judge_scores_of(judge: Any, declared: Any = None) -> JudgeScores:
+    """The score type of ``judge``: ``declared`` (``"boolean"``, ``"continuous"`` or a list of
+    choices) when given, else what the judge's factory recorded, else unknown."""
+    if declared is not None:
+        if isinstance(declared, str):
+            if declared not in ("boolean", "continuous"):
+                raise ValueError(
+                    "`judge_scores` must be 'boolean', 'continuous' or a list of numeric choices; "
+                    f"got {declared!r}"
+                )
+            return JudgeScores(declared)  # type: ignore[arg-type]
+        if isinstance(declared, Sequence) and declared and all(_is_number(c) for c in declared):
+            return JudgeScores("choices", tuple(float(c) for c in declared))
+        raise ValueError(
+            "`judge_scores` must be 'boolean', 'continuous' or a non-empty list of numeric "
+            f"choices; got {declared!r}"
+        )
+    target = judge
+    while isinstance(target, functools.partial):
+        target = target.func
+    # Judge factories keep their validated options on the evaluator's public ``core``; its
+    # ``spec`` says which score schema the judge answers in.
+    spec = getattr(getattr(target, "core", None), "spec", None)
+    kind = getattr(spec, "score_type", None)
+    if kind in ("boolean", "continuous"):
+        return JudgeScores(kind)
+    if kind == "choices":
+        return JudgeScores("choices", tuple(float(c) for c in getattr(spec, "choices", ())))
+    return JudgeScores(None)
+
+
+def _is_number(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+def parse_label(value: Any) -> Any:
+    """A raw label cell as a Python value: CSV text ``"true"``/``"0.5"`` becomes a bool/number."""
+    if isinstance(value, str):
+        text = value.strip()
+        low = text.lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+        if not math.isfinite(number):
+            return text
+        return int(number) if number.is_integer() and "." not in text else number
+    return value
+
+
+@dataclass(frozen=True)
+class LabelledRow:
+    """One labelled row: the row the judge sees (label columns removed), the human label and
+    the human's reason (``None`` when the data has no reason column or it is empty)."""
+
+    index: int
+    id: str
+    fields: dict[str, Any]
+    label: Any
+    reason: str | None
+
+    def as_data(self) -> dict[str, Any]:
+        """The row as the runner reads it (with its id, so results map back to it)."""
+        return {"id": self.id, **self.fields}
+
+
+@dataclass(frozen=True)
+class LabelledData:
+    """A labelled dataset, checked against the judge (see :func:`load_labelled`)."""
+
+    rows: tuple[LabelledRow, ...]
+    label: str
+    label_type: LabelType
+    labels: tuple[Hashable, ...]
+    """Every label, in order (categorical and boolean; empty for continuous)."""
+    ordered: bool
+    judge: JudgeScores
+
+    def by_id(self) -> dict[str, LabelledRow]:
+        return {row.id: row for row in self.rows}
+
+    def check_score(self, score: Any, row: LabelledRow) -> Any:
+        """A judge score checked against the label type; ``ValueError`` if they cannot match."""
+        ok = False
+        if self.label_type == "boolean":
+            ok = isinstance(score, bool)
+        elif self.label_type == "continuous":
+            ok = _is_number(score)
+        else:
+            ok = isinstance(score, Hashable) and score in self.labels
+            if ok and not isinstance(score, bool) and any(isinstance(x, bool) for x in self.labels):
+                ok = False
+        if not ok:
+            wanted = {
+                "boolean": "true/false",
+                "continuous": "a number",
+                "categorical": "one of " + ", ".join(_show(x) for x in self.labels),
+            }[self.label_type]
+            raise ValueError(
+                f"the judge scored row {row.index} (id {row.id!r}) {score!r}, but the labels in "
+                f"column {self.label!r} are {self.label_type} ({wanted}); pass `judge_scores=` "
+                "to declare the judge's score type, or a judge whose scores match the labels"
+            )
+        return score
+
+
+def _rows_of(data: Any) -> list[Row]:
+    if isinstance(data, Mapping):
+        raise TypeError(
+            "`data` must be a list of row dicts or a path to a JSONL/JSON/CSV/TSV file; got one "
+            "dict (wrap it in a list)"
+        )
+    rows = list(iter_rows(data))
+    if len(rows) < 2:
+        raise ValueError(f"`data` must hold at least 2 labelled rows; got {len(rows)}")
+    return rows
+
+
+def _take(fields: dict[str, Any], path: str, drop: bool) -> Any:
+    value = field_at(fields, path)
+    if drop and "." not in path:
+        fields.pop(path, None)
+    return value
+
+
+def load_labelled(
+    data: Any,
+    *,
+    label: str,
+    reason: str | None,
+    label_type: str | None,
+    choices: Sequence[Hashable] | None,
+    label_map: Mapping[Any, Any] | None,
+    judge: JudgeScores,
+) -> LabelledData:
+    """Read ``data``, pull out the label (and reason) column and check it against ``judge``."""
+    if not isinstance(label, str) or not label:
+        raise TypeError(f"`label` must be the name of the label column (a str); got {label!r}")
+    if reason is not None and (not isinstance(reason, str) or not reason):
+        raise TypeError(f"`reason` must be a column name (str) or None; got {reason!r}")
+    if label_type is not None and label_type not in LABEL_TYPES:
+        raise ValueError(f"`label_type` must be one of {LABEL_TYPES} or None; got {label_type!r}")
+    if label_map is not None and not isinstance(label_map, Mapping):
+        raise TypeError(f"`label_map` must be a dict of raw label -> label; got {label_map!r}")
+    raw_rows = _rows_of(data)
+    rows: list[LabelledRow] = []
+    missing: list[int] = []
+    for row in raw_rows:
+        fields = dict(row.fields)
+        value = _take(fields, label, drop=True)
+        why = _take(fields, reason, drop=True) if reason is not None else MISSING
+        if value is MISSING or value is None or value == "":
+            missing.append(row.index)
+            continue
+        if label_map is not None:
+            if not isinstance(value, Hashable) or value not in label_map:
+                raise ValueError(
+                    f"row {row.index}: label {value!r} in column {label!r} is not a key of "
+                    f"`label_map` ({list(label_map)!r}); add it"
+                )
+            value = label_map[value]
+        rows.append(
+            LabelledRow(
+                index=row.index,
+                id=row.id,
+                fields=fields,
+                label=parse_label(value),
+                reason=None if why is MISSING or why in (None, "") else str(why),
+            )
+        )
+    if missing:
+        if len(missing) == len(raw_rows):
+            columns = sorted({k for r in raw_rows for k in r.fields})
+            raise ValueError(
+                f"no row has a label in column {label!r}; the rows have the columns {columns}. "
+                "Pass `label=` with the name of the human label column"
+            )
+        shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
+        raise ValueError(
+            f"{len(missing)} row(s) have no label in column {label!r} (rows {shown}); label them "
+            "or leave them out of the data"
+        )
+    return _typed(rows, label, label_type, choices, judge)
+
+
+def _label_kind(values: Sequence[Any], label: str) -> str:
+    kinds = set()
+    for value in values:
+        if isinstance(value, bool):
+            kinds.add("bool")
+        elif _is_number(value):
+            kinds.add("number")
+        elif isinstance(value, str):
+            kinds.add("text")
+        else:
+            raise TypeError(
+                f"labels in column {label!r} must be booleans, numbers or text; got "
+                f"{type(value).__name__} ({value!r})"
+            )
+    if len(kinds) > 1:
+        raise ValueError(
+            f"labels in column {label!r} mix {' and '.join(sorted(kinds))} values; use one kind "
+            "(e.g. all true/false, or all numbers), or map them with `label_map=`"
+        )
+    return kinds.pop()
+
+
+def _typed(
+    rows: list[LabelledRow],
+    label: str,
+    label_type: str | None,
+    choices: Sequence[Hashable] | None,
+    judge: JudgeScores,
+) -> LabelledData:
+    values = [r.label for r in rows]
+    kind = _label_kind(values, label)
+    example = next(iter(values))
+    if choices is not None:
+        if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence) or not choices:
+            raise TypeError(f"`choices` must be a non-empty list of labels; got {choices!r}")
+        choices = [parse_label(c) for c in choices]
+    elif judge.kind == "choices":
+        choices = list(judge.choices)
+    if label_type is None:
+        if kind == "bool":
+            label_type = "boolean"
+        elif kind == "text" or (kind == "number" and choices is not None):
+            label_type = "categorical"
+        else:
+            label_type = "continuous"
+    problem = _mismatch(kind, label_type, judge, values)
+    if problem:
+        raise ValueError(
+            f"the labels in column {label!r} ({problem}, e.g. {example!r}) cannot be compared with "
+            f"a judge that gives {judge.describe()}: {_fix(label_type, judge)}"
+        )
+    labels: tuple[Hashable, ...] = ()
+    ordered = False
+    if label_type == "boolean":
+        labels = (False, True)
+    elif label_type == "categorical":
+        labels = tuple(dict.fromkeys(choices)) if choices is not None else tuple(_sorted(values))
+        outside = sorted({repr(v) for v in values if v not in labels})
+        if outside:
+            raise ValueError(
+                f"labels {', '.join(outside)} in column {label!r} are not among the choices "
+                f"{list(labels)!r}; fix the labels or the choices"
+            )
+        ordered = all(_is_number(x) for x in labels)
+    return LabelledData(
+        rows=tuple(rows),
+        label=label,
+        label_type=label_type,  # type: ignore[arg-type]
+        labels=labels,
+        ordered=ordered,
+        judge=judge,
+    )
+
+
+def _sorted(values: Sequence[Any]) -> list[Any]:
+    unique = list(dict.fromkeys(values))
+    try:
+        return sorted(unique)
+    except TypeError:
+        return unique
+
+
+def _mismatch(kind: str, label_type: str, judge: JudgeScores, values: Sequence[Any]) -> str | None:
+    """Why labels of ``kind`` typed ``label_type`` cannot meet ``judge``; ``None`` if they can."""
+    if label_type == "boolean" and kind != "bool":
+        return f"{kind} labels declared boolean"
+    if label_type == "continuous" and kind != "number":
+        return f"{kind} labels declared continuous"
+    if judge.kind == "boolean" and label_type != "boolean":
+        return f"{label_type} {kind} labels"
+    if judge.kind == "continuous":
+        if label_type != "continuous":
+            return f"{label_type} {kind} labels"
+        if any(not 0.0 <= float(v) <= 1.0 for v in values):
+            return "continuous labels outside [0, 1]"
+    if judge.kind == "choices":
+        if kind != "number":
+            return f"{kind} labels"
+        if label_type == "categorical":
+            outside = sorted({v for v in values if float(v) not in judge.choices})
+            if outside:
+                return f"labels {outside} outside the judge's choices"
+    return None
+
+
+def _fix(label_type: str, judge: JudgeScores) -> str:
+    if judge.kind == "boolean":
+        return (
+            "give true/false labels (map others with `label_map=`), or a judge made with "
+            "continuous=True or choices=[...]"
+        )
+    if judge.kind == "continuous":
+        return "give numeric labels in [0, 1] (rescale them), or a judge whose scores match"
+    if judge.kind == "choices":
+        return "give labels from the judge's choices, or a judge with matching choices"
+    return f"declare `label_type=` to match the labels (they were read as {label_type})"

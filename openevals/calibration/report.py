@@ -1,0 +1,407 @@
+"""The calibration report: agreement with human labels, and where the judge disagreed.
+
+:func:`build_report` joins a batch run's results with the human labels, computes the agreement
+figures that fit the label type (:mod:`openevals.calibration.agreement`) and lists the
+disagreements, most severe first:
+
+* boolean labels: a failure the judge passed (severity 1.0) ranks above a pass the judge failed
+  (0.5): the first lets a bad output through;
+* ordered choices: the distance between the two labels, as a fraction of the scale;
+* unordered categories: 1.0 for every disagreement;
+* continuous labels: the absolute difference, for rows where it exceeds ``tolerance``.
+
+Rows on which the judge failed (an error, never a score) are left out of the figures and listed
+in :attr:`CalibrationReport.failed`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openevals.calibration.agreement import (
+    CategoricalAgreement,
+    ContinuousAgreement,
+    categorical_agreement,
+    continuous_agreement,
+)
+from openevals.calibration.labels import LabelledData, LabelledRow, LabelType
+
+if TYPE_CHECKING:
+    from openevals.evaluation.result import EvaluationResult
+
+__all__ = ["CalibrationReport", "FailedRow", "JudgeFailedError", "JudgedRow", "build_report"]
+
+
+class JudgeFailedError(RuntimeError):
+    """The judge failed on every labelled row, so there is nothing to compare."""
+
+
+DEFAULT_TOLERANCE = 0.2
+
+
+@dataclass(frozen=True)
+class JudgedRow:
+    """One labelled row with the judge's verdict."""
+
+    index: int
+    id: str
+    inputs: Any
+    outputs: Any
+    reference_outputs: Any
+    human: Any
+    judge: Any
+    reasoning: str | None
+    """The judge's reasoning (its result's ``comment``)."""
+    human_reason: str | None
+    severity: float
+    """0 when judge and human agree (within ``tolerance`` for continuous labels)."""
+
+    @property
+    def agrees(self) -> bool:
+        return self.severity == 0.0
+
+
+@dataclass(frozen=True)
+class FailedRow:
+    """A labelled row the judge could not score: the error, never a score."""
+
+    index: int
+    id: str
+    error: str
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """How well a judge agrees with human labels (what :func:`~openevals.calibration.calibrate`
+    returns).
+
+    Attributes:
+        label, label_type: the label column and its type.
+        judge_scores: the judge's score type (``"boolean"``, ``"continuous"``, ``"choices"``, or
+            ``None`` when the judge does not declare it).
+        feedback_key: the judge result that was compared with the labels.
+        agreement: the figures, each an :class:`~openevals._stats.Estimate` with its bootstrap
+            interval: :class:`CategoricalAgreement` or :class:`ContinuousAgreement`.
+        rows: every scored row with both verdicts, in data order.
+        disagreements: the rows where judge and human differ, most severe first.
+        failed: rows the judge could not score (left out of the figures).
+        result: the batch run's :class:`~openevals.evaluation.result.EvaluationResult`.
+        tolerance: for continuous labels, the difference above which a row is a disagreement.
+    """
+
+    label: str
+    label_type: LabelType
+    judge_scores: str | None
+    feedback_key: str
+    agreement: CategoricalAgreement | ContinuousAgreement
+    rows: tuple[JudgedRow, ...]
+    disagreements: tuple[JudgedRow, ...]
+    failed: tuple[FailedRow, ...]
+    result: EvaluationResult = field(repr=False)
+    tolerance: float | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        """The number of rows compared."""
+        return len(self.rows)
+
+    def __str__(self) -> str:
+        return format_report(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures, the confusion matrix and the disagreements as plain JSON-ready data."""
+        agreement = self.agreement
+        figures = {name: est.as_dict() for name, est in figures_of(agreement)}
+        out: dict[str, Any] = {
+            "label": self.label,
+            "label_type": self.label_type,
+            "judge_scores": self.judge_scores,
+            "feedback_key": self.feedback_key,
+            "n": self.n,
+            "confidence": agreement.confidence,
+            "figures": figures,
+            "notes": list(self.notes) + list(agreement.notes),
+            "disagreements": [_row_dict(r) for r in self.disagreements],
+            "failed": [{"index": f.index, "id": f.id, "error": f.error} for f in self.failed],
+        }
+        if isinstance(agreement, CategoricalAgreement):
+            out["labels"] = list(agreement.labels)
+            out["confusion"] = [list(row) for row in agreement.confusion]
+        if self.tolerance is not None:
+            out["tolerance"] = self.tolerance
+        return out
+
+    def report_html(
+        self, path: str | os.PathLike[str], *, title: str = "openevals calibration"
+    ) -> Path:
+        """Write the HTML report of the run with its calibration section; returns the path."""
+        from openevals.evaluation.report import render_report
+
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render_report(self.result, title=title, calibration=self), "utf-8")
+        return target
+
+
+def _row_dict(row: JudgedRow) -> dict[str, Any]:
+    return {
+        "index": row.index,
+        "id": row.id,
+        "human": row.human,
+        "judge": row.judge,
+        "severity": row.severity,
+        "reasoning": row.reasoning,
+        "human_reason": row.human_reason,
+        "inputs": row.inputs,
+        "outputs": row.outputs,
+        "reference_outputs": row.reference_outputs,
+    }
+
+
+_CATEGORICAL_NAMES = (
+    ("accuracy", "accuracy"),
+    ("kappa", "Cohen's kappa"),
+    ("weighted_kappa", "weighted kappa"),
+    ("fail_precision", "fail precision"),
+    ("fail_recall", "fail recall"),
+)
+_CONTINUOUS_NAMES = (
+    ("pearson", "Pearson r"),
+    ("spearman", "Spearman rho"),
+    ("kendall", "Kendall tau-b"),
+    ("mae", "MAE"),
+    ("bias", "bias (judge - human)"),
+)
+
+
+def figures_of(agreement: CategoricalAgreement | ContinuousAgreement) -> list[tuple[str, Any]]:
+    """``(attribute, Estimate)`` of every figure reported for ``agreement`` (in display order)."""
+    names = _CATEGORICAL_NAMES if isinstance(agreement, CategoricalAgreement) else _CONTINUOUS_NAMES
+    out = []
+    for attr, _ in names:
+        value = getattr(agreement, attr)
+        if value is not None:
+            out.append((attr, value))
+    return out
+
+
+def figure_label(attr: str) -> str:
+    return dict(_CATEGORICAL_NAMES + _CONTINUOUS_NAMES).get(attr, attr)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def severity(data: LabelledData, human: Any, judge: Any, tolerance: float) -> float:
+    """How far the judge is from the human on one row (0 = agreement); see the module doc."""
+    if data.label_type == "continuous":
+        gap = abs(float(judge) - float(human))
+        return gap if gap > tolerance else 0.0
+    if human == judge and isinstance(human, bool) == isinstance(judge, bool):
+        return 0.0
+    if data.label_type == "boolean":
+        return 1.0 if human is False else 0.5
+    if data.ordered and len(data.labels) > 1:
+        position = {label: i for i, label in enumerate(data.labels)}
+        return abs(position[human] - position[judge]) / (len(data.labels) - 1)
+    return 1.0
+
+
+def _pick(results: list[Mapping[str, Any]], key: str | None, evaluator: str) -> Mapping[str, Any]:
+    if key is not None:
+        for result in results:
+            if result.get("key") == key:
+                return result
+        raise ValueError(
+            f"the judge {evaluator!r} returned no result with feedback key {key!r}; its keys: "
+            f"{[r.get('key') for r in results]}. Pass `feedback_key=` with one of them"
+        )
+    if len(results) != 1:
+        raise ValueError(
+            f"the judge {evaluator!r} returned {len(results)} results "
+            f"({[r.get('key') for r in results]}); pass `feedback_key=` to say which one to "
+            "compare with the labels"
+        )
+    return results[0]
+
+
+def judged_rows(
+    data: LabelledData,
+    result: EvaluationResult,
+    evaluator: str,
+    feedback_key: str | None,
+    tolerance: float,
+) -> tuple[list[JudgedRow], list[FailedRow]]:
+    """Join the run's results with the labels (``data`` rows absent from ``result`` are skipped)."""
+    labelled: dict[str, LabelledRow] = data.by_id()
+    judged: list[JudgedRow] = []
+    failed: list[FailedRow] = []
+    for rec in result.rows:
+        row = labelled.get(rec["id"])
+        entry = rec.get("evaluations", {}).get(evaluator)
+        if row is None or entry is None:
+            continue
+        if entry.get("status") != "success":
+            error = entry.get("error") or {}
+            failed.append(
+                FailedRow(row.index, row.id, f"{error.get('type')}: {error.get('message')}")
+            )
+            continue
+        found = _pick(list(entry.get("results") or []), feedback_key, evaluator)
+        score = data.check_score(found.get("score"), row)
+        comment = found.get("comment")
+        judged.append(
+            JudgedRow(
+                index=row.index,
+                id=row.id,
+                inputs=rec.get("inputs"),
+                outputs=rec.get("outputs"),
+                reference_outputs=rec.get("reference_outputs"),
+                human=row.label,
+                judge=score,
+                reasoning=None if comment is None else str(comment),
+                human_reason=row.reason,
+                severity=severity(data, row.label, score, tolerance),
+            )
+        )
+    judged.sort(key=lambda r: r.index)
+    return judged, failed
+
+
+def agreement_of(
+    data: LabelledData,
+    rows: list[JudgedRow],
+    *,
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> CategoricalAgreement | ContinuousAgreement:
+    """The agreement figures of ``rows`` matched to the label type."""
+    human = [r.human for r in rows]
+    judge = [r.judge for r in rows]
+    if len(rows) < 2:
+        raise ValueError(
+            f"only {len(rows)} labelled row(s) were scored by the judge; agreement needs at "
+            "least 2 (see the failed rows for the judge's errors)"
+        )
+    if data.label_type == "continuous":
+        return continuous_agreement(
+            [float(h) for h in human],
+            [float(j) for j in judge],
+            resamples=resamples,
+            seed=seed,
+            confidence=confidence,
+        )
+    return categorical_agreement(
+        human,
+        judge,
+        labels=list(data.labels),
+        ordered=data.ordered,
+        fail_label=False if data.label_type == "boolean" else None,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+    )
+
+
+def build_report(
+    data: LabelledData,
+    result: EvaluationResult,
+    *,
+    evaluator: str,
+    feedback_key: str | None,
+    tolerance: float,
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> CalibrationReport:
+    judged, failed = judged_rows(data, result, evaluator, feedback_key, tolerance)
+    if not judged and failed:
+        raise JudgeFailedError(
+            f"the judge failed on every labelled row ({len(failed)}); first error: "
+            f"{failed[0].error}"
+        )
+    agreement = agreement_of(data, judged, resamples=resamples, seed=seed, confidence=confidence)
+    disagreements = sorted(
+        (r for r in judged if not r.agrees), key=lambda r: (-r.severity, r.index)
+    )
+    notes = []
+    if failed:
+        notes.append(f"{len(failed)} row(s) left out: the judge failed on them")
+    key = feedback_key
+    if key is None:
+        first = next((r for r in result.rows if r.get("evaluations", {}).get(evaluator)), None)
+        results = (first or {}).get("evaluations", {}).get(evaluator, {}).get("results") or []
+        key = str(results[0].get("key")) if results else evaluator
+    return CalibrationReport(
+        label=data.label,
+        label_type=data.label_type,
+        judge_scores=data.judge.kind,
+        feedback_key=key,
+        agreement=agreement,
+        rows=tuple(judged),
+        disagreements=tuple(disagreements),
+        failed=tuple(failed),
+        result=result,
+        tolerance=tolerance if data.label_type == "continuous" else None,
+        notes=tuple(notes),
+    )
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _cell(value: Any) -> str:
+    return format(value, "g") if isinstance(value, float) else str(value)
+
+
+def _clip(text: Any, limit: int = 90) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def format_report(report: CalibrationReport, *, max_disagreements: int = 10) -> str:
+    """The report as text (what ``print(report)`` shows)."""
+    agreement = report.agreement
+    pct = round(agreement.confidence * 100)
+    lines = [
+        f"Calibration of judge key {report.feedback_key!r} against labels {report.label!r} "
+        f"({report.label_type}, {report.n} rows"
+        + (f", {len(report.failed)} judge errors" if report.failed else "")
+        + ")",
+        f"Agreement ({pct}% bootstrap CI):",
+    ]
+    for attr, est in figures_of(agreement):
+        why = f"  ({est.note})" if est.value is None and est.note else ""
+        lines.append(f"  {figure_label(attr):<22}{est}{why}")
+    for note in (*report.notes, *agreement.notes):
+        lines.append(f"  note: {note}")
+    if isinstance(agreement, CategoricalAgreement):
+        labels = [_cell(x) for x in agreement.labels]
+        width = max(6, *(len(x) for x in labels)) + 1
+        lines.append("Confusion (rows: human, columns: judge):")
+        lines.append(" " * (width + 2) + "".join(x.rjust(width) for x in labels))
+        for label, counts in zip(labels, agreement.confusion, strict=True):
+            lines.append("  " + label.ljust(width) + "".join(str(c).rjust(width) for c in counts))
+    shown = report.disagreements[:max_disagreements]
+    lines.append(
+        f"Disagreements: {len(report.disagreements)}"
+        + (" (most severe first)" if report.disagreements else "")
+    )
+    for row in shown:
+        lines.append(
+            f"  row {row.index} [{row.id}] human={_cell(row.human)} judge={_cell(row.judge)} "
+            f"severity={row.severity:.2f}"
+        )
+        if row.reasoning:
+            lines.append(f"    judge: {_clip(row.reasoning)}")
+        if row.human_reason:
+            lines.append(f"    human: {_clip(row.human_reason)}")
+    if len(report.disagreements) > len(shown):
+        lines.append(f"  ... and {len(report.disagreements) - len(shown)} more")
+    return "\n".join(lines)

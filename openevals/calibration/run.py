@@ -1,0 +1,259 @@
+"""``calibrate`` / ``acalibrate``: run a judge over labelled data through the batch runner.
+
+A calibration is a *plan*: a generator that yields the batch runs it needs (rows plus one judge)
+and receives each run's :class:`~openevals.evaluation.result.EvaluationResult`; the sync driver
+runs them with :func:`~openevals.evaluation.evaluate`, the async one with
+:func:`~openevals.evaluation.aevaluate`. Both therefore share the runner's concurrency, judge
+cache, resume (``output=``) and progress bar, and the plan itself is written once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Generator, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from openevals.calibration.labels import LabelledData, judge_scores_of, load_labelled
+from openevals.calibration.report import DEFAULT_TOLERANCE, CalibrationReport, build_report
+from openevals.evaluation.spec import EvaluatorSpec
+
+if TYPE_CHECKING:
+    from openevals.evaluation.result import EvaluationResult
+
+__all__ = ["RunRequest", "acalibrate", "adrive_plan", "calibrate", "drive_plan"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One batch run a plan needs: these rows, this judge."""
+
+    rows: list[dict[str, Any]]
+    judge: EvaluatorSpec
+
+
+Plan = Generator[RunRequest, "EvaluationResult", T]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options shared by calibrate and cross_validate, validated once."""
+
+    label: str
+    reason: str | None
+    label_type: str | None
+    choices: Sequence[Hashable] | None
+    label_map: Mapping[Any, Any] | None
+    judge_scores: Any
+    feedback_key: str | None
+    tolerance: float
+    resamples: int
+    seed: int
+    confidence: float
+    model: str | None
+    runner: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        tol = self.tolerance
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
+            raise ValueError(f"`tolerance` must be a number >= 0; got {tol!r}")
+        if not math.isfinite(tol):
+            raise ValueError(f"`tolerance` must be finite; got {tol!r}")
+        if self.feedback_key is not None and (
+            not isinstance(self.feedback_key, str) or not self.feedback_key
+        ):
+            raise TypeError(
+                f"`feedback_key` must be a non-empty str or None; got {self.feedback_key!r}"
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TypeError(f"`seed` must be an int; got {self.seed!r}")
+        if (
+            isinstance(self.resamples, bool)
+            or not isinstance(self.resamples, int)
+            or self.resamples < 0
+        ):
+            raise ValueError(f"`resamples` must be a whole number >= 0; got {self.resamples!r}")
+        if not (isinstance(self.confidence, float) and 0.0 < self.confidence < 1.0):
+            raise ValueError(
+                f"`confidence` must be a float strictly between 0 and 1; got {self.confidence!r}"
+            )
+        from openevals.evaluation.options import RunOptions
+
+        RunOptions(**self.runner)  # validates concurrency, cache, progress, output, ...
+
+    def load(self, data: Any, judge: Any) -> LabelledData:
+        """Read and check the labelled data against ``judge`` (no model call)."""
+        return load_labelled(
+            data,
+            label=self.label,
+            reason=self.reason,
+            label_type=self.label_type,
+            choices=self.choices,
+            label_map=self.label_map,
+            judge=judge_scores_of(judge, self.judge_scores),
+        )
+
+    def report(self, data: LabelledData, result: EvaluationResult, name: str) -> CalibrationReport:
+        return build_report(
+            data,
+            result,
+            evaluator=name,
+            feedback_key=self.feedback_key,
+            tolerance=float(self.tolerance),
+            resamples=self.resamples,
+            seed=self.seed,
+            confidence=self.confidence,
+        )
+
+
+def judge_spec(
+    judge: Any, model: str | None, name: str, *, keep_name: bool = True
+) -> EvaluatorSpec:
+    """``judge`` (an evaluator, an :class:`EvaluatorSpec` or a registry name such as
+    ``"llm:CORRECTNESS_PROMPT"``) as a spec named ``name`` (unless it names itself and
+    ``keep_name``)."""
+    if isinstance(judge, str):
+        from openevals.evaluation.registry import build_evaluator
+
+        built = build_evaluator(judge, model=model)
+        return EvaluatorSpec(built.evaluator, name=name, fields=built.fields, inline=built.inline)
+    if isinstance(judge, EvaluatorSpec):
+        if judge.name and keep_name:
+            return judge
+        return EvaluatorSpec(judge.evaluator, name, judge.fields, judge.inline)
+    if callable(judge):
+        return EvaluatorSpec(judge, name=name)
+    raise TypeError(
+        "`judge` must be an evaluator (e.g. create_llm_as_judge(...)), an EvaluatorSpec or an "
+        f"evaluator name such as 'llm:CORRECTNESS_PROMPT'; got {type(judge).__name__}"
+    )
+
+
+def drive_plan(plan: Plan[T], runner: Mapping[str, Any]) -> T:
+    """Run every batch ``plan`` asks for with :func:`evaluate`; return the plan's value."""
+    from openevals.evaluation.runner import evaluate
+
+    try:
+        request = next(plan)
+        while True:
+            request = plan.send(evaluate(request.rows, [request.judge], **runner))
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+async def adrive_plan(plan: Plan[T], runner: Mapping[str, Any]) -> T:
+    """Async twin of :func:`drive_plan` (runs go through :func:`aevaluate`)."""
+    from openevals.evaluation.runner import aevaluate
+
+    try:
+        request = next(plan)
+        while True:
+            request = plan.send(await aevaluate(request.rows, [request.judge], **runner))
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+def _calibration_plan(data: Any, judge: Any, settings: Settings) -> Plan[CalibrationReport]:
+    spec = judge_spec(judge, settings.model, "judge")
+    labelled = settings.load(data, spec.evaluator)  # every check happens before the first call
+    name = spec.name or "judge"
+    result = yield RunRequest([row.as_data() for row in labelled.rows], spec)
+    return settings.report(labelled, result, name)
+
+
+def settings_of(arguments: Mapping[str, Any]) -> Settings:
+    """The keyword arguments of calibrate/cross_validate (their ``locals()``) as Settings."""
+    runner_keys = ("concurrency", "cache", "progress", "output", "retry_errors")
+    own = {k: v for k, v in arguments.items() if k in Settings.__dataclass_fields__}
+    own["runner"] = {k: arguments[k] for k in runner_keys}
+    return Settings(**own)
+
+
+_DOC_ARGS = """
+    Args:
+        data: the runner's row formats (a list of dicts, or a JSONL/JSON/CSV/TSV path) plus a
+            human label column.
+        label: the label column (a dotted path such as ``metadata.label`` works too). Labels may
+            be booleans, numbers or text; CSV text ``"true"``/``"0.5"`` is read as bool/number.
+        reason: an optional column with the human's reason for the label (shown with
+            disagreements and used as few-shot reasoning).
+        label_type: ``"boolean"``, ``"categorical"`` or ``"continuous"``; by default booleans
+            are boolean, text is categorical, and numbers are categorical when the judge (or
+            ``choices``) has choices, else continuous.
+        choices: every categorical label, in order (default: the judge's choices, else the
+            labels seen).
+        label_map: raw label -> label, e.g. ``{"pass": True, "fail": False}``.
+        judge_scores: the judge's score type (``"boolean"``, ``"continuous"`` or a list of
+            choices) for judges that do not declare it (plain functions).
+        feedback_key: which result of the judge to compare (needed when it returns several).
+        tolerance: continuous labels: a row is a disagreement when ``|judge - human|`` exceeds it.
+        resamples, seed, confidence: the bootstrap behind every interval.
+        model: the judge model when ``judge`` is a name such as ``"llm:CORRECTNESS_PROMPT"``.
+        concurrency, cache, progress, output, retry_errors: as for
+            :func:`openevals.evaluation.evaluate` (``output=`` makes a rerun resume).
+"""
+
+
+def calibrate(
+    data: Any,
+    judge: Any,
+    *,
+    label: str = "label",
+    reason: str | None = None,
+    label_type: str | None = None,
+    choices: Sequence[Hashable] | None = None,
+    label_map: Mapping[Any, Any] | None = None,
+    judge_scores: Any = None,
+    feedback_key: str | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    model: str | None = None,
+    concurrency: int = 16,
+    cache: Any = None,
+    progress: Any = True,
+    output: str | os.PathLike[str] | None = None,
+    retry_errors: bool = False,
+) -> CalibrationReport:
+    """Run ``judge`` over labelled ``data`` and measure how well it agrees with the labels.
+
+    Every check on the data and its labels (a missing label column, labels whose type cannot
+    meet the judge's scores) runs before the first model call. Returns a
+    :class:`~openevals.calibration.report.CalibrationReport`; ``print(report)`` shows it.
+    """
+    settings = settings_of(locals())
+    return drive_plan(_calibration_plan(data, judge, settings), settings.runner)
+
+
+async def acalibrate(
+    data: Any,
+    judge: Any,
+    *,
+    label: str = "label",
+    reason: str | None = None,
+    label_type: str | None = None,
+    choices: Sequence[Hashable] | None = None,
+    label_map: Mapping[Any, Any] | None = None,
+    judge_scores: Any = None,
+    feedback_key: str | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    model: str | None = None,
+    concurrency: int = 16,
+    cache: Any = None,
+    progress: Any = True,
+    output: str | os.PathLike[str] | None = None,
+    retry_errors: bool = False,
+) -> CalibrationReport:
+    """Async twin of :func:`calibrate` (the runs go through :func:`aevaluate`)."""
+    settings = settings_of(locals())
+    return await adrive_plan(_calibration_plan(data, judge, settings), settings.runner)
+
+
+calibrate.__doc__ = (calibrate.__doc__ or "") + _DOC_ARGS
