@@ -26,7 +26,12 @@ from openevals._judge.errors import (
 )
 from openevals._judge.options import ScoreWeighting, declare
 from openevals._judge.resolve import init_chat_model as init_chat_model
-from openevals._judge.shell import build_core, judge_evaluator, scorer_for
+from openevals._judge.shell import (
+    async_judge_evaluator,
+    build_core,
+    scorer_for,
+    sync_judge_evaluator,
+)
 from openevals.pairwise.judge import (
     create_async_pairwise_llm_as_judge,
     create_pairwise_llm_as_judge,
@@ -114,7 +119,7 @@ def create_llm_as_judge(
     Call the evaluator with keyword arguments: ``inputs``, ``outputs``, ``reference_outputs``, any
     other template variable, and ``attachments`` (images, audio, PDF) for multimodal prompts.
     """
-    return judge_evaluator(build_core(LLM_JUDGE, locals()), LLM_JUDGE)
+    return sync_judge_evaluator(build_core(LLM_JUDGE, locals()), LLM_JUDGE)
 
 
 def create_async_llm_as_judge(
@@ -135,4 +140,4 @@ def create_async_llm_as_judge(
     score_weighting: ScoreWeighting | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge` (same options; pass ``AsyncOpenAI`` clients)."""
-    return judge_evaluator(build_core(ASYNC_LLM_JUDGE, locals()), ASYNC_LLM_JUDGE)
+    return async_judge_evaluator(build_core(ASYNC_LLM_JUDGE, locals()), ASYNC_LLM_JUDGE)

@@ -156,6 +156,14 @@ def judge_options(spec: FactorySpec, values: Mapping[str, Any], **fixed: Any) ->
     decides itself (e.g. the RAG metrics' output schema).
     """
     chosen: dict[str, Any] = {name: values[name] for name in spec.takes}
+    samples = chosen.get("samples", 1)
+    if chosen.get("output_schema") is not None and samples != 1 and isinstance(samples, int):
+        # (Factories that set a schema themselves aggregate their samples on their own.)
+        raise ValueError(
+            f"`samples={samples}` votes on scores, but with `output_schema` the judge returns "
+            "your structured answer, which cannot be aggregated; drop `output_schema` or use "
+            "samples=1"
+        )
     chosen.update(fixed)
     return JudgeOptions(
         prompt=chosen.get("prompt"),
@@ -252,12 +260,6 @@ def _check_samples(o: JudgeOptions) -> None:
         raise ValueError(
             f"`samples` must be between 1 and {_MAX_SAMPLES} (how many times the judge is "
             f"asked), got {o.samples}"
-        )
-    if o.samples > 1 and o.output_schema is not None:
-        raise ValueError(
-            f"`samples={o.samples}` votes on scores, but with `output_schema` the judge returns "
-            "your structured answer, which cannot be aggregated; drop `output_schema` or use "
-            "samples=1"
         )
     if o.score_weighting is None:
         return

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from openevals._contract import (
     EvaluatorInfo,
@@ -22,14 +22,17 @@ from openevals._contract import (
 )
 from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, check_async_use, judge_options
+from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
+    "async_judge_evaluator",
     "build_core",
     "judge_core",
     "judge_evaluator",
     "judge_info",
     "register_core",
     "scorer_for",
+    "sync_judge_evaluator",
 ]
 
 _CORES: weakref.WeakKeyDictionary[Any, JudgeCore] = weakref.WeakKeyDictionary()
@@ -92,6 +95,20 @@ def scorer_for(core: JudgeCore, *, is_async: bool) -> Callable[..., Any]:
 def register_core(evaluator: Any, core: JudgeCore) -> None:
     """Remember ``core`` as the judge of ``evaluator`` (see :func:`judge_core`)."""
     _CORES[evaluator] = core
+
+
+def sync_judge_evaluator(
+    core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None
+) -> SimpleEvaluator:
+    """:func:`judge_evaluator` of a sync factory."""
+    return cast(SimpleEvaluator, judge_evaluator(core, spec, prepare))
+
+
+def async_judge_evaluator(
+    core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None
+) -> SimpleAsyncEvaluator:
+    """:func:`judge_evaluator` of an async factory."""
+    return cast(SimpleAsyncEvaluator, judge_evaluator(core, spec, prepare))
 
 
 def judge_evaluator(core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None) -> Any:

@@ -174,6 +174,8 @@ KNOWN_OPTIONS = {
         "system",
         "model",
         "max_retries",
+        "samples",
+        "score_weighting",
     },
 }
 
