@@ -299,15 +299,15 @@ class JudgeCore:
                 continue
             kept.extend(fresh)
             if bad is not None:
-                answer, err = bad
+                unusable, problem = bad
                 if repaired:
                     raise JudgeOutputError(
                         f"the judge's answer did not match the expected format, even after one "
-                        f"repair attempt: {err}. Raw answer: {answer.text[:2000]!r}",
-                        raw=answer.text,
+                        f"repair attempt: {problem}. Raw answer: {unusable.text[:2000]!r}",
+                        raw=unusable.text,
                     ) from None
                 repaired = True
-                messages = [*messages, *self._repair_messages(answer.text, err, spec)]
+                messages = [*messages, *self._repair_messages(unusable.text, problem, spec)]
                 continue
             if not from_cache:
                 # Only answers that passed validation are stored: a retry of a failed row must

@@ -225,9 +225,7 @@ def _mapping(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise TypeError(
-            f"`structured_output_kwargs` must be a dict, got {type(value).__name__}"
-        )
+        raise TypeError(f"`structured_output_kwargs` must be a dict, got {type(value).__name__}")
     return dict(value)
 
 
@@ -264,9 +262,7 @@ def _check_samples(o: JudgeOptions) -> None:
     if o.score_weighting is None:
         return
     if o.score_weighting != "logprobs":
-        raise ValueError(
-            f"`score_weighting` must be None or 'logprobs', got {o.score_weighting!r}"
-        )
+        raise ValueError(f"`score_weighting` must be None or 'logprobs', got {o.score_weighting!r}")
     if o.output_schema is not None or o.continuous:
         what = "`output_schema`" if o.output_schema is not None else "`continuous=True`"
         raise ValueError(
@@ -287,7 +283,7 @@ def is_async_callable(fn: Any) -> bool:
     """A coroutine function, or an object whose ``__call__`` is one."""
     if inspect.iscoroutinefunction(fn):
         return True
-    call = getattr(type(fn), "__call__", None)
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - objects with an async __call__
     return not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 

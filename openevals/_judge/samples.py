@@ -53,7 +53,7 @@ def _value_token(content: Sequence[Any]) -> Any:
         return None
     value_start = starts[-1].end()
     end = 0
-    for entry, token in zip(content, tokens):
+    for entry, token in zip(content, tokens, strict=True):
         end += len(token)
         if end > value_start:
             return entry

@@ -269,7 +269,9 @@ def create_pairwise_llm_as_judge(
     ) -> dict[str, Any]:
         pair = _pair(outputs, runs)
         answers = [
-            options.vote(core.ask_sync(call.pop("inputs"), None, call.pop("reference_outputs"), call))
+            options.vote(
+                core.ask_sync(call.pop("inputs"), None, call.pop("reference_outputs"), call)
+            )
             for call in options.calls(inputs, reference_outputs, pair)
         ]
         return options.result(pair, answers)
@@ -313,7 +315,10 @@ def create_async_pairwise_llm_as_judge(
         pair = _pair(outputs, runs)
         calls = options.calls(inputs, reference_outputs, pair)
         outcomes = await asyncio.gather(
-            *(core.ask_async(call.pop("inputs"), None, call.pop("reference_outputs"), call) for call in calls)
+            *(
+                core.ask_async(call.pop("inputs"), None, call.pop("reference_outputs"), call)
+                for call in calls
+            )
         )
         return options.result(pair, [options.vote(o) for o in outcomes])
 

@@ -916,7 +916,11 @@ class FakeOpenAIServer:
                 space = entry["token"][: len(entry["token"]) - len(entry["token"].lstrip())]
                 entry["logprob"] = math.log(script[entry["token"].strip()])
                 entry["top_logprobs"] = [
-                    {"token": space + t, "logprob": math.log(p), "bytes": list((space + t).encode())}
+                    {
+                        "token": space + t,
+                        "logprob": math.log(p),
+                        "bytes": list((space + t).encode()),
+                    }
                     for t, p in sorted(script.items(), key=lambda kv: -kv[1])
                 ]
         return {"content": entries, "refusal": None}

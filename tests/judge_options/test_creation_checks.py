@@ -33,10 +33,7 @@ SYNC: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "create_trajectory_llm_as_judge": (create_trajectory_llm_as_judge, {}),
     "create_code_llm_as_judge": (create_code_llm_as_judge, {}),
     "create_pairwise_llm_as_judge": (create_pairwise_llm_as_judge, {}),
-    **{
-        f"create_{m}_evaluator": (getattr(llm_metrics, f"create_{m}_evaluator"), {})
-        for m in RAG
-    },
+    **{f"create_{m}_evaluator": (getattr(llm_metrics, f"create_{m}_evaluator"), {}) for m in RAG},
 }
 ASYNC: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "create_async_llm_as_judge": (create_async_llm_as_judge, {}),

@@ -14,7 +14,11 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from openevals._judge.errors import JudgeLogprobsError
 from openevals._judge.samples import weighted_score
 from openevals._judge.schema import default_score_schema
-from openevals.llm import _create_llm_as_judge_scorer, create_async_llm_as_judge, create_llm_as_judge
+from openevals.llm import (
+    _create_llm_as_judge_scorer,
+    create_async_llm_as_judge,
+    create_llm_as_judge,
+)
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
     async_openai_client,
@@ -73,7 +77,9 @@ def test_weighted_samples_are_averaged(fake_openai: FakeOpenAIServer) -> None:
 
 
 @pytest.mark.parametrize("is_async", [False, True])
-async def test_server_without_logprobs_raises(fake_openai: FakeOpenAIServer, is_async: bool) -> None:
+async def test_server_without_logprobs_raises(
+    fake_openai: FakeOpenAIServer, is_async: bool
+) -> None:
     fake_openai.omit_logprobs = True
     fake_openai.queue_chat(json={"reasoning": "a", "score": True})
     with pytest.raises(JudgeLogprobsError, match="does not return `logprobs`"):
@@ -120,7 +126,9 @@ def _entry(token: str, alternatives: dict[str, float]) -> dict[str, Any]:
 
 def test_weighted_score_reads_the_score_token_not_the_reasoning() -> None:
     tokens = ['{"', "reasoning", '":', ' "', "true", " story", '",', ' "', "score", '":', " false"]
-    content = [_entry(t, {}) for t in tokens[:-1]] + [_entry(" false", {" false": 0.75, " true": 0.25})]
+    content = [_entry(t, {}) for t in tokens[:-1]] + [
+        _entry(" false", {" false": 0.75, " true": 0.25})
+    ]
     score, probabilities = weighted_score(BOOL, {"content": content})
     assert score == pytest.approx(0.25)
     assert probabilities == pytest.approx({"true": 0.25, "false": 0.75})
@@ -170,7 +178,9 @@ def test_patched_init_chat_model_with_attachments() -> None:
     )
     with patch("openevals.llm.init_chat_model") as mock_init:
         mock_init.return_value = _mock_judge({"score": False, "reasoning": "blurry"})
-        result = evaluator(outputs="a fruit bowl", attachments={"mime_type": "image/png", "data": png})
+        result = evaluator(
+            outputs="a fruit bowl", attachments={"mime_type": "image/png", "data": png}
+        )
     assert result["score"] is False and result["comment"] == "blurry"
     call = mock_init.return_value.with_structured_output.return_value.invoke.call_args
     content = call[0][0][0]["content"]
@@ -180,7 +190,6 @@ def test_patched_init_chat_model_with_attachments() -> None:
 
 def test_unpatched_model_strings_resolve_as_before(fake_openai: FakeOpenAIServer) -> None:
     import openevals.llm
-
     from openevals._judge.resolve import init_chat_model
 
     assert openevals.llm.init_chat_model is init_chat_model

@@ -72,7 +72,10 @@ async def test_async_samples_run_concurrently(fake_openai: FakeOpenAIServer) -> 
 async def test_async_openai_client_uses_n(fake_openai: FakeOpenAIServer) -> None:
     _answers(fake_openai, 1, 3, 3)
     judge = create_async_llm_as_judge(
-        prompt="{outputs}", judge=async_openai_client(fake_openai), model="m", choices=[1, 2, 3],
+        prompt="{outputs}",
+        judge=async_openai_client(fake_openai),
+        model="m",
+        choices=[1, 2, 3],
         samples=3,
     )
     result = await judge(outputs="x")

@@ -25,69 +25,85 @@ NEW = {"samples": "int = 1", "score_weighting": "ScoreWeighting | None = None"}
 # The signatures before this change (printed from main with inspect.signature); long prompt
 # defaults as a hash of their text.
 BEFORE = {
-    'openevals.llm:create_llm_as_judge': (
+    "openevals.llm:create_llm_as_judge": (
         "prompt: Any = <required>, feedback_key: str = 'score', judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + ' -> ' + 'SimpleEvaluator'
+        + " -> "
+        + "SimpleEvaluator"
     ),
-    'openevals.llm:create_async_llm_as_judge': (
+    "openevals.llm:create_async_llm_as_judge": (
         "prompt: Any = <required>, feedback_key: str = 'score', judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + ' -> ' + 'SimpleAsyncEvaluator'
+        + " -> "
+        + "SimpleAsyncEvaluator"
     ),
-    'openevals.llm:create_pairwise_llm_as_judge': (
+    "openevals.llm:create_pairwise_llm_as_judge": (
         "prompt: Any = sha1:5ad02f41c729, feedback_key: str = 'pairwise_preference', judge: Any = None, model: str | None = None, system: str | None = None, criteria: str | None = None, allow_ties: bool = True, swap_positions: bool = True, max_retries: int = 3"
-        + ' -> ' + 'Any'
+        + " -> "
+        + "Any"
     ),
-    'openevals.llm:create_async_pairwise_llm_as_judge': (
+    "openevals.llm:create_async_pairwise_llm_as_judge": (
         "prompt: Any = sha1:5ad02f41c729, feedback_key: str = 'pairwise_preference', judge: Any = None, model: str | None = None, system: str | None = None, criteria: str | None = None, allow_ties: bool = True, swap_positions: bool = True, max_retries: int = 3"
-        + ' -> ' + 'Any'
+        + " -> "
+        + "Any"
     ),
-    'openevals.trajectory.llm:create_trajectory_llm_as_judge': (
+    "openevals.trajectory.llm:create_trajectory_llm_as_judge": (
         "prompt: Any = sha1:1d874edb4d8e, model: str | None = None, feedback_key: str = 'trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + ' -> ' + 'SimpleEvaluator'
+        + " -> "
+        + "SimpleEvaluator"
     ),
-    'openevals.trajectory.llm:create_async_trajectory_llm_as_judge': (
+    "openevals.trajectory.llm:create_async_trajectory_llm_as_judge": (
         "prompt: Any = sha1:1d874edb4d8e, model: str | None = None, feedback_key: str = 'trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + ' -> ' + 'SimpleAsyncEvaluator'
+        + " -> "
+        + "SimpleAsyncEvaluator"
     ),
-    'openevals.code.llm:create_code_llm_as_judge': (
+    "openevals.code.llm:create_code_llm_as_judge": (
         "prompt: Any = <required>, feedback_key: str = 'code_correctness', code_extraction_strategy: CodeExtractionStrategy = 'none', code_extractor: Callable[[Any], str | None] | None = None, judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, max_retries: int = 3"
-        + ' -> ' + 'CodeEvaluator'
+        + " -> "
+        + "CodeEvaluator"
     ),
-    'openevals.code.llm:create_async_code_llm_as_judge': (
+    "openevals.code.llm:create_async_code_llm_as_judge": (
         "prompt: Any = <required>, feedback_key: str = 'code_correctness', code_extraction_strategy: CodeExtractionStrategy = 'none', code_extractor: Callable[[Any], Any] | None = None, judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, max_retries: int = 3"
-        + ' -> ' + 'AsyncCodeEvaluator'
+        + " -> "
+        + "AsyncCodeEvaluator"
     ),
-    'openevals.rag.llm_metrics:create_answer_correctness_evaluator': (
-        'model: str | None = None, judge: Any = None, prompt: Any = sha1:c9979b8c8893, system: str | None = None, max_retries: int = 3'
-        + ' -> ' + 'SimpleEvaluator'
+    "openevals.rag.llm_metrics:create_answer_correctness_evaluator": (
+        "model: str | None = None, judge: Any = None, prompt: Any = sha1:c9979b8c8893, system: str | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleEvaluator"
     ),
-    'openevals.rag.llm_metrics:create_async_answer_correctness_evaluator': (
-        'model: str | None = None, judge: Any = None, prompt: Any = sha1:c9979b8c8893, system: str | None = None, max_retries: int = 3'
-        + ' -> ' + 'SimpleAsyncEvaluator'
+    "openevals.rag.llm_metrics:create_async_answer_correctness_evaluator": (
+        "model: str | None = None, judge: Any = None, prompt: Any = sha1:c9979b8c8893, system: str | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleAsyncEvaluator"
     ),
-    'openevals.rag.llm_metrics:create_faithfulness_evaluator': (
-        'model: str | None = None, judge: Any = None, prompt: Any = sha1:a6067023ca23, system: str | None = None, max_retries: int = 3'
-        + ' -> ' + 'SimpleEvaluator'
+    "openevals.rag.llm_metrics:create_faithfulness_evaluator": (
+        "model: str | None = None, judge: Any = None, prompt: Any = sha1:a6067023ca23, system: str | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleEvaluator"
     ),
-    'openevals.rag.llm_metrics:create_async_faithfulness_evaluator': (
-        'model: str | None = None, judge: Any = None, prompt: Any = sha1:a6067023ca23, system: str | None = None, max_retries: int = 3'
-        + ' -> ' + 'SimpleAsyncEvaluator'
+    "openevals.rag.llm_metrics:create_async_faithfulness_evaluator": (
+        "model: str | None = None, judge: Any = None, prompt: Any = sha1:a6067023ca23, system: str | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleAsyncEvaluator"
     ),
-    'openevals.rag.llm_metrics:create_context_relevance_evaluator': (
-        'model: str | None = None, judge: Any = None, prompt: Any = sha1:b7a1bb4b0da1, system: str | None = None, max_retries: int = 3'
-        + ' -> ' + 'SimpleEvaluator'
+    "openevals.rag.llm_metrics:create_context_relevance_evaluator": (
+        "model: str | None = None, judge: Any = None, prompt: Any = sha1:b7a1bb4b0da1, system: str | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleEvaluator"
     ),
-    'openevals.rag.llm_metrics:create_async_context_relevance_evaluator': (
-        'model: str | None = None, judge: Any = None, prompt: Any = sha1:b7a1bb4b0da1, system: str | None = None, max_retries: int = 3'
-        + ' -> ' + 'SimpleAsyncEvaluator'
+    "openevals.rag.llm_metrics:create_async_context_relevance_evaluator": (
+        "model: str | None = None, judge: Any = None, prompt: Any = sha1:b7a1bb4b0da1, system: str | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleAsyncEvaluator"
     ),
-    'openevals.rag.llm_metrics:create_answer_relevancy_evaluator': (
-        'model: str | None = None, judge: Any = None, embeddings: Any = None, embedding_model: str | None = None, strictness: int = 3, prompt: Any = sha1:88b62a754991, system: str | None = None, max_retries: int = 3'
-        + ' -> ' + 'SimpleEvaluator'
+    "openevals.rag.llm_metrics:create_answer_relevancy_evaluator": (
+        "model: str | None = None, judge: Any = None, embeddings: Any = None, embedding_model: str | None = None, strictness: int = 3, prompt: Any = sha1:88b62a754991, system: str | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleEvaluator"
     ),
-    'openevals.rag.llm_metrics:create_async_answer_relevancy_evaluator': (
-        'model: str | None = None, judge: Any = None, embeddings: Any = None, embedding_model: str | None = None, strictness: int = 3, prompt: Any = sha1:88b62a754991, system: str | None = None, max_retries: int = 3'
-        + ' -> ' + 'SimpleAsyncEvaluator'
+    "openevals.rag.llm_metrics:create_async_answer_relevancy_evaluator": (
+        "model: str | None = None, judge: Any = None, embeddings: Any = None, embedding_model: str | None = None, strictness: int = 3, prompt: Any = sha1:88b62a754991, system: str | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleAsyncEvaluator"
     ),
 }
 

@@ -399,7 +399,9 @@ def test_bad_attachments_raise(fake_openai: FakeOpenAIServer, attachment: Any) -
 
 
 def _fast(judge: Any, max_retries: int = 3) -> None:
-    judge_core(judge).retry = RetryPolicy(max_retries=max_retries, initial_delay=0.001, max_delay=0.01)
+    judge_core(judge).retry = RetryPolicy(
+        max_retries=max_retries, initial_delay=0.001, max_delay=0.01
+    )
 
 
 def test_429_with_retry_after_is_retried(kind: str, fake_openai: FakeOpenAIServer) -> None:

@@ -68,7 +68,9 @@ def matrix(cases: list[str], paths: tuple[str, ...], few: int) -> list[tuple[str
 
 
 def _fast(evaluator: Any, max_retries: int) -> None:
-    judge_core(evaluator).retry = RetryPolicy(max_retries=max_retries, initial_delay=0.001, max_delay=0.01)
+    judge_core(evaluator).retry = RetryPolicy(
+        max_retries=max_retries, initial_delay=0.001, max_delay=0.01
+    )
 
 
 def judge_of(
