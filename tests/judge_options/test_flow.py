@@ -43,12 +43,10 @@ def test_the_judge_flow_yields_its_io(fake_openai: FakeOpenAIServer) -> None:
     assert fake_openai.chat_requests == []
 
 
-@pytest.mark.parametrize("is_async", [False, True])
-async def test_both_shells_go_through_the_drivers(
-    is_async: bool, fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _spy_on_drivers(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[str]:
+    """Record which driver ``module`` runs its flows with."""
     used: list[str] = []
-    real_drive, real_adrive = core_module.drive, core_module.adrive
+    real_drive, real_adrive = module.drive, module.adrive
 
     def spy_drive(flow: Any, perform: Any) -> Any:
         used.append("drive")
@@ -58,8 +56,16 @@ async def test_both_shells_go_through_the_drivers(
         used.append("adrive")
         return await real_adrive(flow, perform)
 
-    monkeypatch.setattr(core_module, "drive", spy_drive)
-    monkeypatch.setattr(core_module, "adrive", spy_adrive)
+    monkeypatch.setattr(module, "drive", spy_drive)
+    monkeypatch.setattr(module, "adrive", spy_adrive)
+    return used
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_both_shells_go_through_the_drivers(
+    is_async: bool, fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    used = _spy_on_drivers(monkeypatch, core_module)
     fake_openai.queue_chat(json={"reasoning": "r", "score": True})
     factory = create_async_llm_as_judge if is_async else create_llm_as_judge
     judge = factory(prompt="{outputs}", judge=openai_client(fake_openai), model="m")
@@ -74,19 +80,7 @@ async def test_both_shells_go_through_the_drivers(
 async def test_simulator_runs_on_the_drivers(
     is_async: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    used: list[str] = []
-    real_drive, real_adrive = multiturn.drive, multiturn.adrive
-
-    def spy_drive(flow: Any, perform: Any) -> Any:
-        used.append("drive")
-        return real_drive(flow, perform)
-
-    async def spy_adrive(flow: Any, perform: Any) -> Any:
-        used.append("adrive")
-        return await real_adrive(flow, perform)
-
-    monkeypatch.setattr(multiturn, "drive", spy_drive)
-    monkeypatch.setattr(multiturn, "adrive", spy_adrive)
+    used = _spy_on_drivers(monkeypatch, multiturn)
     options: dict[str, Any] = {"app": lambda m, **kw: "hello", "user": ["hi"], "max_turns": 1}
     if is_async:
         result = await run_multiturn_simulation_async(**options)
