@@ -15,6 +15,9 @@ answer relevancy.
 Each is one structured judge call per sample (plus one batched embedding call for answer
 relevancy). Edge cases: an empty denominator gives 1.0 when both sides are empty and 0.0 otherwise
 (claims); an answer with no checkable statement scores 0.0 for faithfulness.
+
+Every factory also takes ``samples=n``: the judge answers n times and the scores are averaged
+(``metadata["samples"]``, ``metadata["std"]``); see :mod:`openevals.rag._llm_metric`.
 """
 
 from __future__ import annotations
