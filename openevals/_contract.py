@@ -20,6 +20,7 @@ the event loop, and account for judge calls.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -123,10 +124,17 @@ def _select(call: dict[str, Any], passes: Sequence[str] | None) -> dict[str, Any
     return {name: call.get(name) for name in passes}
 
 
-def _named(fn: F, info: EvaluatorInfo, name: str | None) -> F:
+def _named(
+    fn: F, info: EvaluatorInfo, name: str | None, signature: Callable[..., Any] | None = None
+) -> F:
     if name is not None:
         fn.__name__ = name
         fn.__qualname__ = name
+    if signature is not None:
+        # Callers that inspect parameter names (LangSmith passes `runs` to comparative
+        # evaluators only when the signature names it) see this signature; the shell's **kwargs
+        # receives such arguments.
+        fn.__signature__ = inspect.signature(signature)  # type: ignore[attr-defined]
     return attach_info(fn, info)
 
 
@@ -138,6 +146,7 @@ def make_evaluator(
     passes: Sequence[str] | None = None,
     raw: bool = False,
     name: str | None = None,
+    signature: Callable[..., Any] | None = None,
 ) -> SimpleEvaluator:
     """Turn a sync ``scorer`` into the public evaluator ``(*, inputs, outputs, reference_outputs, **kw)``.
 
@@ -150,6 +159,8 @@ def make_evaluator(
         raw: return what the scorer returned unchanged (structured judge answers) instead of
             result dicts.
         name: the evaluator's ``__name__`` (default: keep the shell's own name).
+        signature: a function whose signature the evaluator reports to ``inspect.signature``
+            (e.g. one naming ``runs`` for LangSmith comparative evaluators).
     """
     if info.is_async:
         raise ValueError(f"make_evaluator builds sync evaluators; {info.run_name!r} is async")
@@ -169,7 +180,7 @@ def make_evaluator(
             **_select(call, passes),
         )
 
-    return cast(SimpleEvaluator, _named(evaluator, info, name))
+    return cast(SimpleEvaluator, _named(evaluator, info, name, signature))
 
 
 def make_async_evaluator(
@@ -180,6 +191,7 @@ def make_async_evaluator(
     passes: Sequence[str] | None = None,
     raw: bool = False,
     name: str | None = None,
+    signature: Callable[..., Any] | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`make_evaluator`; ``scorer`` may be sync or a coroutine function."""
     if not info.is_async:
@@ -202,4 +214,4 @@ def make_async_evaluator(
             **_select(call, passes),
         )
 
-    return cast(SimpleAsyncEvaluator, _named(evaluator, info, name))
+    return cast(SimpleAsyncEvaluator, _named(evaluator, info, name, signature))

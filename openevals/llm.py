@@ -3,9 +3,14 @@
 The pairwise factories (``create_pairwise_llm_as_judge`` and its async twin) are defined in
 :mod:`openevals.pairwise.judge` and re-exported here, beside the single-output judge.
 
-Both factories build one :class:`~openevals._judge.core.JudgeCore` (which validates every option at
-creation) and return a thin shell around it: the only difference between them is whether the model
-is called with ``invoke`` or ``await ainvoke``.
+Both factories forward their options to the one declaration in :mod:`openevals._judge.options`
+(checked at creation, sync/async rules included) and return the evaluator contract's shell around
+one :class:`~openevals._judge.core.JudgeCore`; the only difference between them is which driver
+runs the judge's flow.
+
+``init_chat_model`` is the name model strings resolve through once it is replaced (e.g.
+``unittest.mock.patch("openevals.llm.init_chat_model")``, as tests written for openevals 0.2.2
+do); importing this module loads no LangChain code.
 """
 
 from __future__ import annotations
@@ -13,19 +18,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from openevals._judge.core import JudgeCore
 from openevals._judge.errors import (
     JudgeError,
     JudgeOutputError,
     JudgeServerError,
     JudgeTimeoutError,
 )
+from openevals._judge.options import ScoreWeighting, declare
+from openevals._judge.resolve import init_chat_model as init_chat_model
+from openevals._judge.shell import (
+    async_judge_evaluator,
+    build_core,
+    scorer_for,
+    sync_judge_evaluator,
+)
 from openevals.pairwise.judge import (
     create_async_pairwise_llm_as_judge,
     create_pairwise_llm_as_judge,
 )
 from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
-from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
 
 __all__ = [
     "JudgeError",
@@ -38,89 +49,19 @@ __all__ = [
     "create_pairwise_llm_as_judge",
 ]
 
-
-def _sync_scorer(core: JudgeCore) -> Callable[..., Any]:
-    def scorer(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
-    ) -> Any:
-        return core.run_sync(inputs, outputs, reference_outputs, kw)
-
-    return scorer
-
-
-def _async_scorer(core: JudgeCore) -> Callable[..., Any]:
-    async def scorer(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
-    ) -> Any:
-        return await core.run_async(inputs, outputs, reference_outputs, kw)
-
-    return scorer
-
-
-Prepare = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def _judge_evaluator(
-    core: JudgeCore,
-    prepare: Prepare | None = None,
-    *,
-    async_factory: str = "create_async_llm_as_judge",
-    factory: str = "create_llm_as_judge",
-) -> SimpleEvaluator:
-    """The sync evaluator shell around ``core``; ``prepare`` may rewrite the call's kwargs."""
-    if getattr(core._backend, "is_async", False):
-        raise TypeError(
-            f"`judge` is an async OpenAI client (AsyncOpenAI); use {async_factory}, or pass "
-            f"openai.OpenAI() to {factory}"
-        )
-    scorer = _sync_scorer(core)
-
-    def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-        call.update(kwargs)
-        return _run_evaluator_untyped(
-            run_name=core.run_name,
-            scorer=scorer,
-            feedback_key=core.feedback_key,
-            return_raw_outputs=core.raw_output,
-            **(prepare(call) if prepare else call),
-        )
-
-    evaluator.core = core  # type: ignore[attr-defined]
-    return evaluator
-
-
-def _async_judge_evaluator(core: JudgeCore, prepare: Prepare | None = None) -> SimpleAsyncEvaluator:
-    """The async twin of :func:`_judge_evaluator`."""
-    scorer = _async_scorer(core)
-
-    async def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-        call.update(kwargs)
-        return await _arun_evaluator_untyped(
-            run_name=core.run_name,
-            scorer=scorer,
-            feedback_key=core.feedback_key,
-            return_raw_outputs=core.raw_output,
-            **(prepare(call) if prepare else call),
-        )
-
-    evaluator.core = core  # type: ignore[attr-defined]
-    return evaluator
+LLM_JUDGE, ASYNC_LLM_JUDGE = declare("create_llm_as_judge", "create_async_llm_as_judge")
 
 
 def _create_llm_as_judge_scorer(**options: Any) -> Callable[..., Any]:
     """A plain sync scorer ``(*, inputs, outputs, reference_outputs, **kw) -> score value``."""
-    return _sync_scorer(JudgeCore(**options))
+    return scorer_for(build_core(LLM_JUDGE, LLM_JUDGE.arguments(options)), is_async=False)
 
 
 def _create_async_llm_as_judge_scorer(**options: Any) -> Callable[..., Any]:
     """The async twin of :func:`_create_llm_as_judge_scorer`."""
-    return _async_scorer(JudgeCore(**options))
+    return scorer_for(
+        build_core(ASYNC_LLM_JUDGE, ASYNC_LLM_JUDGE.arguments(options)), is_async=True
+    )
 
 
 def create_llm_as_judge(
@@ -137,6 +78,8 @@ def create_llm_as_judge(
     output_schema: Any = None,
     structured_output_kwargs: Mapping[str, Any] | None = None,
     max_retries: int = 3,
+    samples: int = 1,
+    score_weighting: ScoreWeighting | None = None,
 ) -> SimpleEvaluator:
     """Create an evaluator that asks an LLM to grade ``outputs`` (and more) with ``prompt``.
 
@@ -160,6 +103,14 @@ def create_llm_as_judge(
         structured_output_kwargs: forwarded to a LangChain model's ``with_structured_output``.
         max_retries: retries of transient failures (429, 5xx, timeouts, malformed replies) with
             exponential backoff.
+        samples: ask the judge this many times and aggregate: booleans and choices by majority
+            vote (a tied boolean vote gives ``False``; tied choices the lowest), continuous scores
+            by the mean. ``metadata`` then holds ``samples`` and ``agreement`` (votes) or ``std``
+            (means). OpenAI backends ask once with the ``n`` parameter; others make n calls.
+        score_weighting: ``"logprobs"`` weights boolean and ``choices`` scores by the
+            probabilities of the score token (G-Eval): the score becomes ``P(true)``, or the
+            probability-weighted mean of the choices. Needs a provider that returns
+            ``top_logprobs`` (OpenAI); anything else raises instead of falling back.
 
     Raises (from the evaluator): :class:`JudgeOutputError` (unusable answer),
     :class:`JudgeServerError` (malformed server reply), :class:`JudgeTimeoutError` (every attempt
@@ -168,25 +119,7 @@ def create_llm_as_judge(
     Call the evaluator with keyword arguments: ``inputs``, ``outputs``, ``reference_outputs``, any
     other template variable, and ``attachments`` (images, audio, PDF) for multimodal prompts.
     """
-    core = JudgeCore(
-        prompt=prompt,
-        feedback_key=feedback_key,
-        judge=judge,
-        model=model,
-        system=system,
-        continuous=continuous,
-        choices=choices,
-        use_reasoning=use_reasoning,
-        few_shot_examples=few_shot_examples,
-        output_schema=output_schema,
-        structured_output_kwargs=structured_output_kwargs,
-        max_retries=max_retries,
-    )
-    if core.is_async_prompt:
-        raise TypeError(
-            "`prompt` is an async function; use create_async_llm_as_judge for async prompts"
-        )
-    return _judge_evaluator(core)
+    return sync_judge_evaluator(build_core(LLM_JUDGE, locals()), LLM_JUDGE)
 
 
 def create_async_llm_as_judge(
@@ -203,21 +136,8 @@ def create_async_llm_as_judge(
     output_schema: Any = None,
     structured_output_kwargs: Mapping[str, Any] | None = None,
     max_retries: int = 3,
+    samples: int = 1,
+    score_weighting: ScoreWeighting | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge` (same options; pass ``AsyncOpenAI`` clients)."""
-    core = JudgeCore(
-        prompt=prompt,
-        feedback_key=feedback_key,
-        judge=judge,
-        model=model,
-        system=system,
-        continuous=continuous,
-        choices=choices,
-        use_reasoning=use_reasoning,
-        few_shot_examples=few_shot_examples,
-        output_schema=output_schema,
-        structured_output_kwargs=structured_output_kwargs,
-        max_retries=max_retries,
-    )
-
-    return _async_judge_evaluator(core)
+    return async_judge_evaluator(build_core(ASYNC_LLM_JUDGE, locals()), ASYNC_LLM_JUDGE)

@@ -52,6 +52,8 @@ class Answer:
     data: Any
     text: str
     usage: dict[str, int] | None
+    #: The choice's token log-probabilities (``logprobs.content``) when they were asked for.
+    logprobs: Any = None
 
 
 def _json_instruction(spec: SchemaSpec) -> str:
@@ -120,6 +122,11 @@ class Backend(abc.ABC):
     sdk_retries: int = 0
     #: The client's timeout in seconds, reported by :class:`JudgeTimeoutError` (None: unknown).
     timeout: float | None = None
+    #: One request can return several completions (the ``n`` parameter); else ``samples=n``
+    #: makes n requests.
+    supports_n: bool = False
+    #: Replies can carry token log-probabilities (``score_weighting="logprobs"``).
+    supports_logprobs: bool = False
 
     @abc.abstractmethod
     def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
@@ -140,6 +147,14 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def read(self, rung: str, response: Any) -> Answer:
         """The structured data, text and usage of a response (pure)."""
+
+    def read_all(self, rung: str, response: Any) -> list[Answer]:
+        """Every completion of a response (several when ``n`` was asked for); usage on the first."""
+        return [self.read(rung, response)]
+
+    def with_sampling(self, payload: Any, *, n: int, top_logprobs: int | None) -> Any:
+        """``payload`` asking for ``n`` completions and/or ``top_logprobs`` alternatives."""
+        raise NotImplementedError(f"{type(self).__name__} cannot ask for n or logprobs")
 
 
 def undecodable_body(exc: BaseException) -> JudgeServerError | None:
@@ -174,6 +189,8 @@ class OpenAIClientBackend(Backend):
     """
 
     rungs = ("json_schema", "tool", "json_object", "text")
+    supports_n = True
+    supports_logprobs = True
 
     def __init__(
         self,
@@ -264,8 +281,35 @@ class OpenAIClientBackend(Backend):
             return client.post("/chat/completions", body=payload, cast_to=object)
         return client.chat.completions.create(**payload)
 
+    def with_sampling(self, payload: Any, *, n: int, top_logprobs: int | None) -> Any:
+        out = dict(payload)
+        if n > 1:
+            out["n"] = n
+        if top_logprobs:
+            out["logprobs"] = True
+            out["top_logprobs"] = top_logprobs
+        return out
+
+    def read_all(self, rung: str, response: Any) -> list[Answer]:
+        first = self.read(rung, response)
+        choices = _get(response, "choices")
+        first.logprobs = _get(_get(choices[0], "logprobs"), "content")
+        answers = [first]
+        for i, choice in enumerate(choices[1:], start=1):
+            message = _get(choice, "message")
+            if message is None or isinstance(message, (str, bytes, int, float, list)):
+                raise JudgeServerError(f"choice {i} has no `message` object", body=response)
+            answer = self._answer(message, None, response, choice)
+            answer.logprobs = _get(_get(choice, "logprobs"), "content")
+            answers.append(answer)
+        return answers
+
     def read(self, rung: str, response: Any) -> Answer:
         message, usage = _completion_message(response)
+        return self._answer(message, usage, response, _first_choice(response))
+
+    @staticmethod
+    def _answer(message: Any, usage: dict[str, int] | None, response: Any, choice: Any) -> Answer:
         for call in _get(message, "tool_calls") or []:
             arguments = _get(_get(call, "function"), "arguments")
             if arguments is not None:
@@ -285,7 +329,7 @@ class OpenAIClientBackend(Backend):
             raise JudgeServerError(
                 f"the message content is a {type(text).__name__}, not text", body=response
             )
-        finish = _get(_first_choice(response), "finish_reason")
+        finish = _get(choice, "finish_reason")
         raise JudgeServerError(
             "the message has no content and no tool call"
             + (f" (finish_reason={finish!r})" if finish else ""),

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-__all__ = ["JudgeCache", "active_cache", "cache_key"]
+from openevals._judge.backends import Answer
+
+__all__ = ["JudgeCache", "active_cache", "cache_key", "lookup_answers", "store_answers"]
 
 
 class JudgeCache(Protocol):
@@ -31,3 +34,46 @@ def cache_key(material: dict[str, Any]) -> str:
     """A stable SHA-256 key of the request material (model, rung, messages, schema, params)."""
     text = json.dumps(material, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def lookup_answers(cache: JudgeCache | None, key: str, n: int = 1) -> list[Answer] | None:
+    hit = cache.get(key) if cache is not None else None
+    if not isinstance(hit, Mapping):
+        return None
+    stored = hit.get("answers") if n > 1 else [hit]
+    if not isinstance(stored, list) or len(stored) != n:
+        return None
+    return [
+        Answer(
+            data=s.get("data"), text=str(s.get("text", "")), usage=None, logprobs=s.get("logprobs")
+        )
+        for s in stored
+        if isinstance(s, Mapping)
+    ] or None
+
+
+def _entry(answer: Answer) -> dict[str, Any]:
+    data = answer.data.model_dump() if hasattr(answer.data, "model_dump") else answer.data
+    entry = {"data": data, "text": answer.text, "usage": answer.usage}
+    if answer.logprobs is not None:
+        entry["logprobs"] = _plain(answer.logprobs)
+    return entry
+
+
+def _plain(value: Any) -> Any:
+    """SDK objects (token log-probabilities) as plain JSON data for the cache."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def store_answers(cache: JudgeCache | None, key: str, answers: list[Answer]) -> None:
+    """Remember answers that passed validation."""
+    if cache is None or any(a.data is None for a in answers):
+        return
+    if len(answers) == 1:
+        cache.set(key, _entry(answers[0]))
+    else:
+        cache.set(key, {"answers": [_entry(a) for a in answers]})

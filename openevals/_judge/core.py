@@ -1,9 +1,12 @@
 """The LLM-as-judge core, written once for the sync and async shells.
 
-The conversation with the model (structured-output rungs, retries with backoff, one repair attempt)
-is a generator that *yields* instructions (``Send`` a prepared call, ``Sleep``) and receives their
-outcome. The sync driver performs them with blocking calls, the async driver with ``await``; all
-decisions live in the generator, so the two shells cannot drift apart.
+One judge call is a sans-IO flow (:meth:`JudgeCore.flow`): a generator that builds the messages,
+walks the structured-output rungs, retries with backoff and repairs once, *yielding* each piece of
+I/O it needs (:class:`Send` a prepared request, :class:`Sleep`, :class:`Resolve` an async prompt's
+messages, :class:`Fanout` independent samples) and receiving its outcome. The two drivers of
+:mod:`openevals._drivers` run it: :meth:`JudgeCore.ask_sync` with blocking calls,
+:meth:`JudgeCore.ask_async` with ``await``. All decisions live in the flow, so the shells cannot
+drift apart.
 """
 
 from __future__ import annotations
@@ -11,16 +14,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import random
 import threading
 import time
-from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
+from openevals._drivers import adrive, drive
 from openevals._judge.answers import AnswerError, check_answer_size, validate_answer
 from openevals._judge.backends import Answer, Backend, OpenAIClientBackend
-from openevals._judge.cache import JudgeCache, active_cache, cache_key
+from openevals._judge.cache import (
+    JudgeCache,
+    active_cache,
+    cache_key,
+    lookup_answers,
+    store_answers,
+)
 from openevals._judge.errors import (
     JudgeError,
     JudgeOutputError,
@@ -29,9 +37,9 @@ from openevals._judge.errors import (
     is_timeout,
     is_transient,
     is_unsupported,
-    retry_after_seconds,
 )
 from openevals._judge.langchain_backend import LangChainBackend
+from openevals._judge.options import JudgeOptions, is_async_callable
 from openevals._judge.prompting import (
     PromptSpec,
     check_encodable,
@@ -39,130 +47,49 @@ from openevals._judge.prompting import (
     make_prompt_spec,
     start_messages,
 )
+from openevals._judge.resolve import backend_for_judge, patched_init_chat_model
+from openevals._judge.samples import aggregate_scores, weighted_score
 from openevals._judge.schema import SchemaSpec, default_score_schema, normalize_output_schema
+from openevals._judge.steps import (
+    DEFAULT_RETRY_POLICY,
+    Conversation,
+    Fanout,
+    Outcome,
+    Resolve,
+    RetryPolicy,
+    Send,
+    Sleep,
+    Step,
+    add_usage,
+    merge_outcomes,
+)
 
 __all__ = [
+    "DEFAULT_RETRY_POLICY",
+    "Fanout",
     "JudgeCore",
     "JudgeError",
     "JudgeOutputError",
     "JudgeServerError",
     "JudgeTimeoutError",
+    "Outcome",
+    "Resolve",
     "RetryPolicy",
     "Send",
     "Sleep",
 ]
 
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with full jitter; ``Retry-After`` from the server wins when present."""
-
-    max_retries: int = 3
-    initial_delay: float = 0.5
-    max_delay: float = 30.0
-
-    def delay(self, attempt: int, exc: BaseException) -> float:
-        hinted = retry_after_seconds(exc)
-        if hinted is not None:
-            return min(hinted, self.max_delay)
-        ceiling = min(self.max_delay, self.initial_delay * (2**attempt))
-        return random.uniform(ceiling / 2, ceiling)
-
-
-DEFAULT_RETRY_POLICY = RetryPolicy()
-
-
-@dataclass(frozen=True)
-class Send:
-    payload: Any
-
-
-@dataclass(frozen=True)
-class Sleep:
-    seconds: float
-
-
-@dataclass
-class Outcome:
-    value: Any
-    usage: dict[str, int] | None
-    rung: str
-
-
-Conversation = Generator[Send | Sleep, Any, Outcome]
-
-
-def _add_usage(total: dict[str, int] | None, more: dict[str, int] | None) -> dict[str, int] | None:
-    if more is None:
-        return total
-    if total is None:
-        return dict(more)
-    return {k: total.get(k, 0) + more.get(k, 0) for k in set(total) | set(more)}
-
-
-def _looks_like_chat_model(obj: Any) -> bool:
-    return callable(getattr(obj, "invoke", None)) and callable(getattr(obj, "ainvoke", None))
-
-
-def _validate_choices(choices: Any) -> list[float] | None:
-    if choices is None:
-        return None
-    if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence):
-        raise TypeError(f"`choices` must be a list of numbers, got {type(choices).__name__}")
-    if not choices:
-        raise ValueError(
-            "`choices` is empty; give the allowed scores, e.g. choices=[0.0, 0.5, 1.0]"
-        )
-    out = []
-    for c in choices:
-        if isinstance(c, bool) or not isinstance(c, (int, float)):
-            raise TypeError(f"`choices` must hold numbers, got {c!r}")
-        out.append(float(c))
-    return out
+TOP_LOGPROBS = 20
+"""Alternatives per token asked for with ``score_weighting="logprobs"`` (OpenAI's maximum)."""
 
 
 class JudgeCore:
     """Everything about one judge that does not depend on sync vs async."""
 
-    def __init__(
-        self,
-        *,
-        prompt: Any,
-        feedback_key: str = "score",
-        judge: Any = None,
-        model: str | None = None,
-        system: str | None = None,
-        continuous: bool = False,
-        choices: Sequence[float] | None = None,
-        use_reasoning: bool = True,
-        few_shot_examples: Sequence[Mapping[str, Any]] | None = None,
-        output_schema: Any = None,
-        structured_output_kwargs: Mapping[str, Any] | None = None,
-        max_retries: int = 3,
-        run_name: str | None = None,
-    ) -> None:
-        if not isinstance(feedback_key, str) or not feedback_key:
-            raise ValueError(f"`feedback_key` must be a non-empty string, got {feedback_key!r}")
-        if system is not None and not isinstance(system, str):
-            raise TypeError(f"`system` must be a string, got {type(system).__name__}")
-        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
-            raise ValueError(f"`max_retries` must be an integer >= 0, got {max_retries!r}")
-        choice_list = _validate_choices(choices)
-        if continuous and choice_list is not None:
-            raise ValueError(
-                "`continuous=True` and `choices` are mutually exclusive: continuous scores are any "
-                "float in [0, 1], choices restrict the score to a list; pass one of them"
-            )
-        if few_shot_examples is not None and (
-            isinstance(few_shot_examples, (str, bytes, Mapping))
-            or not isinstance(few_shot_examples, Sequence)
-        ):
-            raise TypeError("`few_shot_examples` must be a list of example dicts")
-        if structured_output_kwargs is not None and not isinstance(
-            structured_output_kwargs, Mapping
-        ):
-            raise TypeError("`structured_output_kwargs` must be a dict")
-        self.prompt: PromptSpec = make_prompt_spec(prompt)
+    def __init__(self, options: JudgeOptions, *, run_name: str | None = None) -> None:
+        self.options = options
+        self.prompt: PromptSpec = make_prompt_spec(options.prompt)
+        output_schema = options.output_schema
         if self.prompt.structured_schema is not None:
             if output_schema is not None:
                 raise ValueError(
@@ -174,72 +101,86 @@ class JudgeCore:
             normalize_output_schema(output_schema)
             if output_schema is not None
             else default_score_schema(
-                continuous=continuous, choices=choice_list, use_reasoning=use_reasoning
+                continuous=options.continuous,
+                choices=options.choices,
+                use_reasoning=options.use_reasoning,
             )
         )
         self.raw_output = self.spec.kind != "score"
-        self.feedback_key = feedback_key
+        self.feedback_key = options.feedback_key
         self.run_name = run_name or (
-            "llm_as_judge" if feedback_key == "score" else f"llm_as_{feedback_key}_judge"
+            "llm_as_judge"
+            if options.feedback_key == "score"
+            else f"llm_as_{options.feedback_key}_judge"
         )
-        self.system = system
-        self.few_shot_examples = [dict(e) for e in few_shot_examples or []]
-        for i, example in enumerate(self.few_shot_examples):
-            if "score" not in example:
-                raise ValueError(f"few_shot_examples[{i}] has no 'score'")
-        so_kwargs = dict(structured_output_kwargs or {})
+        self.system = options.system
+        self.few_shot_examples = [dict(e) for e in options.few_shot_examples]
+        self.samples = options.samples
+        self.weighted = options.score_weighting == "logprobs"
+        so_kwargs = dict(options.structured_output_kwargs)
         so_kwargs.update(self.prompt.structured_kwargs)
-        self.retry = RetryPolicy(max_retries=max_retries)
+        self.retry = RetryPolicy(max_retries=options.max_retries)
         self._lock = threading.Lock()
         self._backend: Backend | None = None
         self._rung_start = 0
-        self._model = model
+        self._model = options.model
         self._so_kwargs = so_kwargs
-        if judge is None and model is None:
-            raise ValueError(
-                "pass `model` (a 'provider:model' string such as 'openai:gpt-4.1-mini') or `judge` "
-                "(a LangChain chat model or an OpenAI client)"
-            )
-        if model is not None and not isinstance(model, str):
-            raise TypeError(
-                f"`model` must be a 'provider:model' string, got {type(model).__name__}"
-            )
-        if judge is not None:
-            if hasattr(judge, "chat") and not _looks_like_chat_model(judge):
-                if model is None:
-                    raise ValueError(
-                        "an OpenAI client was passed as `judge`; also pass `model` with the model "
-                        "name, e.g. model='gpt-4.1-mini'"
-                    )
-                self._backend = OpenAIClientBackend(judge, model)
-            elif _looks_like_chat_model(judge):
-                self._backend = LangChainBackend(judge, so_kwargs)
-            else:
-                raise TypeError(
-                    "`judge` must be a LangChain chat model or an OpenAI client (openai.OpenAI / "
-                    f"AsyncOpenAI); got {type(judge).__name__}"
-                )
+        self.has_async_client = False
+        if options.judge is not None:
+            backend = backend_for_judge(options.judge, options.model, so_kwargs)
+            self.has_async_client = bool(getattr(backend, "is_async", False))
+            self._backend = self._checked(backend)
         else:
             from openevals.models import parse_model_string
 
-            parse_model_string(model)  # type: ignore[arg-type]
+            provider, _ = parse_model_string(options.model)  # type: ignore[arg-type]
+            if self.weighted and (provider != "openai" or so_kwargs):
+                # Such a model string resolves to a LangChain model: refuse it now, not later.
+                self._refuse_weighting("LangChainBackend")
 
     # ------------------------------------------------------------------ model
+    def _checked(self, backend: Backend) -> Backend:
+        if self.weighted and not backend.supports_logprobs:
+            self._refuse_weighting(type(backend).__name__)
+        return backend
+
+    def _refuse_weighting(self, backend: str) -> None:
+        what = _judge_kind(self.options.judge, self._model)
+        raise ValueError(
+            "score_weighting='logprobs' reads token log-probabilities from OpenAI chat "
+            f"completions, but this judge ({what}) runs through {backend}, which does not "
+            "return them; pass an OpenAI client (judge=openai.OpenAI(), model=...) or an "
+            "'openai:...' model string without structured_output_kwargs, or drop "
+            "score_weighting"
+        )
+
     @property
     def backend(self) -> Backend:
         if self._backend is None:
             with self._lock:
                 if self._backend is None:
-                    from openevals.models import resolve_chat_model
-
                     assert self._model is not None
-                    chat_model = resolve_chat_model(self._model, max_retries=0)
-                    self._backend = _backend_for_resolved(chat_model, self._so_kwargs)
+                    self._backend = self._checked(_resolve_backend(self._model, self._so_kwargs))
         return self._backend
 
     @property
+    def model_label(self) -> str | None:
+        """The judge model's name for reports, without resolving a model string."""
+        name = getattr(self._backend, "model_name", None)
+        if not isinstance(name, str) or not name:
+            raw = self._model
+            name = raw.split(":", 1)[1] if isinstance(raw, str) and ":" in raw else raw
+        return name if isinstance(name, str) and name else None
+
+    @property
     def is_async_prompt(self) -> bool:
-        return self.prompt.is_async_callable
+        return self.prompt.fn is not None and is_async_callable(self.prompt.fn)
+
+    @property
+    def rungs(self) -> tuple[str, ...]:
+        """The backend's rungs; forced tool calls carry no logprobs, so weighting skips them."""
+        rungs = self.backend.rungs
+        return tuple(r for r in rungs if r != "tool") if self.weighted else rungs
 
     # ------------------------------------------------------------------ request
     def start(
@@ -280,33 +221,55 @@ class JudgeCore:
         sources.update(system=self.system, few_shot_examples=self.few_shot_examples)
         check_encodable(messages, sources)
 
-    # ------------------------------------------------------------------ conversation
-    def conversation(
-        self, messages: list[dict[str, Any]], spec: SchemaSpec | None = None
+    # ------------------------------------------------------------------ the flow
+    def flow(
+        self,
+        inputs: Any,
+        outputs: Any,
+        reference_outputs: Any,
+        extra: dict[str, Any],
+        spec: SchemaSpec | None = None,
     ) -> Conversation:
+        """One judge call, from the call's arguments to the validated outcome (sans-IO)."""
+        raw = self.start(inputs, outputs, reference_outputs, extra)
+        if inspect.isawaitable(raw):
+            raw = yield Resolve(raw)
+        messages = self.finish(raw, extra)
+        self.check_encodable(messages, inputs, outputs, reference_outputs, extra)
+        if self.samples == 1 or self.backend.supports_n:
+            return (yield from self.conversation(messages, spec, self.samples))
+        flows = tuple(self.conversation(messages, spec) for _ in range(self.samples))
+        return merge_outcomes((yield Fanout(flows)))
+
+    def conversation(
+        self, messages: list[dict[str, Any]], spec: SchemaSpec | None = None, n: int = 1
+    ) -> Conversation:
+        """Ask for ``n`` valid answers: rungs, retries with backoff, one repair request."""
         spec = spec or self.spec
         backend = self.backend
-        rungs = backend.rungs
+        rungs = self.rungs
         index = self._rung_start
         repaired = False
         skip_cache = False
         usage: dict[str, int] | None = None
+        kept: list[tuple[Any, Answer]] = []
         while True:
-            index, payload = self._prepare_from(index, messages, spec)
+            want = n - len(kept)
+            index, payload = self._prepare_from(index, messages, spec, want)
             rung = rungs[index]
             attempt = 0
             while True:
-                cache, key = self._cache_slot(rung, messages, spec)
-                answer = None if skip_cache else _lookup(cache, key)
-                from_cache, skip_cache = answer is not None, False
-                if answer is not None:
+                cache, key = self._cache_slot(rung, messages, spec, want)
+                answers = None if skip_cache else lookup_answers(cache, key, want)
+                from_cache, skip_cache = answers is not None, False
+                if answers is not None:
                     break
                 try:
-                    answer = backend.read(rung, (yield Send(payload)))
+                    answers = backend.read_all(rung, (yield Send(payload)))
                     break
                 except Exception as exc:
                     if is_unsupported(exc) and index + 1 < len(rungs):
-                        index, payload = self._prepare_from(index + 1, messages, spec)
+                        index, payload = self._prepare_from(index + 1, messages, spec, want)
                         rung = rungs[index]
                         attempt = 0
                         continue
@@ -318,33 +281,42 @@ class JudgeCore:
                     if final is exc:
                         raise
                     raise final from (exc.__cause__ if isinstance(exc, JudgeServerError) else exc)
-            usage = _add_usage(usage, answer.usage)
-            check_answer_size(answer.text)
-            try:
-                if answer.data is None:
-                    raise AnswerError("the reply contains no JSON object")
-                value = validate_answer(spec, answer.data)
-            except AnswerError as err:
-                if from_cache:
-                    # A stored answer that no longer validates (an older release cached it, or
-                    # the schema's rules changed): ask the model again instead of replaying it.
-                    skip_cache = True
-                    continue
+            fresh: list[tuple[Any, Answer]] = []
+            bad: tuple[Answer, AnswerError] | None = None
+            for answer in answers[:want]:
+                usage = add_usage(usage, answer.usage)
+                check_answer_size(answer.text)
+                try:
+                    if answer.data is None:
+                        raise AnswerError("the reply contains no JSON object")
+                    fresh.append((validate_answer(spec, answer.data), answer))
+                except AnswerError as err:
+                    bad = bad or (answer, err)
+            if bad is not None and from_cache:
+                # A stored answer that no longer validates (an older release cached it, or
+                # the schema's rules changed): ask the model again instead of replaying it.
+                skip_cache = True
+                continue
+            kept.extend(fresh)
+            if bad is not None:
+                unusable, problem = bad
                 if repaired:
                     raise JudgeOutputError(
                         f"the judge's answer did not match the expected format, even after one "
-                        f"repair attempt: {err}. Raw answer: {answer.text[:2000]!r}",
-                        raw=answer.text,
+                        f"repair attempt: {problem}. Raw answer: {unusable.text[:2000]!r}",
+                        raw=unusable.text,
                     ) from None
                 repaired = True
-                messages = [*messages, *self._repair_messages(answer.text, err, spec)]
+                messages = [*messages, *self._repair_messages(unusable.text, problem, spec)]
                 continue
             if not from_cache:
                 # Only answers that passed validation are stored: a retry of a failed row must
                 # reach the model, never replay the unusable answer.
-                _store(cache, key, answer)
-            self._rung_start = index
-            return Outcome(value=value, usage=usage, rung=rung)
+                store_answers(cache, key, answers[:want])
+            if len(kept) >= n:
+                self._rung_start = index
+                values = [v for v, _ in kept]
+                return Outcome(values[0], usage, rung, values, [a for _, a in kept])
 
     def _retries_for(self, exc: BaseException) -> int:
         """How many retries a failure deserves under the judge's policy."""
@@ -369,27 +341,39 @@ class JudgeCore:
         return exc
 
     def _prepare_from(
-        self, index: int, messages: list[dict[str, Any]], spec: SchemaSpec
+        self, index: int, messages: list[dict[str, Any]], spec: SchemaSpec, n: int = 1
     ) -> tuple[int, Any]:
         """Prepare the first rung from ``index`` on that this model supports at all."""
-        rungs = self.backend.rungs
+        rungs = self.rungs
+        backend = self.backend
         while True:
             try:
-                return index, self.backend.prepare(rungs[index], messages, spec)
+                payload = backend.prepare(rungs[index], messages, spec)
             except NotImplementedError:
                 # e.g. a LangChain model without with_structured_output / bind_tools
                 if index + 1 >= len(rungs):
                     raise
                 index += 1
+                continue
+            if n > 1 or self.weighted:
+                payload = backend.with_sampling(
+                    payload, n=n, top_logprobs=TOP_LOGPROBS if self.weighted else None
+                )
+            return index, payload
 
     def _cache_slot(
-        self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
+        self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec, n: int = 1
     ) -> tuple[JudgeCache | None, str]:
         """The active judge cache (set by a batch run; usually none) and this call's key."""
         cache = active_cache.get()
         if cache is None:
             return None, ""
-        return cache, cache_key(self._key_material(rung, messages, spec))
+        material = self._key_material(rung, messages, spec)
+        if n > 1:
+            material["n"] = n
+        if self.weighted:
+            material["top_logprobs"] = TOP_LOGPROBS
+        return cache, cache_key(material)
 
     def _key_material(
         self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
@@ -424,8 +408,28 @@ class JudgeCore:
         """What the scorer hands to ``_run_evaluator``."""
         if self.raw_output:
             return outcome.value
-        score, reasoning = outcome.value
-        metadata = {"usage": outcome.usage} if outcome.usage else None
+        if len(outcome.values) <= 1 and not self.weighted:
+            score, reasoning = outcome.value
+            metadata = {"usage": outcome.usage} if outcome.usage else None
+            return (score, reasoning, metadata)
+        scores = [score for score, _ in outcome.values]
+        reasonings = [reasoning for _, reasoning in outcome.values]
+        extra: dict[str, Any] = {}
+        if self.weighted:
+            weighted = [weighted_score(self.spec, a.logprobs) for a in outcome.answers]
+            scores = [w for w, _ in weighted]
+            extra = {"score_weighting": "logprobs", "score_probabilities": weighted[0][1]}
+            if len(weighted) > 1:
+                extra["score_probabilities"] = [p for _, p in weighted]
+        if len(scores) == 1:
+            score, reasoning, metadata = scores[0], reasonings[0], {}
+        else:
+            score, reasoning, metadata = aggregate_scores(
+                self.spec, scores, reasonings, mean=self.weighted
+            )
+        metadata.update(extra)
+        if outcome.usage:
+            metadata["usage"] = outcome.usage
         return (score, reasoning, metadata)
 
     # ------------------------------------------------------------------ drivers
@@ -449,24 +453,9 @@ class JudgeCore:
         extra: dict[str, Any],
         spec: SchemaSpec | None = None,
     ) -> Outcome:
-        """Build the messages, talk to the model (blocking) and return the validated outcome."""
-        raw = self.start(inputs, outputs, reference_outputs, extra)
-        messages = self.finish(raw, extra)
-        self.check_encodable(messages, inputs, outputs, reference_outputs, extra)
-        backend = self.backend
-        gen = self.conversation(messages, spec)
-        step, done = _advance(gen, None, None)
-        while done is None:
-            reply, error = None, None
-            if isinstance(step, Sleep):
-                time.sleep(step.seconds)
-            else:
-                try:
-                    reply = backend.send(step.payload)  # type: ignore[union-attr]
-                except Exception as exc:
-                    error = exc
-            step, done = _advance(gen, reply, error)
-        return done
+        """Run :meth:`flow` with blocking I/O and return the validated outcome."""
+        flow = self.flow(inputs, outputs, reference_outputs, extra, spec)
+        return drive(flow, self._perform_sync)
 
     async def ask_async(
         self,
@@ -477,25 +466,58 @@ class JudgeCore:
         spec: SchemaSpec | None = None,
     ) -> Outcome:
         """Async twin of :meth:`ask_sync`."""
-        raw = self.start(inputs, outputs, reference_outputs, extra)
-        if inspect.isawaitable(raw):
-            raw = await raw
-        messages = self.finish(raw, extra)
-        self.check_encodable(messages, inputs, outputs, reference_outputs, extra)
-        backend = self.backend
-        gen = self.conversation(messages, spec)
-        step, done = _advance(gen, None, None)
-        while done is None:
-            reply, error = None, None
-            if isinstance(step, Sleep):
-                await asyncio.sleep(step.seconds)
-            else:
-                try:
-                    reply = await backend.asend(step.payload)  # type: ignore[union-attr]
-                except Exception as exc:
-                    error = exc
-            step, done = _advance(gen, reply, error)
-        return done
+        flow = self.flow(inputs, outputs, reference_outputs, extra, spec)
+        return await adrive(flow, self._perform_async)
+
+    def _perform_sync(self, step: Step) -> Any:
+        if isinstance(step, Send):
+            return self.backend.send(step.payload)
+        if isinstance(step, Sleep):
+            time.sleep(step.seconds)
+            return None
+        if isinstance(step, Fanout):
+            return [drive(flow, self._perform_sync) for flow in step.flows]
+        if inspect.iscoroutine(step.awaitable):
+            step.awaitable.close()
+        raise TypeError(
+            "the prompt function returned an awaitable, which a sync judge cannot await; use the "
+            "async factory (e.g. create_async_llm_as_judge) for async prompts"
+        )
+
+    def _perform_async(self, step: Step) -> Any:
+        if isinstance(step, Send):
+            return self.backend.asend(step.payload)
+        if isinstance(step, Sleep):
+            return asyncio.sleep(step.seconds)
+        if isinstance(step, Fanout):
+            return _gather([adrive(flow, self._perform_async) for flow in step.flows])
+        return step.awaitable
+
+
+async def _gather(calls: list[Awaitable[Any]]) -> list[Any]:
+    """Run ``calls`` concurrently; on the first failure cancel the rest and raise it."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _judge_kind(judge: Any, model: str | None) -> str:
+    return f"judge={type(judge).__name__}" if judge is not None else f"model={model!r}"
+
+
+def _resolve_backend(model: str, so_kwargs: Mapping[str, Any]) -> Backend:
+    """The backend for a ``"provider:model"`` string, resolved on the judge's first call."""
+    patched = patched_init_chat_model()
+    if patched is not None:  # openevals.llm.init_chat_model replaced (e.g. patched in a test)
+        return LangChainBackend(patched(model=model), so_kwargs)
+    from openevals.models import resolve_chat_model
+
+    return _backend_for_resolved(resolve_chat_model(model, max_retries=0), so_kwargs)
 
 
 def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Backend:
@@ -523,28 +545,3 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
                 root, name, async_client_factory=new_async_client, owned=True
             )
     return LangChainBackend(chat_model, so_kwargs)
-
-
-def _lookup(cache: JudgeCache | None, key: str) -> Answer | None:
-    hit = cache.get(key) if cache is not None else None
-    if not isinstance(hit, Mapping):
-        return None
-    return Answer(data=hit.get("data"), text=str(hit.get("text", "")), usage=None)
-
-
-def _store(cache: JudgeCache | None, key: str, answer: Answer) -> None:
-    """Remember an answer that passed validation."""
-    if cache is not None and answer.data is not None:
-        data = answer.data.model_dump() if hasattr(answer.data, "model_dump") else answer.data
-        cache.set(key, {"data": data, "text": answer.text, "usage": answer.usage})
-
-
-def _advance(
-    gen: Conversation, value: Any, error: BaseException | None
-) -> tuple[Send | Sleep | None, Outcome | None]:
-    """Resume the conversation with a response or an error; ``(next_step, None)`` or ``(None, outcome)``."""
-    try:
-        step = gen.throw(error) if error is not None else gen.send(value)
-    except StopIteration as stop:
-        return None, stop.value
-    return step, None

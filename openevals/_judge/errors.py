@@ -22,6 +22,7 @@ from typing import Any
 
 __all__ = [
     "JudgeError",
+    "JudgeLogprobsError",
     "JudgeOutputError",
     "JudgeServerError",
     "JudgeTimeoutError",
@@ -45,6 +46,11 @@ def snippet(text: Any, limit: int = _SNIPPET) -> str:
 
 class JudgeError(Exception):
     """Base class of the errors a judge raises when the model or its server fails it."""
+
+
+class JudgeLogprobsError(JudgeError, ValueError):
+    """``score_weighting="logprobs"`` was asked for, but the model's reply has no usable token
+    log-probabilities (the provider does not return them, or not for the score token)."""
 
 
 class JudgeOutputError(JudgeError, ValueError):

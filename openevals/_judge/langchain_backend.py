@@ -189,8 +189,8 @@ class LangChainBackend(Backend):
         return runnable
 
     def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
-        from langchain_core.messages import convert_to_messages
-
+        # The OpenAI-style message dicts go to ``invoke`` as they are (LangChain converts them);
+        # models mocked in tests written for openevals 0.2.2 read them as dicts.
         if rung in ("json_object", "text"):
             messages = _with_instruction(messages, _json_instruction(spec))
         if not self.openai_like:
@@ -200,7 +200,7 @@ class LangChainBackend(Backend):
                 else m
                 for m in messages
             ]
-        return self._runnable(rung, spec), convert_to_messages(messages)
+        return self._runnable(rung, spec), messages
 
     def _server_fault(self, exc: Exception) -> JudgeServerError | None:
         fault = undecodable_body(exc)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from openevals._contract import attach_info
 from openevals._judge.core import JudgeCore
+from openevals._judge.options import FactorySpec, ScoreWeighting, declare
+from openevals._judge.shell import build_core, judge_info, register_core, scorer_for
 from openevals.code.base import (
     AsyncCodeEvaluator,
     CodeEvaluator,
@@ -13,7 +16,6 @@ from openevals.code.base import (
     _create_base_code_evaluator,
 )
 from openevals.code.extraction import CodeExtractionStrategy
-from openevals.llm import _async_scorer, _sync_scorer
 from openevals.prompts.quality import (
     CODE_CORRECTNESS_PROMPT,
     CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS,
@@ -28,33 +30,40 @@ __all__ = [
 ]
 
 
-def _judge_core(
-    *,
-    prompt: Any,
-    feedback_key: str | None,
-    judge: Any,
-    model: str | None,
-    system: str | None,
-    continuous: bool,
-    choices: Sequence[float] | None,
-    use_reasoning: bool,
-    few_shot_examples: Sequence[FewShotExample] | None,
-    max_retries: int,
-) -> JudgeCore:
-    key = feedback_key or "code_correctness"
-    return JudgeCore(
-        prompt=prompt,
-        feedback_key=key,
-        judge=judge,
-        model=model,
-        system=system,
-        continuous=continuous,
-        choices=choices,
-        use_reasoning=use_reasoning,
-        few_shot_examples=few_shot_examples,
-        max_retries=max_retries,
+_TAKES = (
+    "prompt",
+    "feedback_key",
+    "judge",
+    "model",
+    "system",
+    "continuous",
+    "choices",
+    "use_reasoning",
+    "few_shot_examples",
+    "max_retries",
+    "samples",
+    "score_weighting",
+)
+CODE_JUDGE, ASYNC_CODE_JUDGE = declare(
+    "create_code_llm_as_judge",
+    "create_async_code_llm_as_judge",
+    _TAKES,
+    feedback_key="code_correctness",
+)
+
+
+def _code_core(spec: FactorySpec, values: dict[str, Any]) -> JudgeCore:
+    return build_core(
+        spec,
+        values,
         run_name="code_llm_as_judge",
+        feedback_key=values["feedback_key"] or "code_correctness",
     )
+
+
+def _described(evaluator: Any, core: JudgeCore, *, is_async: bool) -> None:
+    attach_info(evaluator, judge_info(core, is_async=is_async))
+    register_core(evaluator, core)
 
 
 def create_code_llm_as_judge(
@@ -71,6 +80,8 @@ def create_code_llm_as_judge(
     use_reasoning: bool = True,
     few_shot_examples: Sequence[FewShotExample] | None = None,
     max_retries: int = 3,
+    samples: int = 1,
+    score_weighting: ScoreWeighting | None = None,
 ) -> CodeEvaluator:
     """Grade code in ``outputs`` with an LLM judge (e.g. ``CODE_CORRECTNESS_PROMPT``).
 
@@ -79,20 +90,8 @@ def create_code_llm_as_judge(
     renders. Failed extraction scores False with ``metadata={"code_extraction_failed": True}``
     without calling the judge.
     """
-    core = _judge_core(
-        prompt=prompt,
-        feedback_key=feedback_key,
-        judge=judge,
-        model=model,
-        system=system,
-        continuous=continuous,
-        choices=choices,
-        use_reasoning=use_reasoning,
-        few_shot_examples=few_shot_examples,
-        max_retries=max_retries,
-    )
-
-    scorer = _sync_scorer(core)
+    core = _code_core(CODE_JUDGE, locals())
+    scorer = scorer_for(core, is_async=False)
 
     evaluator = _create_base_code_evaluator(
         scorer=scorer,
@@ -104,7 +103,7 @@ def create_code_llm_as_judge(
         run_name=core.run_name,
         feedback_key=core.feedback_key,
     )
-    evaluator.core = core  # type: ignore[attr-defined]
+    _described(evaluator, core, is_async=False)
     return evaluator
 
 
@@ -122,22 +121,12 @@ def create_async_code_llm_as_judge(
     use_reasoning: bool = True,
     few_shot_examples: Sequence[FewShotExample] | None = None,
     max_retries: int = 3,
+    samples: int = 1,
+    score_weighting: ScoreWeighting | None = None,
 ) -> AsyncCodeEvaluator:
     """Async twin of :func:`create_code_llm_as_judge`."""
-    core = _judge_core(
-        prompt=prompt,
-        feedback_key=feedback_key,
-        judge=judge,
-        model=model,
-        system=system,
-        continuous=continuous,
-        choices=choices,
-        use_reasoning=use_reasoning,
-        few_shot_examples=few_shot_examples,
-        max_retries=max_retries,
-    )
-
-    scorer = _async_scorer(core)
+    core = _code_core(ASYNC_CODE_JUDGE, locals())
+    scorer = scorer_for(core, is_async=True)
 
     evaluator = _create_async_base_code_evaluator(
         scorer=scorer,
@@ -149,5 +138,5 @@ def create_async_code_llm_as_judge(
         run_name=core.run_name,
         feedback_key=core.feedback_key,
     )
-    evaluator.core = core  # type: ignore[attr-defined]
+    _described(evaluator, core, is_async=True)
     return evaluator

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from openevals._judge.core import JudgeCore
+from openevals._judge.options import JudgeOptions
 from openevals._judge.schema import SchemaSpec
 from openevals._messages import to_json_text
 from openevals._structure import encode_json
@@ -103,11 +104,13 @@ def _rubric_scorers(core: _JsonMatchCore) -> tuple[RubricScorer, AsyncRubricScor
         return unused, aunused
 
     judge = JudgeCore(
-        prompt=_rubric_messages,
-        judge=core.judge,
-        model=core.model,
-        feedback_key="json_match",
-        output_schema=_rubric_spec(["__placeholder__"], core.use_reasoning).schema,
+        JudgeOptions(
+            prompt=_rubric_messages,
+            judge=core.judge,
+            model=core.model,
+            feedback_key="json_match",
+            output_schema=_rubric_spec(["__placeholder__"], core.use_reasoning).schema,
+        )
     )
 
     def call_args(request: RubricRequest) -> tuple[Any, ...]:

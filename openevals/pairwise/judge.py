@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from openevals._contract import EvaluatorInfo, attach_info
+from openevals._contract import make_async_evaluator, make_evaluator
+from openevals._judge.core import JudgeCore
+from openevals._judge.options import FactorySpec, declare
+from openevals._judge.shell import build_core, judge_info, register_core
+from openevals._judge.steps import Outcome
 from openevals.prompts.pairwise import (
     PAIRWISE_CORRECTNESS_PROMPT,
     PAIRWISE_HELPFULNESS_PROMPT,
@@ -38,6 +43,14 @@ __all__ = [
     "create_async_pairwise_llm_as_judge",
     "create_pairwise_llm_as_judge",
 ]
+
+PAIRWISE_JUDGE, ASYNC_PAIRWISE_JUDGE = declare(
+    "create_pairwise_llm_as_judge",
+    "create_async_pairwise_llm_as_judge",
+    ("prompt", "feedback_key", "judge", "model", "system", "max_retries", "samples"),
+    prompt=PAIRWISE_PREFERENCE_PROMPT,
+    feedback_key="pairwise_preference",
+)
 
 _SCORE = {"A": (1.0, 0.0), "B": (0.0, 1.0), "tie": (0.5, 0.5)}
 _SWAPPED = {"A": "B", "B": "A", "tie": "tie"}
@@ -140,6 +153,25 @@ class _Options:
             calls.append({**base, "output_a": second, "output_b": first})
         return calls
 
+    @staticmethod
+    def vote(outcome: Outcome) -> dict[str, Any]:
+        """One order's answer: the judge's, or with ``samples`` > 1 the majority preference (a
+        tied vote is a tie), with the first agreeing sample's reasoning and every preference."""
+        answers = outcome.values or [outcome.value]
+        if len(answers) == 1:
+            return dict(answers[0])
+        preferences = [str(a["preference"]) for a in answers]
+        counts = Counter(preferences)
+        top = max(counts.values())
+        leaders = [p for p in counts if counts[p] == top]
+        winner = leaders[0] if len(leaders) == 1 else "tie"
+        agreeing = [a for a in answers if a["preference"] == winner] or answers
+        return {
+            "preference": winner,
+            "reasoning": agreeing[0].get("reasoning", ""),
+            "samples": preferences,
+        }
+
     def result(self, pair: _Pair, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         verdicts = [str(answers[0]["preference"])]
         if len(answers) > 1:
@@ -159,6 +191,9 @@ class _Options:
             "position_consistent": consistent,
             "order_flip": set(verdicts) == {"A", "B"},
         }
+        if "samples" in answers[0]:
+            # Each order's sample preferences, in the order it was shown to the judge.
+            metadata["samples"] = [list(a["samples"]) for a in answers]
         return {
             "key": self.feedback_key,
             "scores": {pair.keys[0]: score_a, pair.keys[1]: score_b},
@@ -167,24 +202,24 @@ class _Options:
         }
 
 
-def _inner_options(
-    prompt: Any,
-    judge: Any,
-    model: str | None,
-    system: str | None,
-    allow_ties: bool,
-    max_retries: int,
-) -> dict[str, Any]:
+def _core(spec: FactorySpec, values: dict[str, Any]) -> JudgeCore:
+    allow_ties = values["allow_ties"]
     if not isinstance(allow_ties, bool):
         raise TypeError(f"`allow_ties` must be a bool; got {allow_ties!r}")
-    return {
-        "prompt": prompt,
-        "judge": judge,
-        "model": model,
-        "system": system,
-        "output_schema": _verdict_schema(allow_ties),
-        "max_retries": max_retries,
-    }
+    return build_core(
+        spec, values, run_name="pairwise_llm_as_judge", output_schema=_verdict_schema(allow_ties)
+    )
+
+
+def _comparative(
+    *,
+    inputs: Any = None,
+    outputs: Any = None,
+    reference_outputs: Any = None,
+    runs: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """The signature LangSmith reads (it passes ``runs`` only to evaluators naming it)."""
 
 
 def create_pairwise_llm_as_judge(
@@ -198,6 +233,7 @@ def create_pairwise_llm_as_judge(
     allow_ties: bool = True,
     swap_positions: bool = True,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> Any:
     """Create an evaluator that asks an LLM which of two outputs is better.
 
@@ -212,19 +248,18 @@ def create_pairwise_llm_as_judge(
         allow_ties: offer the judge a "tie" verdict.
         swap_positions: judge each comparison in both orders (recommended); disagreeing verdicts
             become a tie, flagged in metadata.
+        samples: ask the judge this many times per order; the majority preference is that
+            order's verdict (a tied vote is a tie), and ``metadata["samples"]`` lists the
+            preferences of each order.
 
     Call it with ``inputs``, ``outputs`` (two outputs: a list, or a dict of system name ->
     output), optional ``reference_outputs``; inside ``langsmith.evaluate_comparative`` it also
     receives ``runs`` and keys its scores by run id.
     """
-    from openevals.llm import create_llm_as_judge
-
     options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)
-    inner = create_llm_as_judge(
-        **_inner_options(prompt, judge, model, system, allow_ties, max_retries)
-    )
+    core = _core(PAIRWISE_JUDGE, locals())
 
-    def pairwise_evaluator(
+    def scorer(
         *,
         inputs: Any = None,
         outputs: Any = None,
@@ -234,12 +269,22 @@ def create_pairwise_llm_as_judge(
     ) -> dict[str, Any]:
         pair = _pair(outputs, runs)
         answers = [
-            cast(Mapping[str, Any], inner(**call))
+            options.vote(
+                core.ask_sync(call.pop("inputs"), None, call.pop("reference_outputs"), call)
+            )
             for call in options.calls(inputs, reference_outputs, pair)
         ]
         return options.result(pair, answers)
 
-    return attach_info(pairwise_evaluator, _info(feedback_key, model, is_async=False))
+    evaluator = make_evaluator(
+        scorer,
+        _info(core, feedback_key, is_async=False),
+        raw=True,
+        name="pairwise_evaluator",
+        signature=_comparative,
+    )
+    register_core(evaluator, core)
+    return evaluator
 
 
 def create_async_pairwise_llm_as_judge(
@@ -253,16 +298,13 @@ def create_async_pairwise_llm_as_judge(
     allow_ties: bool = True,
     swap_positions: bool = True,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> Any:
     """Async twin of :func:`create_pairwise_llm_as_judge`; both orders are judged concurrently."""
-    from openevals.llm import create_async_llm_as_judge
-
     options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)
-    inner = create_async_llm_as_judge(
-        **_inner_options(prompt, judge, model, system, allow_ties, max_retries)
-    )
+    core = _core(ASYNC_PAIRWISE_JUDGE, locals())
 
-    async def pairwise_evaluator(
+    async def scorer(
         *,
         inputs: Any = None,
         outputs: Any = None,
@@ -272,18 +314,24 @@ def create_async_pairwise_llm_as_judge(
     ) -> dict[str, Any]:
         pair = _pair(outputs, runs)
         calls = options.calls(inputs, reference_outputs, pair)
-        answers = await asyncio.gather(*(inner(**call) for call in calls))
-        return options.result(pair, cast(list[Mapping[str, Any]], answers))
+        outcomes = await asyncio.gather(
+            *(
+                core.ask_async(call.pop("inputs"), None, call.pop("reference_outputs"), call)
+                for call in calls
+            )
+        )
+        return options.result(pair, [options.vote(o) for o in outcomes])
 
-    return attach_info(pairwise_evaluator, _info(feedback_key, model, is_async=True))
-
-
-def _info(feedback_key: str, model: str | None, *, is_async: bool) -> EvaluatorInfo:
-    label = model.split(":", 1)[1] if isinstance(model, str) and ":" in model else model
-    return EvaluatorInfo(
-        run_name="pairwise_llm_as_judge",
-        feedback_keys=(feedback_key,),
-        model=label,
-        judge=True,
-        is_async=is_async,
+    evaluator = make_async_evaluator(
+        scorer,
+        _info(core, feedback_key, is_async=True),
+        raw=True,
+        name="pairwise_evaluator",
+        signature=_comparative,
     )
+    register_core(evaluator, core)
+    return evaluator
+
+
+def _info(core: JudgeCore, feedback_key: str, *, is_async: bool) -> Any:
+    return judge_info(core, is_async=is_async, feedback_keys=(feedback_key,))

@@ -3,20 +3,26 @@
 A metric is one structured judge call (through :class:`~openevals._judge.core.JudgeCore`, so it
 gets the structured-output ladder, retries and repair), optionally followed by one batched
 embedding call, and then a pure function that turns the answer into results. The sync and async
-evaluators are thin shells over that description.
+evaluators are thin shells over that description, built by the evaluator contract. With
+``samples=n`` the judge answers n times; each answer is computed into results, and the scores are
+averaged (``metadata["samples"]`` and ``metadata["std"]`` hold the spread; the comment and the
+rest of the metadata are the first sample's).
 """
 
 from __future__ import annotations
 
+import statistics
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._judge.core import JudgeCore
+from openevals._judge.shell import judge_info, register_core
+from openevals._judge.steps import Outcome
 from openevals._messages import normalize_final_app_outputs_as_string, to_json_text
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
-from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = ["LLMMetric", "build_async_evaluator", "build_sync_evaluator", "render_contexts"]
 
@@ -34,6 +40,8 @@ class LLMMetric:
     compute: Callable[[dict[str, Any], Prepared, list[list[float]] | None], Any]
     embed_texts: Callable[[dict[str, Any], Prepared], list[str] | None] | None = None
     embeddings_factory: Callable[[], Any] | None = None
+    #: Every feedback key its results carry, when there are several (answer correctness).
+    feedback_keys: tuple[str, ...] = ()
     _embeddings: Any = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -63,22 +71,65 @@ def with_usage(metadata: dict[str, Any], usage: Mapping[str, int] | None) -> dic
     return metadata
 
 
+def _answers(outcome: Outcome) -> list[dict[str, Any]]:
+    """One answer dict per judge sample; the token usage of all samples rides on each."""
+    answers = []
+    for value in outcome.values or [outcome.value]:
+        answer = dict(value)
+        answer["__usage__"] = outcome.usage
+        answers.append(answer)
+    return answers
+
+
+def _mean_of(results: list[Any]) -> Any:
+    """The results of several samples as one: mean score, the samples and their spread.
+
+    Each result is ``(score, comment, metadata)`` or a dict of key -> result dict; the comment
+    and metadata are the first sample's.
+    """
+    if len(results) == 1:
+        return results[0]
+
+    def spread(scores: list[float], metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {**(metadata or {}), "samples": scores, "std": statistics.pstdev(scores)}
+
+    first = results[0]
+    if isinstance(first, tuple):
+        scores = [float(r[0]) for r in results]
+        return (statistics.fmean(scores), first[1], spread(scores, first[2]))
+    merged = {}
+    for key, result in first.items():
+        scores = [float(r[key]["score"]) for r in results]
+        merged[key] = {
+            **result,
+            "score": statistics.fmean(scores),
+            "metadata": spread(scores, result.get("metadata")),
+        }
+    return merged
+
+
+def _info(metric: LLMMetric, is_async: bool) -> EvaluatorInfo:
+    return judge_info(
+        metric.core,
+        is_async=is_async,
+        run_name=metric.run_name,
+        feedback_keys=metric.feedback_keys or (metric.feedback_key,),
+    )
+
+
 def build_sync_evaluator(metric: LLMMetric) -> SimpleEvaluator:
     def scorer(**kwargs: Any) -> Any:
         prepared = metric.prepare(kwargs)
         outcome = metric.core.ask_sync(*metric.judge_args(prepared))
-        answer = dict(outcome.value)
-        answer["__usage__"] = outcome.usage
-        texts = metric.embed_texts(answer, prepared) if metric.embed_texts else None
-        vectors = metric.embeddings.embed_documents(texts) if texts else None
-        return metric.compute(answer, prepared, vectors)
+        results = []
+        for answer in _answers(outcome):
+            texts = metric.embed_texts(answer, prepared) if metric.embed_texts else None
+            vectors = metric.embeddings.embed_documents(texts) if texts else None
+            results.append(metric.compute(answer, prepared, vectors))
+        return _mean_of(results)
 
-    def evaluator(**kwargs: Any) -> Any:
-        return _run_evaluator(
-            run_name=metric.run_name, scorer=scorer, feedback_key=metric.feedback_key, **kwargs
-        )
-
-    evaluator.core = metric.core  # type: ignore[attr-defined]
+    evaluator = make_evaluator(scorer, _info(metric, False))
+    register_core(evaluator, metric.core)
     return evaluator
 
 
@@ -86,18 +137,15 @@ def build_async_evaluator(metric: LLMMetric) -> SimpleAsyncEvaluator:
     async def scorer(**kwargs: Any) -> Any:
         prepared = metric.prepare(kwargs)
         outcome = await metric.core.ask_async(*metric.judge_args(prepared))
-        answer = dict(outcome.value)
-        answer["__usage__"] = outcome.usage
-        texts = metric.embed_texts(answer, prepared) if metric.embed_texts else None
-        vectors = await metric.embeddings.aembed_documents(texts) if texts else None
-        return metric.compute(answer, prepared, vectors)
+        results = []
+        for answer in _answers(outcome):
+            texts = metric.embed_texts(answer, prepared) if metric.embed_texts else None
+            vectors = await metric.embeddings.aembed_documents(texts) if texts else None
+            results.append(metric.compute(answer, prepared, vectors))
+        return _mean_of(results)
 
-    async def evaluator(**kwargs: Any) -> Any:
-        return await _arun_evaluator(
-            run_name=metric.run_name, scorer=scorer, feedback_key=metric.feedback_key, **kwargs
-        )
-
-    evaluator.core = metric.core  # type: ignore[attr-defined]
+    evaluator = make_async_evaluator(scorer, _info(metric, True))
+    register_core(evaluator, metric.core)
     return evaluator
 
 

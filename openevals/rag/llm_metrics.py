@@ -15,6 +15,9 @@ answer relevancy.
 Each is one structured judge call per sample (plus one batched embedding call for answer
 relevancy). Edge cases: an empty denominator gives 1.0 when both sides are empty and 0.0 otherwise
 (claims); an answer with no checkable statement scores 0.0 for faithfulness.
+
+Every factory also takes ``samples=n``: the judge answers n times and the scores are averaged
+(``metadata["samples"]``, ``metadata["std"]``); see :mod:`openevals.rag._llm_metric`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 
 from openevals._judge.answers import JudgeOutputError
 from openevals._judge.core import JudgeCore
+from openevals._judge.options import FactorySpec, declare
+from openevals._judge.shell import build_core
 from openevals._matching import maximum_bipartite_matching
 from openevals.prompts._loader import load_prompt
 from openevals.rag._llm_metric import (
@@ -52,10 +57,37 @@ __all__ = [
     "create_faithfulness_evaluator",
 ]
 
+_TAKES = ("model", "judge", "prompt", "system", "max_retries", "samples")
+
 ANSWER_CORRECTNESS_PROMPT = load_prompt("rag_metrics/answer_correctness.txt")
 FAITHFULNESS_PROMPT = load_prompt("rag_metrics/faithfulness.txt")
 CONTEXT_RELEVANCE_PROMPT = load_prompt("rag_metrics/context_relevance.txt")
 ANSWER_RELEVANCY_PROMPT = load_prompt("rag_metrics/answer_relevancy.txt")
+
+CORRECTNESS, ASYNC_CORRECTNESS = declare(
+    "create_answer_correctness_evaluator",
+    "create_async_answer_correctness_evaluator",
+    _TAKES,
+    prompt=ANSWER_CORRECTNESS_PROMPT,
+)
+FAITHFULNESS, ASYNC_FAITHFULNESS = declare(
+    "create_faithfulness_evaluator",
+    "create_async_faithfulness_evaluator",
+    _TAKES,
+    prompt=FAITHFULNESS_PROMPT,
+)
+CONTEXT_RELEVANCE, ASYNC_CONTEXT_RELEVANCE = declare(
+    "create_context_relevance_evaluator",
+    "create_async_context_relevance_evaluator",
+    _TAKES,
+    prompt=CONTEXT_RELEVANCE_PROMPT,
+)
+ANSWER_RELEVANCY, ASYNC_ANSWER_RELEVANCY = declare(
+    "create_answer_relevancy_evaluator",
+    "create_async_answer_relevancy_evaluator",
+    _TAKES,
+    prompt=ANSWER_RELEVANCY_PROMPT,
+)
 
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 
@@ -128,26 +160,9 @@ QUESTIONS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _judge_core(
-    *,
-    prompt: Any,
-    schema: dict[str, Any],
-    feedback_key: str,
-    model: str | None,
-    judge: Any,
-    system: str | None,
-    max_retries: int,
-) -> JudgeCore:
-    return JudgeCore(
-        prompt=prompt,
-        output_schema=schema,
-        feedback_key=feedback_key,
-        model=model,
-        judge=judge,
-        system=system,
-        max_retries=max_retries,
-        run_name=feedback_key,
-    )
+def _metric_core(spec: FactorySpec, values: dict[str, Any], key: str, schema: Any) -> JudgeCore:
+    """The judge of one metric: the factory's options plus the metric's key and answer schema."""
+    return build_core(spec, values, run_name=key, feedback_key=key, output_schema=schema)
 
 
 def _ratio(numerator: int, denominator: int, *, other_empty: bool) -> float:
@@ -216,24 +231,14 @@ def _compute_correctness(answer: dict[str, Any], _: Any, __: Any) -> dict[str, A
     }
 
 
-def _correctness_metric(
-    prompt: Any, model: str | None, judge: Any, system: str | None, max_retries: int
-) -> LLMMetric:
-    core = _judge_core(
-        prompt=prompt,
-        schema=CLAIMS_SCHEMA,
-        feedback_key="answer_correctness",
-        model=model,
-        judge=judge,
-        system=system,
-        max_retries=max_retries,
-    )
+def _correctness_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
     return LLMMetric(
-        core=core,
+        core=_metric_core(spec, values, "answer_correctness", CLAIMS_SCHEMA),
         run_name="answer_correctness",
         feedback_key="answer_correctness",
         prepare=_prepare_correctness,
         compute=_compute_correctness,
+        feedback_keys=("answer_recall", "answer_precision", "answer_f1"),
     )
 
 
@@ -244,6 +249,7 @@ def create_answer_correctness_evaluator(
     prompt: Any = ANSWER_CORRECTNESS_PROMPT,
     system: str | None = None,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> SimpleEvaluator:
     """Claim-level correctness of ``outputs`` against ``reference_outputs`` (graphrag-eval).
 
@@ -251,7 +257,7 @@ def create_answer_correctness_evaluator(
     (matched / answer claims) and ``answer_f1``; each carries the claim counts, the claims, the
     matches and the judge's reason in ``metadata``.
     """
-    return build_sync_evaluator(_correctness_metric(prompt, model, judge, system, max_retries))
+    return build_sync_evaluator(_correctness_metric(CORRECTNESS, locals()))
 
 
 def create_async_answer_correctness_evaluator(
@@ -261,9 +267,10 @@ def create_async_answer_correctness_evaluator(
     prompt: Any = ANSWER_CORRECTNESS_PROMPT,
     system: str | None = None,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_answer_correctness_evaluator`."""
-    return build_async_evaluator(_correctness_metric(prompt, model, judge, system, max_retries))
+    return build_async_evaluator(_correctness_metric(ASYNC_CORRECTNESS, locals()))
 
 
 # --------------------------------------------------------------------------- faithfulness
@@ -304,20 +311,9 @@ def _compute_faithfulness(answer: dict[str, Any], _: Any, __: Any) -> Any:
     return (score, comment, metadata)
 
 
-def _faithfulness_metric(
-    prompt: Any, model: str | None, judge: Any, system: str | None, max_retries: int
-) -> LLMMetric:
-    core = _judge_core(
-        prompt=prompt,
-        schema=STATEMENTS_SCHEMA,
-        feedback_key="faithfulness",
-        model=model,
-        judge=judge,
-        system=system,
-        max_retries=max_retries,
-    )
+def _faithfulness_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
     return LLMMetric(
-        core=core,
+        core=_metric_core(spec, values, "faithfulness", STATEMENTS_SCHEMA),
         run_name="faithfulness",
         feedback_key="faithfulness",
         prepare=lambda kw: _prepare_with_context(kw, needs_outputs=True),
@@ -332,13 +328,14 @@ def create_faithfulness_evaluator(
     prompt: Any = FAITHFULNESS_PROMPT,
     system: str | None = None,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> SimpleEvaluator:
     """Fraction of the answer's statements that can be inferred from ``context`` (Haystack).
 
     Call with ``outputs`` (the answer), ``context`` (a string or list of passages) and optionally
     ``inputs`` (the question). Key ``faithfulness``; statements and verdicts go to ``metadata``.
     """
-    return build_sync_evaluator(_faithfulness_metric(prompt, model, judge, system, max_retries))
+    return build_sync_evaluator(_faithfulness_metric(FAITHFULNESS, locals()))
 
 
 def create_async_faithfulness_evaluator(
@@ -348,9 +345,10 @@ def create_async_faithfulness_evaluator(
     prompt: Any = FAITHFULNESS_PROMPT,
     system: str | None = None,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_faithfulness_evaluator`."""
-    return build_async_evaluator(_faithfulness_metric(prompt, model, judge, system, max_retries))
+    return build_async_evaluator(_faithfulness_metric(ASYNC_FAITHFULNESS, locals()))
 
 
 # --------------------------------------------------------------------------- context relevance
@@ -382,18 +380,8 @@ def _compute_context_relevance(answer: dict[str, Any], prepared: dict[str, Any],
     return (score, comment, metadata)
 
 
-def _context_relevance_metric(
-    prompt: Any, model: str | None, judge: Any, system: str | None, max_retries: int
-) -> LLMMetric:
-    core = _judge_core(
-        prompt=prompt,
-        schema=CONTEXTS_SCHEMA,
-        feedback_key="context_relevance",
-        model=model,
-        judge=judge,
-        system=system,
-        max_retries=max_retries,
-    )
+def _context_relevance_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
+    core = _metric_core(spec, values, "context_relevance", CONTEXTS_SCHEMA)
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         if kwargs.get("inputs") is None:
@@ -420,6 +408,7 @@ def create_context_relevance_evaluator(
     prompt: Any = CONTEXT_RELEVANCE_PROMPT,
     system: str | None = None,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> SimpleEvaluator:
     """Which retrieved passages help answer the question (Haystack's context relevance).
 
@@ -427,9 +416,7 @@ def create_context_relevance_evaluator(
     judge finds statements in it relevant to the question; the score is the mean over passages, and
     ``metadata["results"]`` lists each passage's relevant statements and score.
     """
-    return build_sync_evaluator(
-        _context_relevance_metric(prompt, model, judge, system, max_retries)
-    )
+    return build_sync_evaluator(_context_relevance_metric(CONTEXT_RELEVANCE, locals()))
 
 
 def create_async_context_relevance_evaluator(
@@ -439,11 +426,10 @@ def create_async_context_relevance_evaluator(
     prompt: Any = CONTEXT_RELEVANCE_PROMPT,
     system: str | None = None,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_context_relevance_evaluator`."""
-    return build_async_evaluator(
-        _context_relevance_metric(prompt, model, judge, system, max_retries)
-    )
+    return build_async_evaluator(_context_relevance_metric(ASYNC_CONTEXT_RELEVANCE, locals()))
 
 
 # --------------------------------------------------------------------------- answer relevancy
@@ -455,27 +441,12 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return cosine_similarity(a, b)
 
 
-def _answer_relevancy_metric(
-    prompt: Any,
-    model: str | None,
-    judge: Any,
-    system: str | None,
-    max_retries: int,
-    strictness: int,
-    embeddings: Any,
-    embedding_model: str | None,
-) -> LLMMetric:
+def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
+    strictness = values["strictness"]
+    embeddings, embedding_model = values["embeddings"], values["embedding_model"]
     if isinstance(strictness, bool) or not isinstance(strictness, int) or strictness < 1:
         raise ValueError(f"`strictness` must be an integer >= 1, got {strictness!r}")
-    core = _judge_core(
-        prompt=prompt,
-        schema=QUESTIONS_SCHEMA,
-        feedback_key="answer_relevancy",
-        model=model,
-        judge=judge,
-        system=system,
-        max_retries=max_retries,
-    )
+    core = _metric_core(spec, values, "answer_relevancy", QUESTIONS_SCHEMA)
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         question = require_text(kwargs.get("inputs"), "inputs")
@@ -537,6 +508,7 @@ def create_answer_relevancy_evaluator(
     prompt: Any = ANSWER_RELEVANCY_PROMPT,
     system: str | None = None,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> SimpleEvaluator:
     """How well ``outputs`` addresses the question ``inputs`` (ragas' answer relevancy).
 
@@ -546,11 +518,7 @@ def create_answer_relevancy_evaluator(
     ``Embeddings``) or ``embedding_model`` (``"openai:text-embedding-3-small"``,
     ``"local:all-MiniLM-L6-v2"``; default: the offline local model).
     """
-    return build_sync_evaluator(
-        _answer_relevancy_metric(
-            prompt, model, judge, system, max_retries, strictness, embeddings, embedding_model
-        )
-    )
+    return build_sync_evaluator(_answer_relevancy_metric(ANSWER_RELEVANCY, locals()))
 
 
 def create_async_answer_relevancy_evaluator(
@@ -563,10 +531,7 @@ def create_async_answer_relevancy_evaluator(
     prompt: Any = ANSWER_RELEVANCY_PROMPT,
     system: str | None = None,
     max_retries: int = 3,
+    samples: int = 1,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_answer_relevancy_evaluator`."""
-    return build_async_evaluator(
-        _answer_relevancy_metric(
-            prompt, model, judge, system, max_retries, strictness, embeddings, embedding_model
-        )
-    )
+    return build_async_evaluator(_answer_relevancy_metric(ASYNC_ANSWER_RELEVANCY, locals()))

@@ -1,8 +1,9 @@
 """Multiturn simulation: a (simulated) user and your app take turns; evaluators judge the result.
 
 One core drives both runners: :func:`_simulation` is a generator that yields each call it needs
-(the user, the app, the stopping condition, an evaluator) and receives the call's result. The sync
-runner performs the calls directly; the async runner awaits whatever is awaitable. All the
+(the user, the app, the stopping condition, an evaluator) and receives the call's result. The
+package's driver pair (:mod:`openevals._drivers`) runs it: the sync runner performs the calls
+directly; the async runner awaits whatever is awaitable. All the
 bookkeeping — message coercion, ids, de-duplication, stopping, result collection — lives in the
 generator and its helpers.
 
@@ -39,10 +40,11 @@ import copy
 import inspect
 import json
 import uuid
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from openevals._drivers import adrive, drive
 from openevals._messages import convert_to_openai_message, is_langchain_message
 from openevals._structure import MAX_DEPTH, check
 from openevals.types import ChatCompletionMessage, EvaluatorResult, MultiturnSimulationResult
@@ -357,27 +359,45 @@ def _target(call: _Call, traced: bool) -> Callable[..., Any]:
     return call.fn
 
 
+def _perform(traced: bool) -> Callable[[_Call], Any]:
+    """Make one call the core asks for, blocking (the sync runner's I/O)."""
+
+    def perform(call: _Call) -> Any:
+        try:
+            value = _target(call, traced)(*call.args, **call.kwargs)
+        except Exception as exc:
+            raise _failure(call, exc) from exc
+        if inspect.isawaitable(value):
+            if inspect.iscoroutine(value):
+                value.close()
+            raise TypeError(
+                f"the {call.describe().replace('_', ' ')} returned an awaitable at turn "
+                f"{call.turn}; use run_multiturn_simulation_async for async callables"
+            )
+        return value
+
+    return perform
+
+
+def _aperform(traced: bool) -> Callable[[_Call], Awaitable[Any]]:
+    """Async twin of :func:`_perform`: awaits what the call returns when it is awaitable."""
+
+    async def perform(call: _Call) -> Any:
+        try:
+            value = _target(call, traced)(*call.args, **call.kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            raise _failure(call, exc) from exc
+        return value
+
+    return perform
+
+
 def _drive(gen: Generator[_Call, Any, MultiturnSimulationResult]) -> MultiturnSimulationResult:
     from openevals.utils import _needs_langsmith
 
-    traced = _needs_langsmith()
-    try:
-        call = next(gen)
-        while True:
-            try:
-                value = _target(call, traced)(*call.args, **call.kwargs)
-            except Exception as exc:
-                raise _failure(call, exc) from exc
-            if inspect.isawaitable(value):
-                if inspect.iscoroutine(value):
-                    value.close()
-                raise TypeError(
-                    f"the {call.describe().replace('_', ' ')} returned an awaitable at turn "
-                    f"{call.turn}; use run_multiturn_simulation_async for async callables"
-                )
-            call = gen.send(value)
-    except StopIteration as stop:
-        return cast(MultiturnSimulationResult, stop.value)
+    return drive(gen, _perform(_needs_langsmith()))
 
 
 async def _adrive(
@@ -385,19 +405,7 @@ async def _adrive(
 ) -> MultiturnSimulationResult:
     from openevals.utils import _needs_langsmith
 
-    traced = _needs_langsmith()
-    try:
-        call = next(gen)
-        while True:
-            try:
-                value = _target(call, traced)(*call.args, **call.kwargs)
-                if inspect.isawaitable(value):
-                    value = await value
-            except Exception as exc:
-                raise _failure(call, exc) from exc
-            call = gen.send(value)
-    except StopIteration as stop:
-        return cast(MultiturnSimulationResult, stop.value)
+    return await adrive(gen, _aperform(_needs_langsmith()))
 
 
 # --------------------------------------------------------------------------- public runners

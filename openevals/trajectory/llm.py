@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from openevals._judge.core import JudgeCore
+from openevals._judge.options import ScoreWeighting, declare
+from openevals._judge.shell import async_judge_evaluator, build_core, sync_judge_evaluator
 from openevals._messages import chat_messages_to_string, normalize_to_openai_messages_list
-from openevals.llm import _async_judge_evaluator, _judge_evaluator
 from openevals.prompts.trajectory import (
     TRAJECTORY_ACCURACY_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
@@ -49,6 +49,14 @@ def _render_trajectories(call: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+TRAJECTORY_JUDGE, ASYNC_TRAJECTORY_JUDGE = declare(
+    "create_trajectory_llm_as_judge",
+    "create_async_trajectory_llm_as_judge",
+    prompt=TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
+    feedback_key="trajectory_accuracy",
+)
+
+
 def create_trajectory_llm_as_judge(
     *,
     prompt: Any = TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
@@ -63,33 +71,17 @@ def create_trajectory_llm_as_judge(
     output_schema: Any = None,
     structured_output_kwargs: Mapping[str, Any] | None = None,
     max_retries: int = 3,
+    samples: int = 1,
+    score_weighting: ScoreWeighting | None = None,
 ) -> SimpleEvaluator:
     """Grade an agent trajectory (``outputs``), optionally against ``reference_outputs``.
 
-    Takes the same options as :func:`openevals.llm.create_llm_as_judge`; the default prompt is
+    Takes the same options as :func:`openevals.llm.create_llm_as_judge` (``samples`` and
+    ``score_weighting`` included); the default prompt is
     ``TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE`` (an absent reference renders as empty).
     """
-    core = JudgeCore(
-        prompt=prompt,
-        model=model,
-        feedback_key=feedback_key,
-        judge=judge,
-        continuous=continuous,
-        choices=choices,
-        use_reasoning=use_reasoning,
-        few_shot_examples=few_shot_examples,
-        system=system,
-        output_schema=output_schema,
-        structured_output_kwargs=structured_output_kwargs,
-        max_retries=max_retries,
-    )
-
-    return _judge_evaluator(
-        core,
-        _render_trajectories,
-        async_factory="create_async_trajectory_llm_as_judge",
-        factory="create_trajectory_llm_as_judge",
-    )
+    core = build_core(TRAJECTORY_JUDGE, locals())
+    return sync_judge_evaluator(core, TRAJECTORY_JUDGE, _render_trajectories)
 
 
 def create_async_trajectory_llm_as_judge(
@@ -106,21 +98,9 @@ def create_async_trajectory_llm_as_judge(
     output_schema: Any = None,
     structured_output_kwargs: Mapping[str, Any] | None = None,
     max_retries: int = 3,
+    samples: int = 1,
+    score_weighting: ScoreWeighting | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_trajectory_llm_as_judge`."""
-    core = JudgeCore(
-        prompt=prompt,
-        model=model,
-        feedback_key=feedback_key,
-        judge=judge,
-        continuous=continuous,
-        choices=choices,
-        use_reasoning=use_reasoning,
-        few_shot_examples=few_shot_examples,
-        system=system,
-        output_schema=output_schema,
-        structured_output_kwargs=structured_output_kwargs,
-        max_retries=max_retries,
-    )
-
-    return _async_judge_evaluator(core, _render_trajectories)
+    core = build_core(ASYNC_TRAJECTORY_JUDGE, locals())
+    return async_judge_evaluator(core, ASYNC_TRAJECTORY_JUDGE, _render_trajectories)

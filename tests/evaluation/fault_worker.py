@@ -17,6 +17,7 @@ from typing import Any
 import openai
 
 from openevals._judge.core import RetryPolicy
+from openevals._judge.shell import judge_core
 from openevals.evaluation import evaluate
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 
@@ -41,14 +42,14 @@ def main() -> int:
         judge=openai.OpenAI(base_url=base_url, api_key=key, max_retries=0),
         model="gpt-test",
     )
-    sync_judge.core.retry = RetryPolicy(max_retries=1, initial_delay=0.001, max_delay=0.01)
+    judge_core(sync_judge).retry = RetryPolicy(max_retries=1, initial_delay=0.001, max_delay=0.01)
     async_judge = create_async_llm_as_judge(
         prompt=PROMPT,
         feedback_key="helpful",
         judge=openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0),
         model="gpt-test",
     )
-    async_judge.core.retry = RetryPolicy(max_retries=0)
+    judge_core(async_judge).retry = RetryPolicy(max_retries=0)
     data = [
         {"id": f"row-{n}", "inputs": {"n": n, "question": f"{n} + {n}?"}, "outputs": str(2 * n)}
         for n in range(rows)

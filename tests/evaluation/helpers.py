@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from openevals._judge.core import RetryPolicy
+from openevals._judge.shell import judge_core
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
@@ -39,7 +40,7 @@ def make_judge(
         )
     else:  # pragma: no cover - test bug
         raise ValueError(kind)
-    judge.core.retry = retry
+    judge_core(judge).retry = retry
     return judge
 
 

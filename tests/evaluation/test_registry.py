@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from typing_extensions import TypedDict, Unpack
 
+from openevals._contract import info_of
 from openevals.evaluation import EVALUATOR_NAMES, build_evaluator
 from openevals.evaluation.registry import SpecError, parse_spec
 
@@ -92,10 +93,10 @@ def test_llm_spec_needs_a_model_and_a_known_prompt() -> None:
     with pytest.raises(SpecError, match="name the prompt constant"):
         build_evaluator("llm", model="openai:gpt-test")
     spec = build_evaluator("llm:CONCISENESS_PROMPT:continuous=true", model="openai:gpt-test")
-    assert spec.evaluator.core.feedback_key == "conciseness"  # type: ignore[attr-defined]
+    assert info_of(spec.evaluator).feedback_key == "conciseness"  # type: ignore[union-attr]
     assert spec.inline is False
     named = build_evaluator("llm:CORRECTNESS_PROMPT:feedback_key=ok", model="openai:gpt-test")
-    assert named.evaluator.core.feedback_key == "ok"  # type: ignore[attr-defined]
+    assert info_of(named.evaluator).feedback_key == "ok"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -173,6 +174,8 @@ KNOWN_OPTIONS = {
         "system",
         "model",
         "max_retries",
+        "samples",
+        "score_weighting",
     },
 }
 

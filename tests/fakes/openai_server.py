@@ -415,7 +415,16 @@ class FakeOpenAIServer:
     Attributes you may set directly: ``latency`` (seconds added to every request),
     ``reject_response_format`` (set of ``response_format.type`` values answered with HTTP 500),
     ``reject_tools`` (answer requests carrying ``tools`` with HTTP 500), ``embedding_dim``.
+
+    Sampling (``n``) and log-probabilities: a request with ``n`` > 1 gets ``n`` choices, each
+    consuming the next reply (queue, responder, default); ``max_choices`` caps that (a server that
+    ignores ``n``: set it to 1). A request with ``logprobs: true`` gets ``logprobs.content`` per
+    choice (see :meth:`queue_logprobs`) unless ``omit_logprobs`` is set (a server that returns
+    none).
     """
+
+    max_choices: int | None = None
+    omit_logprobs: bool = False
 
     def __init__(
         self,
@@ -521,6 +530,7 @@ class FakeOpenAIServer:
             self.reject_response_format = set()
             self.reject_tools = False
             self.embedding_dim = self._initial_embedding_dim
+            self._reset_sampling()
             old, self._release = self._release, threading.Event()
         old.set()
 
@@ -820,12 +830,100 @@ class FakeOpenAIServer:
             "created": created,
             "model": body["model"],
             "system_fingerprint": "fp_fake",
-            "choices": [
-                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-            ],
+            "choices": self._choices(body, message, finish, usage),
             "usage": usage,
         }
         return _json_outcome(200, payload, headers=reply.headers, delay=reply.delay)
+
+    # ------------------------------------------------------------------ n and logprobs
+    def queue_logprobs(self, alternatives: Mapping[str, float]) -> None:
+        """Script the token probabilities of the next choice that asks for ``logprobs``.
+
+        ``alternatives`` maps token texts (e.g. ``{"true": 0.8, "false": 0.2}``) to probabilities.
+        In that choice, the last token whose text (stripped) is one of the keys gets them as its
+        ``top_logprobs`` (keeping the token's leading whitespace) and its own probability as its
+        ``logprob``. Every other token, and every choice without a scripted entry, has logprob
+        0.0 and itself as its only alternative.
+        """
+        if not isinstance(alternatives, Mapping) or not alternatives:
+            raise TypeError("`alternatives` must be a non-empty mapping of token -> probability")
+        for token, p in alternatives.items():
+            if not isinstance(token, str) or not isinstance(p, (int, float)) or not 0 < p <= 1:
+                raise ValueError(f"bad alternative {token!r}: {p!r}; probabilities are in (0, 1]")
+        with self._lock:
+            self._logprob_queue().append(dict(alternatives))
+
+    def _logprob_queue(self) -> deque[dict[str, float]]:
+        queue: deque[dict[str, float]] | None = getattr(self, "_logprobs_scripts", None)
+        if queue is None:
+            queue = self._logprobs_scripts = deque()
+        return queue
+
+    def _reset_sampling(self) -> None:
+        self._logprob_queue().clear()
+        self.max_choices = None
+        self.omit_logprobs = False
+
+    def _choices(
+        self, body: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, int]
+    ) -> list[dict[str, Any]]:
+        """The ``choices`` of a completion: the first reply's message, then one per extra ``n``."""
+        n = body.get("n")
+        count = n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+        if self.max_choices is not None:
+            count = max(1, min(count, self.max_choices))
+        choices = [(message, finish)]
+        while len(choices) < count:
+            reply = self._next_chat_reply(body)
+            if reply.status >= 400 or reply.body is not None or reply.hang:
+                continue  # errors and raw bodies answer whole requests, not one choice
+            extra, extra_finish = self._assistant_message(reply, body)
+            usage["completion_tokens"] += _word_count(extra.get("content") or "")
+            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+            choices.append((extra, extra_finish))
+        return [
+            {
+                "index": i,
+                "message": m,
+                "logprobs": self._logprobs(body, m),
+                "finish_reason": f,
+            }
+            for i, (m, f) in enumerate(choices)
+        ]
+
+    def _logprobs(self, body: dict[str, Any], message: dict[str, Any]) -> Any:
+        if not body.get("logprobs") or self.omit_logprobs:
+            return None
+        content = message.get("content")
+        if not isinstance(content, str) or not content:
+            return {"content": None}  # tool calls carry no token log-probabilities
+        with self._lock:
+            queue = self._logprob_queue()
+            script = queue.popleft() if queue else None
+        tokens = re.findall(r"\s*[A-Za-z_]+|\s*\d+|\s*[^\sA-Za-z_\d]|\s+", content)
+        entries = [
+            {"token": t, "logprob": 0.0, "bytes": list(t.encode()), "top_logprobs": []}
+            for t in tokens
+        ]
+        for entry in entries:
+            entry["top_logprobs"] = [
+                {"token": entry["token"], "logprob": 0.0, "bytes": entry["bytes"]}
+            ]
+        if script:
+            hits = [i for i, t in enumerate(tokens) if t.strip() in script]
+            if hits:
+                entry = entries[hits[-1]]
+                space = entry["token"][: len(entry["token"]) - len(entry["token"].lstrip())]
+                entry["logprob"] = math.log(script[entry["token"].strip()])
+                entry["top_logprobs"] = [
+                    {
+                        "token": space + t,
+                        "logprob": math.log(p),
+                        "bytes": list((space + t).encode()),
+                    }
+                    for t, p in sorted(script.items(), key=lambda kv: -kv[1])
+                ]
+        return {"content": entries, "refusal": None}
 
     def _next_chat_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:

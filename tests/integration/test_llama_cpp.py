@@ -89,6 +89,7 @@ def _check(result: dict, *, continuous: bool = False) -> None:
 def test_openai_client_degrades_from_json_schema(llama_url: str) -> None:
     import openai
 
+    from openevals._judge.shell import judge_core
     from openevals.llm import create_llm_as_judge
 
     client = openai.OpenAI(base_url=llama_url, api_key="none", max_retries=0)
@@ -96,7 +97,8 @@ def test_openai_client_degrades_from_json_schema(llama_url: str) -> None:
         prompt=PROMPT, judge=client, model="smollm2", feedback_key="correctness"
     )
     _check(judge(inputs="What is 2 + 2?", outputs="4"))
-    rung = judge.core.backend.rungs[judge.core._rung_start]
+    core = judge_core(judge)
+    rung = core.rungs[core._rung_start]
     assert rung != "json_schema"  # llama.cpp refuses it; the judge remembered what worked
     _check(judge(inputs="What is the capital of France?", outputs="Paris"))
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from openevals._judge.core import RetryPolicy
+from openevals._judge.shell import judge_core
 from openevals.llm import JudgeOutputError, create_async_llm_as_judge, create_llm_as_judge
 from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
 from tests.llm.judge_helpers import make_judge, user_text
@@ -398,7 +399,9 @@ def test_bad_attachments_raise(fake_openai: FakeOpenAIServer, attachment: Any) -
 
 
 def _fast(judge: Any, max_retries: int = 3) -> None:
-    judge.core.retry = RetryPolicy(max_retries=max_retries, initial_delay=0.001, max_delay=0.01)
+    judge_core(judge).retry = RetryPolicy(
+        max_retries=max_retries, initial_delay=0.001, max_delay=0.01
+    )
 
 
 def test_429_with_retry_after_is_retried(kind: str, fake_openai: FakeOpenAIServer) -> None:
@@ -635,7 +638,8 @@ def test_model_without_structured_output_support_falls_back_to_text() -> None:
     judge = create_llm_as_judge(prompt="{outputs}", judge=model)
     result = judge(outputs="x")
     assert result["score"] is True and result["comment"] == "plain text path"
-    assert judge.core.backend.rungs[judge.core._rung_start] == "text"
+    core = judge_core(judge)
+    assert core.rungs[core._rung_start] == "text"
 
 
 def test_model_string_async_judge_survives_new_event_loops(

@@ -14,6 +14,7 @@ import pytest
 from langsmith import Client, tracing_context
 
 from openevals._judge.core import RetryPolicy
+from openevals._judge.shell import judge_core
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from tests.fakes.fake_langsmith import FakeLangSmith
 from tests.fakes.openai_server import FakeOpenAIServer, async_openai_client, openai_client
@@ -124,7 +125,7 @@ def test_client_without_retries_gets_the_judges_policy(
     make = async_openai_client if use_async else openai_client
     factory = create_async_llm_as_judge if use_async else create_llm_as_judge
     judge = factory(prompt="{outputs}", judge=make(fake_openai), model="gpt-test", max_retries=2)
-    judge.core.retry = RetryPolicy(max_retries=2, initial_delay=0.001, max_delay=0.01)
+    judge_core(judge).retry = RetryPolicy(max_retries=2, initial_delay=0.001, max_delay=0.01)
     with pytest.raises(Exception):  # noqa: B017 - the 503 itself
         _run(judge, outputs="x")
     assert len(fake_openai.chat_requests) == 3

@@ -21,6 +21,7 @@ from openevals._judge import answers
 from openevals._judge.answers import MAX_ANSWER_CHARS, extract_json_object
 from openevals._judge.cache import active_cache
 from openevals._judge.core import RetryPolicy
+from openevals._judge.shell import judge_core
 from openevals.llm import (
     JudgeError,
     JudgeOutputError,
@@ -67,7 +68,9 @@ def matrix(cases: list[str], paths: tuple[str, ...], few: int) -> list[tuple[str
 
 
 def _fast(evaluator: Any, max_retries: int) -> None:
-    evaluator.core.retry = RetryPolicy(max_retries=max_retries, initial_delay=0.001, max_delay=0.01)
+    judge_core(evaluator).retry = RetryPolicy(
+        max_retries=max_retries, initial_delay=0.001, max_delay=0.01
+    )
 
 
 def judge_of(

@@ -1,0 +1,310 @@
+"""The judge's options, declared once, and the checks every judge factory runs at creation.
+
+Every judge factory (``create_llm_as_judge``, the trajectory, code, RAG and pairwise judges, sync and
+async) keeps its own explicit keyword parameters (so help(), IDEs and ``inspect.signature`` show
+them), but it declares here which judge options it takes and with which defaults
+(:class:`FactorySpec`), and forwards its arguments with :func:`judge_options`. The checks, the
+cross-option rules and the sync/async rules therefore exist once; a test compares every factory's
+signature with its declaration, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "ALL_OPTIONS",
+    "FACTORIES",
+    "OPTIONS",
+    "FactorySpec",
+    "JudgeOptions",
+    "Option",
+    "ScoreWeighting",
+    "check_async_use",
+    "declare",
+    "judge_options",
+]
+
+ScoreWeighting = Literal["logprobs"]
+"""How a score is read from the judge's answer: ``None`` (the answer's own value) or
+``"logprobs"`` (weighted by the probabilities of the score tokens, G-Eval style)."""
+
+_MAX_SAMPLES = 128
+_MAX_WEIGHTED_CHOICE = 999
+
+
+@dataclass(frozen=True)
+class Option:
+    """One judge option: its default and its annotation as the factories spell it."""
+
+    name: str
+    default: Any
+    annotation: str
+    required: bool = False
+
+
+OPTIONS: dict[str, Option] = {
+    o.name: o
+    for o in (
+        Option("prompt", None, "Any", required=True),
+        Option("feedback_key", "score", "str"),
+        Option("judge", None, "Any"),
+        Option("model", None, "str | None"),
+        Option("system", None, "str | None"),
+        Option("continuous", False, "bool"),
+        Option("choices", None, "Sequence[float] | None"),
+        Option("use_reasoning", True, "bool"),
+        Option("few_shot_examples", None, "Sequence[FewShotExample] | None"),
+        Option("output_schema", None, "Any"),
+        Option("structured_output_kwargs", None, "Mapping[str, Any] | None"),
+        Option("max_retries", 3, "int"),
+        Option("samples", 1, "int"),
+        Option("score_weighting", None, "ScoreWeighting | None"),
+    )
+}
+"""Every judge option, with the default a factory uses unless its :class:`FactorySpec` says."""
+
+
+@dataclass(frozen=True)
+class FactorySpec:
+    """Which judge options one factory takes, with its own defaults (e.g. its prompt)."""
+
+    name: str
+    takes: tuple[str, ...]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    is_async: bool = False
+    sync_twin: str | None = None
+    async_twin: str | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [n for n in (*self.takes, *self.defaults) if n not in OPTIONS]
+        if unknown:
+            raise ValueError(f"{self.name}: unknown judge options {unknown!r}")
+
+    def default(self, name: str) -> Any:
+        """The default of option ``name`` in this factory."""
+        return self.defaults[name] if name in self.defaults else OPTIONS[name].default
+
+    def required(self, name: str) -> bool:
+        return OPTIONS[name].required and name not in self.defaults
+
+    def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """``given`` keyword arguments completed with this factory's defaults.
+
+        Unknown names and missing required options are a ``TypeError``, as in a call.
+        """
+        unknown = sorted(set(given) - set(self.takes))
+        if unknown:
+            raise TypeError(f"{self.name}() got unexpected keyword arguments {unknown!r}")
+        missing = [n for n in self.takes if self.required(n) and n not in given]
+        if missing:
+            raise TypeError(f"{self.name}() missing required keyword arguments {missing!r}")
+        return {name: given.get(name, self.default(name)) for name in self.takes}
+
+
+ALL_OPTIONS: tuple[str, ...] = tuple(OPTIONS)
+
+FACTORIES: dict[str, FactorySpec] = {}
+"""Every declared judge factory by name (filled as the factory modules are imported)."""
+
+
+def declare(
+    name: str,
+    async_name: str,
+    takes: tuple[str, ...] = ALL_OPTIONS,
+    **defaults: Any,
+) -> tuple[FactorySpec, FactorySpec]:
+    """Declare a sync judge factory and its async twin: the options they take, their defaults."""
+    sync = FactorySpec(name, takes, defaults, is_async=False, async_twin=async_name)
+    asyn = FactorySpec(async_name, takes, defaults, is_async=True, sync_twin=name)
+    FACTORIES[name] = sync
+    FACTORIES[async_name] = asyn
+    return sync, asyn
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The checked options of one judge (build it with :func:`judge_options`)."""
+
+    prompt: Any
+    feedback_key: str = "score"
+    judge: Any = None
+    model: str | None = None
+    system: str | None = None
+    continuous: bool = False
+    choices: tuple[float, ...] | None = None
+    use_reasoning: bool = True
+    few_shot_examples: tuple[dict[str, Any], ...] = ()
+    output_schema: Any = None
+    structured_output_kwargs: dict[str, Any] = field(default_factory=dict)
+    max_retries: int = 3
+    samples: int = 1
+    score_weighting: ScoreWeighting | None = None
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+
+def judge_options(spec: FactorySpec, values: Mapping[str, Any], **fixed: Any) -> JudgeOptions:
+    """The checked :class:`JudgeOptions` of one factory call.
+
+    ``values`` is the factory's ``locals()`` (its parameters); only the options ``spec`` takes are
+    read from it, the others keep their declared defaults. ``fixed`` sets options the factory
+    decides itself (e.g. the RAG metrics' output schema).
+    """
+    chosen: dict[str, Any] = {name: values[name] for name in spec.takes}
+    samples = chosen.get("samples", 1)
+    if chosen.get("output_schema") is not None and samples != 1 and isinstance(samples, int):
+        # (Factories that set a schema themselves aggregate their samples on their own.)
+        raise ValueError(
+            f"`samples={samples}` votes on scores, but with `output_schema` the judge returns "
+            "your structured answer, which cannot be aggregated; drop `output_schema` or use "
+            "samples=1"
+        )
+    chosen.update(fixed)
+    return JudgeOptions(
+        prompt=chosen.get("prompt"),
+        feedback_key=chosen.get("feedback_key", OPTIONS["feedback_key"].default),
+        judge=chosen.get("judge"),
+        model=chosen.get("model"),
+        system=chosen.get("system"),
+        continuous=chosen.get("continuous", False),
+        choices=_choices(chosen.get("choices")),
+        use_reasoning=chosen.get("use_reasoning", True),
+        few_shot_examples=_examples(chosen.get("few_shot_examples")),
+        output_schema=chosen.get("output_schema"),
+        structured_output_kwargs=_mapping(chosen.get("structured_output_kwargs")),
+        max_retries=chosen.get("max_retries", 3),
+        samples=chosen.get("samples", 1),
+        score_weighting=chosen.get("score_weighting"),
+    )
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _choices(choices: Any) -> tuple[float, ...] | None:
+    if choices is None:
+        return None
+    if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence):
+        raise TypeError(f"`choices` must be a list of numbers, got {type(choices).__name__}")
+    if not choices:
+        raise ValueError(
+            "`choices` is empty; give the allowed scores, e.g. choices=[0.0, 0.5, 1.0]"
+        )
+    out = []
+    for c in choices:
+        if isinstance(c, bool) or not isinstance(c, (int, float)):
+            raise TypeError(f"`choices` must hold numbers, got {c!r}")
+        out.append(float(c))
+    return tuple(out)
+
+
+def _examples(examples: Any) -> tuple[dict[str, Any], ...]:
+    if examples is None:
+        return ()
+    if isinstance(examples, (str, bytes, Mapping)) or not isinstance(examples, Sequence):
+        raise TypeError("`few_shot_examples` must be a list of example dicts")
+    out = []
+    for i, example in enumerate(examples):
+        if not isinstance(example, Mapping):
+            raise TypeError(
+                f"few_shot_examples[{i}] must be a dict with 'score' (and inputs/outputs/"
+                f"reasoning); got {type(example).__name__}"
+            )
+        if "score" not in example:
+            raise ValueError(f"few_shot_examples[{i}] has no 'score'")
+        out.append(dict(example))
+    return tuple(out)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"`structured_output_kwargs` must be a dict, got {type(value).__name__}")
+    return dict(value)
+
+
+def _check(o: JudgeOptions) -> None:
+    if not isinstance(o.feedback_key, str) or not o.feedback_key:
+        raise ValueError(f"`feedback_key` must be a non-empty string, got {o.feedback_key!r}")
+    if o.system is not None and not isinstance(o.system, str):
+        raise TypeError(f"`system` must be a string, got {type(o.system).__name__}")
+    if not isinstance(o.max_retries, int) or isinstance(o.max_retries, bool) or o.max_retries < 0:
+        raise ValueError(f"`max_retries` must be an integer >= 0, got {o.max_retries!r}")
+    if o.continuous and o.choices is not None:
+        raise ValueError(
+            "`continuous=True` and `choices` are mutually exclusive: continuous scores are any "
+            "float in [0, 1], choices restrict the score to a list; pass one of them"
+        )
+    if o.judge is None and o.model is None:
+        raise ValueError(
+            "pass `model` (a 'provider:model' string such as 'openai:gpt-4.1-mini') or `judge` "
+            "(a LangChain chat model or an OpenAI client)"
+        )
+    if o.model is not None and not isinstance(o.model, str):
+        raise TypeError(f"`model` must be a 'provider:model' string, got {type(o.model).__name__}")
+    _check_samples(o)
+
+
+def _check_samples(o: JudgeOptions) -> None:
+    if isinstance(o.samples, bool) or not isinstance(o.samples, int):
+        raise TypeError(f"`samples` must be an integer >= 1, got {o.samples!r}")
+    if not 1 <= o.samples <= _MAX_SAMPLES:
+        raise ValueError(
+            f"`samples` must be between 1 and {_MAX_SAMPLES} (how many times the judge is "
+            f"asked), got {o.samples}"
+        )
+    if o.score_weighting is None:
+        return
+    if o.score_weighting != "logprobs":
+        raise ValueError(f"`score_weighting` must be None or 'logprobs', got {o.score_weighting!r}")
+    if o.output_schema is not None or o.continuous:
+        what = "`output_schema`" if o.output_schema is not None else "`continuous=True`"
+        raise ValueError(
+            "score_weighting='logprobs' weights boolean and `choices` scores by the "
+            f"probabilities of their tokens; it cannot be combined with {what}"
+        )
+    if o.choices is not None:
+        bad = [c for c in o.choices if not c.is_integer() or not 0 <= c <= _MAX_WEIGHTED_CHOICE]
+        if bad:
+            raise ValueError(
+                "score_weighting='logprobs' needs `choices` that are whole numbers from 0 to "
+                f"{_MAX_WEIGHTED_CHOICE} (each written as one token), got {bad!r}; use e.g. "
+                "choices=[1, 2, 3, 4, 5]"
+            )
+
+
+def is_async_callable(fn: Any) -> bool:
+    """A coroutine function, or an object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - objects with an async __call__
+    return not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
+
+
+def check_async_use(
+    spec: FactorySpec, *, async_prompt: bool, async_client: bool, what: str = "`prompt`"
+) -> None:
+    """The sync/async rules, checked when the evaluator is created.
+
+    A sync evaluator cannot await: an async prompt function or an ``AsyncOpenAI`` client is a
+    ``TypeError`` naming the async twin. An async evaluator accepts both kinds of each.
+    """
+    if spec.is_async:
+        return
+    twin = spec.async_twin or "the async factory"
+    if async_prompt:
+        raise TypeError(
+            f"{what} is an async function, which the sync {spec.name} cannot await; use {twin} "
+            "for async prompts"
+        )
+    if async_client:
+        raise TypeError(
+            f"`judge` is an async OpenAI client (AsyncOpenAI); use {twin}, or pass "
+            f"openai.OpenAI() to {spec.name}"
+        )
