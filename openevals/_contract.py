@@ -23,7 +23,7 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
@@ -61,6 +61,10 @@ class EvaluatorInfo:
             inline on the event loop instead of in a worker thread.
         judge: scoring calls an LLM judge (so judge caches, retries and token usage apply).
         is_async: the evaluator is a coroutine function.
+        score_type: for a judge that answers with a score, what kind: ``"boolean"``,
+            ``"continuous"`` or ``"choices"`` (``None`` for structured answers and evaluators that
+            do not say). Calibration checks human labels against it before any model call.
+        choices: the allowed scores when ``score_type`` is ``"choices"``.
     """
 
     run_name: str
@@ -69,6 +73,8 @@ class EvaluatorInfo:
     pure: bool = False
     judge: bool = False
     is_async: bool = False
+    score_type: Literal["boolean", "continuous", "choices"] | None = None
+    choices: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.run_name, str) or not self.run_name:
@@ -82,6 +88,13 @@ class EvaluatorInfo:
                 "EvaluatorInfo.feedback_keys must be a tuple of non-empty strings; "
                 f"got {self.feedback_keys!r}"
             )
+        if self.score_type not in (None, "boolean", "continuous", "choices"):
+            raise ValueError(
+                "EvaluatorInfo.score_type must be 'boolean', 'continuous', 'choices' or None; "
+                f"got {self.score_type!r}"
+            )
+        if bool(self.choices) != (self.score_type == "choices"):
+            raise ValueError("EvaluatorInfo.choices is given exactly when score_type is 'choices'")
         if self.pure and self.judge:
             raise ValueError("EvaluatorInfo: an evaluator that calls a judge cannot be pure")
 

@@ -63,6 +63,8 @@ def judge_info(
     feedback_keys: tuple[str, ...] | None = None,
 ) -> EvaluatorInfo:
     """The contract description of a judge evaluator."""
+    spec = core.spec
+    score_type = spec.score_type if spec.kind == "score" else None
     return EvaluatorInfo(
         run_name=run_name or core.run_name,
         feedback_keys=feedback_keys if feedback_keys is not None else (core.feedback_key,),
@@ -70,6 +72,8 @@ def judge_info(
         pure=False,
         judge=True,
         is_async=is_async,
+        score_type=score_type,
+        choices=tuple(spec.choices) if score_type == "choices" else (),
     )
 
 

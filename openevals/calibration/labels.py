@@ -25,6 +25,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from openevals._contract import info_of
 from openevals.evaluation.data import MISSING, Row, field_at, iter_rows
 
 __all__ = [
@@ -84,14 +85,14 @@ def judge_scores_of(judge: Any, declared: Any = None) -> JudgeScores:
     target = judge
     while isinstance(target, functools.partial):
         target = target.func
-    # Judge factories keep their validated options on the evaluator's public ``core``; its
-    # ``spec`` says which score schema the judge answers in.
-    spec = getattr(getattr(target, "core", None), "spec", None)
-    kind = getattr(spec, "score_type", None)
+    # Judge factories record the score schema their judge answers in on the evaluator's contract
+    # description.
+    info = info_of(target)
+    kind = info.score_type if info is not None else None
     if kind in ("boolean", "continuous"):
         return JudgeScores(kind)
-    if kind == "choices":
-        return JudgeScores("choices", tuple(float(c) for c in getattr(spec, "choices", ())))
+    if kind == "choices" and info is not None:
+        return JudgeScores("choices", info.choices)
     return JudgeScores(None)
 
 
