@@ -21,19 +21,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
-from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
+from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
 from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
 
 __all__ = [
     "INFO_ATTRIBUTE",
     "EvaluatorInfo",
+    "arun_scorer",
     "attach_info",
     "info_of",
     "make_async_evaluator",
     "make_evaluator",
+    "run_scorer",
 ]
 
 INFO_ATTRIBUTE = "openevals_info"
@@ -89,6 +91,11 @@ class EvaluatorInfo:
         """The key a scalar score is reported under (the first feedback key, else the run name)."""
         return self.feedback_keys[0] if self.feedback_keys else self.run_name
 
+    def as_async(self) -> EvaluatorInfo:
+        """The info of this evaluator's async twin: ``is_async`` set, ``pure`` cleared (an async
+        evaluator is awaited on the event loop anyway, so "run it inline" says nothing)."""
+        return replace(self, is_async=True, pure=False)
+
 
 def attach_info(fn: F, info: EvaluatorInfo) -> F:
     """Record ``info`` on ``fn`` (an evaluator callable) and return ``fn``."""
@@ -109,25 +116,78 @@ def info_of(evaluator: Any) -> EvaluatorInfo | None:
     return info if isinstance(info, EvaluatorInfo) else None
 
 
-def _call_kwargs(
-    inputs: Any, outputs: Any, reference_outputs: Any, kwargs: dict[str, Any]
-) -> dict[str, Any]:
-    call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-    call.update(kwargs)
-    return call
-
-
 def _select(call: dict[str, Any], passes: Sequence[str] | None) -> dict[str, Any]:
     if passes is None:
         return call
     return {name: call.get(name) for name in passes}
 
 
-def _named(fn: F, info: EvaluatorInfo, name: str | None) -> F:
+def _named(
+    fn: F,
+    info: EvaluatorInfo,
+    name: str | None,
+    *,
+    returns: str | None = None,
+    doc: str | None = None,
+    module: str | None = None,
+) -> F:
     if name is not None:
         fn.__name__ = name
         fn.__qualname__ = name
+    if returns is not None:
+        fn.__annotations__ = {**fn.__annotations__, "return": returns}
+    if doc is not None:
+        fn.__doc__ = doc
+    if module is not None:
+        fn.__module__ = module
     return attach_info(fn, info)
+
+
+def _sync_runner(
+    scorer: Callable[..., Any],
+    info: EvaluatorInfo,
+    prepare: Prepare | None,
+    passes: Sequence[str] | None,
+    raw: bool,
+) -> Callable[[dict[str, Any]], Any]:
+    """``run(call)``: check the call, select the scorer's arguments, score through the wrapper."""
+    run_name, feedback_key = info.run_name, info.feedback_key
+
+    def run(call: dict[str, Any]) -> Any:
+        if prepare is not None:
+            call = prepare(call)
+        return _run_evaluator_untyped(
+            run_name=run_name,
+            scorer=scorer,
+            feedback_key=feedback_key,
+            return_raw_outputs=raw,
+            **_select(call, passes),
+        )
+
+    return run
+
+
+def _async_runner(
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    info: EvaluatorInfo,
+    prepare: Prepare | None,
+    passes: Sequence[str] | None,
+    raw: bool,
+) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    run_name, feedback_key = info.run_name, info.feedback_key
+
+    async def run(call: dict[str, Any]) -> Any:
+        if prepare is not None:
+            call = prepare(call)
+        return await _arun_evaluator_untyped(
+            run_name=run_name,
+            scorer=scorer,
+            feedback_key=feedback_key,
+            return_raw_outputs=raw,
+            **_select(call, passes),
+        )
+
+    return run
 
 
 def make_evaluator(
@@ -138,6 +198,10 @@ def make_evaluator(
     passes: Sequence[str] | None = None,
     raw: bool = False,
     name: str | None = None,
+    paired: bool = False,
+    returns: str | None = None,
+    doc: str | None = None,
+    module: str | None = None,
 ) -> SimpleEvaluator:
     """Turn a sync ``scorer`` into the public evaluator ``(*, inputs, outputs, reference_outputs, **kw)``.
 
@@ -149,27 +213,40 @@ def make_evaluator(
             template variables); e.g. ``("outputs", "reference_outputs")``.
         raw: return what the scorer returned unchanged (structured judge answers) instead of
             result dicts.
-        name: the evaluator's ``__name__`` (default: keep the shell's own name).
+        name: the evaluator's ``__name__`` and ``__qualname__`` (default: keep the shell's own).
+        paired: the evaluator's signature is ``(*, outputs, reference_outputs, **kwargs)``, both
+            required (the deterministic evaluators of the public release); any other keyword
+            argument, ``inputs`` included, lands in the call's extra arguments.
+        returns: the return annotation the evaluator shows to ``inspect.signature`` (e.g.
+            ``"list[EvaluatorResult]"``); default ``"EvaluatorResult"`` when ``paired``, else
+            ``"Any"``.
+        doc: the evaluator's docstring (``__doc__``).
+        module: the evaluator's ``__module__`` (for evaluators that are a module's public
+            function, such as ``openevals.exact.exact_match``).
     """
     if info.is_async:
         raise ValueError(f"make_evaluator builds sync evaluators; {info.run_name!r} is async")
-    feedback_key = info.feedback_key
+    run = _sync_runner(scorer, info, prepare, passes, raw)
+    if paired:
 
-    def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        call = _call_kwargs(inputs, outputs, reference_outputs, kwargs)
-        if prepare is not None:
-            call = prepare(call)
-        return _run_evaluator_untyped(
-            run_name=info.run_name,
-            scorer=scorer,
-            feedback_key=feedback_key,
-            return_raw_outputs=raw,
-            **_select(call, passes),
-        )
+        def paired_evaluator(
+            *, outputs: Any, reference_outputs: Any, **kwargs: Any
+        ) -> EvaluatorResult:
+            return run({"outputs": outputs, "reference_outputs": reference_outputs, **kwargs})  # type: ignore[no-any-return]
 
-    return cast(SimpleEvaluator, _named(evaluator, info, name))
+        shell: Callable[..., Any] = paired_evaluator
+    else:
+
+        def evaluator(
+            *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+        ) -> Any:
+            call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+            call.update(kwargs)
+            return run(call)
+
+        shell = evaluator
+    named = _named(shell, info, name, returns=returns, doc=doc, module=module)
+    return cast(SimpleEvaluator, named)
 
 
 def make_async_evaluator(
@@ -180,26 +257,70 @@ def make_async_evaluator(
     passes: Sequence[str] | None = None,
     raw: bool = False,
     name: str | None = None,
+    paired: bool = False,
+    returns: str | None = None,
+    doc: str | None = None,
+    module: str | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`make_evaluator`; ``scorer`` may be sync or a coroutine function."""
     if not info.is_async:
         raise ValueError(
             f"make_async_evaluator builds async evaluators; mark {info.run_name!r} is_async=True"
         )
-    feedback_key = info.feedback_key
+    run = _async_runner(scorer, info, prepare, passes, raw)
+    if paired:
 
-    async def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        call = _call_kwargs(inputs, outputs, reference_outputs, kwargs)
-        if prepare is not None:
-            call = prepare(call)
-        return await _arun_evaluator_untyped(
-            run_name=info.run_name,
-            scorer=scorer,
-            feedback_key=feedback_key,
-            return_raw_outputs=raw,
-            **_select(call, passes),
-        )
+        async def paired_evaluator(
+            *, outputs: Any, reference_outputs: Any, **kwargs: Any
+        ) -> EvaluatorResult:
+            return await run(  # type: ignore[no-any-return]
+                {"outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
+            )
 
-    return cast(SimpleAsyncEvaluator, _named(evaluator, info, name))
+        shell: Callable[..., Any] = paired_evaluator
+    else:
+
+        async def evaluator(
+            *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+        ) -> Any:
+            call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+            call.update(kwargs)
+            return await run(call)
+
+        shell = evaluator
+    named = _named(shell, info, name, returns=returns, doc=doc, module=module)
+    return cast(SimpleAsyncEvaluator, named)
+
+
+def run_scorer(
+    info: EvaluatorInfo, scorer: Callable[..., Any], *, raw: bool = False, **kwargs: Any
+) -> Any:
+    """Score one call of ``scorer(**kwargs)`` under ``info`` outside an evaluator shell.
+
+    For an evaluator's extra entry points (``batch``) whose results must look exactly like the
+    evaluator's own: same run name, same feedback key, same tracing and pytest feedback.
+    """
+    return _run_evaluator_untyped(
+        run_name=info.run_name,
+        scorer=scorer,
+        feedback_key=info.feedback_key,
+        return_raw_outputs=raw,
+        **kwargs,
+    )
+
+
+async def arun_scorer(
+    info: EvaluatorInfo,
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    *,
+    raw: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """Async twin of :func:`run_scorer`; ``scorer`` may be sync or a coroutine function."""
+    return await _arun_evaluator_untyped(
+        run_name=info.run_name,
+        scorer=scorer,
+        feedback_key=info.feedback_key,
+        return_raw_outputs=raw,
+        **kwargs,
+    )
