@@ -20,12 +20,18 @@ the event loop, and account for judge calls.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
 from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
-from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
+from openevals.utils import (
+    _arun_evaluator_untyped,
+    _needs_langsmith,
+    _run_evaluator_untyped,
+    _to_results,
+)
 
 __all__ = [
     "INFO_ATTRIBUTE",
@@ -131,9 +137,7 @@ def _named(
     doc: str | None = None,
     module: str | None = None,
 ) -> F:
-    if name is not None:
-        fn.__name__ = name
-        fn.__qualname__ = name
+    fn.__name__ = fn.__qualname__ = name or "evaluator"
     if returns is not None:
         fn.__annotations__ = {**fn.__annotations__, "return": returns}
     if doc is not None:
@@ -143,6 +147,9 @@ def _named(
     return attach_info(fn, info)
 
 
+_PAIR = ("outputs", "reference_outputs")
+
+
 def _sync_runner(
     scorer: Callable[..., Any],
     info: EvaluatorInfo,
@@ -150,19 +157,29 @@ def _sync_runner(
     passes: Sequence[str] | None,
     raw: bool,
 ) -> Callable[[dict[str, Any]], Any]:
-    """``run(call)``: check the call, select the scorer's arguments, score through the wrapper."""
+    """``run(call)``: check the call, select the scorer's arguments, score through the wrapper.
+
+    Without LangSmith (no tracing, no LangSmith test case) the wrapper's work is calling the
+    scorer and mapping its value; that path is inlined here, since it runs on every call of
+    every deterministic evaluator. Otherwise ``_run_evaluator_untyped`` traces and logs.
+    """
     run_name, feedback_key = info.run_name, info.feedback_key
 
     def run(call: dict[str, Any]) -> Any:
         if prepare is not None:
             call = prepare(call)
-        return _run_evaluator_untyped(
-            run_name=run_name,
-            scorer=scorer,
-            feedback_key=feedback_key,
-            return_raw_outputs=raw,
-            **_select(call, passes),
-        )
+        if passes is not None:
+            call = {name: call.get(name) for name in passes}
+        if _needs_langsmith():
+            return _run_evaluator_untyped(
+                run_name=run_name,
+                scorer=scorer,
+                feedback_key=feedback_key,
+                return_raw_outputs=raw,
+                **call,
+            )
+        value = scorer(**call)
+        return value if raw else _to_results(feedback_key, value)
 
     return run
 
@@ -174,20 +191,119 @@ def _async_runner(
     passes: Sequence[str] | None,
     raw: bool,
 ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    """Async twin of :func:`_sync_runner`."""
     run_name, feedback_key = info.run_name, info.feedback_key
 
     async def run(call: dict[str, Any]) -> Any:
         if prepare is not None:
             call = prepare(call)
-        return await _arun_evaluator_untyped(
-            run_name=run_name,
-            scorer=scorer,
-            feedback_key=feedback_key,
-            return_raw_outputs=raw,
-            **_select(call, passes),
-        )
+        if passes is not None:
+            call = {name: call.get(name) for name in passes}
+        if _needs_langsmith():
+            return await _arun_evaluator_untyped(
+                run_name=run_name,
+                scorer=scorer,
+                feedback_key=feedback_key,
+                return_raw_outputs=raw,
+                **call,
+            )
+        value = scorer(**call)
+        if inspect.isawaitable(value):
+            value = await value
+        return value if raw else _to_results(feedback_key, value)
 
     return run
+
+
+def _sync_shell(
+    scorer: Callable[..., Any],
+    info: EvaluatorInfo,
+    prepare: Prepare | None,
+    passes: Sequence[str] | None,
+    raw: bool,
+    paired: bool,
+) -> Callable[..., Any]:
+    if prepare is None and passes is not None and tuple(passes) == _PAIR and not raw:
+        # The common deterministic case (a scorer of outputs and reference_outputs): no call
+        # dict to build and filter.
+        run_name, feedback_key = info.run_name, info.feedback_key
+
+        def pair(outputs: Any, reference_outputs: Any) -> Any:
+            if _needs_langsmith():
+                return _run_evaluator_untyped(
+                    run_name=run_name,
+                    scorer=scorer,
+                    feedback_key=feedback_key,
+                    outputs=outputs,
+                    reference_outputs=reference_outputs,
+                )
+            value = scorer(outputs=outputs, reference_outputs=reference_outputs)
+            return _to_results(feedback_key, value)
+
+        if paired:
+
+            def paired_pair(
+                *, outputs: Any, reference_outputs: Any, **kwargs: Any
+            ) -> EvaluatorResult:
+                return pair(outputs, reference_outputs)  # type: ignore[no-any-return]
+
+            return paired_pair
+
+        def open_pair(
+            *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+        ) -> Any:
+            return pair(outputs, reference_outputs)
+
+        return open_pair
+
+    run = _sync_runner(scorer, info, prepare, passes, raw)
+    if paired:
+
+        def paired_evaluator(
+            *, outputs: Any, reference_outputs: Any, **kwargs: Any
+        ) -> EvaluatorResult:
+            return run({"outputs": outputs, "reference_outputs": reference_outputs, **kwargs})  # type: ignore[no-any-return]
+
+        return paired_evaluator
+
+    def evaluator(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        call.update(kwargs)
+        return run(call)
+
+    return evaluator
+
+
+def _async_shell(
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    info: EvaluatorInfo,
+    prepare: Prepare | None,
+    passes: Sequence[str] | None,
+    raw: bool,
+    paired: bool,
+) -> Callable[..., Any]:
+    run = _async_runner(scorer, info, prepare, passes, raw)
+    if paired:
+
+        async def paired_evaluator(
+            *, outputs: Any, reference_outputs: Any, **kwargs: Any
+        ) -> EvaluatorResult:
+            return await run(  # type: ignore[no-any-return]
+                {"outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
+            )
+
+        return paired_evaluator
+
+    async def evaluator(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        call.update(kwargs)
+        return await run(call)
+
+    return evaluator
 
 
 def make_evaluator(
@@ -213,7 +329,7 @@ def make_evaluator(
             template variables); e.g. ``("outputs", "reference_outputs")``.
         raw: return what the scorer returned unchanged (structured judge answers) instead of
             result dicts.
-        name: the evaluator's ``__name__`` and ``__qualname__`` (default: keep the shell's own).
+        name: the evaluator's ``__name__`` and ``__qualname__`` (default ``"evaluator"``).
         paired: the evaluator's signature is ``(*, outputs, reference_outputs, **kwargs)``, both
             required (the deterministic evaluators of the public release); any other keyword
             argument, ``inputs`` included, lands in the call's extra arguments.
@@ -221,30 +337,12 @@ def make_evaluator(
             ``"list[EvaluatorResult]"``); default ``"EvaluatorResult"`` when ``paired``, else
             ``"Any"``.
         doc: the evaluator's docstring (``__doc__``).
-        module: the evaluator's ``__module__`` (for evaluators that are a module's public
-            function, such as ``openevals.exact.exact_match``).
+        module: the evaluator's ``__module__`` (default ``openevals._contract``; pass the
+            family's ``__name__`` so the evaluator reads as the family's own).
     """
     if info.is_async:
         raise ValueError(f"make_evaluator builds sync evaluators; {info.run_name!r} is async")
-    run = _sync_runner(scorer, info, prepare, passes, raw)
-    if paired:
-
-        def paired_evaluator(
-            *, outputs: Any, reference_outputs: Any, **kwargs: Any
-        ) -> EvaluatorResult:
-            return run({"outputs": outputs, "reference_outputs": reference_outputs, **kwargs})  # type: ignore[no-any-return]
-
-        shell: Callable[..., Any] = paired_evaluator
-    else:
-
-        def evaluator(
-            *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-        ) -> Any:
-            call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-            call.update(kwargs)
-            return run(call)
-
-        shell = evaluator
+    shell = _sync_shell(scorer, info, prepare, passes, raw, paired)
     named = _named(shell, info, name, returns=returns, doc=doc, module=module)
     return cast(SimpleEvaluator, named)
 
@@ -267,27 +365,7 @@ def make_async_evaluator(
         raise ValueError(
             f"make_async_evaluator builds async evaluators; mark {info.run_name!r} is_async=True"
         )
-    run = _async_runner(scorer, info, prepare, passes, raw)
-    if paired:
-
-        async def paired_evaluator(
-            *, outputs: Any, reference_outputs: Any, **kwargs: Any
-        ) -> EvaluatorResult:
-            return await run(  # type: ignore[no-any-return]
-                {"outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
-            )
-
-        shell: Callable[..., Any] = paired_evaluator
-    else:
-
-        async def evaluator(
-            *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-        ) -> Any:
-            call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-            call.update(kwargs)
-            return await run(call)
-
-        shell = evaluator
+    shell = _async_shell(scorer, info, prepare, passes, raw, paired)
     named = _named(shell, info, name, returns=returns, doc=doc, module=module)
     return cast(SimpleAsyncEvaluator, named)
 

@@ -607,7 +607,9 @@ def test_runs_through_the_evaluator_wrapper(monkeypatch: pytest.MonkeyPatch) -> 
         calls.append(kwargs)
         return real(**kwargs)
 
-    # The evaluator contract is the one caller of the wrapper.
+    # The evaluator contract is the one caller of the wrapper, which it hands every call when
+    # LangSmith is switched on.
+    monkeypatch.setattr(contract_module, "_needs_langsmith", lambda: True)
     monkeypatch.setattr(contract_module, "_run_evaluator_untyped", spy)
     create_json_match_evaluator()(inputs={"q": 1}, outputs={"a": 1}, reference_outputs={"a": 1})
     assert calls[0]["run_name"] == "json_match_evaluator"
@@ -622,6 +624,7 @@ async def test_async_runs_through_the_async_wrapper(monkeypatch: pytest.MonkeyPa
         calls.append(kwargs)
         return await real(**kwargs)
 
+    monkeypatch.setattr(contract_module, "_needs_langsmith", lambda: True)
     monkeypatch.setattr(contract_module, "_arun_evaluator_untyped", spy)
     result = await create_async_json_match_evaluator(aggregator="all")(
         outputs=[{"a": 1}], reference_outputs=[{"a": 1}]
