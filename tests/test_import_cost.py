@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_exports import MAPPED_PACKAGES
+
 REPO = Path(__file__).resolve().parents[1]
 
 HEAVY = (
@@ -112,22 +114,9 @@ def test_the_probe_detects_a_heavy_import() -> None:
 # What no package's ``import`` may load: model clients, LangChain, LangSmith, and the libraries
 # statistics and reports load on use (numpy, jinja2).
 NOT_AT_IMPORT = ("numpy", "openai", "langchain", "langchain_core", "langsmith", "jinja2")
-PACKAGES = (
-    "openevals",
-    "openevals.calibration",
-    "openevals.code",
-    "openevals.code.e2b",
-    "openevals.evaluation",
-    "openevals.json",
-    "openevals.pairwise",
-    "openevals.rag",
-    "openevals.simulators",
-    "openevals.string",
-    "openevals.trajectory",
-)
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", MAPPED_PACKAGES)
 def test_importing_a_package_loads_only_its_map(package: str) -> None:
     _, loaded = _run(f"import {package}")
     roots = {name.split(".")[0] for name in loaded}

@@ -19,6 +19,7 @@ from typing import Any
 
 import openevals
 
+
 def _factories() -> dict[str, Callable[[], Any]]:
     """Factory calls whose evaluators are recorded (building them calls no model)."""
     from openevals.code import mypy, pyright
@@ -49,7 +50,8 @@ def _factories() -> dict[str, Callable[[], Any]]:
         if name.startswith("create_"):
             made[name] = getattr(ranking, name)
     try:
-        from openevals.code.e2b import execution, pyright as e2b_pyright
+        from openevals.code.e2b import execution
+        from openevals.code.e2b import pyright as e2b_pyright
     except ImportError:  # the e2b extra is not installed
         return made
     sandbox = FakeSandbox()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from openevals.code import base
 from tests.compat.signature_snapshot import snapshot
 
 SNAPSHOT: dict[str, Any] = json.loads(
@@ -19,14 +20,8 @@ SNAPSHOT: dict[str, Any] = json.loads(
 # async class; the old names are aliases whose constructor accepts every old constructor call.
 CHANGED: dict[str, str] = {
     f"openevals.code.base:{name}": "alias of the merged code evaluator class"
-    for name in (
-        "AsyncBatchCodeCheckEvaluator",
-        "AsyncCodeCheckEvaluator",
-        "AsyncCodeEvaluator",
-        "BatchCodeCheckEvaluator",
-        "CodeCheckEvaluator",
-        "CodeEvaluator",
-    )
+    for name in base.__all__
+    if name.endswith("Evaluator")
 }
 
 
@@ -52,8 +47,6 @@ def test_every_evaluator_keeps_its_call_shape(current: dict[str, Any]) -> None:
 
 
 def test_the_code_classes_accept_every_old_constructor_call() -> None:
-    from openevals.code import base
-
     def scorer(**kwargs: Any) -> bool:
         return True
 
@@ -64,6 +57,6 @@ def test_the_code_classes_accept_every_old_constructor_call() -> None:
     common = {"scorer": scorer, "extraction": extraction, "run_name": "r", "feedback_key": "k"}
     for name in ("CodeEvaluator", "CodeCheckEvaluator", "AsyncCodeEvaluator"):
         assert not hasattr(getattr(base, name)(**common), "batch")
-    assert getattr(base.BatchCodeCheckEvaluator(**common, batch_scorer=batch_scorer), "batch")
+    assert base.BatchCodeCheckEvaluator(**common, batch_scorer=batch_scorer).batch
     made = base.AsyncBatchCodeCheckEvaluator(**common, batch_scorer=batch_scorer, code_sink="x")
-    assert getattr(made, "abatch") and not hasattr(made, "batch")
+    assert made.abatch and not hasattr(made, "batch")
