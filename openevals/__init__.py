@@ -1,7 +1,8 @@
 """openevals: ready-made evaluators for LLM applications.
 
-Names are re-exported lazily (PEP 562): ``import openevals`` loads no model client, LangChain or
-LangSmith code; each name's module is imported the first time the name is used.
+Names are re-exported lazily (PEP 562, see :func:`_lazy_exports`): ``import openevals`` loads
+no model client, LangChain or LangSmith code; each name's module is imported the first time the
+name is used.
 """
 
 from __future__ import annotations
@@ -9,64 +10,120 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
 __version__ = "0.1.0"
+
+
+def _lazy_exports(
+    package: str, exports: Mapping[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of ``package``, resolving ``exports`` on first use.
+
+    The one export style of the package: every public package's ``__init__`` is a plain map
+    from each name it exports to the module that defines it::
+
+        _EXPORTS: dict[str, str] = {
+            "create_json_match_evaluator": "openevals.json.match",
+            ...
+        }
+        __all__ = sorted(_EXPORTS)
+
+        if TYPE_CHECKING:  # what type checkers and IDEs see: one ``name as name`` per entry
+            from openevals.json.match import (
+                create_json_match_evaluator as create_json_match_evaluator,
+            )
+
+        __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+
+    Importing a package loads only its map; a name's module is imported the first time the name
+    is read (PEP 562) and the value is cached in ``namespace`` (the package's ``globals()``). A
+    submodule is reachable as an attribute too (``openevals.json.match``), as with eager
+    imports. The helper lives here, in the root package every subpackage imports anyway, so it
+    costs ``import openevals`` no extra module. ``tests/test_exports.py`` checks that every name
+    of every ``__all__`` resolves and that each map and its ``TYPE_CHECKING`` imports agree.
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is not None:
+            value = getattr(importlib.import_module(module), name)
+        elif not name.startswith("__") and _is_submodule(f"{package}.{name}"):
+            value = importlib.import_module(f"{package}.{name}")
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *exports})
+
+    return __getattr__, __dir__
+
+
+def _is_submodule(name: str) -> bool:
+    from importlib.util import find_spec  # only on a miss, never during ``import openevals``
+
+    return find_spec(name) is not None
+
 
 _EXPORTS: dict[str, str] = {
     "exact_match": "openevals.exact",
     "exact_match_async": "openevals.exact",
     "levenshtein_distance": "openevals.string.levenshtein",
     "levenshtein_distance_async": "openevals.string.levenshtein",
-    "create_json_match_evaluator": "openevals.json",
-    "create_async_json_match_evaluator": "openevals.json",
+    "create_json_match_evaluator": "openevals.json.match",
+    "create_async_json_match_evaluator": "openevals.json.match",
     "create_llm_as_judge": "openevals.llm",
     "create_async_llm_as_judge": "openevals.llm",
-    "create_trajectory_match_evaluator": "openevals.trajectory",
-    "create_async_trajectory_match_evaluator": "openevals.trajectory",
-    "create_trajectory_llm_as_judge": "openevals.trajectory",
-    "create_async_trajectory_llm_as_judge": "openevals.trajectory",
+    "create_pairwise_llm_as_judge": "openevals.pairwise.judge",
+    "create_async_pairwise_llm_as_judge": "openevals.pairwise.judge",
+    "create_trajectory_match_evaluator": "openevals.trajectory.match",
+    "create_async_trajectory_match_evaluator": "openevals.trajectory.match",
+    "create_trajectory_llm_as_judge": "openevals.trajectory.llm",
+    "create_async_trajectory_llm_as_judge": "openevals.trajectory.llm",
     "evaluate": "openevals.evaluation.runner",
     "aevaluate": "openevals.evaluation.runner",
 }
 
-__all__ = [
-    "aevaluate",
-    "create_async_json_match_evaluator",
-    "create_async_llm_as_judge",
-    "create_async_trajectory_llm_as_judge",
-    "create_async_trajectory_match_evaluator",
-    "create_json_match_evaluator",
-    "create_llm_as_judge",
-    "create_trajectory_llm_as_judge",
-    "create_trajectory_match_evaluator",
-    "evaluate",
-    "exact_match",
-    "exact_match_async",
-    "levenshtein_distance",
-    "levenshtein_distance_async",
-]
+__all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from openevals.evaluation.runner import aevaluate, evaluate
-    from openevals.exact import exact_match, exact_match_async
-    from openevals.json import create_async_json_match_evaluator, create_json_match_evaluator
-    from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-    from openevals.string.levenshtein import levenshtein_distance, levenshtein_distance_async
-    from openevals.trajectory import (
-        create_async_trajectory_llm_as_judge,
-        create_async_trajectory_match_evaluator,
-        create_trajectory_llm_as_judge,
-        create_trajectory_match_evaluator,
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.evaluation.runner import (
+        aevaluate as aevaluate,
+        evaluate as evaluate,
     )
+    from openevals.exact import (
+        exact_match as exact_match,
+        exact_match_async as exact_match_async,
+    )
+    from openevals.json.match import (
+        create_async_json_match_evaluator as create_async_json_match_evaluator,
+        create_json_match_evaluator as create_json_match_evaluator,
+    )
+    from openevals.llm import (
+        create_async_llm_as_judge as create_async_llm_as_judge,
+        create_llm_as_judge as create_llm_as_judge,
+    )
+    from openevals.pairwise.judge import (
+        create_async_pairwise_llm_as_judge as create_async_pairwise_llm_as_judge,
+        create_pairwise_llm_as_judge as create_pairwise_llm_as_judge,
+    )
+    from openevals.string.levenshtein import (
+        levenshtein_distance as levenshtein_distance,
+        levenshtein_distance_async as levenshtein_distance_async,
+    )
+    from openevals.trajectory.llm import (
+        create_async_trajectory_llm_as_judge as create_async_trajectory_llm_as_judge,
+        create_trajectory_llm_as_judge as create_trajectory_llm_as_judge,
+    )
+    from openevals.trajectory.match import (
+        create_async_trajectory_match_evaluator as create_async_trajectory_match_evaluator,
+        create_trajectory_match_evaluator as create_trajectory_match_evaluator,
+    )
+    # isort: on
 
-
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'openevals' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

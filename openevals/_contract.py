@@ -22,19 +22,26 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar, cast
 
-from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
-from openevals.utils import _arun_evaluator_untyped, _run_evaluator_untyped
+from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
+from openevals.utils import (
+    _arun_evaluator_untyped,
+    _needs_langsmith,
+    _run_evaluator_untyped,
+    _to_results,
+)
 
 __all__ = [
     "INFO_ATTRIBUTE",
     "EvaluatorInfo",
+    "arun_scorer",
     "attach_info",
     "info_of",
     "make_async_evaluator",
     "make_evaluator",
+    "run_scorer",
 ]
 
 INFO_ATTRIBUTE = "openevals_info"
@@ -103,6 +110,11 @@ class EvaluatorInfo:
         """The key a scalar score is reported under (the first feedback key, else the run name)."""
         return self.feedback_keys[0] if self.feedback_keys else self.run_name
 
+    def as_async(self) -> EvaluatorInfo:
+        """The info of this evaluator's async twin: ``is_async`` set, ``pure`` cleared (an async
+        evaluator is awaited on the event loop anyway, so "run it inline" says nothing)."""
+        return replace(self, is_async=True, pure=False)
+
 
 def attach_info(fn: F, info: EvaluatorInfo) -> F:
     """Record ``info`` on ``fn`` (an evaluator callable) and return ``fn``."""
@@ -123,14 +135,6 @@ def info_of(evaluator: Any) -> EvaluatorInfo | None:
     return info if isinstance(info, EvaluatorInfo) else None
 
 
-def _call_kwargs(
-    inputs: Any, outputs: Any, reference_outputs: Any, kwargs: dict[str, Any]
-) -> dict[str, Any]:
-    call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-    call.update(kwargs)
-    return call
-
-
 def _select(call: dict[str, Any], passes: Sequence[str] | None) -> dict[str, Any]:
     if passes is None:
         return call
@@ -138,17 +142,187 @@ def _select(call: dict[str, Any], passes: Sequence[str] | None) -> dict[str, Any
 
 
 def _named(
-    fn: F, info: EvaluatorInfo, name: str | None, signature: Callable[..., Any] | None = None
+    fn: F,
+    info: EvaluatorInfo,
+    name: str | None,
+    *,
+    returns: str | None = None,
+    doc: str | None = None,
+    module: str | None = None,
+    signature: Callable[..., Any] | None = None,
 ) -> F:
-    if name is not None:
-        fn.__name__ = name
-        fn.__qualname__ = name
+    fn.__name__ = fn.__qualname__ = name or "evaluator"
     if signature is not None:
         # Callers that inspect parameter names (LangSmith passes `runs` to comparative
         # evaluators only when the signature names it) see this signature; the shell's **kwargs
         # receives such arguments.
         fn.__signature__ = inspect.signature(signature)  # type: ignore[attr-defined]
+    if returns is not None:
+        fn.__annotations__ = {**fn.__annotations__, "return": returns}
+    if doc is not None:
+        fn.__doc__ = doc
+    if module is not None:
+        fn.__module__ = module
     return attach_info(fn, info)
+
+
+_PAIR = ("outputs", "reference_outputs")
+
+
+def _sync_runner(
+    scorer: Callable[..., Any],
+    info: EvaluatorInfo,
+    prepare: Prepare | None,
+    passes: Sequence[str] | None,
+    raw: bool,
+) -> Callable[[dict[str, Any]], Any]:
+    """``run(call)``: check the call, select the scorer's arguments, score through the wrapper.
+
+    Without LangSmith (no tracing, no LangSmith test case) the wrapper's work is calling the
+    scorer and mapping its value; that path is inlined here, since it runs on every call of
+    every deterministic evaluator. Otherwise ``_run_evaluator_untyped`` traces and logs.
+    """
+    run_name, feedback_key = info.run_name, info.feedback_key
+
+    def run(call: dict[str, Any]) -> Any:
+        if prepare is not None:
+            call = prepare(call)
+        if passes is not None:
+            call = {name: call.get(name) for name in passes}
+        if _needs_langsmith():
+            return _run_evaluator_untyped(
+                run_name=run_name,
+                scorer=scorer,
+                feedback_key=feedback_key,
+                return_raw_outputs=raw,
+                **call,
+            )
+        value = scorer(**call)
+        return value if raw else _to_results(feedback_key, value)
+
+    return run
+
+
+def _async_runner(
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    info: EvaluatorInfo,
+    prepare: Prepare | None,
+    passes: Sequence[str] | None,
+    raw: bool,
+) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    """Async twin of :func:`_sync_runner`."""
+    run_name, feedback_key = info.run_name, info.feedback_key
+
+    async def run(call: dict[str, Any]) -> Any:
+        if prepare is not None:
+            call = prepare(call)
+        if passes is not None:
+            call = {name: call.get(name) for name in passes}
+        if _needs_langsmith():
+            return await _arun_evaluator_untyped(
+                run_name=run_name,
+                scorer=scorer,
+                feedback_key=feedback_key,
+                return_raw_outputs=raw,
+                **call,
+            )
+        value = scorer(**call)
+        if inspect.isawaitable(value):
+            value = await value
+        return value if raw else _to_results(feedback_key, value)
+
+    return run
+
+
+def _sync_shell(
+    scorer: Callable[..., Any],
+    info: EvaluatorInfo,
+    prepare: Prepare | None,
+    passes: Sequence[str] | None,
+    raw: bool,
+    paired: bool,
+) -> Callable[..., Any]:
+    if prepare is None and passes is not None and tuple(passes) == _PAIR and not raw:
+        # The common deterministic case (a scorer of outputs and reference_outputs): no call
+        # dict to build and filter.
+        run_name, feedback_key = info.run_name, info.feedback_key
+
+        def pair(outputs: Any, reference_outputs: Any) -> Any:
+            if _needs_langsmith():
+                return _run_evaluator_untyped(
+                    run_name=run_name,
+                    scorer=scorer,
+                    feedback_key=feedback_key,
+                    outputs=outputs,
+                    reference_outputs=reference_outputs,
+                )
+            value = scorer(outputs=outputs, reference_outputs=reference_outputs)
+            return _to_results(feedback_key, value)
+
+        if paired:
+
+            def paired_pair(
+                *, outputs: Any, reference_outputs: Any, **kwargs: Any
+            ) -> EvaluatorResult:
+                return pair(outputs, reference_outputs)  # type: ignore[no-any-return]
+
+            return paired_pair
+
+        def open_pair(
+            *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+        ) -> Any:
+            return pair(outputs, reference_outputs)
+
+        return open_pair
+
+    run = _sync_runner(scorer, info, prepare, passes, raw)
+    if paired:
+
+        def paired_evaluator(
+            *, outputs: Any, reference_outputs: Any, **kwargs: Any
+        ) -> EvaluatorResult:
+            return run({"outputs": outputs, "reference_outputs": reference_outputs, **kwargs})  # type: ignore[no-any-return]
+
+        return paired_evaluator
+
+    def evaluator(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        call.update(kwargs)
+        return run(call)
+
+    return evaluator
+
+
+def _async_shell(
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    info: EvaluatorInfo,
+    prepare: Prepare | None,
+    passes: Sequence[str] | None,
+    raw: bool,
+    paired: bool,
+) -> Callable[..., Any]:
+    run = _async_runner(scorer, info, prepare, passes, raw)
+    if paired:
+
+        async def paired_evaluator(
+            *, outputs: Any, reference_outputs: Any, **kwargs: Any
+        ) -> EvaluatorResult:
+            return await run(  # type: ignore[no-any-return]
+                {"outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
+            )
+
+        return paired_evaluator
+
+    async def evaluator(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        call = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        call.update(kwargs)
+        return await run(call)
+
+    return evaluator
 
 
 def make_evaluator(
@@ -159,6 +333,10 @@ def make_evaluator(
     passes: Sequence[str] | None = None,
     raw: bool = False,
     name: str | None = None,
+    paired: bool = False,
+    returns: str | None = None,
+    doc: str | None = None,
+    module: str | None = None,
     signature: Callable[..., Any] | None = None,
 ) -> SimpleEvaluator:
     """Turn a sync ``scorer`` into the public evaluator ``(*, inputs, outputs, reference_outputs, **kw)``.
@@ -171,29 +349,24 @@ def make_evaluator(
             template variables); e.g. ``("outputs", "reference_outputs")``.
         raw: return what the scorer returned unchanged (structured judge answers) instead of
             result dicts.
-        name: the evaluator's ``__name__`` (default: keep the shell's own name).
+        name: the evaluator's ``__name__`` and ``__qualname__`` (default ``"evaluator"``).
+        paired: the evaluator's signature is ``(*, outputs, reference_outputs, **kwargs)``, both
+            required (the deterministic evaluators of the public release); any other keyword
+            argument, ``inputs`` included, lands in the call's extra arguments.
+        returns: the return annotation the evaluator shows to ``inspect.signature`` (e.g.
+            ``"list[EvaluatorResult]"``); default ``"EvaluatorResult"`` when ``paired``, else
+            ``"Any"``.
+        doc: the evaluator's docstring (``__doc__``).
+        module: the evaluator's ``__module__`` (default ``openevals._contract``; pass the
+            family's ``__name__`` so the evaluator reads as the family's own).
         signature: a function whose signature the evaluator reports to ``inspect.signature``
             (e.g. one naming ``runs`` for LangSmith comparative evaluators).
     """
     if info.is_async:
         raise ValueError(f"make_evaluator builds sync evaluators; {info.run_name!r} is async")
-    feedback_key = info.feedback_key
-
-    def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        call = _call_kwargs(inputs, outputs, reference_outputs, kwargs)
-        if prepare is not None:
-            call = prepare(call)
-        return _run_evaluator_untyped(
-            run_name=info.run_name,
-            scorer=scorer,
-            feedback_key=feedback_key,
-            return_raw_outputs=raw,
-            **_select(call, passes),
-        )
-
-    return cast(SimpleEvaluator, _named(evaluator, info, name, signature))
+    shell = _sync_shell(scorer, info, prepare, passes, raw, paired)
+    named = _named(shell, info, name, returns=returns, doc=doc, module=module, signature=signature)
+    return cast(SimpleEvaluator, named)
 
 
 def make_async_evaluator(
@@ -204,6 +377,10 @@ def make_async_evaluator(
     passes: Sequence[str] | None = None,
     raw: bool = False,
     name: str | None = None,
+    paired: bool = False,
+    returns: str | None = None,
+    doc: str | None = None,
+    module: str | None = None,
     signature: Callable[..., Any] | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`make_evaluator`; ``scorer`` may be sync or a coroutine function."""
@@ -211,20 +388,40 @@ def make_async_evaluator(
         raise ValueError(
             f"make_async_evaluator builds async evaluators; mark {info.run_name!r} is_async=True"
         )
-    feedback_key = info.feedback_key
+    shell = _async_shell(scorer, info, prepare, passes, raw, paired)
+    named = _named(shell, info, name, returns=returns, doc=doc, module=module, signature=signature)
+    return cast(SimpleAsyncEvaluator, named)
 
-    async def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        call = _call_kwargs(inputs, outputs, reference_outputs, kwargs)
-        if prepare is not None:
-            call = prepare(call)
-        return await _arun_evaluator_untyped(
-            run_name=info.run_name,
-            scorer=scorer,
-            feedback_key=feedback_key,
-            return_raw_outputs=raw,
-            **_select(call, passes),
-        )
 
-    return cast(SimpleAsyncEvaluator, _named(evaluator, info, name, signature))
+def run_scorer(
+    info: EvaluatorInfo, scorer: Callable[..., Any], *, raw: bool = False, **kwargs: Any
+) -> Any:
+    """Score one call of ``scorer(**kwargs)`` under ``info`` outside an evaluator shell.
+
+    For an evaluator's extra entry points (``batch``) whose results must look exactly like the
+    evaluator's own: same run name, same feedback key, same tracing and pytest feedback.
+    """
+    return _run_evaluator_untyped(
+        run_name=info.run_name,
+        scorer=scorer,
+        feedback_key=info.feedback_key,
+        return_raw_outputs=raw,
+        **kwargs,
+    )
+
+
+async def arun_scorer(
+    info: EvaluatorInfo,
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    *,
+    raw: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """Async twin of :func:`run_scorer`; ``scorer`` may be sync or a coroutine function."""
+    return await _arun_evaluator_untyped(
+        run_name=info.run_name,
+        scorer=scorer,
+        feedback_key=info.feedback_key,
+        return_raw_outputs=raw,
+        **kwargs,
+    )

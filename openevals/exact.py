@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._structure import encode_json
-from openevals.types import EvaluatorResult
-from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = ["exact_match", "exact_match_async"]
 
@@ -27,33 +26,30 @@ def _score(*, outputs: Any, reference_outputs: Any) -> bool:
     return _canonical(outputs, "outputs") == _canonical(reference_outputs, "reference_outputs")
 
 
-def exact_match(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> EvaluatorResult:
-    """Score True when ``outputs`` and ``reference_outputs`` serialise to the same JSON.
+_INFO = EvaluatorInfo(run_name="exact_match", feedback_keys=("exact_match",), pure=True)
+
+exact_match = make_evaluator(
+    _score,
+    _INFO,
+    passes=("outputs", "reference_outputs"),
+    paired=True,
+    name="exact_match",
+    module=__name__,
+    doc="""Score True when ``outputs`` and ``reference_outputs`` serialise to the same JSON.
 
     Dict key order is irrelevant; ``1`` and ``1.0`` (or ``True`` and ``1``) differ, as in the
     public release. Values of any nesting depth are compared; a value that contains itself
     raises ``ValueError`` naming the parameter. Extra keyword arguments such as ``inputs`` are
     accepted and ignored.
-    """
-    result = _run_evaluator(
-        run_name="exact_match",
-        scorer=_score,
-        feedback_key="exact_match",
-        outputs=outputs,
-        reference_outputs=reference_outputs,
-    )
-    return result  # type: ignore[return-value]
+    """,
+)
 
-
-async def exact_match_async(
-    *, outputs: Any, reference_outputs: Any, **kwargs: Any
-) -> EvaluatorResult:
-    """Async twin of :func:`exact_match`."""
-    result = await _arun_evaluator(
-        run_name="exact_match",
-        scorer=_score,
-        feedback_key="exact_match",
-        outputs=outputs,
-        reference_outputs=reference_outputs,
-    )
-    return result  # type: ignore[return-value]
+exact_match_async = make_async_evaluator(
+    _score,
+    _INFO.as_async(),
+    passes=("outputs", "reference_outputs"),
+    paired=True,
+    name="exact_match_async",
+    module=__name__,
+    doc="Async twin of :func:`exact_match`.",
+)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_exports import MAPPED_PACKAGES
+
 REPO = Path(__file__).resolve().parents[1]
 
 HEAVY = (
@@ -107,3 +109,20 @@ def test_the_probe_detects_a_heavy_import() -> None:
     imported, loaded = _run("import openevals\nimport langsmith.testing")
     assert "langsmith.testing" in _heavy(imported)
     assert "langsmith.testing" in _heavy(loaded)
+
+
+# What no package's ``import`` may load: model clients, LangChain, LangSmith, and the libraries
+# statistics and reports load on use (numpy, jinja2).
+NOT_AT_IMPORT = ("numpy", "openai", "langchain", "langchain_core", "langsmith", "jinja2")
+
+
+@pytest.mark.parametrize("package", MAPPED_PACKAGES)
+def test_importing_a_package_loads_only_its_map(package: str) -> None:
+    _, loaded = _run(f"import {package}")
+    roots = {name.split(".")[0] for name in loaded}
+    assert sorted(roots & set(NOT_AT_IMPORT)) == []
+    # The map is all a package loads of its own: none of the modules it exports from.
+    own = sorted(
+        m for m in loaded if m.startswith(package + ".") and m.count(".") > package.count(".")
+    )
+    assert own == [], own

@@ -6,15 +6,15 @@ few-shot examples picked from them, and an honest cross-validated before/after.
     report = calibrate("labelled.jsonl", judge, label="human_label")
     print(report)
 
-Names are resolved lazily (PEP 562): importing ``openevals.calibration`` loads no numpy.
+Names resolve lazily (see :func:`openevals._lazy_exports`): importing ``openevals.calibration``
+loads no numpy.
 """
-
-# ruff: noqa: F403 - the TYPE_CHECKING star imports only tell type checkers what is re-exported
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
 
 _RUN = "openevals.calibration.run"
 _CV = "openevals.calibration.crossval"
@@ -42,21 +42,33 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from openevals.calibration.agreement import *
-    from openevals.calibration.crossval import *
-    from openevals.calibration.fewshot import *
-    from openevals.calibration.report import *
-    from openevals.calibration.run import *
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.calibration.agreement import (
+        CategoricalAgreement as CategoricalAgreement,
+        ContinuousAgreement as ContinuousAgreement,
+        Estimate as Estimate,
+        categorical_agreement as categorical_agreement,
+        continuous_agreement as continuous_agreement,
+    )
+    from openevals.calibration.crossval import (
+        CrossValidation as CrossValidation,
+        Fold as Fold,
+        across_validate as across_validate,
+        cross_validate as cross_validate,
+    )
+    from openevals.calibration.fewshot import (
+        suggest_few_shot_examples as suggest_few_shot_examples,
+    )
+    from openevals.calibration.report import (
+        CalibrationReport as CalibrationReport,
+        FailedRow as FailedRow,
+        JudgedRow as JudgedRow,
+    )
+    from openevals.calibration.run import (
+        acalibrate as acalibrate,
+        calibrate as calibrate,
+    )
+    # isort: on
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

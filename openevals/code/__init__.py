@@ -1,1 +1,60 @@
-"""Evaluators for generated code: type checking (mypy, pyright), sandboxed runs (E2B), LLM judges."""
+"""Evaluators for generated code: type checking (mypy, pyright), sandboxed runs (E2B), LLM judges.
+
+Names resolve lazily (see :func:`openevals._lazy_exports`): importing this package runs no checker and
+loads neither the E2B SDK nor model code. The E2B evaluators need the ``e2b`` extra; reading one
+of their names without it raises ``ImportError`` naming the extra.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_MYPY = "openevals.code.mypy"
+_PYRIGHT = "openevals.code.pyright"
+_LLM = "openevals.code.llm"
+_E2B_EXECUTION = "openevals.code.e2b.execution"
+_E2B_PYRIGHT = "openevals.code.e2b.pyright"
+
+_EXPORTS: dict[str, str] = {
+    "create_mypy_evaluator": _MYPY,
+    "create_async_mypy_evaluator": _MYPY,
+    "create_pyright_evaluator": _PYRIGHT,
+    "create_async_pyright_evaluator": _PYRIGHT,
+    "create_code_llm_as_judge": _LLM,
+    "create_async_code_llm_as_judge": _LLM,
+    "create_e2b_execution_evaluator": _E2B_EXECUTION,
+    "create_async_e2b_execution_evaluator": _E2B_EXECUTION,
+    "create_e2b_pyright_evaluator": _E2B_PYRIGHT,
+    "create_async_e2b_pyright_evaluator": _E2B_PYRIGHT,
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.code.e2b.execution import (
+        create_async_e2b_execution_evaluator as create_async_e2b_execution_evaluator,
+        create_e2b_execution_evaluator as create_e2b_execution_evaluator,
+    )
+    from openevals.code.e2b.pyright import (
+        create_async_e2b_pyright_evaluator as create_async_e2b_pyright_evaluator,
+        create_e2b_pyright_evaluator as create_e2b_pyright_evaluator,
+    )
+    from openevals.code.llm import (
+        create_async_code_llm_as_judge as create_async_code_llm_as_judge,
+        create_code_llm_as_judge as create_code_llm_as_judge,
+    )
+    from openevals.code.mypy import (
+        create_async_mypy_evaluator as create_async_mypy_evaluator,
+        create_mypy_evaluator as create_mypy_evaluator,
+    )
+    from openevals.code.pyright import (
+        create_async_pyright_evaluator as create_async_pyright_evaluator,
+        create_pyright_evaluator as create_pyright_evaluator,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

@@ -5,9 +5,9 @@ checker runs once over all of them, in that directory; its diagnostics are mappe
 file name. The checker never executes the code.
 
 The decisions live in one generator, :func:`check_plan`, which yields the processes to run and
-receives their output; :func:`run_checks` runs them with ``subprocess``, :func:`arun_checks` with
-``asyncio`` subprocesses (never blocking the event loop), so the sync and async evaluators cannot
-drift apart.
+receives their output; :func:`run_checks` drives it with ``subprocess``, :func:`arun_checks` with
+``asyncio`` subprocesses (never blocking the event loop), both through the package's one driver
+pair (:mod:`openevals._drivers`), so the sync and async evaluators cannot drift apart.
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
+from openevals._contract import EvaluatorInfo
+from openevals._drivers import adrive, drive
 from openevals._text import check_text
 from openevals.code.base import (
-    AsyncBatchCodeCheckEvaluator,
-    BatchCodeCheckEvaluator,
+    AsyncCodeEvaluator,
     CheckScore,
+    CodeEvaluator,
     check_model_options,
 )
 from openevals.code.extraction import CodeExtraction
@@ -278,28 +280,12 @@ async def _arun_process(invocation: Invocation) -> ProcessResult:
 
 def run_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckScore]:
     """Run :func:`check_plan` with blocking subprocesses."""
-    plan = check_plan(checker, codes)
-    try:
-        invocation = next(plan)
-        while True:
-            invocation = plan.send(_run_process(invocation))
-    except StopIteration as stop:
-        return cast("list[CheckScore]", stop.value)
-    finally:
-        plan.close()
+    return drive(check_plan(checker, codes), _run_process)
 
 
 async def arun_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckScore]:
     """Run :func:`check_plan` with asyncio subprocesses."""
-    plan = check_plan(checker, codes)
-    try:
-        invocation = next(plan)
-        while True:
-            invocation = plan.send(await _arun_process(invocation))
-    except StopIteration as stop:
-        return cast("list[CheckScore]", stop.value)
-    finally:
-        plan.close()
+    return await adrive(check_plan(checker, codes), _arun_process)
 
 
 # --------------------------------------------------------------------------- evaluators
@@ -319,6 +305,11 @@ def _extraction(
     )
 
 
+def _info(run_name: str, feedback_key: str) -> EvaluatorInfo:
+    """A checker process per call: neither pure nor a judge."""
+    return EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
+
+
 def make_evaluator(
     checker: TypeChecker,
     *,
@@ -328,7 +319,7 @@ def make_evaluator(
     code_extractor: Callable[[Any], Any] | None,
     model: str | None,
     client: Any,
-) -> BatchCodeCheckEvaluator:
+) -> CodeEvaluator:
     """A sync type-checking evaluator (with ``batch``) for ``checker``."""
     extraction = _extraction(code_extraction_strategy, code_extractor, model, client)
 
@@ -338,13 +329,14 @@ def make_evaluator(
     def batch_scorer(codes: Sequence[str]) -> list[CheckScore]:
         return run_checks(checker, codes)
 
-    return BatchCodeCheckEvaluator(
+    return CodeEvaluator(
         scorer=scorer,
         batch_scorer=batch_scorer,
         extraction=extraction,
         run_name=run_name,
         feedback_key=feedback_key,
         code_sink=checker.name,
+        info=_info(run_name, feedback_key),
     )
 
 
@@ -357,7 +349,7 @@ def make_async_evaluator(
     code_extractor: Callable[[Any], Any] | None,
     model: str | None,
     client: Any,
-) -> AsyncBatchCodeCheckEvaluator:
+) -> AsyncCodeEvaluator:
     """The async twin of :func:`make_evaluator` (with ``abatch``)."""
     extraction = _extraction(code_extraction_strategy, code_extractor, model, client)
 
@@ -367,13 +359,14 @@ def make_async_evaluator(
     async def batch_scorer(codes: Sequence[str]) -> list[CheckScore]:
         return await arun_checks(checker, codes)
 
-    return AsyncBatchCodeCheckEvaluator(
+    return AsyncCodeEvaluator(
         scorer=scorer,
         batch_scorer=batch_scorer,
         extraction=extraction,
         run_name=run_name,
         feedback_key=feedback_key,
         code_sink=checker.name,
+        info=_info(run_name, feedback_key),
     )
 
 

@@ -1,4 +1,4 @@
-"""The evaluator shell every code evaluator is built on: extract the code, then score it.
+"""The two classes every code evaluator is: extract the code, then score it.
 
 A *scorer* is any callable ``scorer(*, inputs, outputs, reference_outputs, **kwargs)`` that receives
 the extracted code as ``outputs`` and returns what ``_run_evaluator`` accepts (a bool, a number,
@@ -6,10 +6,13 @@ the extracted code as ``outputs`` and returns what ``_run_evaluator`` accepts (a
 code the scorer is not called and the result is ``score=False, comment=None,
 metadata={"code_extraction_failed": True}``.
 
-:class:`CodeEvaluator` / :class:`AsyncCodeEvaluator` are the general shells;
-:class:`CodeCheckEvaluator` narrows the return type to one result; the ``Batch`` variants add
-``batch`` / ``abatch``, which score many outputs with one call of a batch scorer (e.g. one type-checker
-process) and return exactly what per-output calls would.
+:class:`CodeEvaluator` is the sync evaluator, :class:`AsyncCodeEvaluator` its async twin (the scorer
+and extractor may then be async). Both run through the evaluator contract
+(:mod:`openevals._contract`). Checking many outputs at once is an optional capability: built with a
+``batch_scorer`` (one call for many codes, e.g. one type-checker process), the sync evaluator has
+``batch`` and the async one ``abatch``, which return exactly what per-output calls would; without
+one, the evaluator has no such attribute (``hasattr`` tells). The names of the earlier shells
+(``CodeCheckEvaluator``, ``BatchCodeCheckEvaluator`` and their async twins) are aliases.
 
 Evaluators that hand the code to another program (a type checker, an E2B sandbox) name it as their
 ``code_sink``: code holding a lone surrogate, which UTF-8 cannot encode, is then refused with a
@@ -23,6 +26,14 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
+from openevals._contract import (
+    EvaluatorInfo,
+    arun_scorer,
+    attach_info,
+    make_async_evaluator,
+    make_evaluator,
+    run_scorer,
+)
 from openevals._text import check_text
 from openevals.code.extraction import (
     CodeExtraction,
@@ -33,7 +44,6 @@ from openevals.code.extraction import (
     extract_code_from_markdown,
 )
 from openevals.types import EvaluatorResult
-from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = [
     "AsyncBatchCodeCheckEvaluator",
@@ -127,11 +137,42 @@ def _codes(extractions: Sequence[Extraction], sink: str | None) -> list[str]:
     ]
 
 
-# --------------------------------------------------------------------------- sync shells
+def _scorers(scorer: Any, batch_scorer: Any) -> None:
+    if not callable(scorer):
+        raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
+    if batch_scorer is not None and not callable(batch_scorer):
+        raise TypeError(
+            f"`batch_scorer` must be callable or None, got {type(batch_scorer).__name__}"
+        )
+
+
+def _contract_info(run_name: str, feedback_key: str, info: EvaluatorInfo | None) -> EvaluatorInfo:
+    return info or EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
+
+
+def _checked(extracted: Extraction, sink: str | None) -> str | None:
+    return None if extracted.code is None else checked_code(extracted.code, "outputs", sink)
+
+
+# --------------------------------------------------------------------------- the two classes
 
 
 class CodeEvaluator:
-    """A code evaluator: ``evaluator(outputs=..., inputs=..., reference_outputs=...)``."""
+    """A code evaluator: ``evaluator(outputs=..., inputs=..., reference_outputs=...)``.
+
+    Args:
+        scorer: scores the extracted code (see the module documentation).
+        extraction: how the code is taken out of ``outputs``.
+        run_name: the LangSmith run name.
+        feedback_key: the key of its results.
+        code_sink: the program the code is handed to, for errors about code it cannot carry.
+        batch_scorer: ``codes -> [(passed, comment), ...]``; gives the evaluator :meth:`batch`.
+        info: the evaluator's description for the batch runner (``evaluator.openevals_info``);
+            without it the evaluator does not describe itself.
+    """
+
+    batch: Callable[[Sequence[Any]], list[EvaluatorResult]]
+    """Check many outputs at once; present only on evaluators built with a ``batch_scorer``."""
 
     def __init__(
         self,
@@ -141,48 +182,29 @@ class CodeEvaluator:
         run_name: str,
         feedback_key: str,
         code_sink: str | None = None,
+        batch_scorer: BatchScorer | None = None,
+        info: EvaluatorInfo | None = None,
     ) -> None:
-        if not callable(scorer):
-            raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
+        _scorers(scorer, batch_scorer)
         self.scorer = scorer
         self.extraction = extraction
         self.run_name = run_name
         self.feedback_key = feedback_key
         self.code_sink = code_sink
+        self.batch_scorer = batch_scorer
+        self._info = _contract_info(run_name, feedback_key, info)
+        self._evaluate = make_evaluator(self._score, self._info)
+        if info is not None:
+            attach_info(self, info)
+        if batch_scorer is not None:
+            self.batch = self._batch
 
-    def _score(
-        self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
-    ) -> Any:
+    def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
         extracted = self.extraction.extract(outputs)
-        if extracted.code is None:
+        code = _checked(extracted, self.code_sink)
+        if code is None:
             return extracted.failure_score()
-        code = checked_code(extracted.code, "outputs", self.code_sink)
-        return self.scorer(inputs=inputs, outputs=code, reference_outputs=reference_outputs, **kw)
-
-    def __call__(
-        self,
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> EvaluatorResult | list[EvaluatorResult]:
-        return _run_evaluator(
-            run_name=self.run_name,
-            scorer=self._score,
-            feedback_key=self.feedback_key,
-            inputs=inputs,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            **kwargs,
-        )
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.feedback_key!r}>"
-
-
-class CodeCheckEvaluator(CodeEvaluator):
-    """A code evaluator whose scorer returns one score, so each call returns one result."""
+        return self.scorer(outputs=code, **kw)
 
     def __call__(
         self,
@@ -194,35 +216,12 @@ class CodeCheckEvaluator(CodeEvaluator):
     ) -> EvaluatorResult:
         return cast(
             EvaluatorResult,
-            super().__call__(
+            self._evaluate(
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **kwargs
             ),
         )
 
-
-class BatchCodeCheckEvaluator(CodeCheckEvaluator):
-    """A :class:`CodeCheckEvaluator` that can also check many outputs at once with :meth:`batch`."""
-
-    def __init__(
-        self,
-        *,
-        scorer: Callable[..., Any],
-        batch_scorer: BatchScorer,
-        extraction: CodeExtraction,
-        run_name: str,
-        feedback_key: str,
-        code_sink: str | None = None,
-    ) -> None:
-        super().__init__(
-            scorer=scorer,
-            extraction=extraction,
-            run_name=run_name,
-            feedback_key=feedback_key,
-            code_sink=code_sink,
-        )
-        self.batch_scorer = batch_scorer
-
-    def batch(self, outputs: Sequence[Any]) -> list[EvaluatorResult]:
+    def _batch(self, outputs: Sequence[Any]) -> list[EvaluatorResult]:
         """Check every element of ``outputs``; returns one result per element, in order.
 
         The results equal those of calling the evaluator on each element, but the checking runs
@@ -231,6 +230,7 @@ class BatchCodeCheckEvaluator(CodeCheckEvaluator):
         items = _batch_items(outputs)
         if not items:
             return []
+        batch_scorer = cast(BatchScorer, self.batch_scorer)
 
         def score_all(**_: Any) -> list[EvaluatorResult]:
             extractions = [
@@ -238,25 +238,21 @@ class BatchCodeCheckEvaluator(CodeCheckEvaluator):
                 for i, item in enumerate(items)
             ]
             codes = _codes(extractions, self.code_sink)
-            scores = self.batch_scorer(codes) if codes else []
+            scores = batch_scorer(codes) if codes else []
             return _merge_batch(self.feedback_key, extractions, scores)
 
-        return cast(
-            "list[EvaluatorResult]",
-            _run_evaluator(
-                run_name=self.run_name,
-                scorer=score_all,
-                feedback_key=self.feedback_key,
-                outputs=items,
-            ),
-        )
+        return cast("list[EvaluatorResult]", run_scorer(self._info, score_all, outputs=items))
 
-
-# --------------------------------------------------------------------------- async shells
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.feedback_key!r}>"
 
 
 class AsyncCodeEvaluator:
-    """The async twin of :class:`CodeEvaluator`; the scorer may be sync or async."""
+    """The async twin of :class:`CodeEvaluator`; the scorer, batch scorer and extractor may be
+    async. Built with a ``batch_scorer`` it has :meth:`abatch`."""
+
+    abatch: Callable[[Sequence[Any]], Awaitable[list[EvaluatorResult]]]
+    """Check many outputs at once; present only on evaluators built with a ``batch_scorer``."""
 
     def __init__(
         self,
@@ -266,23 +262,29 @@ class AsyncCodeEvaluator:
         run_name: str,
         feedback_key: str,
         code_sink: str | None = None,
+        batch_scorer: AsyncBatchScorer | None = None,
+        info: EvaluatorInfo | None = None,
     ) -> None:
-        if not callable(scorer):
-            raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
+        _scorers(scorer, batch_scorer)
         self.scorer = scorer
         self.extraction = extraction
         self.run_name = run_name
         self.feedback_key = feedback_key
         self.code_sink = code_sink
+        self.batch_scorer = batch_scorer
+        self._info = _contract_info(run_name, feedback_key, info).as_async()
+        self._evaluate = make_async_evaluator(self._score, self._info)
+        if info is not None:
+            attach_info(self, self._info)
+        if batch_scorer is not None:
+            self.abatch = self._abatch
 
-    async def _score(
-        self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
-    ) -> Any:
+    async def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
         extracted = await self.extraction.aextract(outputs)
-        if extracted.code is None:
+        code = _checked(extracted, self.code_sink)
+        if code is None:
             return extracted.failure_score()
-        code = checked_code(extracted.code, "outputs", self.code_sink)
-        result = self.scorer(inputs=inputs, outputs=code, reference_outputs=reference_outputs, **kw)
+        result = self.scorer(outputs=code, **kw)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -294,65 +296,18 @@ class AsyncCodeEvaluator:
         outputs: Any = None,
         reference_outputs: Any = None,
         **kwargs: Any,
-    ) -> EvaluatorResult | list[EvaluatorResult]:
-        return await _arun_evaluator(
-            run_name=self.run_name,
-            scorer=self._score,
-            feedback_key=self.feedback_key,
-            inputs=inputs,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            **kwargs,
-        )
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.feedback_key!r}>"
-
-
-class AsyncCodeCheckEvaluator(AsyncCodeEvaluator):
-    """The async twin of :class:`CodeCheckEvaluator`."""
-
-    async def __call__(
-        self,
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
     ) -> EvaluatorResult:
-        result = await super().__call__(
+        result = await self._evaluate(
             inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **kwargs
         )
         return cast(EvaluatorResult, result)
 
-
-class AsyncBatchCodeCheckEvaluator(AsyncCodeCheckEvaluator):
-    """The async twin of :class:`BatchCodeCheckEvaluator`, with :meth:`abatch`."""
-
-    def __init__(
-        self,
-        *,
-        scorer: Callable[..., Any],
-        batch_scorer: AsyncBatchScorer,
-        extraction: CodeExtraction,
-        run_name: str,
-        feedback_key: str,
-        code_sink: str | None = None,
-    ) -> None:
-        super().__init__(
-            scorer=scorer,
-            extraction=extraction,
-            run_name=run_name,
-            feedback_key=feedback_key,
-            code_sink=code_sink,
-        )
-        self.batch_scorer = batch_scorer
-
-    async def abatch(self, outputs: Sequence[Any]) -> list[EvaluatorResult]:
-        """Async twin of :meth:`BatchCodeCheckEvaluator.batch`."""
+    async def _abatch(self, outputs: Sequence[Any]) -> list[EvaluatorResult]:
+        """Async twin of :meth:`CodeEvaluator.batch`."""
         items = _batch_items(outputs)
         if not items:
             return []
+        batch_scorer = cast(AsyncBatchScorer, self.batch_scorer)
 
         async def score_all(**_: Any) -> list[EvaluatorResult]:
             extractions = [
@@ -360,18 +315,22 @@ class AsyncBatchCodeCheckEvaluator(AsyncCodeCheckEvaluator):
                 for i, item in enumerate(items)
             ]
             codes = _codes(extractions, self.code_sink)
-            scores = await self.batch_scorer(codes) if codes else []
+            scores = await batch_scorer(codes) if codes else []
             return _merge_batch(self.feedback_key, extractions, scores)
 
-        return cast(
-            "list[EvaluatorResult]",
-            await _arun_evaluator(
-                run_name=self.run_name,
-                scorer=score_all,
-                feedback_key=self.feedback_key,
-                outputs=items,
-            ),
-        )
+        results = await arun_scorer(self._info, score_all, outputs=items)
+        return cast("list[EvaluatorResult]", results)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.feedback_key!r}>"
+
+
+# The names of the earlier shells, kept importable: one result per call was always the case, and
+# ``batch`` / ``abatch`` are now the optional capability of the two classes above.
+CodeCheckEvaluator = CodeEvaluator
+BatchCodeCheckEvaluator = CodeEvaluator
+AsyncCodeCheckEvaluator = AsyncCodeEvaluator
+AsyncBatchCodeCheckEvaluator = AsyncCodeEvaluator
 
 
 # --------------------------------------------------------------------------- factories

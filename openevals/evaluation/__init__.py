@@ -6,13 +6,15 @@
     print(result.aggregates)
     result.report_html("report.html")
 
-Names are resolved lazily: importing this package loads no evaluator, model or rich code.
+Names are resolved lazily (see :func:`openevals._lazy_exports`): importing this package loads no
+evaluator, model or rich code.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "evaluate": "openevals.evaluation.runner",
@@ -31,42 +33,41 @@ _EXPORTS: dict[str, str] = {
     "describe": "openevals.evaluation.aggregates",
 }
 
-__all__ = [
-    "DEFAULT_PRICES",
-    "EVALUATOR_NAMES",
-    "EvaluationInterrupted",
-    "EvaluationResult",
-    "EvaluatorSpec",
-    "SQLiteJudgeCache",
-    "aevaluate",
-    "bootstrap_ci",
-    "build_evaluator",
-    "default_cache_path",
-    "describe",
-    "evaluate",
-    "iter_rows",
-    "load_rows",
-]
+__all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from openevals.evaluation.aggregates import bootstrap_ci, describe
-    from openevals.evaluation.cache import SQLiteJudgeCache, default_cache_path
-    from openevals.evaluation.data import iter_rows, load_rows
-    from openevals.evaluation.pricing import DEFAULT_PRICES
-    from openevals.evaluation.registry import EVALUATOR_NAMES, build_evaluator
-    from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
-    from openevals.evaluation.runner import aevaluate, evaluate
-    from openevals.evaluation.spec import EvaluatorSpec
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.evaluation.aggregates import (
+        bootstrap_ci as bootstrap_ci,
+        describe as describe,
+    )
+    from openevals.evaluation.cache import (
+        SQLiteJudgeCache as SQLiteJudgeCache,
+        default_cache_path as default_cache_path,
+    )
+    from openevals.evaluation.data import (
+        iter_rows as iter_rows,
+        load_rows as load_rows,
+    )
+    from openevals.evaluation.pricing import (
+        DEFAULT_PRICES as DEFAULT_PRICES,
+    )
+    from openevals.evaluation.registry import (
+        EVALUATOR_NAMES as EVALUATOR_NAMES,
+        build_evaluator as build_evaluator,
+    )
+    from openevals.evaluation.result import (
+        EvaluationInterrupted as EvaluationInterrupted,
+        EvaluationResult as EvaluationResult,
+    )
+    from openevals.evaluation.runner import (
+        aevaluate as aevaluate,
+        evaluate as evaluate,
+    )
+    from openevals.evaluation.spec import (
+        EvaluatorSpec as EvaluatorSpec,
+    )
+    # isort: on
 
-
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'openevals.evaluation' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

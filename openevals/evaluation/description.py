@@ -1,12 +1,14 @@
 """What the batch runner, the CLI and the report may know about an evaluator.
 
-:func:`describe_evaluator` is the only place in the package that looks inside an evaluator (the
-``core`` a judge factory attaches, the judge backend's model name, the module a function comes
-from). Everything else reads the :class:`EvaluatorDescription` it returns.
+:func:`describe_evaluator` is the only place in the package that looks at an evaluator.
+Everything else reads the :class:`EvaluatorDescription` it returns. It comes from, in order:
 
-An evaluator may carry its own description as an ``openevals_description`` attribute; it then wins
-over everything below. When every factory attaches one, the inspection in
-:func:`_inspect` can go, and this module is the only one that changes.
+* an ``openevals_description`` attribute (an :class:`EvaluatorDescription` set by the caller);
+* the evaluator's :class:`~openevals._contract.EvaluatorInfo`, which every evaluator the
+  package's factories make carries (deterministic families included);
+* for judges that still carry a ``core`` instead of info, what that core says (run name,
+  feedback key, model); this fallback goes once every judge factory attaches info;
+* otherwise nothing is known: a user's callable is neither pure nor a judge.
 """
 
 from __future__ import annotations
@@ -30,16 +32,6 @@ __all__ = [
 DESCRIPTION_ATTRIBUTE = "openevals_description"
 """The attribute an evaluator may carry with its own :class:`EvaluatorDescription`."""
 
-# Modules whose plain (sync, judge-free) evaluators are deterministic and take microseconds: the
-# runner calls them on the event-loop thread instead of handing them to the thread pool. (JSON
-# match is deterministic too, but pairing long lists of records is not cheap.)
-_PURE_MODULES = (
-    "openevals.exact",
-    "openevals.string.levenshtein",
-    "openevals.rag.ranking",
-    "openevals.trajectory.match",
-)
-_CLOSURE_DEPTH = 3
 _GENERIC_NAMES = frozenset(
     {"evaluator", "_evaluator", "<lambda>", "wrapper", "inner", "scorer", "_scorer", "fn"}
 )
@@ -118,7 +110,8 @@ def _unwrap(fn: Any) -> Any:
 
 
 def _inspect(fn: Any) -> EvaluatorDescription:
-    """Today's evaluators do not describe themselves: read what their factories left behind."""
+    """Evaluators without an :class:`~openevals._contract.EvaluatorInfo`: judges that still
+    carry a ``core`` (until every judge factory attaches info), and callables of the user."""
     is_async = is_async_callable(fn)
     core = getattr(fn, "core", None)
     if core is not None:
@@ -132,14 +125,9 @@ def _inspect(fn: Any) -> EvaluatorDescription:
             uses_judge=True,
             is_async=is_async,
         )
-    graded = _grades_with_a_judge(fn)
-    module = getattr(fn, "__module__", None) or ""
-    known = any(module == name or module.startswith(name + ".") for name in _PURE_MODULES)
-    return EvaluatorDescription(
-        pure=known and not graded and not is_async,
-        uses_judge=graded,
-        is_async=is_async,
-    )
+    # A callable that carries no info and no judge core: a user's function. Nothing says it is
+    # cheap or pure, so it runs in the worker pool.
+    return EvaluatorDescription(is_async=is_async)
 
 
 def _judge_model(core: Any) -> str | None:
@@ -150,23 +138,3 @@ def _judge_model(core: Any) -> str | None:
         raw = getattr(core, "_model", None)
         name = raw.split(":", 1)[1] if isinstance(raw, str) and ":" in raw else raw
     return name if isinstance(name, str) and name else None
-
-
-def _grades_with_a_judge(fn: Any) -> bool:
-    """Whether a closure holds options with a non-empty ``rubric`` (JSON match graded by a judge)."""
-    pending: list[tuple[Any, int]] = [(fn, 0)]
-    seen: set[int] = set()
-    while pending:
-        item, depth = pending.pop()
-        if id(item) in seen or depth > _CLOSURE_DEPTH:
-            continue
-        seen.add(id(item))
-        if getattr(item, "rubric", None) and not callable(getattr(item, "rubric", None)):
-            return True
-        for cell in getattr(item, "__closure__", None) or ():
-            try:
-                value = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-            pending.append((value, depth + 1))
-    return False

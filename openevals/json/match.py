@@ -73,6 +73,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._judge.backends import _is_async_client
 from openevals.json._pairing import MAX_PAIRS
 from openevals.json._rubric import _rubric_scorers
@@ -89,8 +90,6 @@ from openevals.json._types import (
     RubricVerdict,
 )
 from openevals.prompts.json import SYSTEM_PROMPT, USER_PROMPT
-from openevals.types import EvaluatorResult
-from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = [
     "EMPTY_RECORD_KEY",
@@ -114,29 +113,40 @@ _RUN_NAME = "json_match_evaluator"
 # --------------------------------------------------------------------------- shells
 
 
+def _info(core: _JsonMatchCore, *, is_async: bool) -> EvaluatorInfo:
+    """Deterministic, but pairing long lists is not cheap (never pure); a judge with a rubric."""
+    keys = (f"{_KEY_PREFIX}:{core.aggregator}",) if core.aggregator is not None else ()
+    return EvaluatorInfo(
+        run_name=_RUN_NAME,
+        feedback_keys=keys,
+        model=_model_label(core) if core.rubric else None,
+        judge=bool(core.rubric),
+        is_async=is_async,
+    )
+
+
+def _model_label(core: _JsonMatchCore) -> str | None:
+    """The rubric judge's model name: the ``model`` string without its provider, else the
+    judge object's ``model_name`` (LangChain chat models), else unknown."""
+    if isinstance(core.model, str) and core.model:
+        return core.model.split(":", 1)[-1]
+    name = getattr(core.judge, "model_name", None)
+    return name if isinstance(name, str) and name else None
+
+
+_PASSES = ("inputs", "outputs", "reference_outputs")
+_RETURNS = "list[EvaluatorResult]"
+
+
 def _sync_evaluator(core: _JsonMatchCore, grade: RubricScorer) -> JsonMatchEvaluator:
     def scorer(*, outputs: Any, reference_outputs: Any, **_: Any) -> dict[str, Any]:
         plan = core.plan(outputs, reference_outputs)
         return core.finish(plan, [grade(request) for request in plan.requests])
 
-    def evaluator(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> list[EvaluatorResult]:
-        results = _run_evaluator(
-            run_name=_RUN_NAME,
-            scorer=scorer,
-            feedback_key=_KEY_PREFIX,
-            inputs=inputs,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-        )
-        return cast(list[EvaluatorResult], results)
-
-    return evaluator
+    evaluator = make_evaluator(
+        scorer, _info(core, is_async=False), passes=_PASSES, returns=_RETURNS, module=__name__
+    )
+    return cast(JsonMatchEvaluator, evaluator)
 
 
 def _async_evaluator(core: _JsonMatchCore, agrade: AsyncRubricScorer) -> AsyncJsonMatchEvaluator:
@@ -144,24 +154,10 @@ def _async_evaluator(core: _JsonMatchCore, agrade: AsyncRubricScorer) -> AsyncJs
         plan = core.plan(outputs, reference_outputs)
         return core.finish(plan, await asyncio.gather(*map(agrade, plan.requests)))
 
-    async def evaluator(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> list[EvaluatorResult]:
-        results = await _arun_evaluator(
-            run_name=_RUN_NAME,
-            scorer=scorer,
-            feedback_key=_KEY_PREFIX,
-            inputs=inputs,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-        )
-        return cast(list[EvaluatorResult], results)
-
-    return evaluator
+    evaluator = make_async_evaluator(
+        scorer, _info(core, is_async=True), passes=_PASSES, returns=_RETURNS, module=__name__
+    )
+    return cast(AsyncJsonMatchEvaluator, evaluator)
 
 
 def create_json_match_evaluator(

@@ -1,14 +1,14 @@
 """Pairwise judging: compare two outputs with an LLM judge, and rank systems from the verdicts.
 
-Names are resolved lazily (PEP 562): importing ``openevals.pairwise`` loads nothing but this map.
+Names are resolved lazily (see :func:`openevals._lazy_exports`): importing ``openevals.pairwise`` loads
+nothing but this map.
 """
-
-# ruff: noqa: F403 - the TYPE_CHECKING star imports only tell type checkers what is re-exported
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
 
 _JUDGE = "openevals.pairwise.judge"
 _STATS = "openevals.pairwise.stats"
@@ -30,18 +30,23 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from openevals.pairwise.judge import *
-    from openevals.pairwise.stats import *
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.pairwise.judge import (
+        PAIRWISE_CORRECTNESS_PROMPT as PAIRWISE_CORRECTNESS_PROMPT,
+        PAIRWISE_HELPFULNESS_PROMPT as PAIRWISE_HELPFULNESS_PROMPT,
+        PAIRWISE_PREFERENCE_PROMPT as PAIRWISE_PREFERENCE_PROMPT,
+        create_async_pairwise_llm_as_judge as create_async_pairwise_llm_as_judge,
+        create_pairwise_llm_as_judge as create_pairwise_llm_as_judge,
+    )
+    from openevals.pairwise.stats import (
+        BradleyTerryRanking as BradleyTerryRanking,
+        PairRecord as PairRecord,
+        RankedSystem as RankedSystem,
+        bradley_terry as bradley_terry,
+        win_probability as win_probability,
+        win_rates as win_rates,
+    )
+    # isort: on
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

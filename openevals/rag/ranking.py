@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec
 
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals.rag._items import ItemKey
 from openevals.rag._ranking_metrics import (
     DEFAULT_METRICS,
@@ -42,8 +43,7 @@ from openevals.rag._ranking_metrics import (
     build_suite,
     documented,
 )
-from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
-from openevals.utils import _arun_evaluator, _run_evaluator
+from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
     "APNormalization",
@@ -84,50 +84,33 @@ def _scorer(what: str, options: Mapping[str, Any]) -> Metric | Suite:
     return build_suite(options) if what == "retrieval" else build_metric(what, options)
 
 
+def _info(scorer: Metric | Suite) -> EvaluatorInfo:
+    keys = (
+        tuple(m.feedback_key for m in scorer.metrics)
+        if isinstance(scorer, Suite)
+        else (scorer.feedback_key,)
+    )
+    return EvaluatorInfo(run_name=scorer.run_name, feedback_keys=keys, pure=True)
+
+
+_PASSES = ("outputs", "reference_outputs")
+_RETURNS = "EvaluatorResult | list[EvaluatorResult]"
+
+
 def _sync(what: str, options: Mapping[str, Any]) -> SimpleEvaluator:
     scorer = _scorer(what, options)
-    run_name, score = scorer.run_name, scorer.score
-
-    def evaluator(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> EvaluatorResult | list[EvaluatorResult]:
-        return _run_evaluator(
-            run_name=run_name,
-            scorer=score,
-            feedback_key=run_name,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-        )
-
-    evaluator.__name__ = run_name
-    return evaluator
+    info = _info(scorer)
+    return make_evaluator(
+        scorer.score, info, passes=_PASSES, returns=_RETURNS, name=scorer.run_name, module=__name__
+    )
 
 
 def _async(what: str, options: Mapping[str, Any]) -> SimpleAsyncEvaluator:
     scorer = _scorer(what, options)
-    run_name, score = scorer.run_name, scorer.score
-
-    async def evaluator(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> EvaluatorResult | list[EvaluatorResult]:
-        return await _arun_evaluator(
-            run_name=run_name,
-            scorer=score,
-            feedback_key=run_name,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-        )
-
-    evaluator.__name__ = run_name
-    return evaluator
+    info = _info(scorer).as_async()
+    return make_async_evaluator(
+        scorer.score, info, passes=_PASSES, returns=_RETURNS, name=scorer.run_name, module=__name__
+    )
 
 
 def _async_twin(factory: Callable[_P, SimpleEvaluator]) -> Callable[_P, SimpleAsyncEvaluator]:

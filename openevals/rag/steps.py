@@ -40,6 +40,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals.rag._steps_assign import group_by, latest_class_matching, max_weight_pairs
 from openevals.rag._steps_compare import (
     CSV,
@@ -55,8 +56,7 @@ from openevals.rag._steps_compare import (
     retrieved_ids,
 )
 from openevals.rag.ranking import recall_batch
-from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
-from openevals.utils import _arun_evaluator, _run_evaluator
+from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
     "CSV",
@@ -423,6 +423,18 @@ def _make_scorer(
     return _StepsScorer(compare_args, rule, frozenset(retrieval_steps)), feedback_key
 
 
+def _info(feedback_key: str) -> EvaluatorInfo:
+    """Deterministic, but pairing steps level by level is not cheap on long runs (not pure)."""
+    return EvaluatorInfo(run_name="steps_score", feedback_keys=(feedback_key,))
+
+
+_SHELL: dict[str, Any] = {
+    "passes": ("outputs", "reference_outputs"),
+    "returns": "EvaluatorResult",
+    "module": __name__,
+}
+
+
 def create_steps_evaluator(
     *,
     compare_args: bool = False,
@@ -442,24 +454,7 @@ def create_steps_evaluator(
     ``metadata["matches"]``.
     """
     scorer, key = _make_scorer(compare_args, feedback_key, levels, retrieval_steps)
-
-    def evaluator(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> EvaluatorResult:
-        result = _run_evaluator(
-            run_name="steps_score",
-            scorer=scorer.score,
-            feedback_key=key,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-        )
-        return result  # type: ignore[return-value]
-
-    return evaluator
+    return make_evaluator(scorer.score, _info(key), **_SHELL)
 
 
 def create_async_steps_evaluator(
@@ -471,21 +466,4 @@ def create_async_steps_evaluator(
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_steps_evaluator`."""
     scorer, key = _make_scorer(compare_args, feedback_key, levels, retrieval_steps)
-
-    async def evaluator(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> EvaluatorResult:
-        result = await _arun_evaluator(
-            run_name="steps_score",
-            scorer=scorer.score,
-            feedback_key=key,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-        )
-        return result  # type: ignore[return-value]
-
-    return evaluator
+    return make_async_evaluator(scorer.score, _info(key).as_async(), **_SHELL)

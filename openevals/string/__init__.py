@@ -1,25 +1,37 @@
-"""String evaluators: Levenshtein similarity and embedding similarity."""
+"""String evaluators: Levenshtein similarity and embedding similarity.
+
+Names resolve lazily (see :func:`openevals._lazy_exports`): Levenshtein loads no embedding code.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from openevals.string.levenshtein import levenshtein_distance, levenshtein_distance_async
+from openevals import _lazy_exports
 
-__all__ = [
-    "create_async_embedding_similarity_evaluator",
-    "create_embedding_similarity_evaluator",
-    "levenshtein_distance",
-    "levenshtein_distance_async",
-]
+_LEVENSHTEIN = "openevals.string.levenshtein"
+_EMBEDDING = "openevals.string.embedding_similarity"
 
+_EXPORTS: dict[str, str] = {
+    "levenshtein_distance": _LEVENSHTEIN,
+    "levenshtein_distance_async": _LEVENSHTEIN,
+    "create_embedding_similarity_evaluator": _EMBEDDING,
+    "create_async_embedding_similarity_evaluator": _EMBEDDING,
+}
 
-def __getattr__(name: str) -> Any:
-    if name in (
-        "create_embedding_similarity_evaluator",
-        "create_async_embedding_similarity_evaluator",
-    ):
-        from openevals.string import embedding_similarity
+__all__ = sorted(_EXPORTS)
 
-        return getattr(embedding_similarity, name)
-    raise AttributeError(f"module 'openevals.string' has no attribute {name!r}")
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.string.embedding_similarity import (
+        create_async_embedding_similarity_evaluator as create_async_embedding_similarity_evaluator,
+        create_embedding_similarity_evaluator as create_embedding_similarity_evaluator,
+    )
+    from openevals.string.levenshtein import (
+        levenshtein_distance as levenshtein_distance,
+        levenshtein_distance_async as levenshtein_distance_async,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

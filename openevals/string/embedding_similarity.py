@@ -11,10 +11,16 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
+from openevals._contract import (
+    EvaluatorInfo,
+    arun_scorer,
+    make_async_evaluator,
+    make_evaluator,
+    run_scorer,
+)
 from openevals._messages import to_json_text
 from openevals._text import check_text
 from openevals.types import EvaluatorResult
-from openevals.utils import _arun_evaluator, _run_evaluator
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -205,6 +211,26 @@ class _Core:
         ]
 
 
+def _texts(outputs: Any, reference_outputs: Any) -> list[str]:
+    return [_as_text(outputs, "outputs"), _as_text(reference_outputs, "reference_outputs")]
+
+
+def _check_texts(call: dict[str, Any]) -> dict[str, Any]:
+    """Refuse values that cannot be embedded before anything is traced or sent."""
+    _texts(call["outputs"], call["reference_outputs"])
+    return call
+
+
+_INFO = EvaluatorInfo(run_name=_KEY, feedback_keys=(_KEY,))
+_SHELL: dict[str, Any] = {
+    "prepare": _check_texts,
+    "passes": ("outputs", "reference_outputs"),
+    "paired": True,
+    "name": "embedding_similarity",
+    "module": __name__,
+}
+
+
 def _precomputed(score: float) -> Any:
     def scorer(**_: Any) -> float:
         return score
@@ -235,22 +261,10 @@ def create_embedding_similarity_evaluator(
     """
     core = _Core(model=model, embeddings=embeddings, algorithm=algorithm)
 
-    def embedding_similarity(
-        *, outputs: Any, reference_outputs: Any, **kwargs: Any
-    ) -> EvaluatorResult:
-        texts = [_as_text(outputs, "outputs"), _as_text(reference_outputs, "reference_outputs")]
+    def scorer(*, outputs: Any, reference_outputs: Any) -> float:
+        return core.pair_score(core.client.embed_documents(_texts(outputs, reference_outputs)))
 
-        def scorer(**_: Any) -> float:
-            return core.pair_score(core.client.embed_documents(texts))
-
-        result = _run_evaluator(
-            run_name=_KEY,
-            scorer=scorer,
-            feedback_key=_KEY,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-        )
-        return cast(EvaluatorResult, result)
+    embedding_similarity = make_evaluator(scorer, _INFO, **_SHELL)
 
     def batch(
         pairs: Iterable[tuple[Any, Any]] | None = None,
@@ -265,10 +279,9 @@ def create_embedding_similarity_evaluator(
         return [
             cast(
                 EvaluatorResult,
-                _run_evaluator(
-                    run_name=_KEY,
-                    scorer=_precomputed(score),
-                    feedback_key=_KEY,
+                run_scorer(
+                    _INFO,
+                    _precomputed(score),
                     outputs=out,
                     reference_outputs=ref,
                 ),
@@ -289,22 +302,11 @@ def create_async_embedding_similarity_evaluator(
     """Async twin of :func:`create_embedding_similarity_evaluator` (``aembed_documents``)."""
     core = _Core(model=model, embeddings=embeddings, algorithm=algorithm)
 
-    async def embedding_similarity(
-        *, outputs: Any, reference_outputs: Any, **kwargs: Any
-    ) -> EvaluatorResult:
-        texts = [_as_text(outputs, "outputs"), _as_text(reference_outputs, "reference_outputs")]
+    async def scorer(*, outputs: Any, reference_outputs: Any) -> float:
+        texts = _texts(outputs, reference_outputs)
+        return core.pair_score(await core.client.aembed_documents(texts))
 
-        async def scorer(**_: Any) -> float:
-            return core.pair_score(await core.client.aembed_documents(texts))
-
-        result = await _arun_evaluator(
-            run_name=_KEY,
-            scorer=scorer,
-            feedback_key=_KEY,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-        )
-        return cast(EvaluatorResult, result)
+    embedding_similarity = make_async_evaluator(scorer, _INFO.as_async(), **_SHELL)
 
     async def batch(
         pairs: Iterable[tuple[Any, Any]] | None = None,
@@ -319,10 +321,9 @@ def create_async_embedding_similarity_evaluator(
         return [
             cast(
                 EvaluatorResult,
-                await _arun_evaluator(
-                    run_name=_KEY,
-                    scorer=_precomputed(score),
-                    feedback_key=_KEY,
+                await arun_scorer(
+                    _INFO,
+                    _precomputed(score),
                     outputs=out,
                     reference_outputs=ref,
                 ),

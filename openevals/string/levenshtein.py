@@ -6,9 +6,8 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._structure import encode_json
-from openevals.types import EvaluatorResult
-from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = ["levenshtein_distance", "levenshtein_distance_async", "levenshtein_similarity"]
 
@@ -38,31 +37,30 @@ def _score(*, outputs: Any, reference_outputs: Any) -> float:
     )
 
 
-def levenshtein_distance(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> EvaluatorResult:
-    """Normalised edit similarity in [0, 1] (1.0 = identical), key ``levenshtein_distance``.
+_INFO = EvaluatorInfo(
+    run_name="levenshtein_distance", feedback_keys=("levenshtein_distance",), pure=True
+)
+
+levenshtein_distance = make_evaluator(
+    _score,
+    _INFO,
+    passes=("outputs", "reference_outputs"),
+    paired=True,
+    name="levenshtein_distance",
+    module=__name__,
+    doc="""Normalised edit similarity in [0, 1] (1.0 = identical), key ``levenshtein_distance``.
 
     Non-strings are JSON-serialised with sorted keys first (at any nesting depth); a value that
     contains itself raises ``ValueError`` naming the parameter.
-    """
-    result = _run_evaluator(
-        run_name="levenshtein_distance",
-        scorer=_score,
-        feedback_key="levenshtein_distance",
-        outputs=outputs,
-        reference_outputs=reference_outputs,
-    )
-    return result  # type: ignore[return-value]
+    """,
+)
 
-
-async def levenshtein_distance_async(
-    *, outputs: Any, reference_outputs: Any, **kwargs: Any
-) -> EvaluatorResult:
-    """Async twin of :func:`levenshtein_distance`."""
-    result = await _arun_evaluator(
-        run_name="levenshtein_distance",
-        scorer=_score,
-        feedback_key="levenshtein_distance",
-        outputs=outputs,
-        reference_outputs=reference_outputs,
-    )
-    return result  # type: ignore[return-value]
+levenshtein_distance_async = make_async_evaluator(
+    _score,
+    _INFO.as_async(),
+    passes=("outputs", "reference_outputs"),
+    paired=True,
+    name="levenshtein_distance_async",
+    module=__name__,
+    doc="Async twin of :func:`levenshtein_distance`.",
+)

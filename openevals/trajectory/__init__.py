@@ -2,46 +2,38 @@
 
 The match evaluators are deterministic and load no model code. The LLM judges
 (``create_trajectory_llm_as_judge`` / ``create_async_trajectory_llm_as_judge``) live in
-:mod:`openevals.trajectory.llm`, which is imported only when one of them is first used.
+:mod:`openevals.trajectory.llm`. Names resolve lazily (see :func:`openevals._lazy_exports`).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from openevals.trajectory.match import (
-    create_async_trajectory_match_evaluator,
-    create_trajectory_match_evaluator,
-)
+from openevals import _lazy_exports
 
-if TYPE_CHECKING:
-    from openevals.trajectory.llm import (
-        create_async_trajectory_llm_as_judge,
-        create_trajectory_llm_as_judge,
-    )
+_MATCH = "openevals.trajectory.match"
+_LLM = "openevals.trajectory.llm"
 
-__all__ = [
-    "create_async_trajectory_llm_as_judge",
-    "create_async_trajectory_match_evaluator",
-    "create_trajectory_llm_as_judge",
-    "create_trajectory_match_evaluator",
-]
-
-_LAZY: dict[str, str] = {
-    "create_trajectory_llm_as_judge": "openevals.trajectory.llm",
-    "create_async_trajectory_llm_as_judge": "openevals.trajectory.llm",
+_EXPORTS: dict[str, str] = {
+    "create_trajectory_match_evaluator": _MATCH,
+    "create_async_trajectory_match_evaluator": _MATCH,
+    "create_trajectory_llm_as_judge": _LLM,
+    "create_async_trajectory_llm_as_judge": _LLM,
 }
 
+__all__ = sorted(_EXPORTS)
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'openevals.trajectory' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.trajectory.llm import (
+        create_async_trajectory_llm_as_judge as create_async_trajectory_llm_as_judge,
+        create_trajectory_llm_as_judge as create_trajectory_llm_as_judge,
+    )
+    from openevals.trajectory.match import (
+        create_async_trajectory_match_evaluator as create_async_trajectory_match_evaluator,
+        create_trajectory_match_evaluator as create_trajectory_match_evaluator,
+    )
+    # isort: on
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

@@ -32,6 +32,8 @@ import json  # noqa: F401  (kept: ``openevals.trajectory.match.json`` is patched
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+
 # Every name this module had before it was split stays importable from here.
 from openevals.trajectory._calls import match_tool_calls as match_tool_calls
 from openevals.trajectory._parsing import ParsedArgs as ParsedArgs
@@ -51,7 +53,6 @@ from openevals.types import (
     ToolArgsMatchOverrides,
     TrajectoryMatchMode,
 )
-from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = [
     "ToolArgsMatchMode",
@@ -177,6 +178,11 @@ def make_scorer(config: MatchConfig) -> Callable[..., tuple[bool, str | None]]:
 # --------------------------------------------------------------------------- factories
 
 
+def _info(config: MatchConfig) -> EvaluatorInfo:
+    key = f"trajectory_{config.mode}_match"
+    return EvaluatorInfo(run_name=key, feedback_keys=(key,), pure=True)
+
+
 def create_trajectory_match_evaluator(
     *,
     trajectory_match_mode: TrajectoryMatchMode = "strict",
@@ -206,23 +212,14 @@ def create_trajectory_match_evaluator(
         tool_args_match_mode=tool_args_match_mode,
         tool_args_match_overrides=tool_args_match_overrides,
     )
-    key = f"trajectory_{config.mode}_match"
-    scorer = make_scorer(config)
-
-    def _trajectory_match_evaluator(
-        *, outputs: Any, reference_outputs: Any, **kwargs: Any
-    ) -> EvaluatorResult:
-        result = _run_evaluator(
-            run_name=key,
-            scorer=scorer,
-            feedback_key=key,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            **kwargs,
-        )
-        return cast(EvaluatorResult, result)
-
-    return _trajectory_match_evaluator
+    evaluator = make_evaluator(
+        make_scorer(config),
+        _info(config),
+        paired=True,
+        name="_trajectory_match_evaluator",
+        module=__name__,
+    )
+    return cast(Callable[..., EvaluatorResult], evaluator)
 
 
 def create_async_trajectory_match_evaluator(
@@ -237,20 +234,11 @@ def create_async_trajectory_match_evaluator(
         tool_args_match_mode=tool_args_match_mode,
         tool_args_match_overrides=tool_args_match_overrides,
     )
-    key = f"trajectory_{config.mode}_match"
-    scorer = make_scorer(config)
-
-    async def _async_trajectory_match_evaluator(
-        *, outputs: Any, reference_outputs: Any, **kwargs: Any
-    ) -> EvaluatorResult:
-        result = await _arun_evaluator(
-            run_name=key,
-            scorer=scorer,
-            feedback_key=key,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            **kwargs,
-        )
-        return cast(EvaluatorResult, result)
-
-    return _async_trajectory_match_evaluator
+    evaluator = make_async_evaluator(
+        make_scorer(config),
+        _info(config).as_async(),
+        paired=True,
+        name="_async_trajectory_match_evaluator",
+        module=__name__,
+    )
+    return cast(Callable[..., Awaitable[EvaluatorResult]], evaluator)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from openevals._contract import arun_scorer, attach_info, run_scorer
 from openevals.trajectory.match import make_scorer
-from openevals.trajectory.utils import _deprecated_config, _scorer_for_mode
+from openevals.trajectory.utils import _deprecated_config, _scorer_for_mode, deprecated_info
 from openevals.types import EvaluatorResult, ToolArgsMatchMode, ToolArgsMatchOverrides
-from openevals.utils import _arun_evaluator, _run_evaluator
 
 __all__ = ["trajectory_strict_match", "trajectory_strict_match_async"]
 
 _KEY = "trajectory_strict_match"
+_INFO = deprecated_info(_KEY)
 
 
 def _scorer(
@@ -52,10 +53,9 @@ def trajectory_strict_match(
     config = _deprecated_config(
         _KEY, "strict", "exact" if tool_call_args_exact_match else "ignore", kwargs
     )
-    result = _run_evaluator(
-        run_name=_KEY,
-        scorer=make_scorer(config),
-        feedback_key=_KEY,
+    result = run_scorer(
+        _INFO,
+        make_scorer(config),
         outputs=outputs,
         reference_outputs=reference_outputs,
         **kwargs,
@@ -74,12 +74,15 @@ async def trajectory_strict_match_async(
     config = _deprecated_config(
         _KEY + "_async", "strict", "exact" if tool_call_args_exact_match else "ignore", kwargs
     )
-    result = await _arun_evaluator(
-        run_name=_KEY,
-        scorer=make_scorer(config),
-        feedback_key=_KEY,
+    result = await arun_scorer(
+        _INFO,
+        make_scorer(config),
         outputs=outputs,
         reference_outputs=reference_outputs,
         **kwargs,
     )
     return cast(EvaluatorResult, result)
+
+
+attach_info(trajectory_strict_match, _INFO)
+attach_info(trajectory_strict_match_async, _INFO.as_async())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
+from openevals._contract import EvaluatorInfo
 from openevals._messages import convert_to_openai_message, normalize_to_openai_messages_list
 from openevals.trajectory.match import (
     MatchConfig,
@@ -66,6 +67,11 @@ def _is_trajectory_superset(
     return evaluate_trajectories(config, outputs, reference_outputs)[0]
 
 
+def deprecated_info(key: str) -> EvaluatorInfo:
+    """The info of a deprecated plain trajectory evaluator: ``key`` is run name and feedback key."""
+    return EvaluatorInfo(run_name=key, feedback_keys=(key,), pure=True)
+
+
 def _deprecated_config(
     function_name: str, mode: str, args_mode: str, kwargs: dict[str, Any]
 ) -> MatchConfig:
@@ -114,15 +120,16 @@ def _deprecated_evaluators(
     Both force ``tool_args_match_mode="ignore"`` (as the public release did), use ``key`` as
     feedback key and run name, and emit ``DeprecationWarning``.
     """
+    from openevals._contract import arun_scorer, attach_info, run_scorer
     from openevals.trajectory.match import make_scorer
-    from openevals.utils import _arun_evaluator, _run_evaluator
+
+    info = deprecated_info(key)
 
     def evaluator(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> EvaluatorResult:
         config = _deprecated_config(key, mode, "ignore", kwargs)
-        result = _run_evaluator(
-            run_name=key,
-            scorer=make_scorer(config),
-            feedback_key=key,
+        result = run_scorer(
+            info,
+            make_scorer(config),
             outputs=outputs,
             reference_outputs=reference_outputs,
             **kwargs,
@@ -133,16 +140,17 @@ def _deprecated_evaluators(
         *, outputs: Any, reference_outputs: Any, **kwargs: Any
     ) -> EvaluatorResult:
         config = _deprecated_config(key + "_async", mode, "ignore", kwargs)
-        result = await _arun_evaluator(
-            run_name=key,
-            scorer=make_scorer(config),
-            feedback_key=key,
+        result = await arun_scorer(
+            info,
+            make_scorer(config),
             outputs=outputs,
             reference_outputs=reference_outputs,
             **kwargs,
         )
         return cast(EvaluatorResult, result)
 
+    attach_info(evaluator, info)
+    attach_info(evaluator_async, info.as_async())
     evaluator.__name__ = evaluator.__qualname__ = key
     evaluator_async.__name__ = evaluator_async.__qualname__ = key + "_async"
     evaluator.__doc__ = f"Deprecated. {summary}\n\nKey ``{key}``. Emits ``DeprecationWarning``."

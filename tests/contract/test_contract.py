@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from openevals._contract import EvaluatorInfo, info_of, make_async_evaluator, make_evaluator
+from openevals._contract import (
+    EvaluatorInfo,
+    arun_scorer,
+    info_of,
+    make_async_evaluator,
+    make_evaluator,
+    run_scorer,
+)
 
 INFO = EvaluatorInfo(run_name="length_match", feedback_keys=("length_match",), pure=True)
 AINFO = EvaluatorInfo(run_name="length_match", feedback_keys=("length_match",), is_async=True)
@@ -123,3 +130,70 @@ def test_info_rejects_inconsistent_descriptions(kwargs: dict[str, Any], match: s
 def test_feedback_key_defaults_to_the_run_name() -> None:
     assert EvaluatorInfo(run_name="json_match").feedback_key == "json_match"
     assert EvaluatorInfo(run_name="x", feedback_keys=("a", "b")).feedback_key == "a"
+
+
+def test_paired_shell_has_the_public_release_signature_and_requires_both_values() -> None:
+    evaluator = make_evaluator(
+        _score,
+        INFO,
+        passes=("outputs", "reference_outputs"),
+        paired=True,
+        name="length_match",
+        doc="Lengths agree.",
+        module="my_package.metrics",
+    )
+    assert str(inspect.signature(evaluator)) == (
+        "(*, outputs: 'Any', reference_outputs: 'Any', **kwargs: 'Any') -> 'EvaluatorResult'"
+    )
+    assert (evaluator.__name__, evaluator.__doc__, evaluator.__module__) == (
+        "length_match",
+        "Lengths agree.",
+        "my_package.metrics",
+    )
+    with pytest.raises(TypeError, match=r"length_match.*'reference_outputs'"):
+        evaluator(outputs="abc")
+    assert evaluator(outputs="ab", reference_outputs="cd", inputs="ignored")["score"] is True
+
+
+async def test_async_paired_shell_passes_extra_arguments_when_asked() -> None:
+    seen: dict[str, Any] = {}
+
+    async def scorer(**kw: Any) -> int:
+        seen.update(kw)
+        return 1
+
+    evaluator = make_async_evaluator(scorer, AINFO, paired=True)
+    assert evaluator.__name__ == "evaluator"
+    await evaluator(outputs=1, reference_outputs=2, inputs=3, extra=4)
+    assert seen == {"outputs": 1, "reference_outputs": 2, "inputs": 3, "extra": 4}
+    with pytest.raises(TypeError, match="'outputs'"):
+        await evaluator(reference_outputs=2)
+
+
+def test_returns_sets_the_return_annotation_only_of_that_evaluator() -> None:
+    listed = make_evaluator(_score, INFO, returns="list[EvaluatorResult]")
+    plain = make_evaluator(_score, INFO)
+    assert inspect.signature(listed).return_annotation == "list[EvaluatorResult]"
+    assert inspect.signature(plain).return_annotation == "Any"
+
+
+def test_run_scorer_scores_like_the_evaluator() -> None:
+    evaluator = make_evaluator(_score, INFO, passes=("outputs", "reference_outputs"))
+    assert run_scorer(INFO, _score, outputs="ab", reference_outputs="c") == evaluator(
+        outputs="ab", reference_outputs="c"
+    )
+    assert run_scorer(INFO, lambda **kw: {"x": 1}, raw=True) == {"x": 1}
+
+
+async def test_arun_scorer_awaits_coroutine_scorers() -> None:
+    async def ascore(**kw: Any) -> tuple[bool, str]:
+        return _score(**kw)
+
+    result = await arun_scorer(AINFO, ascore, outputs="a", reference_outputs="b")
+    assert result == {"key": "length_match", "score": True, "comment": "1 vs 1", "metadata": None}
+
+
+def test_as_async_marks_the_twin_async_and_not_pure() -> None:
+    twin = INFO.as_async()
+    assert (twin.is_async, twin.pure, twin.run_name) == (True, False, "length_match")
+    assert INFO.is_async is False  # the info itself is unchanged (frozen)

@@ -49,7 +49,9 @@ def test_unknown_callables_are_neither_pure_nor_judges() -> None:
     assert describe_evaluator(custom) == EvaluatorDescription()
     assert describe_evaluator(Scorer()) == EvaluatorDescription(is_async=True)
     # JSON match is deterministic, but pairing long lists is not cheap: it is not run inline.
-    assert describe_evaluator(create_json_match_evaluator()) == EvaluatorDescription()
+    assert describe_evaluator(create_json_match_evaluator()) == EvaluatorDescription(
+        run_name="json_match_evaluator"
+    )
 
 
 def test_judges_report_run_name_key_and_model() -> None:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import openevals.json.match as match_module
+import openevals._contract as contract_module
 from openevals.json import create_async_json_match_evaluator, create_json_match_evaluator
 from openevals.json.match import (
     EMPTY_RECORD_KEY,
@@ -601,13 +601,16 @@ def test_bad_rubric_verdicts_raise(reply: Any, error: type, match: str) -> None:
 
 def test_runs_through_the_evaluator_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
-    real = match_module._run_evaluator
+    real = contract_module._run_evaluator_untyped
 
     def spy(**kwargs: Any) -> Any:
         calls.append(kwargs)
         return real(**kwargs)
 
-    monkeypatch.setattr(match_module, "_run_evaluator", spy)
+    # The evaluator contract is the one caller of the wrapper, which it hands every call when
+    # LangSmith is switched on.
+    monkeypatch.setattr(contract_module, "_needs_langsmith", lambda: True)
+    monkeypatch.setattr(contract_module, "_run_evaluator_untyped", spy)
     create_json_match_evaluator()(inputs={"q": 1}, outputs={"a": 1}, reference_outputs={"a": 1})
     assert calls[0]["run_name"] == "json_match_evaluator"
     assert calls[0]["inputs"] == {"q": 1}
@@ -615,13 +618,14 @@ def test_runs_through_the_evaluator_wrapper(monkeypatch: pytest.MonkeyPatch) -> 
 
 async def test_async_runs_through_the_async_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
-    real = match_module._arun_evaluator
+    real = contract_module._arun_evaluator_untyped
 
     async def spy(**kwargs: Any) -> Any:
         calls.append(kwargs)
         return await real(**kwargs)
 
-    monkeypatch.setattr(match_module, "_arun_evaluator", spy)
+    monkeypatch.setattr(contract_module, "_needs_langsmith", lambda: True)
+    monkeypatch.setattr(contract_module, "_arun_evaluator_untyped", spy)
     result = await create_async_json_match_evaluator(aggregator="all")(
         outputs=[{"a": 1}], reference_outputs=[{"a": 1}]
     )

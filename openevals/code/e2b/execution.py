@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from openevals._contract import EvaluatorInfo
 from openevals._text import check_text
 from openevals.code.base import (
     AsyncCodeCheckEvaluator,
+    AsyncCodeEvaluator,
     CheckScore,
     CodeCheckEvaluator,
+    CodeEvaluator,
 )
 from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
@@ -93,6 +96,10 @@ def execution_plan(
     return False, outcome.describe("Running the code", timeout)
 
 
+# Runs code in a sandbox per call: neither pure nor a judge.
+_INFO = EvaluatorInfo(run_name="e2b_execution_evaluator", feedback_keys=("execution_succeeded",))
+
+
 def _options(
     sandbox: Any,
     environment_variables: Mapping[str, str] | None,
@@ -162,12 +169,13 @@ def create_e2b_execution_evaluator(
     def scorer(*, outputs: str, **_: Any) -> CheckScore:
         return run_in_sandbox(sandbox, execution_plan(outputs, **plan_options))
 
-    return CodeCheckEvaluator(
+    return CodeEvaluator(
         scorer=scorer,
         extraction=extraction,
         code_sink=SANDBOX_SINK,
-        run_name="e2b_execution_evaluator",
-        feedback_key="execution_succeeded",
+        run_name=_INFO.run_name,
+        feedback_key=_INFO.feedback_key,
+        info=_INFO,
     )
 
 
@@ -199,10 +207,11 @@ def create_async_e2b_execution_evaluator(
     async def scorer(*, outputs: str, **_: Any) -> CheckScore:
         return await arun_in_sandbox(sandbox, execution_plan(outputs, **plan_options))
 
-    return AsyncCodeCheckEvaluator(
+    return AsyncCodeEvaluator(
         scorer=scorer,
         extraction=extraction,
         code_sink=SANDBOX_SINK,
-        run_name="e2b_execution_evaluator",
-        feedback_key="execution_succeeded",
+        run_name=_INFO.run_name,
+        feedback_key=_INFO.feedback_key,
+        info=_INFO,
     )

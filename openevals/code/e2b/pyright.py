@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from openevals._contract import EvaluatorInfo
 from openevals.code.base import (
     AsyncCodeCheckEvaluator,
+    AsyncCodeEvaluator,
     CheckScore,
     CodeCheckEvaluator,
+    CodeEvaluator,
 )
 from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
@@ -72,6 +75,10 @@ def pyright_plan(code: str, *, directory: str, timeout: float | None) -> Sandbox
     except ValueError as exc:
         return False, str(exc)
     return _CHECKER.score(diagnostics)
+
+
+# Runs code in a sandbox per call: neither pure nor a judge.
+_INFO = EvaluatorInfo(run_name="e2b_pyright_evaluator", feedback_keys=("pyright_succeeded",))
 
 
 def _options(
@@ -133,12 +140,13 @@ def create_e2b_pyright_evaluator(
     def scorer(*, outputs: str, **_: Any) -> CheckScore:
         return run_in_sandbox(sandbox, pyright_plan(outputs, **plan_options))
 
-    return CodeCheckEvaluator(
+    return CodeEvaluator(
         scorer=scorer,
         extraction=extraction,
         code_sink=SANDBOX_SINK,
-        run_name="e2b_pyright_evaluator",
-        feedback_key="pyright_succeeded",
+        run_name=_INFO.run_name,
+        feedback_key=_INFO.feedback_key,
+        info=_INFO,
     )
 
 
@@ -166,10 +174,11 @@ def create_async_e2b_pyright_evaluator(
     async def scorer(*, outputs: str, **_: Any) -> CheckScore:
         return await arun_in_sandbox(sandbox, pyright_plan(outputs, **plan_options))
 
-    return AsyncCodeCheckEvaluator(
+    return AsyncCodeEvaluator(
         scorer=scorer,
         extraction=extraction,
         code_sink=SANDBOX_SINK,
-        run_name="e2b_pyright_evaluator",
-        feedback_key="pyright_succeeded",
+        run_name=_INFO.run_name,
+        feedback_key=_INFO.feedback_key,
+        info=_INFO,
     )

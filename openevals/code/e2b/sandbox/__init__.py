@@ -2,7 +2,8 @@
 
 An evaluation is a *plan*: a generator that yields sandbox steps (:class:`WriteFile`,
 :class:`RunCommand`) and receives each command's :class:`CommandOutcome`. :func:`run_in_sandbox`
-performs the steps on a ``Sandbox``, :func:`arun_in_sandbox` awaits them on an ``AsyncSandbox``.
+performs the steps on a ``Sandbox``, :func:`arun_in_sandbox` awaits them on an ``AsyncSandbox``;
+both run the plan with the package's one driver pair (:mod:`openevals._drivers`).
 A command that exits non-zero or times out becomes an outcome the plan turns into a ``False`` score
 with the message; any other sandbox error propagates.
 
@@ -11,10 +12,11 @@ The e2b SDK is imported only when a plan runs.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from openevals._drivers import adrive, drive
 from openevals._text import check_text
 from openevals.code.base import check_model_options
 from openevals.code.e2b._imports import third_party_requirements
@@ -198,43 +200,43 @@ def _run_kwargs(step: RunCommand) -> Mapping[str, Any]:
     return {"cwd": step.cwd, "envs": step.envs, "timeout": step.timeout}
 
 
-def run_in_sandbox(sandbox: Any, plan: SandboxPlan[T]) -> T:
-    """Perform ``plan`` on a sync ``Sandbox``."""
+def _performer(sandbox: Any) -> Callable[[SandboxStep], CommandOutcome | None]:
+    """``perform(step)`` on a sync ``Sandbox``: a failed or timed-out command is an outcome."""
     exit_error, timeout_error = _sdk_errors()
-    try:
-        step = next(plan)
-        while True:
-            reply: CommandOutcome | None = None
-            if isinstance(step, WriteFile):
-                sandbox.files.write(step.path, step.content)
-            else:
-                try:
-                    reply = _outcome_of(sandbox.commands.run(step.cmd, **_run_kwargs(step)))
-                except (exit_error, timeout_error) as exc:
-                    reply = _failed(exc, exit_error)
-            step = plan.send(reply)
-    except StopIteration as stop:
-        return cast(T, stop.value)
-    finally:
-        plan.close()
+
+    def perform(step: SandboxStep) -> CommandOutcome | None:
+        if isinstance(step, WriteFile):
+            sandbox.files.write(step.path, step.content)
+            return None
+        try:
+            return _outcome_of(sandbox.commands.run(step.cmd, **_run_kwargs(step)))
+        except (exit_error, timeout_error) as exc:
+            return _failed(exc, exit_error)
+
+    return perform
+
+
+def _async_performer(sandbox: Any) -> Callable[[SandboxStep], Awaitable[CommandOutcome | None]]:
+    """``perform(step)`` on an ``AsyncSandbox``."""
+    exit_error, timeout_error = _sdk_errors()
+
+    async def perform(step: SandboxStep) -> CommandOutcome | None:
+        if isinstance(step, WriteFile):
+            await sandbox.files.write(step.path, step.content)
+            return None
+        try:
+            return _outcome_of(await sandbox.commands.run(step.cmd, **_run_kwargs(step)))
+        except (exit_error, timeout_error) as exc:
+            return _failed(exc, exit_error)
+
+    return perform
+
+
+def run_in_sandbox(sandbox: Any, plan: SandboxPlan[T]) -> T:
+    """Perform ``plan`` on a sync ``Sandbox`` (through :func:`openevals._drivers.drive`)."""
+    return drive(plan, _performer(sandbox))
 
 
 async def arun_in_sandbox(sandbox: Any, plan: SandboxPlan[T]) -> T:
-    """Perform ``plan`` on an ``AsyncSandbox``."""
-    exit_error, timeout_error = _sdk_errors()
-    try:
-        step = next(plan)
-        while True:
-            reply: CommandOutcome | None = None
-            if isinstance(step, WriteFile):
-                await sandbox.files.write(step.path, step.content)
-            else:
-                try:
-                    reply = _outcome_of(await sandbox.commands.run(step.cmd, **_run_kwargs(step)))
-                except (exit_error, timeout_error) as exc:
-                    reply = _failed(exc, exit_error)
-            step = plan.send(reply)
-    except StopIteration as stop:
-        return cast(T, stop.value)
-    finally:
-        plan.close()
+    """Perform ``plan`` on an ``AsyncSandbox`` (through :func:`openevals._drivers.adrive`)."""
+    return await adrive(plan, _async_performer(sandbox))
