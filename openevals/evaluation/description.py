@@ -1,14 +1,11 @@
 """What the batch runner, the CLI and the report may know about an evaluator.
 
 :func:`describe_evaluator` is the only place in the package that looks at an evaluator.
-Everything else reads the :class:`EvaluatorDescription` it returns. It comes from, in order:
-
-* an ``openevals_description`` attribute (an :class:`EvaluatorDescription` set by the caller);
-* the evaluator's :class:`~openevals._contract.EvaluatorInfo`, which every evaluator the
-  package's factories make carries (deterministic families included);
-* for judges that still carry a ``core`` instead of info, what that core says (run name,
-  feedback key, model); this fallback goes once every judge factory attaches info;
-* otherwise nothing is known: a user's callable is neither pure nor a judge.
+Everything else reads the :class:`EvaluatorDescription` it returns. It comes from the
+evaluator's :class:`~openevals._contract.EvaluatorInfo`, which every evaluator the package's
+factories make carries (and which a user may attach with :func:`openevals._contract.attach_info`).
+Without one nothing is known: a user's callable is neither pure nor a judge, and runs in the
+worker pool.
 """
 
 from __future__ import annotations
@@ -22,15 +19,11 @@ from typing import Any
 from openevals._contract import info_of
 
 __all__ = [
-    "DESCRIPTION_ATTRIBUTE",
     "EvaluatorDescription",
     "describe_evaluator",
     "display_name",
     "is_async_callable",
 ]
-
-DESCRIPTION_ATTRIBUTE = "openevals_description"
-"""The attribute an evaluator may carry with its own :class:`EvaluatorDescription`."""
 
 _GENERIC_NAMES = frozenset(
     {"evaluator", "_evaluator", "<lambda>", "wrapper", "inner", "scorer", "_scorer", "fn"}
@@ -63,9 +56,6 @@ class EvaluatorDescription:
 def describe_evaluator(evaluator: Callable[..., Any]) -> EvaluatorDescription:
     """The :class:`EvaluatorDescription` of ``evaluator`` (any callable; never raises for one)."""
     target = _unwrap(evaluator)
-    own = getattr(target, DESCRIPTION_ATTRIBUTE, None)
-    if isinstance(own, EvaluatorDescription):
-        return own
     info = info_of(target)
     if info is not None:
         return EvaluatorDescription(
@@ -76,7 +66,8 @@ def describe_evaluator(evaluator: Callable[..., Any]) -> EvaluatorDescription:
             uses_judge=info.judge,
             is_async=info.is_async,
         )
-    return _inspect(target)
+    # A user's callable: nothing says it is cheap or pure.
+    return EvaluatorDescription(is_async=is_async_callable(target))
 
 
 def display_name(fn: Any) -> str:
@@ -107,34 +98,3 @@ def _unwrap(fn: Any) -> Any:
     while isinstance(fn, functools.partial):
         fn = fn.func
     return fn
-
-
-def _inspect(fn: Any) -> EvaluatorDescription:
-    """Evaluators without an :class:`~openevals._contract.EvaluatorInfo`: judges that still
-    carry a ``core`` (until every judge factory attaches info), and callables of the user."""
-    is_async = is_async_callable(fn)
-    core = getattr(fn, "core", None)
-    if core is not None:
-        run_name = getattr(core, "run_name", None)
-        key = getattr(core, "feedback_key", None)
-        return EvaluatorDescription(
-            run_name=run_name if isinstance(run_name, str) and run_name else None,
-            feedback_keys=(key,) if isinstance(key, str) and key else (),
-            model=_judge_model(core),
-            pure=False,
-            uses_judge=True,
-            is_async=is_async,
-        )
-    # A callable that carries no info and no judge core: a user's function. Nothing says it is
-    # cheap or pure, so it runs in the worker pool.
-    return EvaluatorDescription(is_async=is_async)
-
-
-def _judge_model(core: Any) -> str | None:
-    """The model name of a judge core: its backend's, else the ``provider:model`` string's."""
-    backend = getattr(core, "_backend", None)
-    name = getattr(backend, "model_name", None)
-    if not isinstance(name, str) or not name:
-        raw = getattr(core, "_model", None)
-        name = raw.split(":", 1)[1] if isinstance(raw, str) and ":" in raw else raw
-    return name if isinstance(name, str) and name else None

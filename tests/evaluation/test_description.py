@@ -13,7 +13,6 @@ import pytest
 
 from openevals.evaluation import EvaluatorSpec, build_evaluator, evaluate
 from openevals.evaluation.description import (
-    DESCRIPTION_ATTRIBUTE,
     EvaluatorDescription,
     describe_evaluator,
     display_name,
@@ -80,15 +79,18 @@ def test_json_match_with_a_rubric_uses_a_judge() -> None:
     assert info.uses_judge and not info.pure
 
 
-def test_an_attached_description_wins_over_inspection() -> None:
+def test_info_a_user_attaches_is_what_the_runner_reads() -> None:
+    from openevals._contract import EvaluatorInfo, attach_info
+
     def evaluator(**kwargs: Any) -> dict[str, Any]:
         usage = {"input_tokens": 1000, "output_tokens": 0, "total_tokens": 1000}
         return {"key": "k", "score": 1, "metadata": {"usage": usage}}
 
-    attached = EvaluatorDescription(run_name="mine", model="my-model", pure=True, uses_judge=True)
-    setattr(evaluator, DESCRIPTION_ATTRIBUTE, attached)
-    assert describe_evaluator(evaluator) is attached
-    assert describe_evaluator(functools.partial(evaluator)) is attached
+    attached = EvaluatorInfo(run_name="mine", model="my-model", pure=True)
+    attach_info(evaluator, attached)
+    expected = EvaluatorDescription(run_name="mine", model="my-model", pure=True)
+    assert describe_evaluator(evaluator) == expected
+    assert describe_evaluator(functools.partial(evaluator)) == expected
     assert display_name(evaluator) == "mine"
 
     threads: list[str] = []
@@ -97,7 +99,7 @@ def test_an_attached_description_wins_over_inspection() -> None:
         threads.append(threading.current_thread().name)
         return evaluator(**kwargs)
 
-    setattr(spy, DESCRIPTION_ATTRIBUTE, attached)
+    attach_info(spy, attached)
     result = evaluate(ROWS, [spy], prices={"my-model": (2.0, 0.0)}, progress=False)
     # The runner takes the model (and so the cost) and the inline decision from the description.
     info = result.summary["evaluators"]["spy"]
