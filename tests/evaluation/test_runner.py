@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from openevals._contract import EvaluatorInfo, attach_info
 from openevals.evaluation import EvaluatorSpec, aevaluate, evaluate
 from openevals.evaluation.result import EvaluationInterrupted
 from openevals.exact import exact_match, exact_match_async
@@ -632,7 +633,7 @@ def test_usage_and_cost_are_summed_per_evaluator() -> None:
         usage = {"input_tokens": 1000, "output_tokens": 500, "total_tokens": 1500}
         return {"key": "judged", "score": True, "comment": "ok", "metadata": {"usage": usage}}
 
-    judge.core = type("Core", (), {"_backend": None, "_model": "openai:gpt-4.1-mini"})()  # type: ignore[attr-defined]
+    attach_info(judge, EvaluatorInfo(run_name="judge", model="gpt-4.1-mini", judge=True))
     result = evaluate(DATA[:4], [judge], progress=False)
     info = result.summary["evaluators"]["judge"]
     assert info["usage"] == {"input_tokens": 4000, "output_tokens": 2000, "total_tokens": 6000}
