@@ -21,6 +21,7 @@ from typing import Any
 from openevals._judge.answers import AnswerError, check_answer_size, validate_answer
 from openevals._judge.backends import Answer, Backend, OpenAIClientBackend
 from openevals._judge.cache import JudgeCache, active_cache, cache_key
+from openevals._judge.clients import asend, owned_async_client, send
 from openevals._judge.errors import (
     JudgeError,
     JudgeOutputError,
@@ -462,7 +463,7 @@ class JudgeCore:
                 time.sleep(step.seconds)
             else:
                 try:
-                    reply = backend.send(step.payload)  # type: ignore[union-attr]
+                    reply = send(backend, step.payload)  # type: ignore[union-attr]
                 except Exception as exc:
                     error = exc
             step, done = _advance(gen, reply, error)
@@ -491,7 +492,7 @@ class JudgeCore:
                 await asyncio.sleep(step.seconds)
             else:
                 try:
-                    reply = await backend.asend(step.payload)  # type: ignore[union-attr]
+                    reply = await asend(backend, step.payload)  # type: ignore[union-attr]
                 except Exception as exc:
                     error = exc
             step, done = _advance(gen, reply, error)
@@ -512,15 +513,11 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
     if not so_kwargs and root is not None and root_async is not None:
         name = getattr(chat_model, "model_name", None)
         if isinstance(name, str):
-
-            def new_async_client() -> Any:
-                # Same key, base URL, headers and timeouts; a connection pool of its own.
-                from openai import DefaultAsyncHttpxClient
-
-                return root_async.with_options(http_client=DefaultAsyncHttpxClient())
-
             return OpenAIClientBackend(
-                root, name, async_client_factory=new_async_client, owned=True
+                root,
+                name,
+                async_client_factory=lambda size: owned_async_client(root_async, size),
+                owned=True,
             )
     return LangChainBackend(chat_model, so_kwargs)
 
