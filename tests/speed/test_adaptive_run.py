@@ -39,7 +39,7 @@ def _rows(n: int, tag: str) -> list[dict[str, Any]]:
 def _owned_judge(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     judge = create_async_llm_as_judge(prompt=PROMPT, model="openai:gpt-test")
-    judge.core.backend  # type: ignore[attr-defined]  # resolve the model string now
+    assert judge.core.backend is not None  # type: ignore[attr-defined]  # resolve it now
     return judge
 
 
