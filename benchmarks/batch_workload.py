@@ -1,7 +1,8 @@
 """Batch-evaluation benchmark: judge throughput, cached reruns, and memory when streaming.
 
     python benchmarks/batch_workload.py [--rows 1000] [--latency 0.05] [--concurrency 50]
-                                        [--client openai-async|openai-sync|langchain-async]
+                                        [--client openai-async|openai-string|openai-sync|
+                                                  langchain-async]
                                         [--memory-rows 100000] [--skip-memory] [--json]
 
 1. ``rows`` x 2 LLM-judge evaluators through the fake OpenAI server (run in a separate process so
@@ -88,6 +89,12 @@ def make_judges(kind: str, base_url: str) -> dict[str, Any]:
     from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 
     def judge(feedback_key: str) -> Any:
+        if kind == "openai-string":  # the judge builds its own client (aiohttp transport)
+            os.environ["OPENAI_BASE_URL"] = base_url
+            os.environ.setdefault("OPENAI_API_KEY", "bench")
+            return create_async_llm_as_judge(
+                prompt=PROMPT, feedback_key=feedback_key, model="openai:gpt-test"
+            )
         if kind == "openai-async":
             import openai
 
@@ -270,7 +277,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument(
         "--client",
-        choices=("openai-async", "openai-sync", "langchain-async"),
+        choices=("openai-async", "openai-string", "openai-sync", "langchain-async"),
         default="openai-async",
     )
     parser.add_argument("--memory-rows", type=int, default=100_000)
