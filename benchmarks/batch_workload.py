@@ -59,9 +59,12 @@ def serve(latency: float) -> None:
 
 
 class ServerProcess:
-    def __init__(self, latency: float) -> None:
+    """``script --serve LATENCY`` in a child process: it prints its base URL, then answers
+    ``count`` and stops on ``quit`` (``benchmarks/judge_floor.py`` uses it too)."""
+
+    def __init__(self, latency: float, script: str = __file__) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(latency)],
+            [sys.executable, script, "--serve", str(latency)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -153,28 +156,31 @@ def runner_only(n: int, latency: float, concurrency: int) -> tuple[float, float]
     return wall, cpu
 
 
+def completion_json() -> dict[str, Any]:
+    """A chat completion whose answer is :data:`VERDICT`."""
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-test",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": json.dumps(VERDICT)},
+            }
+        ],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
+    }
+
+
 def judge_core_cpu_per_call(calls: int) -> float:
     """CPU milliseconds per judge call with an in-memory client (no HTTP)."""
     from openai.types.chat import ChatCompletion
 
     from openevals.llm import create_async_llm_as_judge
 
-    completion = ChatCompletion.model_validate(
-        {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "gpt-test",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": json.dumps(VERDICT)},
-                }
-            ],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
-        }
-    )
+    completion = ChatCompletion.model_validate(completion_json())
 
     class Completions:
         async def create(self, **kwargs: Any) -> Any:

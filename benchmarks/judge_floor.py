@@ -37,34 +37,17 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nIs the answer correct?"
-VERDICT = {"reasoning": "The answer is correct.", "score": True}
 MESSAGES = [{"role": "user", "content": "Question: 2+2?\nAnswer: 4\nIs the answer correct?"}]
 
 
 # --------------------------------------------------------------------------- the server
 
 
-def _completion_body() -> bytes:
-    body = {
-        "id": "chatcmpl-floor",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "gpt-test",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": json.dumps(VERDICT)},
-            }
-        ],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 9, "total_tokens": 29},
-    }
-    return json.dumps(body).encode()
-
-
 def serve(latency: float) -> None:
-    """Child mode: serve until stdin closes; print the base URL first."""
-    body = _completion_body()
+    """Child mode: print the base URL, serve until ``quit`` (or the end of stdin)."""
+    from batch_workload import completion_json
+
+    body = json.dumps(completion_json()).encode()
     head = (
         b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
         b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n"
@@ -92,27 +75,12 @@ def serve(latency: float) -> None:
         server = await asyncio.start_server(connection, "127.0.0.1", 0, backlog=1024)
         port = server.sockets[0].getsockname()[1]
         print(f"http://127.0.0.1:{port}/v1", flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        read = asyncio.get_running_loop().run_in_executor
+        while (await read(None, sys.stdin.readline)).strip() not in ("quit", ""):
+            pass
         server.close()
 
     asyncio.run(main())
-
-
-class ServerProcess:
-    def __init__(self, latency: float) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(latency)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        self.base_url = self.proc.stdout.readline().strip()
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
 
 
 # --------------------------------------------------------------------------- clients
@@ -285,7 +253,9 @@ def main() -> int:
     for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_API_KEY"):
         os.environ.pop(name, None)
 
-    server = ServerProcess(args.latency)
+    from batch_workload import ServerProcess
+
+    server = ServerProcess(args.latency, script=__file__)
     figures: dict[str, float] = {}
     try:
         clients = {
@@ -329,5 +299,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO))
+    sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
     sys.exit(main())
