@@ -99,16 +99,31 @@ def test_returns_fast_to_the_proven_level_then_probes_rarely() -> None:
     assert control.current == 9
 
 
-def test_failure_at_a_proven_level_forgets_it() -> None:
+def test_failure_at_a_proven_level_steps_it_down() -> None:
     control = AIMD(8)
     for _ in range(8):
         control.succeeded(0.0)
     assert control.good == 8
     control.overloaded(control.epoch, 0.0)
-    assert control.good == 0 and control.current == 4
-    for _ in range(2):
-        control.succeeded(0.0)  # no fast return: additive, 1/4 per success
-    assert control.current == 4
+    # 8 had proved good and fails now: trust one step below it, return there fast.
+    assert control.good == 7 and control.current == 4
+    for _ in range(3):
+        control.succeeded(0.0)
+    assert control.current == 7
+    control.succeeded(0.0)
+    assert control.current == 7  # then additive growth again
+
+
+def test_successes_of_calls_started_before_a_back_off_do_not_count() -> None:
+    control = AIMD(16)
+    old = control.epoch
+    control.overloaded(old, 0.0)
+    for _ in range(50):
+        control.succeeded(0.0, old)
+    assert control.current == 8 and control.good == 0
+    for _ in range(8):
+        control.succeeded(0.0, control.epoch)
+    assert control.current == 9 and control.good == 8
 
 
 @pytest.mark.parametrize(
