@@ -170,8 +170,8 @@ class OpenAIClientBackend(Backend):
 
     ``owned=True`` marks a client the judge built itself (from a model string): its SDK retries
     are switched off and requests go through the SDK's ``post``; async requests use the client
-    ``async_client_factory(pool_size)`` builds for the running event loop. A caller's client (the default)
-    is never copied or reconfigured.
+    ``async_client_factory(pool_size)`` builds for the running event loop. A caller's client
+    (the default) is never copied or reconfigured.
     """
 
     rungs = ("json_schema", "tool", "json_object", "text")
