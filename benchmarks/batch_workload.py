@@ -1,7 +1,8 @@
 """Batch-evaluation benchmark: judge throughput, cached reruns, and memory when streaming.
 
     python benchmarks/batch_workload.py [--rows 1000] [--latency 0.05] [--concurrency 50]
-                                        [--client openai-async|openai-sync|langchain-async]
+                                        [--client openai-async|openai-string|openai-sync|
+                                                  langchain-async]
                                         [--memory-rows 100000] [--skip-memory] [--json]
 
 1. ``rows`` x 2 LLM-judge evaluators through the fake OpenAI server (run in a separate process so
@@ -58,9 +59,12 @@ def serve(latency: float) -> None:
 
 
 class ServerProcess:
-    def __init__(self, latency: float) -> None:
+    """``script --serve LATENCY`` in a child process: it prints its base URL, then answers
+    ``count`` and stops on ``quit`` (``benchmarks/judge_floor.py`` uses it too)."""
+
+    def __init__(self, latency: float, script: str = __file__) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(latency)],
+            [sys.executable, script, "--serve", str(latency)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -88,6 +92,12 @@ def make_judges(kind: str, base_url: str) -> dict[str, Any]:
     from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 
     def judge(feedback_key: str) -> Any:
+        if kind == "openai-string":  # the judge builds its own client (aiohttp transport)
+            os.environ["OPENAI_BASE_URL"] = base_url
+            os.environ.setdefault("OPENAI_API_KEY", "bench")
+            return create_async_llm_as_judge(
+                prompt=PROMPT, feedback_key=feedback_key, model="openai:gpt-test"
+            )
         if kind == "openai-async":
             import openai
 
@@ -146,28 +156,31 @@ def runner_only(n: int, latency: float, concurrency: int) -> tuple[float, float]
     return wall, cpu
 
 
+def completion_json() -> dict[str, Any]:
+    """A chat completion whose answer is :data:`VERDICT`."""
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-test",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": json.dumps(VERDICT)},
+            }
+        ],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
+    }
+
+
 def judge_core_cpu_per_call(calls: int) -> float:
     """CPU milliseconds per judge call with an in-memory client (no HTTP)."""
     from openai.types.chat import ChatCompletion
 
     from openevals.llm import create_async_llm_as_judge
 
-    completion = ChatCompletion.model_validate(
-        {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "gpt-test",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": json.dumps(VERDICT)},
-                }
-            ],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
-        }
-    )
+    completion = ChatCompletion.model_validate(completion_json())
 
     class Completions:
         async def create(self, **kwargs: Any) -> Any:
@@ -270,7 +283,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument(
         "--client",
-        choices=("openai-async", "openai-sync", "langchain-async"),
+        choices=("openai-async", "openai-string", "openai-sync", "langchain-async"),
         default="openai-async",
     )
     parser.add_argument("--memory-rows", type=int, default=100_000)

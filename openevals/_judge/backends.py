@@ -19,12 +19,12 @@ import abc
 import asyncio
 import inspect
 import json
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from openevals._judge.answers import extract_json_object
+from openevals._judge.clients import LoopClients
 from openevals._judge.errors import (
     JudgeServerError,
     is_transient,
@@ -184,8 +184,9 @@ class OpenAIClientBackend(Backend):
     """``openai.OpenAI`` / ``AsyncOpenAI`` (or anything with ``.chat.completions.create``).
 
     ``owned=True`` marks a client the judge built itself (from a model string): its SDK retries
-    are switched off and requests go through the SDK's ``post``. A caller's client (the default)
-    is never copied or reconfigured.
+    are switched off and requests go through the SDK's ``post``; async requests use the client
+    ``async_client_factory(pool_size)`` builds for the running event loop. A caller's client
+    (the default) is never copied or reconfigured.
     """
 
     rungs = ("json_schema", "tool", "json_object", "text")
@@ -197,17 +198,19 @@ class OpenAIClientBackend(Backend):
         client: Any,
         model: str,
         *,
-        async_client_factory: Callable[[], Any] | None = None,
+        async_client_factory: Callable[[int], Any] | None = None,
         owned: bool = False,
     ) -> None:
         self.owned = owned
         self.client = _without_retries(client) if owned else client
         # Async HTTP connections belong to the event loop that opened them. For clients we build
-        # ourselves, each running loop gets its own, so `asyncio.run(judge(...))` can be called
-        # again and again (a shared pool fails with "Event loop is closed" on the next loop).
-        self._async_factory = async_client_factory
-        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
+        # ourselves, each running loop gets its own (pool sized to the concurrency in use), so
+        # `asyncio.run(judge(...))` can be called again and again (a shared pool fails with
+        # "Event loop is closed" on the next loop). See openevals._judge.clients.
+        self._async_clients = (
+            LoopClients(lambda size: _without_retries(async_client_factory(size)))
+            if async_client_factory is not None
+            else None
         )
         self.model_name = model[len("openai:") :] if model.startswith("openai:") else model
         self.is_async = async_client_factory is None and _is_async_client(self.client)
@@ -218,12 +221,8 @@ class OpenAIClientBackend(Backend):
         self._traced_by_caller = not owned and _create_is_wrapped(client)
 
     def _loop_client(self) -> Any:
-        assert self._async_factory is not None
-        loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
-            client = self._async_clients[loop] = _without_retries(self._async_factory())
-        return client
+        assert self._async_clients is not None
+        return self._async_clients.get()
 
     def cache_params(self) -> dict[str, Any]:
         return {"class": "openai"}
@@ -260,7 +259,7 @@ class OpenAIClientBackend(Backend):
         return _traced_llm_call(self.model_name, payload, call)
 
     async def asend(self, payload: Any) -> Any:
-        if self._async_factory is not None:
+        if self._async_clients is not None:
             client = self._loop_client()
         elif self.is_async:
             client = self.client

@@ -29,6 +29,7 @@ from openevals._judge.cache import (
     lookup_answers,
     store_answers,
 )
+from openevals._judge.clients import asend, owned_async_client, send
 from openevals._judge.errors import (
     JudgeError,
     JudgeOutputError,
@@ -471,7 +472,7 @@ class JudgeCore:
 
     def _perform_sync(self, step: Step) -> Any:
         if isinstance(step, Send):
-            return self.backend.send(step.payload)
+            return send(self.backend, step.payload)
         if isinstance(step, Sleep):
             time.sleep(step.seconds)
             return None
@@ -486,7 +487,7 @@ class JudgeCore:
 
     def _perform_async(self, step: Step) -> Any:
         if isinstance(step, Send):
-            return self.backend.asend(step.payload)
+            return asend(self.backend, step.payload)
         if isinstance(step, Sleep):
             return asyncio.sleep(step.seconds)
         if isinstance(step, Fanout):
@@ -534,14 +535,10 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
     if not so_kwargs and root is not None and root_async is not None:
         name = getattr(chat_model, "model_name", None)
         if isinstance(name, str):
-
-            def new_async_client() -> Any:
-                # Same key, base URL, headers and timeouts; a connection pool of its own.
-                from openai import DefaultAsyncHttpxClient
-
-                return root_async.with_options(http_client=DefaultAsyncHttpxClient())
-
             return OpenAIClientBackend(
-                root, name, async_client_factory=new_async_client, owned=True
+                root,
+                name,
+                async_client_factory=lambda size: owned_async_client(root_async, size),
+                owned=True,
             )
     return LangChainBackend(chat_model, so_kwargs)

@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import threading
@@ -50,7 +52,18 @@ class LoopThread:
                 thread.start()
                 ready.wait()
                 cls._loop, cls._thread = loop, thread
+                atexit.register(cls._close_async_generators, loop)
             return cls._loop
+
+    @staticmethod
+    def _close_async_generators(loop: asyncio.AbstractEventLoop) -> None:
+        """At exit, let async generators on the loop finish: the judge's own HTTP clients
+        close their connections that way (see ``openevals._judge.clients``)."""
+        if loop.is_closed() or not loop.is_running():
+            return
+        future = asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop)
+        with contextlib.suppress(Exception):
+            future.result(timeout=5)
 
     @classmethod
     def is_current(cls) -> bool:

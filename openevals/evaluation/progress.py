@@ -24,6 +24,7 @@ __all__ = [
     "ProgressSink",
     "RichProgress",
     "RunState",
+    "concurrency_label",
     "make_progress",
     "print_summary",
     "summary_table",
@@ -40,6 +41,12 @@ class RunState(Protocol):
     rows_failed: int
     pairs_done: int
     pairs_failed: int
+
+    @property
+    def concurrency(self) -> int | None: ...
+
+    @property
+    def backoffs(self) -> int: ...
 
     def snapshot(self) -> dict[str, Any]: ...
 
@@ -141,13 +148,14 @@ class RichProgress:
             TextColumn("rows"),
             TextColumn("[red]{task.fields[errors]} with errors"),
             TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[concurrency]}"),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=console,
         )
         self._task = self._progress.add_task(
-            self.description, total=state.rows_total, errors=0, rate=""
+            self.description, total=state.rows_total, errors=0, rate="", concurrency=""
         )
         self._live = Live(
             Group(self._progress, _RunningTable(state)),
@@ -162,7 +170,11 @@ class RichProgress:
         elapsed = state.elapsed()
         rate = f"{state.rows_done / elapsed:.1f} rows/s" if elapsed > 0 else ""
         self._progress.update(
-            self._task, completed=state.rows_done, errors=state.rows_failed, rate=rate
+            self._task,
+            completed=state.rows_done,
+            errors=state.rows_failed,
+            rate=rate,
+            concurrency=concurrency_label(state),
         )
 
     def stop(self, state: RunState) -> None:
@@ -171,6 +183,15 @@ class RichProgress:
         self.advance(state)
         self._live.stop()
         self._live = None
+
+
+def concurrency_label(state: RunState) -> str:
+    """``"concurrency 12"``, with the back-offs once the run has lowered it."""
+    current = state.concurrency
+    if current is None:
+        return ""
+    backoffs = state.backoffs
+    return f"concurrency {current}" + (f" ({backoffs} back-offs)" if backoffs else "")
 
 
 def make_progress(progress: Any) -> ProgressSink | None:
@@ -288,6 +309,12 @@ def print_summary(result: EvaluationResult, console: Console | None = None) -> N
         line += f", est. ${cost:.4f}"
     if s.get("cache"):
         line += f"; cache {s['cache']['hits']} hits / {s['cache']['misses']} misses"
+    control = s.get("concurrency")
+    if control and control.get("backoffs"):
+        line += (
+            f"; concurrency backed off {control['backoffs']} times (cap {control['cap']}, "
+            f"lowest {control['lowest']}, final {control['final']})"
+        )
     if s.get("interrupted"):
         line += " (interrupted)"
     out.print(line, soft_wrap=True, markup=False, highlight=False)

@@ -4,7 +4,9 @@ One asyncio event loop drives the whole run. Rows are pulled lazily from the dat
 ``concurrency`` workers; for each row the target (if any) runs first, then every evaluator that has
 not finished for this row yet. Async evaluators run on the loop, sync ones in a thread pool (with
 the caller's context variables, so the judge cache reaches them), cheap pure ones (exact match,
-Levenshtein, ranking metrics) directly on the loop. One semaphore bounds the calls in flight.
+Levenshtein, ranking metrics) directly on the loop. An adaptive limit bounds the calls in flight:
+it starts at ``concurrency``, backs off when the model server answers 429/503 or times out, and
+grows back while calls succeed (:mod:`.concurrency`).
 
 Every finished row x evaluator pair is appended to the ``output=`` JSONL file and flushed at once;
 on start the runner reads that file and skips the pairs it already holds, so a rerun after a crash,
@@ -31,6 +33,7 @@ from typing import Any
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.cache import CountingCache, open_cache
 from openevals.evaluation.checkpoint import Checkpoint, Previous
+from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.data import Row, count_rows, group_of, iter_rows
 from openevals.evaluation.description import is_async_callable
 from openevals.evaluation.evaluators import (
@@ -89,7 +92,7 @@ class _Run:
         self._previous = Previous()
         self._out: Checkpoint | None = None
         self._offload = Offload(options.concurrency)
-        self._sem: asyncio.Semaphore | None = None
+        self._limiter: Limiter | None = None
         self._exhausted = False
         self.began = threading.Event()
         self.closed = threading.Event()
@@ -107,7 +110,7 @@ class _Run:
             self._out.write(
                 self.recorder.line(Recorder.run_line(self.names, self.options.group_by))
             )
-        self._sem = asyncio.Semaphore(self.options.concurrency)
+        self._limiter = self.stats.limiter = Limiter(AIMD(self.options.concurrency))
         if self.sink is not None:
             self.sink.start(self.stats)
 
@@ -226,8 +229,8 @@ class _Run:
         return suspended
 
     async def _run_target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
-        assert self.target is not None and self._sem is not None
-        async with self._sem:
+        assert self.target is not None and self._limiter is not None
+        async with self._limiter.slot(report=False):  # the target's own outcome steers nothing
             fields, info = await run_target(
                 self.target, self.target_is_async, row.fields, self._offload.call, self.recorder
             )
@@ -246,14 +249,14 @@ class _Run:
         self._finish_pair(ev, rec, results, error, elapsed, counting)
 
     async def _run_pair(self, ev: RunEvaluator, rec: ResultRow, fields: Mapping[str, Any]) -> None:
-        assert self._sem is not None
-        async with self._sem:
+        assert self._limiter is not None
+        async with self._limiter.slot() as slot:
             with counting_cache(self.cache) as counting:
                 start = time.perf_counter()
                 try:
                     results, error = await ev.call(fields, self._offload.call), None
                 except Exception as exc:
-                    results, error = [], self.recorder.error(exc)
+                    results, error, slot.error = [], self.recorder.error(exc), exc
                 elapsed = time.perf_counter() - start
         self._finish_pair(ev, rec, results, error, elapsed, counting)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from openevals.evaluation.aggregates import ScoreAggregator
 from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.concurrency import Limiter
 from openevals.evaluation.pricing import add_usage
 from openevals.evaluation.records import Evaluation, ResultRow, TargetInfo, error_type
 from openevals.evaluation.result import EvaluationResult
@@ -80,6 +81,17 @@ class RunStats:
         self.per_evaluator = {name: EvaluatorStats() for name in self.evaluators}
         self.agg = ScoreAggregator(grouped=self.group_by is not None)
         self.batches: BatchMetrics | None = None
+        self.limiter: Limiter | None = None  # set by the runner: the adaptive concurrency
+
+    @property
+    def concurrency(self) -> int | None:
+        """Calls allowed in flight now (None before the run starts)."""
+        return self.limiter.controller.current if self.limiter is not None else None
+
+    @property
+    def backoffs(self) -> int:
+        """How many times the run lowered its concurrency (429/503/timeouts)."""
+        return self.limiter.controller.backoffs if self.limiter is not None else 0
 
     # ------------------------------------------------------------------ recording
     def record_pair(self, name: str, entry: Evaluation) -> None:
@@ -157,6 +169,8 @@ class RunStats:
             "elapsed_sec": elapsed,
             "rate": self.rows_done / elapsed if elapsed > 0 else 0.0,
             "running": self.agg.online_snapshot(),
+            "concurrency": self.concurrency,
+            "backoffs": self.backoffs,
         }
         if self.batches is not None:
             snap["batch_metrics"] = {
@@ -248,6 +262,14 @@ class RunStats:
                 "hits": hits,
                 "misses": misses,
                 "path": str(path) if path is not None else None,
+            }
+        if self.limiter is not None:
+            control = self.limiter.controller
+            summary["concurrency"] = {
+                "cap": control.cap,
+                "final": control.current,
+                "lowest": control.lowest,
+                "backoffs": control.backoffs,
             }
         if with_target:
             summary["target"] = dict(self.target)

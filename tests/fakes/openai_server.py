@@ -337,6 +337,7 @@ class _HTTPServer(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._conns_lock:
             self._conns.add(request)
+            self.fake.connections_opened += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
@@ -383,15 +384,40 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         raw = self._read_body()
         fake = self.server.fake
-        outcome, release = fake._dispatch(self.command, self.path, self.headers.items(), raw)
-        wait = fake.latency + outcome.delay
-        if wait > 0 and release.wait(wait):
+        # In-flight limit (``limit_in_flight``): over it, a chat request gets 429 at once.
+        admitted = fake._enter_flight(self.path)
+        if admitted is False:
+            self._reply(fake._over_limit_outcome(), None, 0.0)
+            return
+        left = [not admitted]
+
+        def leave() -> None:  # once, when the answer goes out (or the request ends without one)
+            if not left[0]:
+                left[0] = True
+                fake._leave_flight()
+
+        try:
+            outcome, release = fake._dispatch(self.command, self.path, self.headers.items(), raw)
+            self._reply(outcome, release, fake.latency + outcome.delay, leave)
+        finally:
+            leave()
+
+    def _reply(
+        self,
+        outcome: _Outcome,
+        release: threading.Event | None,
+        wait: float,
+        answering: Callable[[], None] | None = None,
+    ) -> None:
+        if wait > 0 and release is not None and release.wait(wait):
             self.close_connection = True
             return
-        if outcome.hang:
+        if outcome.hang and release is not None:
             release.wait()
             self.close_connection = True
             return
+        if answering is not None:  # the client may send its next request as soon as it reads
+            answering()
         try:
             self.send_response(outcome.status)
             for name, value in outcome.headers.items():
@@ -454,6 +480,7 @@ class FakeOpenAIServer:
         self.embedding_dim: int = embedding_dim
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._init_flight_counters()
         if start:
             self.start()
 
@@ -531,6 +558,7 @@ class FakeOpenAIServer:
             self.reject_tools = False
             self.embedding_dim = self._initial_embedding_dim
             self._reset_sampling()
+            self._init_flight_counters()
             old, self._release = self._release, threading.Event()
         old.set()
 
@@ -702,6 +730,56 @@ class FakeOpenAIServer:
                     f"expected {count} request(s) within {timeout}s; got {len(records)}"
                 )
             time.sleep(0.005)
+
+    # ------------------------------------------------------------------ in-flight limit
+    def _init_flight_counters(self) -> None:
+        #: TCP connections accepted since start/reset (keep-alive clients reuse theirs).
+        self.connections_opened = 0
+        #: Chat requests being served right now, and the most there ever were at once.
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        #: Chat requests answered 429 because ``max_in_flight`` were already being served.
+        self.rejected_in_flight = 0
+        self.max_in_flight: int | None = None
+        self.in_flight_retry_after: float | None = None
+
+    def limit_in_flight(self, limit: int | None, *, retry_after: float | None = 0.05) -> None:
+        """Answer chat requests with HTTP 429 while ``limit`` others are being served (``None``
+        lifts the limit), like a provider's concurrency limit. ``retry_after`` seconds go out
+        as ``Retry-After`` and ``retry-after-ms`` headers (``None``: no hint)."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise TypeError(f"`limit` must be an int or None; got {limit!r}")
+        if limit is not None and limit < 1:
+            raise ValueError(f"`limit` must be >= 1; got {limit}")
+        with self._lock:
+            self.max_in_flight = limit
+            self.in_flight_retry_after = retry_after
+
+    def _enter_flight(self, target: str) -> bool | None:
+        """``None`` for requests the limit ignores, ``True`` when admitted, ``False`` when over."""
+        if _route("POST", urlsplit(target).path) != "chat":
+            return None
+        with self._lock:
+            if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
+                self.rejected_in_flight += 1
+                return False
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            return True
+
+    def _leave_flight(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _over_limit_outcome(self) -> _Outcome:
+        outcome = _error_outcome(
+            429, "Too many requests in flight for this key.", code="rate_limit_exceeded"
+        )
+        after = self.in_flight_retry_after
+        if after is not None:
+            outcome.headers["Retry-After"] = f"{math.ceil(after)}"
+            outcome.headers["retry-after-ms"] = f"{after * 1000:g}"
+        return outcome
 
     # ------------------------------------------------------------------ request handling
     def _dispatch(
