@@ -192,6 +192,7 @@ class JudgeCore:
         self.retry = RetryPolicy(max_retries=max_retries)
         self._lock = threading.Lock()
         self._backend: Backend | None = None
+        self._lazy_backend = judge is None
         self._rung_start = 0
         self._model = model
         self._so_kwargs = so_kwargs
@@ -223,6 +224,19 @@ class JudgeCore:
             from openevals.models import parse_model_string
 
             parse_model_string(model)  # type: ignore[arg-type]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (e.g. for Ray workers): no lock, and no client resolved from ``model`` (each
+        process resolves its own; a ``judge=`` client is kept and must itself pickle)."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        if self._lazy_backend:
+            state["_backend"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ model
     @property

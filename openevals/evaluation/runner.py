@@ -40,7 +40,12 @@ from openevals.evaluation.evaluators import (
     usage_of,
 )
 from openevals.evaluation.loop import Offload, drive
-from openevals.evaluation.options import DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, RunOptions
+from openevals.evaluation.options import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RAY_BATCH_SIZE,
+    RunOptions,
+)
 from openevals.evaluation.pricing import estimate_cost, merge_prices
 from openevals.evaluation.progress import ProgressSink, make_progress
 from openevals.evaluation.records import ErrorInfo, Evaluation, Recorder, ResultRow, TargetInfo
@@ -329,6 +334,11 @@ def evaluate(
     prices: Mapping[str, Any] | None = None,
     retry_errors: bool = False,
     model: str | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
+    ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
+    ray_env: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -359,6 +369,15 @@ def evaluate(
         retry_errors: on resume, run again the pairs that ended in an error (the newer record
             supersedes the old one).
         model: the judge model for evaluator names such as ``"llm:CORRECTNESS_PROMPT"``.
+        engine: ``"local"`` (this process) or ``"ray"`` (Ray Data workers; needs
+            ``openevals[ray]``). Same data, options, records and results; ``concurrency`` is
+            then per worker.
+        ray_address: the Ray cluster to join (default: ``RAY_ADDRESS``, else a local Ray with
+            this machine's cores, stopped after the run).
+        ray_workers: Ray workers (actors) to use; default: the cluster's CPUs.
+        ray_batch_size: rows per batch sent to a Ray worker.
+        ray_env: names of environment variables to copy to the Ray workers, besides the
+            secret-named ones (``*_API_KEY``, ``*_TOKEN``, ...) and ``*_BASE_URL``.
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -368,7 +387,12 @@ def evaluate(
         EvaluationInterrupted: on Ctrl-C (a ``KeyboardInterrupt``); ``.result`` holds what
             finished.
     """
-    run = _Run(data, evaluators, _options(locals()))
+    options = _options(locals())
+    if options.engine == "ray":
+        from openevals.evaluation.engines import load_ray_engine
+
+        return load_ray_engine().evaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
+    run = _Run(data, evaluators, options)
     try:
         drive(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
@@ -393,12 +417,22 @@ async def aevaluate(
     prices: Mapping[str, Any] | None = None,
     retry_errors: bool = False,
     model: str | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
+    ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
+    ray_env: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 
     Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
     stays in the ``output=`` file, and the ``CancelledError`` propagates.
     """
-    run = _Run(data, evaluators, _options(locals()))
+    options = _options(locals())
+    if options.engine == "ray":
+        from openevals.evaluation.engines import load_ray_engine
+
+        return await load_ray_engine().aevaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
+    run = _Run(data, evaluators, options)
     await run.execute()
     return run.result()
