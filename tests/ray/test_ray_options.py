@@ -126,3 +126,20 @@ def test_batch_form_detection() -> None:
     assert found["mypy"] is not None and found["mypy"].columns == ("outputs",)
     amypy = found["amypy"]
     assert amypy is not None and amypy.method.__name__ == "abatch"
+
+
+def test_judge_pickles_without_its_lock_and_resolved_client(
+    fake_openai: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What engine='ray' needs to send a judge to its workers."""
+    from openevals.llm import create_llm_as_judge
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-pickle-test-0123456789")
+    fake_openai.set_default_chat(json={"reasoning": "ok", "score": True})
+    judge = create_llm_as_judge(prompt="Q: {inputs} A: {outputs}", model="openai:gpt-test")
+    assert judge(inputs="q", outputs="a")["score"] is True  # resolves the client
+    cloudpickle = pytest.importorskip("ray.cloudpickle")
+    copy = cloudpickle.loads(cloudpickle.dumps(judge))
+    assert copy(inputs="q", outputs="a")["score"] is True
+    assert len(fake_openai.chat_requests) == 2
