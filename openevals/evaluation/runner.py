@@ -128,14 +128,7 @@ class _Run:
         self.began.set()
         try:
             self._open()
-            workers = [asyncio.ensure_future(self._worker()) for _ in range(self._worker_count())]
-            try:
-                await asyncio.gather(*workers)
-            except BaseException:
-                for worker in workers:
-                    worker.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
-                raise
+            await self._schedule()
             if self.batches is not None:
                 self.batches.flush()
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -143,6 +136,17 @@ class _Run:
             raise
         finally:
             self._close()
+
+    async def _schedule(self) -> None:
+        """Process every row (other engines override this: see :mod:`.engines`)."""
+        workers = [asyncio.ensure_future(self._worker()) for _ in range(self._worker_count())]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
 
     def _worker_count(self) -> int:
         total, concurrency = self.stats.rows_total, self.options.concurrency

@@ -157,19 +157,9 @@ class RayRun(_Run):
         finally:
             loop.close()
 
-    async def execute(self) -> None:
-        self.began.set()
-        try:
-            self._open()
-            with _Session(self.options.ray_address):
-                await self._replay_all()
-            if self.batches is not None:
-                self.batches.flush()
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            self.interrupted = True
-            raise
-        finally:
-            self._close()
+    async def _schedule(self) -> None:
+        with _Session(self.options.ray_address):
+            await self._replay_all()
 
     def _needs_work(self, row: Row) -> bool:
         finished = self._previous.finished(row.id)
