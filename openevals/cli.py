@@ -4,6 +4,7 @@
                   [--target module:function] [--concurrency N] [--group-by FIELD]
                   [--output results.jsonl] [--report report.html] [--cache FILE]
                   [--model provider:model] [--retry-errors] [--no-progress]
+                  [--engine local|ray] [--ray-address ADDRESS]
     openevals calibrate DATA (--judge NAME[:option=value...] | --judge-function module:function)
                   [--label COLUMN] [--reason COLUMN] [--label-type TYPE] [--choices A,B,...]
                   [--feedback-key KEY] [--tolerance X] [--model provider:model]
@@ -99,6 +100,12 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", metavar="PROVIDER:MODEL", help="judge model for llm:... evaluators")
     run.add_argument("--retry-errors", action="store_true", help="rerun failed pairs on resume")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--engine", choices=("local", "ray"), default="local", help="where rows run (default local)"
+    )
+    run.add_argument(
+        "--ray-address", metavar="ADDRESS", help="Ray cluster to join (default: RAY_ADDRESS)"
+    )
 
     _calibrate_parser(sub)
 
@@ -182,6 +189,8 @@ def _run(
     retry_errors: bool,
     progress: bool,
     title: str,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> int:
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
@@ -206,12 +215,14 @@ def _run(
             progress=progress,
             output=output,
             retry_errors=retry_errors,
+            engine=engine,
+            ray_address=ray_address,
         )
     except EvaluationInterrupted as stop:
         result = stop.result
         interrupted = True
         print("Interrupted: keeping the finished work.", file=sys.stderr)
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError) as exc:
+    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
         raise UsageError(str(exc)) from None
     print_summary(result)
     failures = [
@@ -297,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 retry_errors=args.retry_errors,
                 progress=not args.no_progress,
                 title=f"openevals: {Path(args.data).name}",
+                engine=args.engine,
+                ray_address=args.ray_address,
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate

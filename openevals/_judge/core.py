@@ -123,6 +123,7 @@ class JudgeCore:
         self.retry = RetryPolicy(max_retries=options.max_retries)
         self._lock = threading.Lock()
         self._backend: Backend | None = None
+        self._lazy_backend = options.judge is None
         self._rung_start = 0
         self._model = options.model
         self._so_kwargs = so_kwargs
@@ -138,6 +139,19 @@ class JudgeCore:
             if self.weighted and (provider != "openai" or so_kwargs):
                 # Such a model string resolves to a LangChain model: refuse it now, not later.
                 self._refuse_weighting("LangChainBackend")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (e.g. for Ray workers): no lock, and no client resolved from ``model`` (each
+        process resolves its own; a ``judge=`` client is kept and must itself pickle)."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        if self._lazy_backend:
+            state["_backend"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ model
     def _checked(self, backend: Backend) -> Backend:

@@ -1,4 +1,22 @@
-"""A SQLite judge cache for batch runs.
+"""Judge caches for batch runs: the :class:`CacheBackend` interface and its SQLite default.
+
+**The interface.** A cache backend is any object with ``get(key)`` (a dict, or ``None`` on a miss),
+``set(key, value)`` and ``close()`` (:class:`CacheBackend`). Keys are SHA-256 hex strings, values
+JSON-serialisable dicts; a backend must tolerate calls from several threads. Two more things decide
+how a backend travels to other processes (the Ray engine's workers):
+
+* pickling: a backend is pickled *as the way to reopen it* (:class:`SQLiteJudgeCache` pickles to
+  its file path; a Redis backend would pickle to its URL, a database backend to its DSN), never as
+  its open connection;
+* ``shared_storage`` (class attribute, default ``False``): ``True`` when every reopened copy sees
+  the same storage from any machine (Redis, Postgres, a cloud key-value store). The Ray engine then
+  gives each worker its own copy. When ``False`` (SQLite: the file lives on the driver's machine;
+  in-memory dicts), the Ray engine keeps the one instance in a Ray actor on the driver's node and
+  workers reach it through that actor (see :mod:`openevals.evaluation.engines.ray_cache`).
+
+So a Redis backend is a class with ``get``/``set``/``close`` over a client,
+``shared_storage = True`` and a ``__reduce__`` returning ``(RedisJudgeCache, (url,))``; nothing
+in the runner changes. The default stays :class:`SQLiteJudgeCache` (``cache=True`` or a path).
 
 :class:`SQLiteJudgeCache` implements the :class:`~openevals._judge.cache.JudgeCache` protocol: the
 judge core asks it for an answer before every model call (keyed by model, structured-output rung,
@@ -18,9 +36,16 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-__all__ = ["CountingCache", "SQLiteJudgeCache", "default_cache_path", "open_cache"]
+__all__ = [
+    "CacheBackend",
+    "CountingCache",
+    "SQLiteJudgeCache",
+    "default_cache_path",
+    "open_cache",
+    "shares_storage",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -44,12 +69,37 @@ def default_cache_path() -> Path:
     return Path(base).expanduser() / "openevals" / "judge-cache.sqlite"
 
 
+@runtime_checkable
+class CacheBackend(Protocol):
+    """Storage for judge answers, as the batch runner uses it (see the module docstring).
+
+    ``get`` returns ``None`` on a miss; ``set`` stores (or replaces) an answer; ``close`` releases
+    connections. A class may set ``shared_storage = True`` when reopened copies (from a pickle)
+    share one store from any machine.
+    """
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def set(self, key: str, value: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def shares_storage(backend: Any) -> bool:
+    """Whether copies of ``backend`` opened in other processes (on other machines) share its
+    storage (its class says ``shared_storage = True``)."""
+    return getattr(backend, "shared_storage", False) is True
+
+
 class SQLiteJudgeCache:
     """Judge answers in a SQLite file (thread-safe; WAL; values are JSON objects).
 
     ``hits`` and ``misses`` count lookups made through this instance. Use it as a context manager
-    or call :meth:`close` when done.
+    or call :meth:`close` when done. Pickled, it is its path: unpickling opens the same file.
     """
+
+    shared_storage: ClassVar[bool] = False
+    """The file lives on one machine; the Ray engine shares it through an actor."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         if not isinstance(path, (str, os.PathLike)):
@@ -113,6 +163,9 @@ class SQLiteJudgeCache:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (SQLiteJudgeCache, (str(self.path),))
 
     def __enter__(self) -> SQLiteJudgeCache:
         return self

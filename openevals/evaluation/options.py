@@ -12,10 +12,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_CONCURRENCY", "RunOptions"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_RAY_BATCH_SIZE",
+    "ENGINES",
+    "RunOptions",
+]
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_BATCH_SIZE = 64
+DEFAULT_RAY_BATCH_SIZE = 512
+ENGINES = ("local", "ray")
 
 
 def _is_count(value: Any) -> bool:
@@ -43,8 +51,14 @@ class RunOptions:
     retry_errors: bool = False
     model: str | None = None
     systems: Any = None  # checked by openevals.evaluation.pairwise.Systems.parse
+    engine: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
+    ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE
+    ray_env: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
+        self._check_engine()
         if not _is_count(self.concurrency):
             raise ValueError(f"concurrency must be an integer >= 1; got {self.concurrency!r}")
         group_by = self.group_by
@@ -71,3 +85,45 @@ class RunOptions:
             object.__setattr__(self, "batch_metrics", fns)
         elif self.accumulate is not None:
             raise ValueError("accumulate is only used with batch_metrics; pass batch_metrics too")
+
+    def _check_engine(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}; got {self.engine!r}")
+        ray_set = [
+            name
+            for name, value in (
+                ("ray_address", self.ray_address),
+                ("ray_workers", self.ray_workers),
+                ("ray_env", self.ray_env),
+            )
+            if value is not None
+        ]
+        if self.engine != "ray" and ray_set:
+            raise ValueError(f"{ray_set[0]} is only used with engine='ray'; pass engine='ray' too")
+        if self.ray_address is not None and (
+            not isinstance(self.ray_address, str) or not self.ray_address
+        ):
+            raise TypeError(
+                f"ray_address must be a Ray address such as 'ray://head:10001' or 'auto'; "
+                f"got {self.ray_address!r}"
+            )
+        if self.ray_workers is not None and not _is_count(self.ray_workers):
+            raise ValueError(
+                f"ray_workers must be an integer >= 1 or None; got {self.ray_workers!r}"
+            )
+        if not _is_count(self.ray_batch_size):
+            raise ValueError(f"ray_batch_size must be an integer >= 1; got {self.ray_batch_size!r}")
+        env = self.ray_env
+        if env is not None:
+            if isinstance(env, str) or not isinstance(env, Iterable):
+                raise TypeError(
+                    "ray_env must be a list of environment variable names to copy to the Ray "
+                    f"workers; got {env!r}"
+                )
+            names = tuple(env)
+            bad = [n for n in names if not isinstance(n, str) or not n or "=" in n]
+            if bad:
+                raise TypeError(
+                    f"ray_env must hold environment variable names (no values); got {bad[0]!r}"
+                )
+            object.__setattr__(self, "ray_env", names)

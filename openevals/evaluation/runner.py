@@ -43,7 +43,12 @@ from openevals.evaluation.evaluators import (
     usage_of,
 )
 from openevals.evaluation.loop import Offload, drive
-from openevals.evaluation.options import DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, RunOptions
+from openevals.evaluation.options import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RAY_BATCH_SIZE,
+    RunOptions,
+)
 from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.pricing import estimate_cost, merge_prices
 from openevals.evaluation.progress import ProgressSink, make_progress
@@ -131,14 +136,7 @@ class _Run:
         self.began.set()
         try:
             self._open()
-            workers = [asyncio.ensure_future(self._worker()) for _ in range(self._worker_count())]
-            try:
-                await asyncio.gather(*workers)
-            except BaseException:
-                for worker in workers:
-                    worker.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
-                raise
+            await self._schedule()
             if self.batches is not None:
                 self.batches.flush()
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -146,6 +144,17 @@ class _Run:
             raise
         finally:
             self._close()
+
+    async def _schedule(self) -> None:
+        """Process every row (other engines override this: see :mod:`.engines`)."""
+        workers = [asyncio.ensure_future(self._worker()) for _ in range(self._worker_count())]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
 
     def _worker_count(self) -> int:
         total, concurrency = self.stats.rows_total, self.options.concurrency
@@ -341,6 +350,11 @@ def evaluate(
     retry_errors: bool = False,
     model: str | None = None,
     systems: Sequence[str] | Mapping[str, str] | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
+    ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
+    ray_env: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -376,6 +390,15 @@ def evaluate(
             per system). Every evaluator must then be pairwise (``create_pairwise_llm_as_judge``)
             and runs once per pair; ``result.pairwise`` holds win/tie/loss rates, a
             Bradley-Terry ranking and the order-flip rate (see :mod:`.pairwise`).
+        engine: ``"local"`` (this process) or ``"ray"`` (Ray Data workers; needs
+            ``openevals[ray]``). Same data, options, records and results; ``concurrency`` is
+            then per worker.
+        ray_address: the Ray cluster to join (default: ``RAY_ADDRESS``, else a local Ray with
+            this machine's cores, stopped after the run).
+        ray_workers: Ray workers (actors) to use; default: the cluster's CPUs.
+        ray_batch_size: rows per batch sent to a Ray worker.
+        ray_env: names of environment variables to copy to the Ray workers, besides the
+            secret-named ones (``*_API_KEY``, ``*_TOKEN``, ...) and ``*_BASE_URL``.
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -385,7 +408,12 @@ def evaluate(
         EvaluationInterrupted: on Ctrl-C (a ``KeyboardInterrupt``); ``.result`` holds what
             finished.
     """
-    run = _Run(data, evaluators, _options(locals()))
+    options = _options(locals())
+    if options.engine == "ray":
+        from openevals.evaluation.engines import load_ray_engine
+
+        return load_ray_engine().evaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
+    run = _Run(data, evaluators, options)
     try:
         drive(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
@@ -411,12 +439,22 @@ async def aevaluate(
     retry_errors: bool = False,
     model: str | None = None,
     systems: Sequence[str] | Mapping[str, str] | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
+    ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
+    ray_env: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 
     Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
     stays in the ``output=`` file, and the ``CancelledError`` propagates.
     """
-    run = _Run(data, evaluators, _options(locals()))
+    options = _options(locals())
+    if options.engine == "ray":
+        from openevals.evaluation.engines import load_ray_engine
+
+        return await load_ray_engine().aevaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
+    run = _Run(data, evaluators, options)
     await run.execute()
     return run.result()

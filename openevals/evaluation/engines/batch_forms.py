@@ -1,0 +1,113 @@
+"""The ``batch`` forms of evaluators: score many rows with one call.
+
+An evaluator *has a batch form* when it carries a ``batch`` method (or ``abatch`` for async ones)
+whose parameters name row fields (``outputs``, ``reference_outputs``, ``inputs``): it is called with
+one list per field and returns one result per row, in order, equal to what per-row calls return.
+The type-checking evaluators (``create_mypy_evaluator(...).batch``: one checker process for many
+samples) and embedding similarity (``.batch``: one embedding request) are such evaluators.
+
+:func:`batch_form` finds the form; :func:`run_batch_form` calls it for the rows of one worker batch.
+When the batch call fails as a whole (one bad row raises for all), the rows fall back to per-row
+calls, so each error lands on its own row exactly as with the local engine.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openevals.evaluation.data import FIELDS
+from openevals.evaluation.evaluators import RunEvaluator, counting_cache, normalize_results
+
+__all__ = ["BatchForm", "batch_form", "run_batch_form"]
+
+
+@dataclass(frozen=True)
+class BatchForm:
+    """An evaluator's batch method and the row fields it takes (in its parameter order)."""
+
+    method: Callable[..., Any]
+    columns: tuple[str, ...]
+
+
+def batch_form(ev: RunEvaluator) -> BatchForm | None:
+    """The batch form of ``ev``, or ``None`` when it has none."""
+    owner = ev.fn
+    method = getattr(owner, "abatch", None) if ev.is_async else None
+    if not callable(method):
+        method = getattr(owner, "batch", None)
+    if not callable(method):
+        return None
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return None
+    columns = tuple(name for name in params if name in FIELDS)
+    if "outputs" not in columns:
+        return None
+    if ev.accepts is not None and not set(columns) <= ev.accepts:
+        return None
+    required = [
+        p.name
+        for p in params.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if any(name not in columns for name in required):
+        return None
+    return BatchForm(method=method, columns=columns)
+
+
+Outcome = tuple[list[dict[str, Any]], None, float, Any]
+"""``(results, error, elapsed_sec, cache counts)`` of one row x evaluator pair."""
+
+
+async def run_batch_form(
+    ev: RunEvaluator,
+    form: BatchForm,
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    cache: Any,
+) -> dict[str, Outcome]:
+    """Score ``rows`` (``(row id, fields)``) with one call of ``form``: ``{row id: outcome}``.
+
+    Rows whose fields do not fit the evaluator (a missing mapped field) are left out, and so is
+    everything when the call fails, returns the wrong number of results, or touches the judge
+    cache (its hits could not be told apart per row): those rows then run one by one.
+    """
+    ids: list[str] = []
+    columns: dict[str, list[Any]] = {name: [] for name in form.columns}
+    for row_id, fields in rows:
+        try:
+            kwargs = ev.kwargs_for(fields)
+        except Exception:
+            continue
+        ids.append(row_id)
+        for name in form.columns:
+            columns[name].append(kwargs.get(name))
+    if not ids:
+        return {}
+    with counting_cache(cache) as counting:
+        start = time.perf_counter()
+        try:
+            value = form.method(**columns)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception:
+            return {}
+        elapsed = time.perf_counter() - start
+    if counting is not None and (counting.hits or counting.misses):
+        return {}
+    if not isinstance(value, list) or len(value) != len(ids):
+        return {}
+    try:
+        per_row = [normalize_results(item, ev.name) for item in value]
+    except TypeError:
+        return {}
+    share = elapsed / len(ids)
+    return {
+        row_id: (results, None, share, counting)
+        for row_id, results in zip(ids, per_row, strict=True)
+    }

@@ -1,0 +1,290 @@
+"""``evaluate(..., engine="ray")``: rows go to Ray Data workers in batches.
+
+How a run goes:
+
+1. The driver (this process) resolves the options, opens the judge cache and the ``output=``
+   file, and reads what earlier runs finished there - the same code as the local engine.
+2. The rows with work left are pickled in chunks of ``ray_batch_size`` and become a Ray Dataset;
+   ``map_batches`` hands each chunk to a pool of ``ray_workers`` actors (:class:`_EvalWorker`).
+   Each actor holds the evaluators (and target) and scores its chunk with
+   :class:`~.worker.WorkerRun`: ``concurrency`` calls in flight per worker, ``batch`` forms where
+   an evaluator has one, the judge cache through :mod:`.ray_cache`.
+3. Chunks come back in data order (``preserve_order``). The driver replays each row's outcome
+   through the local engine's row code (:class:`RayRun` overrides only the three calls that would
+   run something), so records, redaction, the ``output=`` file, statistics, groups and batch
+   metrics are made exactly as locally, one row at a time. The progress bar advances as Ray
+   reports finished chunks.
+
+Failures: Ray restarts a killed worker and retries its chunk (``max_restarts`` /
+``max_task_retries``); since the driver records only outcomes it received, in order, every row is
+recorded exactly once. An evaluator that raises fails its pairs as errors, as locally.
+
+Cluster: ``ray_address`` (else ``RAY_ADDRESS``) joins an existing cluster; without one a local Ray
+with the machine's cores is started and stopped after the run. When Ray is already initialised in
+this process, that session is used and left running. Environment variables named in ``ray_env``,
+plus every secret-named one (``*_API_KEY``, ``*_TOKEN``, ...) and every ``*_BASE_URL``, reach the
+workers as arguments of the worker actors (in memory; not through a ``runtime_env``, whose values
+Ray's runtime-env agent writes to its log file) and never into a record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import pickle
+import threading
+from collections.abc import Generator, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
+import ray
+import ray.data
+from ray import cloudpickle
+
+from openevals.evaluation.data import Row
+from openevals.evaluation.engines.ray_cache import start_cache, stop_cache, worker_cache
+from openevals.evaluation.engines.worker import RowOutcome, WorkerRun, WorkItem, counts_of
+from openevals.evaluation.evaluators import RunEvaluator
+from openevals.evaluation.options import RunOptions
+from openevals.evaluation.records import ResultRow, TargetInfo
+from openevals.evaluation.redact import is_secret_name
+from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
+from openevals.evaluation.runner import _Run
+
+__all__ = ["aevaluate_on_ray", "evaluate_on_ray", "worker_env"]
+
+_FORWARDED_SUFFIXES = ("_BASE_URL", "_API_BASE")
+
+
+def worker_env(names: Sequence[str] | None) -> dict[str, str]:
+    """The driver's environment variables the workers get: ``names``, every secret-named variable
+    and every ``*_BASE_URL`` / ``*_API_BASE`` (those set here)."""
+    wanted = set(names or ())
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in wanted or is_secret_name(name) or name.endswith(_FORWARDED_SUFFIXES)
+    }
+
+
+class _EvalWorker:
+    """A Ray Data actor: unpickles the run's evaluators once, then scores chunk after chunk."""
+
+    def __init__(self, payload: Any, shared_cache: Any, env: dict[str, str]) -> None:
+        # The driver's variables first (API keys, base URLs): clients read them when the
+        # evaluators are unpickled or first called. They travel with the actor's arguments, in
+        # memory; not as a runtime_env, which Ray's agent writes to its log file.
+        os.environ.update(env)
+        # The pickled run, put in the object store once by the driver (which keeps the reference
+        # alive, so a restarted actor finds it again).
+        evaluators, options = pickle.loads(ray.get(payload))
+        options = replace(options, cache=worker_cache(shared_cache))
+        self.run = WorkerRun(evaluators, options)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
+        results = [
+            pickle.dumps(self.run.run_items(pickle.loads(payload)), pickle.HIGHEST_PROTOCOL)
+            for payload in batch["payload"]
+        ]
+        return {"chunk": batch["chunk"], "result": np.array(results, dtype=object)}
+
+
+class _Session:
+    """The Ray session of one run: joined, or started (and stopped) here."""
+
+    def __init__(self, address: str | None) -> None:
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.started = False
+
+    def __enter__(self) -> _Session:
+        if not ray.is_initialized():
+            quiet: dict[str, Any] = {
+                "configure_logging": False,
+                "log_to_driver": False,
+                "include_dashboard": False,
+            }
+            if self.address is not None:
+                ray.init(address=self.address, **quiet)
+            else:
+                ray.init(num_cpus=os.cpu_count() or 1, **quiet)
+            self.started = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.started:
+            ray.shutdown()
+
+
+class RayRun(_Run):
+    """The driver of a Ray run: the local engine's recording, fed by the workers' outcomes."""
+
+    def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
+        super().__init__(data, evaluators, options)
+        self.stop = threading.Event()
+        self._outcome: RowOutcome | None = None
+        worker_options = replace(
+            options,
+            engine="local",
+            ray_address=None,
+            ray_workers=None,
+            ray_env=None,
+            cache=None,
+            progress=False,
+            output=None,
+            batch_metrics=None,
+            accumulate=None,
+            prices=None,
+        )
+        try:
+            self._payload = cloudpickle.dumps((evaluators, worker_options))  # type: ignore[no-untyped-call]
+        except Exception as exc:
+            raise TypeError(
+                "engine='ray' sends the evaluators and the target to its workers, but they "
+                f"cannot be pickled ({type(exc).__name__}: {exc}); build clients inside the "
+                "function, or pass a model string instead of a client object"
+            ) from None
+
+    # ------------------------------------------------------------------ the run
+    def run_blocking(self) -> None:
+        """Run to the end on this thread (the event loop here only replays outcomes)."""
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self.execute())
+        finally:
+            loop.close()
+
+    async def _schedule(self) -> None:
+        with _Session(self.options.ray_address):
+            await self._replay_all()
+
+    def _needs_work(self, row: Row) -> bool:
+        finished = self._previous.finished(row.id)
+        return any(ev.name not in finished for ev in self.evaluators)
+
+    async def _replay_all(self) -> None:
+        rows = list(self.rows_iter)
+        work = [row for row in rows if self._needs_work(row)]
+        outcomes = self._outcomes(work)
+        try:
+            for row in rows:
+                if self.stop.is_set():
+                    raise KeyboardInterrupt
+                self._outcome = next(outcomes) if self._needs_work(row) else None
+                await self._process_row(row)
+        finally:
+            outcomes.close()
+
+    def _outcomes(self, work: Sequence[Row]) -> Generator[RowOutcome, None, None]:
+        """Every row's outcome, in the order of ``work``, as the workers finish them."""
+        if not work:
+            return
+        size = self.options.ray_batch_size
+        chunks = []
+        for start in range(0, len(work), size):
+            items = [
+                WorkItem(
+                    row=row,
+                    evals=dict(self._previous.finished(row.id)),
+                    row_record=self._previous.rows.get(row.id),
+                )
+                for row in work[start : start + size]
+            ]
+            chunks.append(pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
+        context = ray.data.DataContext.get_current()
+        saved = (
+            context.execution_options.preserve_order,
+            context.enable_progress_bars,
+            context.print_on_execution_start,
+        )
+        context.execution_options.preserve_order = True
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        ray_logger = logging.getLogger("ray.data")
+        level = ray_logger.level
+        ray_logger.setLevel(logging.ERROR)  # our progress bar replaces Ray's
+        shared = start_cache(self.cache)
+        try:
+            yield from self._stream(chunks, shared)
+        finally:
+            (
+                context.execution_options.preserve_order,
+                context.enable_progress_bars,
+                context.print_on_execution_start,
+            ) = saved
+            ray_logger.setLevel(level)
+            with contextlib.suppress(Exception):
+                stop_cache(shared)
+
+    def _stream(self, chunks: list[bytes], shared: Any) -> Generator[RowOutcome, None, None]:
+        cpus = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
+        workers = self.options.ray_workers or max(1, int(cpus))
+        workers = min(workers, len(chunks))
+        table = pa.table(
+            {"chunk": pa.array(range(len(chunks))), "payload": pa.array(chunks, pa.binary())}
+        )
+        payload_ref = ray.put(self._payload)
+        dataset: Any = ray.data.from_arrow([table.slice(i, 1) for i in range(len(chunks))])
+        dataset = dataset.map_batches(
+            _EvalWorker,
+            fn_constructor_args=(payload_ref, shared, worker_env(self.options.ray_env)),
+            batch_size=1,
+            batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=workers),
+            num_cpus=1,
+        )
+        expected = 0
+        for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+            for chunk, result in zip(batch["chunk"], batch["result"], strict=True):
+                if int(chunk) != expected:  # pragma: no cover - Ray broke preserve_order
+                    raise RuntimeError(f"Ray returned chunk {int(chunk)}, expected {expected}")
+                expected += 1
+                yield from pickle.loads(result)
+        del payload_ref
+
+    # ------------------------------------------------------------------ replaying outcomes
+    async def _run_target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
+        assert self._outcome is not None and self._outcome.target is not None
+        fields, info = self._outcome.target
+        self.stats.record_target(info)
+        return fields, info
+
+    def _run_inline(self, ev: RunEvaluator, rec: ResultRow, fields: Any) -> None:
+        self._replay(ev, rec)
+
+    async def _run_pair(self, ev: RunEvaluator, rec: ResultRow, fields: Any) -> None:
+        self._replay(ev, rec)
+
+    def _replay(self, ev: RunEvaluator, rec: ResultRow) -> None:
+        assert self._outcome is not None
+        results, error, elapsed, counts = self._outcome.pairs[ev.name]
+        self._finish_pair(ev, rec, results, error, elapsed, counts_of(counts))
+
+
+def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
+    """:func:`~openevals.evaluation.evaluate` with ``engine="ray"``."""
+    run = RayRun(data, evaluators, options)
+    try:
+        run.run_blocking()
+    except KeyboardInterrupt:
+        run.interrupted = True
+        raise EvaluationInterrupted(run.result()) from None
+    return run.result()
+
+
+async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
+    """:func:`~openevals.evaluation.aevaluate` with ``engine="ray"``: the driver runs in a thread;
+    cancelling stops it after the current row (finished work stays in the ``output=`` file)."""
+    run = RayRun(data, evaluators, options)
+    task = asyncio.get_running_loop().run_in_executor(None, run.run_blocking)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        run.stop.set()
+        with contextlib.suppress(BaseException):
+            await task
+        raise
+    return run.result()
