@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from openevals._judge.shell import judge_core
 from openevals.evaluation import aevaluate, evaluate
 from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.progress import RichProgress, print_summary
@@ -39,7 +40,7 @@ def _rows(n: int, tag: str) -> list[dict[str, Any]]:
 def _owned_judge(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     judge = create_async_llm_as_judge(prompt=PROMPT, model="openai:gpt-test")
-    assert judge.core.backend is not None  # type: ignore[attr-defined]  # resolve it now
+    assert judge_core(judge).backend is not None  # resolve it now
     return judge
 
 

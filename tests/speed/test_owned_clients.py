@@ -13,6 +13,7 @@ from typing import Any
 import openai
 import pytest
 
+from openevals._judge.shell import judge_core
 from openevals.evaluation import aevaluate, evaluate
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -37,7 +38,7 @@ async def test_owned_async_client_uses_the_aiohttp_transport(server: FakeOpenAIS
     judge = create_async_llm_as_judge(prompt=PROMPT, model="openai:gpt-test")
     result = await judge(inputs="2+2", outputs="4")
     assert result["score"] is True
-    client = judge.core.backend._loop_client()  # type: ignore[attr-defined]
+    client = judge_core(judge).backend._loop_client()
     assert isinstance(client._client, type(openai.DefaultAioHttpClient()))
     assert client.max_retries == 0  # the judge's retry policy counts, not the SDK's
     # Outside a batch run the pool has the SDK's default size.
@@ -50,7 +51,7 @@ async def test_pool_is_sized_to_the_run_concurrency(server: FakeOpenAIServer) ->
 
     async def judged(**kwargs: Any) -> Any:
         result = await judge(**kwargs)
-        seen.append(_transport(judge.core.backend._loop_client()).limits.max_connections)  # type: ignore[attr-defined]
+        seen.append(_transport(judge_core(judge).backend._loop_client()).limits.max_connections)
         return result
 
     rows = [{"inputs": f"q{i}", "outputs": "a"} for i in range(12)]
@@ -62,7 +63,7 @@ async def test_pool_is_sized_to_the_run_concurrency(server: FakeOpenAIServer) ->
 
 def test_one_client_per_event_loop_closed_with_its_loop(server: FakeOpenAIServer) -> None:
     judge = create_async_llm_as_judge(prompt=PROMPT, model="openai:gpt-test")
-    backend = judge.core.backend  # type: ignore[attr-defined]
+    backend = judge_core(judge).backend
 
     async def run() -> Any:
         await asyncio.gather(*(judge(inputs=f"q{i}", outputs="a") for i in range(5)))
@@ -85,7 +86,7 @@ def test_a_bigger_run_on_the_same_loop_gets_a_bigger_pool(server: FakeOpenAIServ
 
         async def judged(**kwargs: Any) -> Any:
             result = await judge(**kwargs)
-            client = judge.core.backend._loop_client()  # type: ignore[attr-defined]
+            client = judge_core(judge).backend._loop_client()
             sizes.append(_transport(client).limits.max_connections)
             return result
 
@@ -100,7 +101,7 @@ async def test_a_callers_client_is_used_as_it_is(server: FakeOpenAIServer) -> No
     rows = [{"inputs": f"q{i}", "outputs": "a"} for i in range(4)]
     result = await aevaluate(rows, [judge], concurrency=2, progress=False)
     assert result.summary["pairs"]["failed"] == 0
-    backend = judge.core.backend  # type: ignore[attr-defined]
+    backend = judge_core(judge).backend
     assert backend.client is mine and backend._async_clients is None
     assert mine.max_retries == 5 and not isinstance(
         mine._client, type(openai.DefaultAioHttpClient())
