@@ -7,7 +7,8 @@ valid instance of the requested schema. Examples that need a network service (E2
 LangSmith account, other providers) are skipped by pattern. For examples that involve no model,
 the printed output must equal the output block (a bare ```` ``` ```` or ```` ```text ```` fence)
 that follows them on the page; ``...`` in an expected output matches anything. Examples that
-start their own scripted ``FakeOpenAIServer(`` are compared too, even when they use a model.
+start their own scripted ``FakeOpenAIServer(`` (or patch ``openevals.llm.init_chat_model``) are
+compared too, even when they use a model.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ NEEDS_NETWORK = (
     "e2b",
 )
 USES_MODEL = ("model=", "judge=", "client=", "embeddings", "simulated_user")
-# An example that starts its own scripted fake server is deterministic even though it uses a model.
-SCRIPTED = "FakeOpenAIServer("
+# An example that starts its own scripted fake server, or replaces the model with a mock through
+# the `openevals.llm.init_chat_model` patch point, is deterministic even though it uses a model.
+SCRIPTED = ("FakeOpenAIServer(", 'patch("openevals.llm.init_chat_model")')
 
 
 class Example(NamedTuple):
@@ -131,7 +133,8 @@ def test_example_runs(
     expected = example.expected
     if expected is None:
         return
-    if SCRIPTED not in example.code and any(marker in example.code for marker in USES_MODEL):
+    scripted = any(marker in example.code for marker in SCRIPTED)
+    if not scripted and any(marker in example.code for marker in USES_MODEL):
         return
     if "..." in expected:
         pattern = ".*".join(re.escape(part) for part in expected.strip().split("..."))
