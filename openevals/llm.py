@@ -20,6 +20,7 @@ from typing import Any
 
 from openevals._judge.errors import (
     JudgeError,
+    JudgeLogprobsError,
     JudgeOutputError,
     JudgeServerError,
     JudgeTimeoutError,
@@ -40,6 +41,7 @@ from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluato
 
 __all__ = [
     "JudgeError",
+    "JudgeLogprobsError",
     "JudgeOutputError",
     "JudgeServerError",
     "JudgeTimeoutError",

@@ -7,7 +7,7 @@ line); its formulas are pure functions in :mod:`openevals.rag._ranking_formulas`
 below are explicit for readers and type checkers, checked against the table by a test, and their
 docstrings come from the table. The async twins take the signature of their sync factory.
 
-Conventions (see ``docs/sections/rag_retrieval.md`` for the reasoning):
+Conventions (see ``docs/rag-retrieval.md`` for the reasoning):
 
 * ``outputs`` is the ranked list of retrieved items, ``reference_outputs`` the relevant items;
   items are identified as described in :mod:`openevals.rag._items`.
