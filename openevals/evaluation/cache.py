@@ -12,7 +12,7 @@ how a backend travels to other processes (the Ray engine's workers):
   the same storage from any machine (Redis, Postgres, a cloud key-value store). The Ray engine then
   gives each worker its own copy. When ``False`` (SQLite: the file lives on the driver's machine;
   in-memory dicts), the Ray engine keeps the one instance in a Ray actor on the driver's node and
-  workers reach it through that actor (see :mod:`openevals.evaluation.engines.ray_cache`).
+  workers reach it through that actor (see :mod:`openevals.evaluation.engines._ray_cache`).
 
 So a Redis backend is a class with ``get``/``set``/``close`` over a client,
 ``shared_storage = True`` and a ``__reduce__`` returning ``(RedisJudgeCache, (url,))``; nothing

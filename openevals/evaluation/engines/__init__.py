@@ -1,11 +1,11 @@
 """Execution engines of the batch runner (``evaluate(..., engine=...)``).
 
 * ``"local"`` - one process, one event loop (:mod:`openevals.evaluation.runner`).
-* ``"ray"`` - rows go to Ray Data workers in batches (:mod:`.ray_engine`); the driver keeps the
+* ``"ray"`` - rows go to Ray Data workers in batches (:mod:`._ray_engine`); the driver keeps the
   records, the ``output=`` file, statistics and batch metrics, so results equal the local
   engine's.
 
-Nothing here imports Ray until a Ray run starts: :mod:`.ray_engine` and :mod:`.ray_cache` are
+Nothing here imports Ray until a Ray run starts: :mod:`._ray_engine` and :mod:`._ray_cache` are
 loaded only by ``engine="ray"``. :mod:`.worker` and :mod:`.batch_forms` are plain Python (the
 worker side of a Ray run, and the ``batch`` forms of evaluators).
 """
@@ -18,9 +18,9 @@ __all__ = ["load_ray_engine"]
 
 
 def load_ray_engine() -> ModuleType:
-    """:mod:`.ray_engine`, or an ``ImportError`` saying what to install."""
+    """:mod:`._ray_engine`, or an ``ImportError`` saying what to install."""
     try:
-        from openevals.evaluation.engines import ray_engine as module
+        from openevals.evaluation.engines import _ray_engine as module
     except ImportError as exc:
         if exc.name is None or exc.name.split(".")[0] not in ("ray", "pyarrow", "numpy"):
             raise

@@ -8,7 +8,7 @@ How a run goes:
    ``map_batches`` hands each chunk to a pool of ``ray_workers`` actors (:class:`_EvalWorker`).
    Each actor holds the evaluators (and target) and scores its chunk with
    :class:`~.worker.WorkerRun`: ``concurrency`` calls in flight per worker, ``batch`` forms where
-   an evaluator has one, the judge cache through :mod:`.ray_cache`.
+   an evaluator has one, the judge cache through :mod:`._ray_cache`.
 3. Chunks come back in data order (``preserve_order``). The driver replays each row's outcome
    through the local engine's row code (:class:`RayRun` overrides only the three calls that would
    run something), so records, redaction, the ``output=`` file, statistics, groups and batch
@@ -46,7 +46,7 @@ import ray.data
 from ray import cloudpickle
 
 from openevals.evaluation.data import Row
-from openevals.evaluation.engines.ray_cache import start_cache, stop_cache, worker_cache
+from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
 from openevals.evaluation.engines.worker import RowOutcome, WorkerRun, WorkItem, counts_of
 from openevals.evaluation.evaluators import RunEvaluator
 from openevals.evaluation.options import RunOptions
