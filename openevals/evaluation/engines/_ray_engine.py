@@ -40,7 +40,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow as pa
 import ray
 import ray.data
 from ray import cloudpickle
@@ -140,7 +140,7 @@ class RayRun(_Run):
             prices=None,
         )
         try:
-            self._payload = cloudpickle.dumps((evaluators, worker_options))  # type: ignore[no-untyped-call]
+            self._payload = cloudpickle.dumps((evaluators, worker_options))
         except Exception as exc:
             raise TypeError(
                 "engine='ray' sends the evaluators and the target to its workers, but they "
@@ -220,7 +220,7 @@ class RayRun(_Run):
                 stop_cache(shared)
 
     def _stream(self, chunks: list[bytes], shared: Any) -> Generator[RowOutcome, None, None]:
-        cpus = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
+        cpus = ray.cluster_resources().get("CPU", 1)
         workers = self.options.ray_workers or max(1, int(cpus))
         workers = min(workers, len(chunks))
         table = pa.table(
