@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 from openevals._contract import EvaluatorInfo
 from openevals._drivers import adrive, drive
 from openevals._text import check_text
-from openevals.code.base import AsyncCodeEvaluator, CheckScore, CodeEvaluator, check_model_options
+from openevals.code.base import AsyncCodeEvaluator, CheckScore, CodeEvaluator, code_extraction
 from openevals.code.e2b._imports import third_party_requirements
 from openevals.code.e2b.sandbox.files import (
     DEFAULT_PROJECT_DIRECTORY,
@@ -42,6 +42,7 @@ __all__ = [
     "run",
     "run_in_sandbox",
     "sandbox_evaluator",
+    "sandbox_extraction",
 ]
 
 T = TypeVar("T")
@@ -135,6 +136,22 @@ def check_sandbox(sandbox: Any) -> None:
         )
 
 
+_EXTRACTION_OPTIONS = ("code_extraction_strategy", "code_extractor", "model", "client")
+
+
+def sandbox_extraction(
+    sandbox: Any,
+    *,
+    code_extraction_strategy: str,
+    code_extractor: Any,
+    model: str | None,
+    client: Any,
+) -> CodeExtraction:
+    """Validate the sandbox and the extraction options of an E2B evaluator."""
+    check_sandbox(sandbox)
+    return code_extraction(locals())
+
+
 def sandbox_evaluator(
     sandbox: Any,
     plan: Callable[[str], SandboxPlan[CheckScore]],
@@ -148,18 +165,8 @@ def sandbox_evaluator(
     ``extraction_options`` holds the factory's ``code_extraction_strategy``, ``code_extractor``,
     ``model`` and ``client``; they and the sandbox are checked here.
     """
-    check_sandbox(sandbox)
-    strategy, model, client = (
-        extraction_options["code_extraction_strategy"],
-        extraction_options["model"],
-        extraction_options["client"],
-    )
-    check_model_options(code_extraction_strategy=strategy, model=model, client=client)
-    extraction = CodeExtraction(
-        strategy=strategy,
-        code_extractor=extraction_options["code_extractor"],
-        model=model,
-        client=client,
+    extraction = sandbox_extraction(
+        sandbox, **{name: extraction_options[name] for name in _EXTRACTION_OPTIONS}
     )
     if is_async:
 
