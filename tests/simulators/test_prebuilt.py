@@ -45,15 +45,6 @@ def _tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture
-def openai_env(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
-    """Point "openai:..." model strings at the fake server."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
-    return fake_openai
-
-
 def _is_uuid(value: Any) -> bool:
     try:
         uuid.UUID(str(value))

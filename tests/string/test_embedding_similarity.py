@@ -43,11 +43,9 @@ def _tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
+def server(openai_env: FakeOpenAIServer) -> FakeOpenAIServer:
     """The fake server behind every "openai:..." embedding model string."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_openai
+    return openai_env
 
 
 MODEL = "openai:text-embedding-test"
