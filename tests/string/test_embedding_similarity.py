@@ -36,10 +36,7 @@ async def batch(evaluator: Any, *args: Any, **kwargs: Any) -> Any:
     return await _resolve(evaluator.batch(*args, **kwargs))
 
 
-@pytest.fixture(autouse=True)
-def _tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("tracing_off")
 
 
 @pytest.fixture
