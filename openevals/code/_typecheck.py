@@ -290,15 +290,16 @@ async def arun_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckS
 
 
 def typecheck_evaluator(
-    checker: TypeChecker,
-    *,
-    run_name: str,
-    feedback_key: str,
-    options: Mapping[str, Any],
-    is_async: bool,
+    checker: TypeChecker, options: Mapping[str, Any], *, is_async: bool
 ) -> CodeEvaluator | AsyncCodeEvaluator:
     """A type-checking evaluator (with ``batch``, or ``abatch`` when ``is_async``) for
-    ``checker``; ``options`` are the factory's extraction options (its ``locals()``)."""
+    ``checker``; ``options`` are the factory's extraction options (its ``locals()``).
+
+    Its key is ``<checker>_succeeded``; its run name ``<checker>_evaluator``, or
+    ``<checker>_check`` when async (the names of the public release).
+    """
+    run_name = f"{checker.name}_check" if is_async else f"{checker.name}_evaluator"
+    feedback_key = f"{checker.name}_succeeded"
     extraction = code_extraction(options)
     if is_async:
 

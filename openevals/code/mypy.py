@@ -160,11 +160,7 @@ def create_mypy_evaluator(
     looked up next to the running Python interpreter first, then on PATH.
     """
     evaluator = typecheck_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"),
-        run_name="mypy_evaluator",
-        feedback_key="mypy_succeeded",
-        options=locals(),
-        is_async=False,
+        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"), locals(), is_async=False
     )
     return cast(BatchCodeCheckEvaluator, evaluator)
 
@@ -179,10 +175,6 @@ def create_async_mypy_evaluator(
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_mypy_evaluator` (asyncio subprocess; ``abatch`` for batches)."""
     evaluator = typecheck_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"),
-        run_name="mypy_check",
-        feedback_key="mypy_succeeded",
-        options=locals(),
-        is_async=True,
+        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"), locals(), is_async=True
     )
     return cast(AsyncBatchCodeCheckEvaluator, evaluator)

@@ -153,13 +153,7 @@ def create_pyright_evaluator(
     The evaluator returns ``{"key": "pyright_succeeded", "score": bool, "comment": ...}``; pyright
     is looked up next to the running Python interpreter first, then on PATH.
     """
-    evaluator = typecheck_evaluator(
-        PyrightChecker(pyright_cli_args),
-        run_name="pyright_evaluator",
-        feedback_key="pyright_succeeded",
-        options=locals(),
-        is_async=False,
-    )
+    evaluator = typecheck_evaluator(PyrightChecker(pyright_cli_args), locals(), is_async=False)
     return cast(BatchCodeCheckEvaluator, evaluator)
 
 
@@ -172,11 +166,5 @@ def create_async_pyright_evaluator(
     model: str | None = None,
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_pyright_evaluator` (asyncio subprocess; ``abatch``)."""
-    evaluator = typecheck_evaluator(
-        PyrightChecker(pyright_cli_args),
-        run_name="pyright_check",
-        feedback_key="pyright_succeeded",
-        options=locals(),
-        is_async=True,
-    )
+    evaluator = typecheck_evaluator(PyrightChecker(pyright_cli_args), locals(), is_async=True)
     return cast(AsyncBatchCodeCheckEvaluator, evaluator)
