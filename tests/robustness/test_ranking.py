@@ -14,19 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from openevals.rag import _ranking_metrics as table
 from openevals.rag import ranking
 from openevals.rag.ranking import BatchScores
 
 BATCH_FORMS: dict[str, Callable[..., BatchScores]] = {
-    metric: getattr(ranking, f"{metric}_batch")
-    for metric in (
-        "recall",
-        "precision",
-        "hit_rate",
-        "reciprocal_rank",
-        "average_precision",
-        "ndcg",
-    )
+    spec.name: getattr(ranking, f"{spec.name}_batch") for spec in table.METRICS
 }
 FORMS = list(BATCH_FORMS.values())
 FORM_IDS = list(BATCH_FORMS)
