@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from openevals.cli import main
+from tests.fakes.fixtures import OPENAI_ENV_KEY
 from tests.fakes.openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,15 +142,13 @@ def test_target_from_a_file(data: Path, tmp_path: Path, capsys: pytest.CaptureFi
     assert "1.000" in out
 
 
+@pytest.mark.usefixtures("openai_env")
 def test_llm_judge_with_model_and_cache(
     data: Path,
     tmp_path: Path,
     fake_openai: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-test-key-123456789")
     fake_openai.set_default_chat(json={"reasoning": "Right.", "score": True})
     cache = tmp_path / "cache.sqlite"
     argv = [
@@ -172,7 +171,7 @@ def test_llm_judge_with_model_and_cache(
     second = capsys.readouterr().out
     assert len(fake_openai.chat_requests) == 8, "the cached rerun made no model calls"
     assert "8 hits / 0 misses" in second
-    assert "sk-cli-test-key" not in first + second
+    assert OPENAI_ENV_KEY not in first + second
 
 
 def test_evaluators_command_lists_names(capsys: pytest.CaptureFixture[str]) -> None:

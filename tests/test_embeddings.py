@@ -174,13 +174,10 @@ def test_parse() -> None:
     )
 
 
-def test_openai_model_honours_openai_base_url(
-    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("openai_env")
+def test_openai_model_honours_openai_base_url(fake_openai: FakeOpenAIServer) -> None:
     from langchain_openai import OpenAIEmbeddings
 
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     emb = resolve_embeddings("openai:text-embedding-test")
     assert isinstance(emb, OpenAIEmbeddings)
     assert emb.model == "text-embedding-test"

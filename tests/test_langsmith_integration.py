@@ -609,11 +609,11 @@ def test_pytest_plugin_with_tracking_disabled(tmp_path: Path, fake_ls: FakeLangS
 
 
 @pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.usefixtures("openai_env")
 def test_judge_from_model_string_traces_its_llm_call(
     fake_ls: FakeLangSmith,
     ls_client: Client,
     fake_openai: Any,
-    monkeypatch: pytest.MonkeyPatch,
     use_async: bool,
 ) -> None:
     """``model="openai:..."`` judges call the SDK directly; with tracing on the call is an llm run."""
@@ -621,8 +621,6 @@ def test_judge_from_model_string_traces_its_llm_call(
 
     from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     fake_openai.queue_chat(json={"reasoning": "fine", "score": True})
     factory = create_async_llm_as_judge if use_async else create_llm_as_judge
     judge = factory(prompt="Rate {outputs}", model="openai:gpt-test", feedback_key="quality")
@@ -640,13 +638,12 @@ def test_judge_from_model_string_traces_its_llm_call(
     assert "test-key" not in json.dumps(fake_ls.posted_runs())
 
 
+@pytest.mark.usefixtures("openai_env")
 def test_judge_model_call_is_not_traced_when_tracing_is_off(
-    fake_ls: FakeLangSmith, fake_openai: Any, monkeypatch: pytest.MonkeyPatch
+    fake_ls: FakeLangSmith, fake_openai: Any
 ) -> None:
     from openevals.llm import create_llm_as_judge
 
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     fake_openai.queue_chat(json={"reasoning": "fine", "score": False})
     judge = create_llm_as_judge(prompt="Rate {outputs}", model="openai:gpt-test")
     assert judge(outputs="x")["score"] is False

@@ -25,15 +25,7 @@ from openevals.utils import (
 Runner = Callable[..., Awaitable[Any]]
 
 
-@pytest.fixture(autouse=True)
-def _tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "LANGSMITH_TRACING",
-        "LANGSMITH_TRACING_V2",
-        "LANGCHAIN_TRACING_V2",
-        "LANGCHAIN_TRACING",
-    ):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("tracing_off")
 
 
 async def _sync_runner(**kw: Any) -> Any:

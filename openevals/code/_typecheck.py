@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -34,9 +34,8 @@ from openevals.code.base import (
     AsyncCodeEvaluator,
     CheckScore,
     CodeEvaluator,
-    check_model_options,
+    code_extraction,
 )
-from openevals.code.extraction import CodeExtraction
 
 __all__ = [
     "Diagnostic",
@@ -50,10 +49,9 @@ __all__ = [
     "diagnostics_by_file",
     "find_executable",
     "has_option",
-    "make_async_evaluator",
-    "make_evaluator",
     "run_checks",
     "sample_file_name",
+    "typecheck_evaluator",
 ]
 
 MAX_FILES_PER_RUN = 400
@@ -291,82 +289,46 @@ async def arun_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckS
 # --------------------------------------------------------------------------- evaluators
 
 
-def _extraction(
-    code_extraction_strategy: str,
-    code_extractor: Callable[[Any], Any] | None,
-    model: str | None,
-    client: Any,
-) -> CodeExtraction:
-    check_model_options(
-        code_extraction_strategy=code_extraction_strategy, model=model, client=client
-    )
-    return CodeExtraction(
-        strategy=code_extraction_strategy, code_extractor=code_extractor, model=model, client=client
-    )
+def typecheck_evaluator(
+    checker: TypeChecker, options: Mapping[str, Any], *, is_async: bool
+) -> CodeEvaluator | AsyncCodeEvaluator:
+    """A type-checking evaluator (with ``batch``, or ``abatch`` when ``is_async``) for
+    ``checker``; ``options`` are the factory's extraction options (its ``locals()``).
 
+    Its key is ``<checker>_succeeded``; its run name ``<checker>_evaluator``, or
+    ``<checker>_check`` when async (the names of the public release).
+    """
+    run_name = f"{checker.name}_check" if is_async else f"{checker.name}_evaluator"
+    feedback_key = f"{checker.name}_succeeded"
+    extraction = code_extraction(options)
+    if is_async:
 
-def _info(run_name: str, feedback_key: str) -> EvaluatorInfo:
-    """A checker process per call: neither pure nor a judge."""
-    return EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
+        async def ascorer(*, outputs: str, **_: Any) -> CheckScore:
+            return (await arun_checks(checker, [outputs]))[0]
 
+        async def abatch_scorer(codes: Sequence[str]) -> list[CheckScore]:
+            return await arun_checks(checker, codes)
 
-def make_evaluator(
-    checker: TypeChecker,
-    *,
-    run_name: str,
-    feedback_key: str,
-    code_extraction_strategy: str,
-    code_extractor: Callable[[Any], Any] | None,
-    model: str | None,
-    client: Any,
-) -> CodeEvaluator:
-    """A sync type-checking evaluator (with ``batch``) for ``checker``."""
-    extraction = _extraction(code_extraction_strategy, code_extractor, model, client)
+        scorer: Callable[..., Any] = ascorer
+        batch_scorer: Callable[[Sequence[str]], Any] = abatch_scorer
+    else:
 
-    def scorer(*, outputs: str, **_: Any) -> CheckScore:
-        return run_checks(checker, [outputs])[0]
+        def scorer(*, outputs: str, **_: Any) -> CheckScore:
+            return run_checks(checker, [outputs])[0]
 
-    def batch_scorer(codes: Sequence[str]) -> list[CheckScore]:
-        return run_checks(checker, codes)
+        def batch_scorer(codes: Sequence[str]) -> list[CheckScore]:
+            return run_checks(checker, codes)
 
-    return CodeEvaluator(
+    # A checker process per call: neither pure nor a judge.
+    info = EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
+    return (AsyncCodeEvaluator if is_async else CodeEvaluator)(
         scorer=scorer,
         batch_scorer=batch_scorer,
         extraction=extraction,
         run_name=run_name,
         feedback_key=feedback_key,
         code_sink=checker.name,
-        info=_info(run_name, feedback_key),
-    )
-
-
-def make_async_evaluator(
-    checker: TypeChecker,
-    *,
-    run_name: str,
-    feedback_key: str,
-    code_extraction_strategy: str,
-    code_extractor: Callable[[Any], Any] | None,
-    model: str | None,
-    client: Any,
-) -> AsyncCodeEvaluator:
-    """The async twin of :func:`make_evaluator` (with ``abatch``)."""
-    extraction = _extraction(code_extraction_strategy, code_extractor, model, client)
-
-    async def scorer(*, outputs: str, **_: Any) -> CheckScore:
-        return (await arun_checks(checker, [outputs]))[0]
-
-    async def batch_scorer(codes: Sequence[str]) -> list[CheckScore]:
-        return await arun_checks(checker, codes)
-
-    return AsyncCodeEvaluator(
-        scorer=scorer,
-        batch_scorer=batch_scorer,
-        extraction=extraction,
-        run_name=run_name,
-        feedback_key=feedback_key,
-        code_sink=checker.name,
-        info=_info(run_name, feedback_key),
+        info=info,
     )
 
 

@@ -23,7 +23,7 @@ starts. Without a sink (your own scorer) the code is passed on unchanged.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from openevals._contract import (
@@ -90,6 +90,20 @@ def check_model_options(*, code_extraction_strategy: str, model: str | None, cli
             f"the code with a model), but code_extraction_strategy={code_extraction_strategy!r}; "
             "drop it or use the 'llm' strategy"
         )
+
+
+def code_extraction(options: Mapping[str, Any]) -> CodeExtraction:
+    """The checked extraction a code factory's options ask for: ``options`` (the factory's
+    ``locals()``) holds ``code_extraction_strategy``, ``code_extractor``, ``model`` and ``client``."""
+    strategy, model, client = (
+        options["code_extraction_strategy"],
+        options["model"],
+        options["client"],
+    )
+    check_model_options(code_extraction_strategy=strategy, model=model, client=client)
+    return CodeExtraction(
+        strategy=strategy, code_extractor=options["code_extractor"], model=model, client=client
+    )
 
 
 def _batch_items(outputs: Any) -> list[Any]:

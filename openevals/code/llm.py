@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from openevals._contract import attach_info
-from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, ScoreWeighting, declare
 from openevals._judge.shell import build_core, judge_info, register_core, scorer_for
-from openevals.code.base import (
-    AsyncCodeEvaluator,
-    CodeEvaluator,
-    _create_async_base_code_evaluator,
-    _create_base_code_evaluator,
-)
-from openevals.code.extraction import CodeExtractionStrategy
+from openevals.code.base import AsyncCodeEvaluator, CodeEvaluator
+from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
 from openevals.prompts.quality import (
     CODE_CORRECTNESS_PROMPT,
     CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS,
@@ -52,18 +46,32 @@ CODE_JUDGE, ASYNC_CODE_JUDGE = declare(
 )
 
 
-def _code_core(spec: FactorySpec, values: dict[str, Any]) -> JudgeCore:
-    return build_core(
+def _code_judge(
+    spec: FactorySpec, values: dict[str, Any], *, is_async: bool
+) -> CodeEvaluator | AsyncCodeEvaluator:
+    """The evaluator both public factories return, from their ``locals()``."""
+    core = build_core(
         spec,
         values,
         run_name="code_llm_as_judge",
         feedback_key=values["feedback_key"] or "code_correctness",
     )
-
-
-def _described(evaluator: Any, core: JudgeCore, *, is_async: bool) -> None:
+    extraction = CodeExtraction(
+        strategy=values["code_extraction_strategy"],
+        code_extractor=values["code_extractor"],
+        # The judge doubles as the model of the ``llm`` extraction strategy.
+        model=values["model"],
+        client=values["judge"],
+    )
+    evaluator = (AsyncCodeEvaluator if is_async else CodeEvaluator)(
+        scorer=scorer_for(core, is_async=is_async),
+        extraction=extraction,
+        run_name=core.run_name,
+        feedback_key=core.feedback_key,
+    )
     attach_info(evaluator, judge_info(core, is_async=is_async))
     register_core(evaluator, core)
+    return evaluator
 
 
 def create_code_llm_as_judge(
@@ -90,21 +98,7 @@ def create_code_llm_as_judge(
     renders. Failed extraction scores False with ``metadata={"code_extraction_failed": True}``
     without calling the judge.
     """
-    core = _code_core(CODE_JUDGE, locals())
-    scorer = scorer_for(core, is_async=False)
-
-    evaluator = _create_base_code_evaluator(
-        scorer=scorer,
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        # The judge doubles as the model of the ``llm`` extraction strategy.
-        model=model,
-        client=judge,
-        run_name=core.run_name,
-        feedback_key=core.feedback_key,
-    )
-    _described(evaluator, core, is_async=False)
-    return evaluator
+    return cast(CodeEvaluator, _code_judge(CODE_JUDGE, locals(), is_async=False))
 
 
 def create_async_code_llm_as_judge(
@@ -125,18 +119,4 @@ def create_async_code_llm_as_judge(
     score_weighting: ScoreWeighting | None = None,
 ) -> AsyncCodeEvaluator:
     """Async twin of :func:`create_code_llm_as_judge`."""
-    core = _code_core(ASYNC_CODE_JUDGE, locals())
-    scorer = scorer_for(core, is_async=True)
-
-    evaluator = _create_async_base_code_evaluator(
-        scorer=scorer,
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        # The judge doubles as the model of the ``llm`` extraction strategy.
-        model=model,
-        client=judge,
-        run_name=core.run_name,
-        feedback_key=core.feedback_key,
-    )
-    _described(evaluator, core, is_async=True)
-    return evaluator
+    return cast(AsyncCodeEvaluator, _code_judge(ASYNC_CODE_JUDGE, locals(), is_async=True))

@@ -15,7 +15,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from openevals.code._typecheck import (
     Diagnostic,
@@ -25,8 +25,7 @@ from openevals.code._typecheck import (
     base_name,
     diagnostics_by_file,
     has_option,
-    make_async_evaluator,
-    make_evaluator,
+    typecheck_evaluator,
 )
 from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator
 from openevals.code.extraction import CodeExtractionStrategy
@@ -160,15 +159,10 @@ def create_mypy_evaluator(
     The evaluator returns ``{"key": "mypy_succeeded", "score": bool, "comment": ...}``; mypy is
     looked up next to the running Python interpreter first, then on PATH.
     """
-    return make_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"),
-        run_name="mypy_evaluator",
-        feedback_key="mypy_succeeded",
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
+    evaluator = typecheck_evaluator(
+        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"), locals(), is_async=False
     )
+    return cast(BatchCodeCheckEvaluator, evaluator)
 
 
 def create_async_mypy_evaluator(
@@ -180,12 +174,7 @@ def create_async_mypy_evaluator(
     model: str | None = None,
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_mypy_evaluator` (asyncio subprocess; ``abatch`` for batches)."""
-    return make_async_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"),
-        run_name="mypy_check",
-        feedback_key="mypy_succeeded",
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
+    evaluator = typecheck_evaluator(
+        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"), locals(), is_async=True
     )
+    return cast(AsyncBatchCodeCheckEvaluator, evaluator)

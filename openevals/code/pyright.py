@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from openevals.code._typecheck import (
     Diagnostic,
@@ -25,8 +25,7 @@ from openevals.code._typecheck import (
     base_name,
     diagnostics_by_file,
     has_option,
-    make_async_evaluator,
-    make_evaluator,
+    typecheck_evaluator,
 )
 from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator
 from openevals.code.extraction import CodeExtractionStrategy
@@ -154,15 +153,8 @@ def create_pyright_evaluator(
     The evaluator returns ``{"key": "pyright_succeeded", "score": bool, "comment": ...}``; pyright
     is looked up next to the running Python interpreter first, then on PATH.
     """
-    return make_evaluator(
-        PyrightChecker(pyright_cli_args),
-        run_name="pyright_evaluator",
-        feedback_key="pyright_succeeded",
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
-    )
+    evaluator = typecheck_evaluator(PyrightChecker(pyright_cli_args), locals(), is_async=False)
+    return cast(BatchCodeCheckEvaluator, evaluator)
 
 
 def create_async_pyright_evaluator(
@@ -174,12 +166,5 @@ def create_async_pyright_evaluator(
     model: str | None = None,
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_pyright_evaluator` (asyncio subprocess; ``abatch``)."""
-    return make_async_evaluator(
-        PyrightChecker(pyright_cli_args),
-        run_name="pyright_check",
-        feedback_key="pyright_succeeded",
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
-    )
+    evaluator = typecheck_evaluator(PyrightChecker(pyright_cli_args), locals(), is_async=True)
+    return cast(AsyncBatchCodeCheckEvaluator, evaluator)

@@ -194,16 +194,7 @@ def create_json_match_evaluator(
             without a rubric.
         TypeError: ``rubric`` or ``exclude_keys`` of the wrong shape.
     """
-    core = _build_core(
-        aggregator=aggregator,
-        list_aggregator=list_aggregator,
-        rubric=rubric,
-        exclude_keys=exclude_keys,
-        judge=judge,
-        model=model,
-        use_reasoning=use_reasoning,
-        list_match_mode=list_match_mode,
-    )
+    core = _build_core(**locals())  # the eight options, by name
     if judge is not None and hasattr(judge, "chat") and _is_async_client(judge):
         raise TypeError(
             "`judge` is an async OpenAI client (AsyncOpenAI); use "
@@ -226,15 +217,6 @@ def create_async_json_match_evaluator(
 ) -> AsyncJsonMatchEvaluator:
     """Async twin of :func:`create_json_match_evaluator` (rubric batches are graded
     concurrently)."""
-    core = _build_core(
-        aggregator=aggregator,
-        list_aggregator=list_aggregator,
-        rubric=rubric,
-        exclude_keys=exclude_keys,
-        judge=judge,
-        model=model,
-        use_reasoning=use_reasoning,
-        list_match_mode=list_match_mode,
-    )
+    core = _build_core(**locals())  # the eight options, by name
     _, agrade = _rubric_scorers(core)
     return _async_evaluator(core, agrade)

@@ -276,15 +276,7 @@ def create_pairwise_llm_as_judge(
         ]
         return options.result(pair, answers)
 
-    evaluator = make_evaluator(
-        scorer,
-        _info(core, feedback_key, is_async=False),
-        raw=True,
-        name="pairwise_evaluator",
-        signature=_comparative,
-    )
-    register_core(evaluator, core)
-    return evaluator
+    return _evaluator(scorer, core, feedback_key, is_async=False)
 
 
 def create_async_pairwise_llm_as_judge(
@@ -322,16 +314,13 @@ def create_async_pairwise_llm_as_judge(
         )
         return options.result(pair, [options.vote(o) for o in outcomes])
 
-    evaluator = make_async_evaluator(
-        scorer,
-        _info(core, feedback_key, is_async=True),
-        raw=True,
-        name="pairwise_evaluator",
-        signature=_comparative,
-    )
+    return _evaluator(scorer, core, feedback_key, is_async=True)
+
+
+def _evaluator(scorer: Any, core: JudgeCore, feedback_key: str, *, is_async: bool) -> Any:
+    """The public evaluator around ``scorer``, shown to LangSmith with the ``runs`` signature."""
+    info = judge_info(core, is_async=is_async, feedback_keys=(feedback_key,))
+    make = make_async_evaluator if is_async else make_evaluator
+    evaluator = make(scorer, info, raw=True, name="pairwise_evaluator", signature=_comparative)
     register_core(evaluator, core)
     return evaluator
-
-
-def _info(core: JudgeCore, feedback_key: str, *, is_async: bool) -> Any:
-    return judge_info(core, is_async=is_async, feedback_keys=(feedback_key,))

@@ -8,6 +8,11 @@ plain-text files of the top-level ``prompts/`` folder (packaged as ``openevals/_
 the text says how to judge without them). ``optional_variables_for(prompt)`` looks the optional
 variables up by prompt text, for code that receives the template rather than its name.
 
+Each family package (``openevals.prompts.quality``, ``.rag``, ``.conversation``, ...) reads its
+texts from ``prompts/<family>/`` when it is imported, and each of its prompts also has its own
+submodule, ``openevals.prompts.<family>.<name>`` (the module paths of openevals 0.2.2), which
+re-exports the family's constant.
+
 The code-extraction and JSON-rubric prompts live in :mod:`openevals.prompts.code` and
 :mod:`openevals.prompts.json`; they are not part of ``__all__``.
 """

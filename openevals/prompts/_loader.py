@@ -15,7 +15,13 @@ from __future__ import annotations
 import functools
 import os
 
-__all__ = ["load_prompt", "packaged_prompts_dir", "prompt_file", "repository_prompts_dir"]
+__all__ = [
+    "load_prompt",
+    "packaged_prompts_dir",
+    "prompt_file",
+    "prompt_names",
+    "repository_prompts_dir",
+]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGED_DIR_NAME = "_prompt_files"
@@ -94,3 +100,11 @@ def load_prompt(relative_path: str) -> str:
         return text
     with open(path, encoding="utf-8") as handle:
         return handle.read()
+
+
+def prompt_names(namespace: dict[str, object]) -> list[str]:
+    """The ``__all__`` of a prompt module: the sorted upper-case names of its ``globals()`` that
+    are bound to a text."""
+    return sorted(
+        name for name, value in namespace.items() if name.isupper() and isinstance(value, str)
+    )

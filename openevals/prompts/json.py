@@ -11,17 +11,12 @@ are the same two strings under the names openevals 0.2.2 gave them in ``openeval
 
 from __future__ import annotations
 
-from openevals.prompts._loader import load_prompt
-
-__all__ = [
-    "JSON_MATCH_SYSTEM_PROMPT",
-    "JSON_MATCH_USER_PROMPT",
-    "SYSTEM_PROMPT",
-    "USER_PROMPT",
-]
+from openevals.prompts._loader import load_prompt, prompt_names
 
 JSON_MATCH_SYSTEM_PROMPT: str = load_prompt("json/rubric_system.txt")
 JSON_MATCH_USER_PROMPT: str = load_prompt("json/rubric_user.txt")
 
 SYSTEM_PROMPT: str = JSON_MATCH_SYSTEM_PROMPT
 USER_PROMPT: str = JSON_MATCH_USER_PROMPT
+
+__all__ = prompt_names(globals())

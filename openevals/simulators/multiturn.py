@@ -42,7 +42,7 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from openevals._drivers import adrive, drive
 from openevals._messages import convert_to_openai_message, is_langchain_message
@@ -54,6 +54,8 @@ __all__ = [
     "run_multiturn_simulation",
     "run_multiturn_simulation_async",
 ]
+
+T = TypeVar("T")
 
 
 class SimulationError(RuntimeError):
@@ -408,6 +410,33 @@ async def _adrive(
     return await adrive(gen, _aperform(_needs_langsmith()))
 
 
+def _planned(arguments: dict[str, Any]) -> Generator[_Call, Any, MultiturnSimulationResult]:
+    """Check a public runner's arguments (its ``locals()``) and build the simulation it drives."""
+    options = dict(arguments)
+    reference_outputs = options.pop("reference_outputs")
+    evaluators, thread_id = _validate(**options)
+    return _simulation(
+        app=options["app"],
+        user=options["user"],
+        max_turns=options["max_turns"],
+        stopping_condition=options["stopping_condition"],
+        evaluators=evaluators,
+        reference_outputs=reference_outputs,
+        thread_id=thread_id,
+    )
+
+
+def _traced(run: Callable[[], T]) -> Callable[[], T]:
+    """``run`` as the ``multiturn_simulator`` LangSmith run when tracing is on, else unchanged."""
+    from openevals.utils import _needs_langsmith
+
+    if _needs_langsmith():
+        from langsmith import traceable
+
+        return cast(Callable[[], T], traceable(name="multiturn_simulator")(run))
+    return run
+
+
 # --------------------------------------------------------------------------- public runners
 
 
@@ -432,35 +461,12 @@ def run_multiturn_simulation(
     Returns ``{"trajectory": [...], "evaluator_results": [...]}``. See the module documentation
     for the trajectory and error rules.
     """
-    evaluators, tid = _validate(
-        app=app,
-        user=user,
-        max_turns=max_turns,
-        stopping_condition=stopping_condition,
-        trajectory_evaluators=trajectory_evaluators,
-        thread_id=thread_id,
-    )
+    simulation = _planned(locals())
 
     def run() -> MultiturnSimulationResult:
-        return _drive(
-            _simulation(
-                app=app,
-                user=user,
-                max_turns=max_turns,
-                stopping_condition=stopping_condition,
-                evaluators=evaluators,
-                reference_outputs=reference_outputs,
-                thread_id=tid,
-            )
-        )
+        return _drive(simulation)
 
-    from openevals.utils import _needs_langsmith
-
-    if _needs_langsmith():
-        from langsmith import traceable
-
-        return traceable(name="multiturn_simulator")(run)()
-    return run()
+    return _traced(run)()
 
 
 async def run_multiturn_simulation_async(
@@ -478,32 +484,9 @@ async def run_multiturn_simulation_async(
     ``app``, ``user``, ``stopping_condition`` and the evaluators may each be sync or async; only
     what returns an awaitable is awaited.
     """
-    evaluators, tid = _validate(
-        app=app,
-        user=user,
-        max_turns=max_turns,
-        stopping_condition=stopping_condition,
-        trajectory_evaluators=trajectory_evaluators,
-        thread_id=thread_id,
-    )
+    simulation = _planned(locals())
 
     async def run() -> MultiturnSimulationResult:
-        return await _adrive(
-            _simulation(
-                app=app,
-                user=user,
-                max_turns=max_turns,
-                stopping_condition=stopping_condition,
-                evaluators=evaluators,
-                reference_outputs=reference_outputs,
-                thread_id=tid,
-            )
-        )
+        return await _adrive(simulation)
 
-    from openevals.utils import _needs_langsmith
-
-    if _needs_langsmith():
-        from langsmith import traceable
-
-        return await traceable(name="multiturn_simulator")(run)()
-    return await run()
+    return await _traced(run)()

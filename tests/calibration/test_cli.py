@@ -69,14 +69,12 @@ def test_calibrate_prints_the_report_and_writes_files(
     assert [d["id"] for d in figures["disagreements"]] == ["r0", "r6", "r3"]
 
 
+@pytest.mark.usefixtures("openai_env")
 def test_calibrate_with_an_llm_judge_spec(
     data: Path,
     fake_openai: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-test-key-123456789")
     fake_openai.set_default_chat(json={"reasoning": "fine", "score": True})
     code = main(
         [
@@ -96,14 +94,12 @@ def test_calibrate_with_an_llm_judge_spec(
     assert "accuracy              0.444" in capsys.readouterr().out  # 4 of 9 labels are true
 
 
+@pytest.mark.usefixtures("openai_env")
 def test_usage_errors_exit_2_before_any_call(
     data: Path,
     fake_openai: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-test-key-123456789")
     base = ["calibrate", str(data), "--judge", "llm:CORRECTNESS_PROMPT", "--model", "openai:x"]
     assert main([*base, "--label", "nope", "--no-progress"]) == 2
     assert "no row has a label in column 'nope'" in capsys.readouterr().err

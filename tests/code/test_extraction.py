@@ -410,12 +410,8 @@ async def test_llm_strategy_async_paths(fake_openai: FakeOpenAIServer) -> None:
     }
 
 
-def test_llm_strategy_resolves_model_string(
-    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+@pytest.mark.usefixtures("openai_env")
+def test_llm_strategy_resolves_model_string(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.queue_chat(tool_calls=_code_reply("z = 3"))
     evaluator = _llm_evaluator(model="openai:gpt-test-mini")
     assert evaluator(outputs="z = 3")["comment"] == "z = 3"

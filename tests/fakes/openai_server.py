@@ -563,33 +563,13 @@ class FakeOpenAIServer:
         old.set()
 
     # ------------------------------------------------------------------ scripting
-    def queue_chat(
-        self,
-        content: str | None = None,
-        *,
-        json: Any = None,
-        tool_calls: Iterable[Mapping[str, Any]] | None = None,
-        status: int = 200,
-        headers: Mapping[str, str] | None = None,
-        delay: float = 0.0,
-        body: bytes | str | Mapping[str, Any] | list[Any] | None = None,
-        hang: bool = False,
-        usage: Mapping[str, int] | None = None,
-        finish_reason: str | None = None,
-    ) -> Reply:
-        """Append one reply to the chat FIFO; each chat request consumes one."""
-        reply = make_reply(
-            content,
-            json=json,
-            tool_calls=tool_calls,
-            status=status,
-            headers=headers,
-            delay=delay,
-            body=body,
-            hang=hang,
-            usage=usage,
-            finish_reason=finish_reason,
-        )
+    def queue_chat(self, content: str | None = None, **options: Any) -> Reply:
+        """Append one reply to the chat FIFO; each chat request consumes one.
+
+        ``options`` are the keyword arguments of :func:`make_reply` (``json``, ``tool_calls``,
+        ``status``, ``headers``, ``delay``, ``body``, ``hang``, ``usage``, ``finish_reason``).
+        """
+        reply = make_reply(content, **options)
         with self._lock:
             self._chat_queue.append(reply)
         return reply
@@ -603,33 +583,10 @@ class FakeOpenAIServer:
         for _ in range(times):
             self.queue_chat(**MALFORMED_REPLIES[kind])
 
-    def set_default_chat(
-        self,
-        content: str | None = None,
-        *,
-        json: Any = None,
-        tool_calls: Iterable[Mapping[str, Any]] | None = None,
-        status: int = 200,
-        headers: Mapping[str, str] | None = None,
-        delay: float = 0.0,
-        body: bytes | str | Mapping[str, Any] | list[Any] | None = None,
-        hang: bool = False,
-        usage: Mapping[str, int] | None = None,
-        finish_reason: str | None = None,
-    ) -> Reply:
-        """Set the reply used whenever the queue is empty and no responder answers."""
-        reply = make_reply(
-            content,
-            json=json,
-            tool_calls=tool_calls,
-            status=status,
-            headers=headers,
-            delay=delay,
-            body=body,
-            hang=hang,
-            usage=usage,
-            finish_reason=finish_reason,
-        )
+    def set_default_chat(self, content: str | None = None, **options: Any) -> Reply:
+        """Set the reply used whenever the queue is empty and no responder answers (``options`` as
+        for :meth:`queue_chat`)."""
+        reply = make_reply(content, **options)
         with self._lock:
             self._default_chat = reply
         return reply

@@ -138,80 +138,45 @@ B_REF = [{"id": 2, "v": "b"}, {"id": 1, "v": "a"}]
 THIRD = 1 / 3
 TWO_THIRDS = 2 / 3
 
+# {(aggregator, list_aggregator): expected scores} of the three outcomes the fixtures give.
+# Two pairs scored, (id 1, v 1) and (id 1, v 0), and one unpaired element counted as (0, 0):
+ONE_UNPAIRED: dict[tuple[str | None, str], Scores] = {
+    (None, "all"): {"json_match:id": 0, "json_match:v": 0},
+    (None, "average"): {"json_match:id": TWO_THIRDS, "json_match:v": THIRD},
+    ("average", "all"): {"json_match:average": 0},
+    ("average", "average"): {"json_match:average": 0.5},
+    ("all", "all"): {"json_match:all": 0},
+    ("all", "average"): {"json_match:all": THIRD},
+}
+# The same two pairs, the unpaired element ignored:
+UNPAIRED_IGNORED: dict[tuple[str | None, str], Scores] = {
+    (None, "all"): {"json_match:id": 1, "json_match:v": 0},
+    (None, "average"): {"json_match:id": 1.0, "json_match:v": 0.5},
+    ("average", "all"): {"json_match:average": 0},
+    ("average", "average"): {"json_match:average": 0.75},
+    ("all", "all"): {"json_match:all": 0},
+    ("all", "average"): {"json_match:all": 0.5},
+}
+# By index every element is wrong, (0, 0) three times:
+ALL_WRONG: dict[tuple[str | None, str], Scores] = {
+    (None, "all"): {"json_match:id": 0, "json_match:v": 0},
+    (None, "average"): {"json_match:id": 0.0, "json_match:v": 0.0},
+    ("average", "all"): {"json_match:average": 0},
+    ("average", "average"): {"json_match:average": 0.0},
+    ("all", "all"): {"json_match:all": 0},
+    ("all", "average"): {"json_match:all": 0.0},
+}
+
 # (fixture, mode) -> {(aggregator, list_aggregator): expected scores}
 EXPECTED: dict[tuple[str, str], dict[tuple[str | None, str], Scores]] = {
-    # pairs scored: (id 1, v 1), (id 1, v 0), unpaired ref (id 0, v 0)
-    ("A", "same_elements"): {
-        (None, "all"): {"json_match:id": 0, "json_match:v": 0},
-        (None, "average"): {"json_match:id": TWO_THIRDS, "json_match:v": THIRD},
-        ("average", "all"): {"json_match:average": 0},
-        ("average", "average"): {"json_match:average": 0.5},
-        ("all", "all"): {"json_match:all": 0},
-        ("all", "average"): {"json_match:all": THIRD},
-    },
-    # unpaired references ignored: (1, 1), (1, 0)
-    ("A", "subset"): {
-        (None, "all"): {"json_match:id": 1, "json_match:v": 0},
-        (None, "average"): {"json_match:id": 1.0, "json_match:v": 0.5},
-        ("average", "all"): {"json_match:average": 0},
-        ("average", "average"): {"json_match:average": 0.75},
-        ("all", "all"): {"json_match:all": 0},
-        ("all", "average"): {"json_match:all": 0.5},
-    },
-    # every output paired, the unpaired reference counts: same as same_elements
-    ("A", "superset"): {
-        (None, "all"): {"json_match:id": 0, "json_match:v": 0},
-        (None, "average"): {"json_match:id": TWO_THIRDS, "json_match:v": THIRD},
-        ("average", "all"): {"json_match:average": 0},
-        ("average", "average"): {"json_match:average": 0.5},
-        ("all", "all"): {"json_match:all": 0},
-        ("all", "average"): {"json_match:all": THIRD},
-    },
-    # by index: (0, 0), (0, 0), extra ref (0, 0)
-    ("A", "ordered"): {
-        (None, "all"): {"json_match:id": 0, "json_match:v": 0},
-        (None, "average"): {"json_match:id": 0.0, "json_match:v": 0.0},
-        ("average", "all"): {"json_match:average": 0},
-        ("average", "average"): {"json_match:average": 0.0},
-        ("all", "all"): {"json_match:all": 0},
-        ("all", "average"): {"json_match:all": 0.0},
-    },
-    # pairs (1, 1), (1, 0), unpaired output (0, 0)
-    ("B", "same_elements"): {
-        (None, "all"): {"json_match:id": 0, "json_match:v": 0},
-        (None, "average"): {"json_match:id": TWO_THIRDS, "json_match:v": THIRD},
-        ("average", "all"): {"json_match:average": 0},
-        ("average", "average"): {"json_match:average": 0.5},
-        ("all", "all"): {"json_match:all": 0},
-        ("all", "average"): {"json_match:all": THIRD},
-    },
-    # unpaired outputs count in subset mode: same as same_elements
-    ("B", "subset"): {
-        (None, "all"): {"json_match:id": 0, "json_match:v": 0},
-        (None, "average"): {"json_match:id": TWO_THIRDS, "json_match:v": THIRD},
-        ("average", "all"): {"json_match:average": 0},
-        ("average", "average"): {"json_match:average": 0.5},
-        ("all", "all"): {"json_match:all": 0},
-        ("all", "average"): {"json_match:all": THIRD},
-    },
-    # unpaired outputs ignored: (1, 1), (1, 0)
-    ("B", "superset"): {
-        (None, "all"): {"json_match:id": 1, "json_match:v": 0},
-        (None, "average"): {"json_match:id": 1.0, "json_match:v": 0.5},
-        ("average", "all"): {"json_match:average": 0},
-        ("average", "average"): {"json_match:average": 0.75},
-        ("all", "all"): {"json_match:all": 0},
-        ("all", "average"): {"json_match:all": 0.5},
-    },
-    # by index: (0, 0), (0, 0), extra output (0, 0)
-    ("B", "ordered"): {
-        (None, "all"): {"json_match:id": 0, "json_match:v": 0},
-        (None, "average"): {"json_match:id": 0.0, "json_match:v": 0.0},
-        ("average", "all"): {"json_match:average": 0},
-        ("average", "average"): {"json_match:average": 0.0},
-        ("all", "all"): {"json_match:all": 0},
-        ("all", "average"): {"json_match:all": 0.0},
-    },
+    ("A", "same_elements"): ONE_UNPAIRED,  # the unpaired reference counts
+    ("A", "subset"): UNPAIRED_IGNORED,  # unpaired references ignored
+    ("A", "superset"): ONE_UNPAIRED,  # every output paired, the unpaired reference counts
+    ("A", "ordered"): ALL_WRONG,  # extra reference
+    ("B", "same_elements"): ONE_UNPAIRED,  # the unpaired output counts
+    ("B", "subset"): ONE_UNPAIRED,  # unpaired outputs count in subset mode
+    ("B", "superset"): UNPAIRED_IGNORED,  # unpaired outputs ignored
+    ("B", "ordered"): ALL_WRONG,  # extra output
 }
 
 FIXTURES = {"A": (A_OUT, A_REF), "B": (B_OUT, B_REF)}

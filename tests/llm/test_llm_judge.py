@@ -580,11 +580,8 @@ def test_inputs_are_not_mutated(kind: str, fake_openai: FakeOpenAIServer) -> Non
     assert (inputs["messages"][0].model_dump(), outputs, attachments) == before
 
 
-def test_model_string_uses_openai_base_url(
-    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+@pytest.mark.usefixtures("openai_env")
+def test_model_string_uses_openai_base_url(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.queue_chat(json={"reasoning": "r", "score": True})
     judge = create_llm_as_judge(prompt="{outputs}", model="openai:gpt-test-mini")
     assert judge(outputs="x")["score"] is True
@@ -642,12 +639,9 @@ def test_model_without_structured_output_support_falls_back_to_text() -> None:
     assert core.rungs[core._rung_start] == "text"
 
 
-def test_model_string_async_judge_survives_new_event_loops(
-    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("openai_env")
+def test_model_string_async_judge_survives_new_event_loops(fake_openai: FakeOpenAIServer) -> None:
     """`asyncio.run(judge(...))` twice: each loop gets its own connection pool."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     fake_openai.set_default_chat(json={"reasoning": "r", "score": True})
     judge = create_async_llm_as_judge(prompt="{outputs}", model="openai:gpt-test")
     for i in range(3):

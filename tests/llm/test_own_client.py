@@ -132,6 +132,7 @@ def test_client_without_retries_gets_the_judges_policy(
 
 
 @pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.usefixtures("openai_env")
 def test_model_strings_keep_the_direct_sdk_path(
     fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, use_async: bool
 ) -> None:
@@ -143,8 +144,6 @@ def test_model_strings_keep_the_direct_sdk_path(
 
     monkeypatch.setattr(Completions, "create", forbidden)
     monkeypatch.setattr(AsyncCompletions, "create", forbidden)
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     fake_openai.queue_chat(json=GOOD)
     factory = create_async_llm_as_judge if use_async else create_llm_as_judge
     judge = factory(prompt="{outputs}", model="openai:gpt-test")

@@ -15,6 +15,7 @@ from typing_extensions import TypedDict
 import openevals.prompts as P
 from openevals.llm import create_llm_as_judge
 from tests.fakes.openai_server import FakeOpenAIServer, chat_model
+from tests.trajectory.match_helpers import ai, tool, user
 
 CONVERSATION = [
     {"role": "user", "content": "Can you book a flight from NYC to Paris?"},
@@ -23,14 +24,10 @@ CONVERSATION = [
     {"role": "assistant", "content": "I understand, but I am unable to make bookings."},
 ]
 TRAJECTORY = [
-    {"role": "user", "content": "What is the weather in SF?"},
-    {
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [{"function": {"name": "get_weather", "arguments": '{"city": "SF"}'}}],
-    },
-    {"role": "tool", "content": "80 degrees and sunny"},
-    {"role": "assistant", "content": "It is 80 degrees and sunny in SF."},
+    user("What is the weather in SF?"),
+    ai(("get_weather", {"city": "SF"})),
+    tool("80 degrees and sunny"),
+    ai(content="It is 80 degrees and sunny in SF."),
 ]
 WAV = {"mime_type": "audio/wav", "data": base64.b64encode(b"RIFF0000WAVEfmt ").decode()}
 PNG = {"mime_type": "image/png", "data": "data:image/png;base64,iVBORw0KGgo="}

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import copy
 import math
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,29 +11,8 @@ from langchain_core.documents import Document
 
 import openevals.rag as rag
 from openevals.rag import ranking
-from openevals.rag.ranking import (
-    BatchScores,
-    average_precision_batch,
-    create_async_average_precision_evaluator,
-    create_async_hit_rate_evaluator,
-    create_async_ndcg_evaluator,
-    create_async_precision_evaluator,
-    create_async_recall_evaluator,
-    create_async_reciprocal_rank_evaluator,
-    create_async_retrieval_evaluator,
-    create_average_precision_evaluator,
-    create_hit_rate_evaluator,
-    create_ndcg_evaluator,
-    create_precision_evaluator,
-    create_recall_evaluator,
-    create_reciprocal_rank_evaluator,
-    create_retrieval_evaluator,
-    hit_rate_batch,
-    ndcg_batch,
-    precision_batch,
-    recall_batch,
-    reciprocal_rank_batch,
-)
+from openevals.rag.ranking import BatchScores
+from tests.rag.fresh_python import assert_runs_in_fresh_python
 
 
 class HaystackLikeDocument:
@@ -60,31 +37,15 @@ GR_RELEVANT = [1, 3, 5, 6]
 GR_RETRIEVED = [1, 4, 3, 5, 7]
 
 
+# The six metrics in their three forms, by metric name.
+METRICS = ["average_precision", "hit_rate", "ndcg", "precision", "recall", "reciprocal_rank"]
 SYNC_FACTORIES: dict[str, Callable[..., Any]] = {
-    "recall": create_recall_evaluator,
-    "precision": create_precision_evaluator,
-    "hit_rate": create_hit_rate_evaluator,
-    "reciprocal_rank": create_reciprocal_rank_evaluator,
-    "average_precision": create_average_precision_evaluator,
-    "ndcg": create_ndcg_evaluator,
+    m: getattr(ranking, f"create_{m}_evaluator") for m in METRICS
 }
 ASYNC_FACTORIES: dict[str, Callable[..., Any]] = {
-    "recall": create_async_recall_evaluator,
-    "precision": create_async_precision_evaluator,
-    "hit_rate": create_async_hit_rate_evaluator,
-    "reciprocal_rank": create_async_reciprocal_rank_evaluator,
-    "average_precision": create_async_average_precision_evaluator,
-    "ndcg": create_async_ndcg_evaluator,
+    m: getattr(ranking, f"create_async_{m}_evaluator") for m in METRICS
 }
-BATCH: dict[str, Callable[..., BatchScores]] = {
-    "recall": recall_batch,
-    "precision": precision_batch,
-    "hit_rate": hit_rate_batch,
-    "reciprocal_rank": reciprocal_rank_batch,
-    "average_precision": average_precision_batch,
-    "ndcg": ndcg_batch,
-}
-METRICS = sorted(SYNC_FACTORIES)
+BATCH: dict[str, Callable[..., BatchScores]] = {m: getattr(ranking, f"{m}_batch") for m in METRICS}
 
 
 def score(metric: str, outputs: Any, reference: Any, **options: Any) -> Any:
@@ -97,29 +58,29 @@ def score(metric: str, outputs: Any, reference: Any, **options: Any) -> Any:
 
 
 def test_haystack_map_example() -> None:
-    result = average_precision_batch(HS_RETRIEVED, HS_GROUND_TRUTH)
+    result = ranking.average_precision_batch(HS_RETRIEVED, HS_GROUND_TRUTH)
     assert result.scores == [1.0, 0.8333333333333333]
     assert result.mean == 0.9166666666666666
     assert result.key == "average_precision"
 
 
 def test_haystack_mrr_example() -> None:
-    result = reciprocal_rank_batch(HS_RETRIEVED, HS_GROUND_TRUTH)
+    result = ranking.reciprocal_rank_batch(HS_RETRIEVED, HS_GROUND_TRUTH)
     assert result.scores == [1.0, 1.0]
     assert result.mean == 1.0
 
 
 @pytest.mark.parametrize("mode", ["single_hit", "multi_hit"])
 def test_haystack_recall_example(mode: Any) -> None:
-    result = recall_batch(HS_RETRIEVED, HS_GROUND_TRUTH, mode=mode)
+    result = ranking.recall_batch(HS_RETRIEVED, HS_GROUND_TRUTH, mode=mode)
     assert result.scores == [1.0, 1.0]
     assert result.mean == 1.0
 
 
 def test_haystack_recall_modes_differ_on_partial_retrieval() -> None:
     retrieved = [hs_docs("France"), hs_docs("9th century", "10th century")]
-    assert recall_batch(retrieved, HS_GROUND_TRUTH, mode="single_hit").scores == [1.0, 1.0]
-    multi = recall_batch(retrieved, HS_GROUND_TRUTH, mode="multi_hit")
+    assert ranking.recall_batch(retrieved, HS_GROUND_TRUTH, mode="single_hit").scores == [1.0, 1.0]
+    multi = ranking.recall_batch(retrieved, HS_GROUND_TRUTH, mode="multi_hit")
     assert multi.scores == [1.0, 0.5]
     assert multi.mean == 0.75
 
@@ -128,7 +89,7 @@ def test_haystack_ndcg_example_follows_the_standard_definition() -> None:
     # Haystack prints 0.8869 for this input; the standard log2(rank + 1) NDCG is 0.9502
     # (see docs/rag-retrieval.md).
     reference = [{"content": "France", "relevance": 1.0}, {"content": "Paris", "relevance": 0.5}]
-    result = ndcg_batch([["France", "Germany", "Paris"]], [reference])
+    result = ranking.ndcg_batch([["France", "Germany", "Paris"]], [reference])
     assert round(result.scores[0] or 0.0, 4) == 0.9502
     assert result.mean == result.scores[0]
     dcg = 1.0 / math.log2(2) + 0.5 / math.log2(4)
@@ -141,7 +102,9 @@ def test_haystack_ndcg_example_follows_the_standard_definition() -> None:
 
 
 def test_graphrag_recall_at_5() -> None:
-    r: Any = create_recall_evaluator(k=5)(outputs=GR_RETRIEVED, reference_outputs=GR_RELEVANT)
+    r: Any = ranking.create_recall_evaluator(k=5)(
+        outputs=GR_RETRIEVED, reference_outputs=GR_RELEVANT
+    )
     assert r["key"] == "recall@5"
     assert r["score"] == 0.75
     assert r["metadata"] == {
@@ -159,7 +122,7 @@ def test_graphrag_average_precision_divides_by_retrieved_relevant() -> None:
 
 
 def test_standard_average_precision_divides_by_all_relevant() -> None:
-    r: Any = create_average_precision_evaluator()(
+    r: Any = ranking.create_average_precision_evaluator()(
         outputs=GR_RETRIEVED, reference_outputs=GR_RELEVANT
     )
     assert r["score"] == pytest.approx((1.0 + 2 / 3 + 3 / 4) / 4)
@@ -216,7 +179,7 @@ def test_graded_ndcg_hand_computed() -> None:
     retrieved = ["c", "a", "x", "b"]
     dcg = 1 / math.log2(2) + 3 / math.log2(3) + 2 / math.log2(5)
     idcg = 3 / math.log2(2) + 2 / math.log2(3) + 1 / math.log2(4)
-    r: Any = create_ndcg_evaluator()(outputs=retrieved, reference_outputs=reference)
+    r: Any = ranking.create_ndcg_evaluator()(outputs=retrieved, reference_outputs=reference)
     assert r["score"] == pytest.approx(dcg / idcg)
     assert r["metadata"]["dcg"] == pytest.approx(dcg)
     assert r["metadata"]["idcg"] == pytest.approx(idcg)
@@ -231,7 +194,7 @@ def test_graded_binary_metrics_treat_positive_grades_as_relevant() -> None:
     assert score("recall", retrieved, reference) == 1.0  # b is not relevant
     assert score("reciprocal_rank", retrieved, reference) == 1 / 2
     assert score("precision", retrieved, reference) == pytest.approx(2 / 3)
-    r: Any = create_recall_evaluator()(outputs=retrieved, reference_outputs=reference)
+    r: Any = ranking.create_recall_evaluator()(outputs=retrieved, reference_outputs=reference)
     assert r["metadata"]["relevant"] == 2
 
 
@@ -244,24 +207,26 @@ def test_duplicates_count_once_and_keep_their_rank() -> None:
     assert score("average_precision", retrieved, reference) == pytest.approx((1 + 2 / 3) / 2)
     dcg = 1 + 1 / math.log2(4)
     assert score("ndcg", retrieved, reference) == pytest.approx(dcg / (1 + 1 / math.log2(3)))
-    r: Any = create_precision_evaluator()(outputs=retrieved, reference_outputs=reference)
+    r: Any = ranking.create_precision_evaluator()(outputs=retrieved, reference_outputs=reference)
     assert r["metadata"]["duplicates"] == 1
     assert r["metadata"]["retrieved_relevant"] == 2
 
 
 def test_duplicate_reference_items_count_once_with_highest_grade() -> None:
     reference = [("a", 1), ("a", 3), "b"]
-    r: Any = create_ndcg_evaluator()(outputs=["a", "b"], reference_outputs=reference)
+    r: Any = ranking.create_ndcg_evaluator()(outputs=["a", "b"], reference_outputs=reference)
     assert r["metadata"]["relevant"] == 2
     assert r["score"] == 1.0
     assert score("recall", ["a"], reference) == 0.5
 
 
 def test_reciprocal_rank_metadata() -> None:
-    r: Any = create_reciprocal_rank_evaluator()(outputs=["x", "y", "b"], reference_outputs=["b"])
+    r: Any = ranking.create_reciprocal_rank_evaluator()(
+        outputs=["x", "y", "b"], reference_outputs=["b"]
+    )
     assert r["score"] == pytest.approx(1 / 3)
     assert r["metadata"]["first_relevant_rank"] == 3
-    r = create_reciprocal_rank_evaluator()(outputs=["x"], reference_outputs=["b"])
+    r = ranking.create_reciprocal_rank_evaluator()(outputs=["x"], reference_outputs=["b"])
     assert r["score"] == 0.0
     assert r["metadata"]["first_relevant_rank"] is None
 
@@ -294,11 +259,11 @@ def test_empty_reference_options(metric: str) -> None:
 
 
 def test_skip_is_left_out_of_batch_means() -> None:
-    result = recall_batch([["a"], ["a"], ["b"]], [["a"], [], ["a"]], empty_reference="skip")
+    result = ranking.recall_batch([["a"], ["a"], ["b"]], [["a"], [], ["a"]], empty_reference="skip")
     assert result.scores == [1.0, None, 0.0]
     assert result.mean == 0.5
-    assert recall_batch([["a"]], [[]], empty_reference="skip").mean is None
-    assert recall_batch([["a"], ["a"]], [["a"], []]).mean == 0.5  # "zero" counts
+    assert ranking.recall_batch([["a"]], [[]], empty_reference="skip").mean is None
+    assert ranking.recall_batch([["a"], ["a"]], [["a"], []]).mean == 0.5  # "zero" counts
 
 
 @pytest.mark.parametrize("metric", METRICS)
@@ -315,19 +280,19 @@ def test_k_below_one_fails_at_creation(metric: str, bad_k: int) -> None:
 @pytest.mark.parametrize("bad_k", [1.5, True, "3"])
 def test_k_must_be_an_int(bad_k: Any) -> None:
     with pytest.raises(TypeError, match="`k` must be a positive int"):
-        create_recall_evaluator(k=bad_k)
+        ranking.create_recall_evaluator(k=bad_k)
 
 
 @pytest.mark.parametrize(
     ("factory", "options", "param"),
     [
-        (create_recall_evaluator, {"mode": "multi-hit"}, "mode"),
-        (create_precision_evaluator, {"denominator": "all"}, "denominator"),
-        (create_average_precision_evaluator, {"normalize_by": "k"}, "normalize_by"),
-        (create_ndcg_evaluator, {"empty_reference": "nan"}, "empty_reference"),
-        (create_hit_rate_evaluator, {"key": "title"}, "key"),
-        (create_retrieval_evaluator, {"metrics": ["recall", "f1"]}, "metric"),
-        (create_retrieval_evaluator, {"k": []}, "k"),
+        (ranking.create_recall_evaluator, {"mode": "multi-hit"}, "mode"),
+        (ranking.create_precision_evaluator, {"denominator": "all"}, "denominator"),
+        (ranking.create_average_precision_evaluator, {"normalize_by": "k"}, "normalize_by"),
+        (ranking.create_ndcg_evaluator, {"empty_reference": "nan"}, "empty_reference"),
+        (ranking.create_hit_rate_evaluator, {"key": "title"}, "key"),
+        (ranking.create_retrieval_evaluator, {"metrics": ["recall", "f1"]}, "metric"),
+        (ranking.create_retrieval_evaluator, {"k": []}, "k"),
     ],
 )
 def test_bad_options_fail_at_creation(
@@ -339,16 +304,16 @@ def test_bad_options_fail_at_creation(
 
 def test_bad_option_types() -> None:
     with pytest.raises(TypeError, match="metrics"):
-        create_retrieval_evaluator(metrics="recall")
+        ranking.create_retrieval_evaluator(metrics="recall")
     with pytest.raises(TypeError, match="feedback_key"):
-        create_recall_evaluator(feedback_key="")
+        ranking.create_recall_evaluator(feedback_key="")
 
 
 def test_factories_are_keyword_only() -> None:
     with pytest.raises(TypeError):
-        create_recall_evaluator(5)  # type: ignore[call-arg]
+        ranking.create_recall_evaluator(5)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        create_retrieval_evaluator(["recall"])  # type: ignore[call-arg]
+        ranking.create_retrieval_evaluator(["recall"])  # type: ignore[call-arg]
 
 
 # --------------------------------------------------------------------------- bad inputs
@@ -379,7 +344,7 @@ def test_factories_are_keyword_only() -> None:
 def test_bad_inputs_name_the_parameter(
     outputs: Any, reference: Any, exc: type[Exception], pattern: str
 ) -> None:
-    evaluator = create_recall_evaluator()
+    evaluator = ranking.create_recall_evaluator()
     with pytest.raises(exc, match=pattern):
         evaluator(outputs=outputs, reference_outputs=reference)
 
@@ -395,13 +360,13 @@ def test_key_mode_errors() -> None:
 
 def test_batch_validation() -> None:
     with pytest.raises(ValueError, match="same length"):
-        recall_batch([["a"]], [["a"], ["b"]])
+        ranking.recall_batch([["a"]], [["a"], ["b"]])
     with pytest.raises(ValueError, match="at least one query"):
-        recall_batch([], [])
+        ranking.recall_batch([], [])
     with pytest.raises(TypeError, match="retrieved_lists"):
-        recall_batch("ab", ["a", "b"])
+        ranking.recall_batch("ab", ["a", "b"])
     with pytest.raises(TypeError, match=r"`retrieved_lists\[1\]` must be a list"):
-        recall_batch([["a"], "b"], [["a"], ["b"]])
+        ranking.recall_batch([["a"], "b"], [["a"], ["b"]])
 
 
 # --------------------------------------------------------------------------- item forms
@@ -465,8 +430,8 @@ def test_inputs_are_not_mutated() -> None:
     outputs = {"documents": [{"id": "a", "content": "x"}, {"id": "b"}], "answer": "t"}
     reference = [("a", 2), {"id": "b", "relevance": 1}]
     snapshot = copy.deepcopy((outputs, reference))
-    create_retrieval_evaluator(k=[1, 2])(outputs=outputs, reference_outputs=reference)
-    ndcg_batch([outputs], [reference])
+    ranking.create_retrieval_evaluator(k=[1, 2])(outputs=outputs, reference_outputs=reference)
+    ranking.ndcg_batch([outputs], [reference])
     assert (outputs, reference) == snapshot
 
 
@@ -485,7 +450,7 @@ def test_feedback_keys(metric: str) -> None:
 
 
 def test_retrieval_evaluator_returns_every_metric_and_k() -> None:
-    evaluator = create_retrieval_evaluator(k=[1, 3])
+    evaluator = ranking.create_retrieval_evaluator(k=[1, 3])
     results = evaluator(outputs=RET, reference_outputs=REL, inputs={"q": "ignored"})
     assert isinstance(results, list)
     keys = [r["key"] for r in results]
@@ -508,7 +473,7 @@ def test_retrieval_evaluator_returns_every_metric_and_k() -> None:
 
 
 def test_retrieval_evaluator_options_and_aliases() -> None:
-    evaluator = create_retrieval_evaluator(
+    evaluator = ranking.create_retrieval_evaluator(
         metrics=["map", "average_precision", "recall"],
         mode="single_hit",
         normalize_by="retrieved_relevant",
@@ -543,14 +508,14 @@ async def test_async_twins_agree() -> None:
 
 
 async def test_async_retrieval_evaluator_and_errors() -> None:
-    sync = create_retrieval_evaluator(k=2)
-    asynchronous = create_async_retrieval_evaluator(k=2)
+    sync = ranking.create_retrieval_evaluator(k=2)
+    asynchronous = ranking.create_async_retrieval_evaluator(k=2)
     got = await asynchronous(outputs=RET, reference_outputs=REL)
     assert got == sync(outputs=RET, reference_outputs=REL)
     with pytest.raises(TypeError, match="`outputs`"):
         await asynchronous(outputs=None, reference_outputs=REL)
     with pytest.raises(ValueError, match="no relevant item"):
-        await create_async_ndcg_evaluator(empty_reference="raise")(
+        await ranking.create_async_ndcg_evaluator(empty_reference="raise")(
             outputs=["a"], reference_outputs=[]
         )
 
@@ -577,15 +542,7 @@ def test_ranking_import_loads_no_llm_stack() -> None:
         "assert not heavy, heavy\n"
         "assert 'openevals.rag.steps' in sys.modules\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=str(Path(__file__).resolve().parents[2]),
-    )
-    assert proc.returncode == 0, proc.stderr
+    assert_runs_in_fresh_python(code)
 
 
 # --------------------------------------------------------------------------- documentation

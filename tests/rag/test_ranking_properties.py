@@ -8,22 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openevals.rag.ranking import (
-    average_precision_batch,
-    create_async_retrieval_evaluator,
-    create_average_precision_evaluator,
-    create_hit_rate_evaluator,
-    create_ndcg_evaluator,
-    create_precision_evaluator,
-    create_recall_evaluator,
-    create_reciprocal_rank_evaluator,
-    create_retrieval_evaluator,
-    hit_rate_batch,
-    ndcg_batch,
-    precision_batch,
-    recall_batch,
-    reciprocal_rank_batch,
-)
+from openevals.rag import ranking
 
 # Per-test settings (a global profile would leak into other test modules).
 PROPERTY = settings(max_examples=120, deadline=None)
@@ -37,19 +22,19 @@ graded_references = st.dictionaries(
 ks = st.one_of(st.none(), st.integers(min_value=1, max_value=16))
 
 ALL_VARIANTS: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
-    ("recall", create_recall_evaluator, {}),
-    ("recall_single", create_recall_evaluator, {"mode": "single_hit"}),
-    ("precision", create_precision_evaluator, {}),
-    ("precision_retrieved", create_precision_evaluator, {"denominator": "retrieved"}),
-    ("hit_rate", create_hit_rate_evaluator, {}),
-    ("reciprocal_rank", create_reciprocal_rank_evaluator, {}),
-    ("average_precision", create_average_precision_evaluator, {}),
+    ("recall", ranking.create_recall_evaluator, {}),
+    ("recall_single", ranking.create_recall_evaluator, {"mode": "single_hit"}),
+    ("precision", ranking.create_precision_evaluator, {}),
+    ("precision_retrieved", ranking.create_precision_evaluator, {"denominator": "retrieved"}),
+    ("hit_rate", ranking.create_hit_rate_evaluator, {}),
+    ("reciprocal_rank", ranking.create_reciprocal_rank_evaluator, {}),
+    ("average_precision", ranking.create_average_precision_evaluator, {}),
     (
         "average_precision_rr",
-        create_average_precision_evaluator,
+        ranking.create_average_precision_evaluator,
         {"normalize_by": "retrieved_relevant"},
     ),
-    ("ndcg", create_ndcg_evaluator, {}),
+    ("ndcg", ranking.create_ndcg_evaluator, {}),
 ]
 
 
@@ -113,11 +98,11 @@ def test_recall_and_precision_ignore_order_within_top_k(
     top, rest = retrieved[:k], retrieved[k:]
     shuffled = data.draw(st.permutations(top)) + rest
     for factory, options in (
-        (create_recall_evaluator, {}),
-        (create_recall_evaluator, {"mode": "single_hit"}),
-        (create_precision_evaluator, {}),
-        (create_precision_evaluator, {"denominator": "retrieved"}),
-        (create_hit_rate_evaluator, {}),
+        (ranking.create_recall_evaluator, {}),
+        (ranking.create_recall_evaluator, {"mode": "single_hit"}),
+        (ranking.create_precision_evaluator, {}),
+        (ranking.create_precision_evaluator, {"denominator": "retrieved"}),
+        (ranking.create_hit_rate_evaluator, {}),
     ):
         before = run(factory, retrieved, reference, k=k, **options)
         assert run(factory, shuffled, reference, k=k, **options) == before
@@ -128,11 +113,11 @@ def test_recall_and_precision_ignore_order_within_top_k(
 def test_recall_is_monotone_in_k(retrieved: list[int], reference: list[int]) -> None:
     for mode in ("multi_hit", "single_hit"):
         values = [
-            run(create_recall_evaluator, retrieved, reference, k=k, mode=mode)
+            run(ranking.create_recall_evaluator, retrieved, reference, k=k, mode=mode)
             for k in range(1, len(retrieved) + 3)
         ]
         assert values == sorted(values)
-        assert values[-1] == run(create_recall_evaluator, retrieved, reference, mode=mode)
+        assert values[-1] == run(ranking.create_recall_evaluator, retrieved, reference, mode=mode)
 
 
 @PROPERTY
@@ -142,18 +127,18 @@ def test_ndcg_of_the_ideal_ordering_is_one(
 ) -> None:
     # Ties may be broken either way: any order sorted by grade is ideal.
     order = sorted(data.draw(st.permutations(list(grades))), key=lambda item: -grades[item])
-    assert run(create_ndcg_evaluator, order, graded_pairs(grades), k=k) == 1.0
+    assert run(ranking.create_ndcg_evaluator, order, graded_pairs(grades), k=k) == 1.0
     if len(order) > 1 and grades[order[0]] != grades[order[-1]]:
         worse = order[::-1]
-        assert run(create_ndcg_evaluator, worse, graded_pairs(grades)) < 1.0
+        assert run(ranking.create_ndcg_evaluator, worse, graded_pairs(grades)) < 1.0
 
 
 @PROPERTY
 @given(retrieved=retrieved_lists, reference=binary_references, k=ks)
 def test_average_precision_relations(retrieved: list[int], reference: list[int], k: Any) -> None:
-    standard = run(create_average_precision_evaluator, retrieved, reference, k=k)
+    standard = run(ranking.create_average_precision_evaluator, retrieved, reference, k=k)
     by_retrieved = run(
-        create_average_precision_evaluator,
+        ranking.create_average_precision_evaluator,
         retrieved,
         reference,
         k=k,
@@ -161,7 +146,7 @@ def test_average_precision_relations(retrieved: list[int], reference: list[int],
     )
     assert standard <= by_retrieved <= 1.0
     # AP is bounded by recall (every term is <= 1 and there are at most `hits` terms).
-    recall = run(create_recall_evaluator, retrieved, reference, k=k)
+    recall = run(ranking.create_recall_evaluator, retrieved, reference, k=k)
     if k is None:
         assert standard <= recall + 1e-12
 
@@ -171,8 +156,8 @@ def test_average_precision_relations(retrieved: list[int], reference: list[int],
 def test_reciprocal_rank_and_hit_rate_agree(
     retrieved: list[int], reference: list[int], k: Any
 ) -> None:
-    rr = run(create_reciprocal_rank_evaluator, retrieved, reference, k=k)
-    hit = run(create_hit_rate_evaluator, retrieved, reference, k=k)
+    rr = run(ranking.create_reciprocal_rank_evaluator, retrieved, reference, k=k)
+    hit = run(ranking.create_hit_rate_evaluator, retrieved, reference, k=k)
     assert (rr > 0) == (hit == 1.0)
     if rr:
         assert math.isclose(1 / rr, round(1 / rr))
@@ -195,7 +180,7 @@ def _oracle_ndcg(retrieved: list[int], grades: dict[int, int], k: int | None) ->
 def test_ndcg_matches_an_independent_formula(
     retrieved: list[int], grades: dict[int, int], k: Any
 ) -> None:
-    value = run(create_ndcg_evaluator, retrieved, graded_pairs(grades), k=k)
+    value = run(ranking.create_ndcg_evaluator, retrieved, graded_pairs(grades), k=k)
     assert math.isclose(value, _oracle_ndcg(retrieved, grades, k), abs_tol=1e-12)
 
 
@@ -210,9 +195,9 @@ def test_batch_mean_is_the_mean_of_the_evaluator_scores(
     retrieved = [b[0] for b in batch]
     references = [b[1] for b in batch]
     for batch_fn, factory in (
-        (recall_batch, create_recall_evaluator),
-        (average_precision_batch, create_average_precision_evaluator),
-        (ndcg_batch, create_ndcg_evaluator),
+        (ranking.recall_batch, ranking.create_recall_evaluator),
+        (ranking.average_precision_batch, ranking.create_average_precision_evaluator),
+        (ranking.ndcg_batch, ranking.create_ndcg_evaluator),
     ):
         result = batch_fn(retrieved, references, k=k)
         singles = [run(factory, o, r, k=k) for o, r in batch]
@@ -224,9 +209,11 @@ def test_batch_mean_is_the_mean_of_the_evaluator_scores(
 @PROPERTY
 @given(retrieved=retrieved_lists, reference=binary_references, k=ks)
 def test_async_suite_equals_sync_suite(retrieved: list[int], reference: list[int], k: Any) -> None:
-    sync = create_retrieval_evaluator(k=k)(outputs=retrieved, reference_outputs=reference)
+    sync = ranking.create_retrieval_evaluator(k=k)(outputs=retrieved, reference_outputs=reference)
     asynchronous = asyncio.run(
-        create_async_retrieval_evaluator(k=k)(outputs=retrieved, reference_outputs=reference)
+        ranking.create_async_retrieval_evaluator(k=k)(
+            outputs=retrieved, reference_outputs=reference
+        )
     )
     assert asynchronous == sync
 
@@ -234,20 +221,24 @@ def test_async_suite_equals_sync_suite(retrieved: list[int], reference: list[int
 # --------------------------------------------------------------------------- batch = per item
 
 BATCH_FORMS: list[tuple[Callable[..., Any], Callable[..., Any], dict[str, Any]]] = [
-    (recall_batch, create_recall_evaluator, {}),
-    (recall_batch, create_recall_evaluator, {"mode": "single_hit"}),
-    (precision_batch, create_precision_evaluator, {}),
-    (precision_batch, create_precision_evaluator, {"denominator": "retrieved"}),
-    (hit_rate_batch, create_hit_rate_evaluator, {}),
-    (reciprocal_rank_batch, create_reciprocal_rank_evaluator, {}),
-    (average_precision_batch, create_average_precision_evaluator, {}),
+    (ranking.recall_batch, ranking.create_recall_evaluator, {}),
+    (ranking.recall_batch, ranking.create_recall_evaluator, {"mode": "single_hit"}),
+    (ranking.precision_batch, ranking.create_precision_evaluator, {}),
+    (ranking.precision_batch, ranking.create_precision_evaluator, {"denominator": "retrieved"}),
+    (ranking.hit_rate_batch, ranking.create_hit_rate_evaluator, {}),
+    (ranking.reciprocal_rank_batch, ranking.create_reciprocal_rank_evaluator, {}),
+    (ranking.average_precision_batch, ranking.create_average_precision_evaluator, {}),
     (
-        average_precision_batch,
-        create_average_precision_evaluator,
+        ranking.average_precision_batch,
+        ranking.create_average_precision_evaluator,
         {"normalize_by": "retrieved_relevant"},
     ),
-    (average_precision_batch, create_average_precision_evaluator, {"normalize_by": "all_relevant"}),
-    (ndcg_batch, create_ndcg_evaluator, {}),
+    (
+        ranking.average_precision_batch,
+        ranking.create_average_precision_evaluator,
+        {"normalize_by": "all_relevant"},
+    ),
+    (ranking.ndcg_batch, ranking.create_ndcg_evaluator, {}),
 ]
 
 # Items in every accepted form: plain ids (str and int, which differ), dicts, graded pairs

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import subprocess
-import sys
 import typing
-from pathlib import Path
 
 import pytest
 
 from openevals.rag import _ranking_metrics as table
 from openevals.rag import ranking
+from tests.rag.fresh_python import assert_runs_in_fresh_python
 
 POSITIONAL = inspect.Parameter.POSITIONAL_OR_KEYWORD
 KEYWORD = inspect.Parameter.KEYWORD_ONLY
@@ -163,12 +161,4 @@ def test_importing_and_per_item_scoring_load_no_numpy() -> None:
         "recall_batch([['a']], [['a']])\n"
         "assert 'numpy' in sys.modules\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=str(Path(__file__).resolve().parents[2]),
-    )
-    assert proc.returncode == 0, proc.stderr
+    assert_runs_in_fresh_python(code)

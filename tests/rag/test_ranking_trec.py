@@ -26,20 +26,7 @@ from typing import Any
 
 import pytest
 
-from openevals.rag.ranking import (
-    average_precision_batch,
-    create_average_precision_evaluator,
-    create_hit_rate_evaluator,
-    create_ndcg_evaluator,
-    create_precision_evaluator,
-    create_recall_evaluator,
-    create_reciprocal_rank_evaluator,
-    hit_rate_batch,
-    ndcg_batch,
-    precision_batch,
-    recall_batch,
-    reciprocal_rank_batch,
-)
+from openevals.rag import ranking
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -48,19 +35,19 @@ N_CASES = 300
 
 # trec_eval measure -> (our factory, our batch form, options); "{k}" is the cutoff.
 WITH_CUTOFF: dict[str, tuple[Any, Any, dict[str, Any]]] = {
-    "recall_{k}": (create_recall_evaluator, recall_batch, {}),
-    "P_{k}": (create_precision_evaluator, precision_batch, {}),
-    "success_{k}": (create_hit_rate_evaluator, hit_rate_batch, {}),
-    "ndcg_cut_{k}": (create_ndcg_evaluator, ndcg_batch, {}),
+    "recall_{k}": (ranking.create_recall_evaluator, ranking.recall_batch, {}),
+    "P_{k}": (ranking.create_precision_evaluator, ranking.precision_batch, {}),
+    "success_{k}": (ranking.create_hit_rate_evaluator, ranking.hit_rate_batch, {}),
+    "ndcg_cut_{k}": (ranking.create_ndcg_evaluator, ranking.ndcg_batch, {}),
     "map_cut_{k}": (
-        create_average_precision_evaluator,
-        average_precision_batch,
+        ranking.create_average_precision_evaluator,
+        ranking.average_precision_batch,
         {"normalize_by": "all_relevant"},
     ),
 }
 WITHOUT_CUTOFF: dict[str, tuple[Any, Any, dict[str, Any]]] = {
-    "map": (create_average_precision_evaluator, average_precision_batch, {}),
-    "recip_rank": (create_reciprocal_rank_evaluator, reciprocal_rank_batch, {}),
+    "map": (ranking.create_average_precision_evaluator, ranking.average_precision_batch, {}),
+    "recip_rank": (ranking.create_reciprocal_rank_evaluator, ranking.reciprocal_rank_batch, {}),
 }
 
 
@@ -146,7 +133,7 @@ def test_metrics_without_a_cutoff_match_trec_eval(measure: str) -> None:
 def test_our_default_average_precision_at_k_differs_from_map_cut_where_k_is_below_r() -> None:
     differ = 0
     for k in CUTS:
-        ours = average_precision_batch(RETRIEVED, REFERENCES, k=k).scores
+        ours = ranking.average_precision_batch(RETRIEVED, REFERENCES, k=k).scores
         for i, row in enumerate(TREC):
             relevant = sum(1 for v in CASES[i][1].values() if v > 0)
             if relevant and k < relevant and row[f"map_cut_{k}"] > 0:
@@ -173,8 +160,8 @@ def hand_map_cut(retrieved: list[str], relevant: set[str], k: int) -> float:
 
 def test_the_example_of_the_issue() -> None:
     retrieved, relevant = ["d1", "d2", "d3"], ["d1", "d2", "d3"]
-    cut = create_average_precision_evaluator(k=1, normalize_by="all_relevant")
-    default = create_average_precision_evaluator(k=1)
+    cut = ranking.create_average_precision_evaluator(k=1, normalize_by="all_relevant")
+    default = ranking.create_average_precision_evaluator(k=1)
     assert cut(outputs=retrieved, reference_outputs=relevant)["score"] == pytest.approx(1 / 3)
     assert cut(outputs=retrieved, reference_outputs=relevant)["metadata"]["denominator"] == 3
     assert default(outputs=retrieved, reference_outputs=relevant)["score"] == 1.0
@@ -194,7 +181,7 @@ def test_the_example_of_the_issue() -> None:
 def test_map_cut_on_small_cases_worked_out_by_hand(
     retrieved: list[str], relevant: set[str], k: int, expected: float
 ) -> None:
-    evaluator = create_average_precision_evaluator(k=k, normalize_by="all_relevant")
+    evaluator = ranking.create_average_precision_evaluator(k=k, normalize_by="all_relevant")
     score = evaluator(outputs=retrieved, reference_outputs=sorted(relevant))["score"]
     assert score == pytest.approx(expected, abs=1e-12)
     assert hand_map_cut(retrieved, relevant, k) == pytest.approx(expected, abs=1e-12)
@@ -207,10 +194,10 @@ def test_map_cut_matches_the_hand_formula_on_random_cases() -> None:
         retrieved = rng.sample(pool, rng.randint(0, len(pool)))
         relevant = set(rng.sample([*pool, "out1", "out2"], rng.randint(1, min(8, len(pool)))))
         k = rng.randint(1, 35)
-        evaluator = create_average_precision_evaluator(k=k, normalize_by="all_relevant")
+        evaluator = ranking.create_average_precision_evaluator(k=k, normalize_by="all_relevant")
         score = evaluator(outputs=retrieved, reference_outputs=sorted(relevant))["score"]
         assert math.isclose(score, hand_map_cut(retrieved, relevant, k), abs_tol=1e-12)
-        batch = average_precision_batch(
+        batch = ranking.average_precision_batch(
             [retrieved], [sorted(relevant)], k=k, normalize_by="all_relevant"
         )
         assert batch.scores == [score]
@@ -218,8 +205,8 @@ def test_map_cut_matches_the_hand_formula_on_random_cases() -> None:
 
 def test_all_relevant_without_k_is_the_standard_average_precision() -> None:
     for ranked, reference in zip(RETRIEVED, REFERENCES, strict=True):
-        standard = create_average_precision_evaluator()
-        uncapped = create_average_precision_evaluator(normalize_by="all_relevant")
+        standard = ranking.create_average_precision_evaluator()
+        uncapped = ranking.create_average_precision_evaluator(normalize_by="all_relevant")
         assert (
             uncapped(outputs=ranked, reference_outputs=reference)["score"]
             == standard(outputs=ranked, reference_outputs=reference)["score"]

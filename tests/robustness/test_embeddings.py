@@ -43,10 +43,7 @@ FACTORIES = pytest.mark.parametrize(
 )
 
 
-@pytest.fixture(autouse=True)
-def _tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("tracing_off")
 
 
 def run(value: Any) -> Any:
@@ -160,15 +157,13 @@ SERVER_REPLIES = {
 @FACTORIES
 @pytest.mark.parametrize("algorithm", ["cosine", "dot_product"])
 @pytest.mark.parametrize("reply", list(SERVER_REPLIES))
+@pytest.mark.usefixtures("openai_env")
 async def test_openai_compatible_server_sending_broken_vectors(
     factory: Any,
     algorithm: str,
     reply: str,
     fake_openai: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     evaluator = factory(model="openai:text-embedding-test", algorithm=algorithm)
     expected = "the zero vector" if reply.startswith("zero") else "a non-finite vector"
     for form in ("single", "batch"):
@@ -362,11 +357,10 @@ def test_lone_surrogates_in_single_inputs(
     assert backend.calls == 0
 
 
+@pytest.mark.usefixtures("openai_env")
 def test_lone_surrogates_reach_neither_the_server_nor_the_tokenizer(
-    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    fake_openai: FakeOpenAIServer,
 ) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     evaluator = create_embedding_similarity_evaluator(model="openai:text-embedding-test")
     with pytest.raises(LoneSurrogateError, match=r"`outputs` .* U\+DC80 at index 2 "):
         evaluator(outputs="ab\udc80", reference_outputs="b")

@@ -162,12 +162,6 @@ def test_extract_json_object_never_raises_on_nesting(
 # ------------------------------------------------------------------ E: malformed server replies
 
 
-@pytest.fixture
-def model_env(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-
-
 ALL_PATHS = (*KINDS, "model-sync", "model-async")
 # The faults that reach different code: an undecodable body, a non-object body, no choices, no
 # message, no content.
@@ -175,7 +169,7 @@ KEY_FAULTS = ["not_json", "json_string", "empty_choices", "no_message", "null_co
 FAULTS = KEY_FAULTS + sorted(set(MALFORMED_REPLIES) - set(KEY_FAULTS))
 
 
-@pytest.mark.usefixtures("model_env")
+@pytest.mark.usefixtures("openai_env")
 @pytest.mark.parametrize(("path", "fault"), matrix(FAULTS, ALL_PATHS, len(KEY_FAULTS)))
 def test_malformed_reply_is_retried_then_a_server_error(
     fake_openai: FakeOpenAIServer, path: str, fault: str
@@ -191,7 +185,7 @@ def test_malformed_reply_is_retried_then_a_server_error(
     assert len(fake_openai.chat_requests) == 2  # retried once, like a 5xx
 
 
-@pytest.mark.usefixtures("model_env")
+@pytest.mark.usefixtures("openai_env")
 @pytest.mark.parametrize("path", ALL_PATHS)
 @pytest.mark.parametrize("fault", ["not_json", "empty_choices"])
 def test_one_malformed_reply_then_a_good_one_succeeds(

@@ -14,23 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openevals.rag.ranking import (
-    BatchScores,
-    average_precision_batch,
-    hit_rate_batch,
-    ndcg_batch,
-    precision_batch,
-    recall_batch,
-    reciprocal_rank_batch,
-)
+from openevals.rag import _ranking_metrics as table
+from openevals.rag import ranking
+from openevals.rag.ranking import BatchScores
 
 BATCH_FORMS: dict[str, Callable[..., BatchScores]] = {
-    "recall": recall_batch,
-    "precision": precision_batch,
-    "hit_rate": hit_rate_batch,
-    "reciprocal_rank": reciprocal_rank_batch,
-    "average_precision": average_precision_batch,
-    "ndcg": ndcg_batch,
+    spec.name: getattr(ranking, f"{spec.name}_batch") for spec in table.METRICS
 }
 FORMS = list(BATCH_FORMS.values())
 FORM_IDS = list(BATCH_FORMS)

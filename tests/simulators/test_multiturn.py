@@ -37,10 +37,7 @@ async def _run_async(**kwargs: Any) -> Any:
 RUNNERS = pytest.mark.parametrize("run", [_run_sync, _run_async], ids=["sync", "async"])
 
 
-@pytest.fixture(autouse=True)
-def _tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("tracing_off")
 
 
 def _is_uuid(value: Any) -> bool:

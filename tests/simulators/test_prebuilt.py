@@ -39,19 +39,7 @@ FACTORIES = pytest.mark.parametrize(
 )
 
 
-@pytest.fixture(autouse=True)
-def _tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2"):
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def openai_env(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
-    """Point "openai:..." model strings at the fake server."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
-    return fake_openai
+pytestmark = pytest.mark.usefixtures("tracing_off")
 
 
 def _is_uuid(value: Any) -> bool:

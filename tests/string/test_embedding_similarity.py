@@ -36,18 +36,13 @@ async def batch(evaluator: Any, *args: Any, **kwargs: Any) -> Any:
     return await _resolve(evaluator.batch(*args, **kwargs))
 
 
-@pytest.fixture(autouse=True)
-def _tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("tracing_off")
 
 
 @pytest.fixture
-def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
+def server(openai_env: FakeOpenAIServer) -> FakeOpenAIServer:
     """The fake server behind every "openai:..." embedding model string."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_openai
+    return openai_env
 
 
 MODEL = "openai:text-embedding-test"

@@ -32,49 +32,31 @@ def evaluate(mode: str = "strict", args_mode: str = "exact", overrides: Any = No
 # --------------------------------------------------------------------------- README examples
 
 
+SF = {"city": "San Francisco"}
+SF_SUNNY = "It's 80 degrees and sunny in SF."
+NOTHING_FUN = "Nothing fun is happening, you should stay indoors and read!"
+FUN_QUESTION = "What is the weather in SF and is there anything fun happening?"
+
+
+def _sf_weather_reference() -> list[dict[str, Any]]:
+    """The reference trajectory of the README's strict and override examples."""
+    return [
+        user("What is the weather in San Francisco?"),
+        ai(("get_weather", SF)),
+        tool("It's 80 degrees and sunny in San Francisco."),
+        ai(content="The weather in SF is 80˚ and sunny."),
+    ]
+
+
 def test_readme_strict_example() -> None:
     outputs = [
-        {"role": "user", "content": "What is the weather in SF?"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": json.dumps({"city": "San Francisco"}),
-                    }
-                },
-                {
-                    "function": {
-                        "name": "accuweather_forecast",
-                        "arguments": json.dumps({"city": "San Francisco"}),
-                    }
-                },
-            ],
-        },
-        {"role": "tool", "content": "It's 80 degrees and sunny in SF."},
-        {"role": "assistant", "content": "The weather in SF is 80 degrees and sunny."},
-    ]
-    reference_outputs = [
-        {"role": "user", "content": "What is the weather in San Francisco?"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": json.dumps({"city": "San Francisco"}),
-                    }
-                }
-            ],
-        },
-        {"role": "tool", "content": "It's 80 degrees and sunny in San Francisco."},
-        {"role": "assistant", "content": "The weather in SF is 80˚ and sunny."},
+        user("What is the weather in SF?"),
+        ai(("get_weather", SF), ("accuweather_forecast", SF)),
+        tool(SF_SUNNY),
+        ai(content="The weather in SF is 80 degrees and sunny."),
     ]
     evaluator = create_trajectory_match_evaluator(trajectory_match_mode="strict")
-    result = evaluator(outputs=outputs, reference_outputs=reference_outputs)
+    result = evaluator(outputs=outputs, reference_outputs=_sf_weather_reference())
     assert result["key"] == "trajectory_strict_match"
     assert result["score"] is False
     # The public release leaves the comment empty; we say where and why the match failed.
@@ -86,70 +68,21 @@ def test_readme_strict_example() -> None:
 
 def test_readme_unordered_example() -> None:
     outputs = [
-        {
-            "role": "user",
-            "content": "What is the weather in SF and is there anything fun happening?",
-        },
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": json.dumps({"city": "San Francisco"}),
-                    }
-                }
-            ],
-        },
-        {"role": "tool", "content": "It's 80 degrees and sunny in SF."},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_fun_activities",
-                        "arguments": json.dumps({"city": "San Francisco"}),
-                    }
-                }
-            ],
-        },
-        {"role": "tool", "content": "Nothing fun is happening, you should stay indoors and read!"},
-        {
-            "role": "assistant",
-            "content": "The weather in SF is 80 degrees and sunny, but there is nothing fun happening.",
-        },
+        user(FUN_QUESTION),
+        ai(("get_weather", SF)),
+        tool(SF_SUNNY),
+        ai(("get_fun_activities", SF)),
+        tool(NOTHING_FUN),
+        ai(
+            content="The weather in SF is 80 degrees and sunny, but there is nothing fun happening."
+        ),
     ]
     reference_outputs = [
-        {
-            "role": "user",
-            "content": "What is the weather in SF and is there anything fun happening?",
-        },
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_fun_activities",
-                        "arguments": json.dumps({"city": "San Francisco"}),
-                    }
-                },
-                {
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": json.dumps({"city": "San Francisco"}),
-                    }
-                },
-            ],
-        },
-        {"role": "tool", "content": "Nothing fun is happening, you should stay indoors and read!"},
-        {"role": "tool", "content": "It's 80 degrees and sunny in SF."},
-        {
-            "role": "assistant",
-            "content": "In SF, it's 80˚ and sunny, but there is nothing fun happening.",
-        },
+        user(FUN_QUESTION),
+        ai(("get_fun_activities", SF), ("get_weather", SF)),
+        tool(NOTHING_FUN),
+        tool(SF_SUNNY),
+        ai(content="In SF, it's 80˚ and sunny, but there is nothing fun happening."),
     ]
     evaluator = create_trajectory_match_evaluator(trajectory_match_mode="unordered")
     result = evaluator(outputs=outputs, reference_outputs=reference_outputs)
@@ -162,58 +95,23 @@ def test_readme_unordered_example() -> None:
 
 
 def _readme_subset_superset_example() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    both = {"city": "SF and London"}
     outputs = [
-        {"role": "user", "content": "What is the weather in SF and London?"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": json.dumps({"city": "SF and London"}),
-                    }
-                },
-                {
-                    "function": {
-                        "name": "accuweather_forecast",
-                        "arguments": json.dumps({"city": "SF and London"}),
-                    }
-                },
-            ],
-        },
-        {
-            "role": "tool",
-            "content": "It's 80 degrees and sunny in SF, and 90 degrees and rainy in London.",
-        },
-        {"role": "tool", "content": "Unknown."},
-        {
-            "role": "assistant",
-            "content": "The weather in SF is 80 degrees and sunny. In London, it's 90 degrees and rainy.",
-        },
+        user("What is the weather in SF and London?"),
+        ai(("get_weather", both), ("accuweather_forecast", both)),
+        tool("It's 80 degrees and sunny in SF, and 90 degrees and rainy in London."),
+        tool("Unknown."),
+        ai(
+            content=(
+                "The weather in SF is 80 degrees and sunny. In London, it's 90 degrees and rainy."
+            )
+        ),
     ]
     reference_outputs = [
-        {"role": "user", "content": "What is the weather in SF and London?"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": json.dumps({"city": "SF and London"}),
-                    }
-                }
-            ],
-        },
-        {
-            "role": "tool",
-            "content": "It's 80 degrees and sunny in San Francisco, and 90 degrees and rainy in London.",
-        },
-        {
-            "role": "assistant",
-            "content": "The weather in SF is 80˚ and sunny. In London, it's 90˚ and rainy.",
-        },
+        user("What is the weather in SF and London?"),
+        ai(("get_weather", both)),
+        tool("It's 80 degrees and sunny in San Francisco, and 90 degrees and rainy in London."),
+        ai(content="The weather in SF is 80˚ and sunny. In London, it's 90˚ and rainy."),
     ]
     return outputs, reference_outputs
 
@@ -249,39 +147,12 @@ def test_readme_subset_variant_of_the_same_example() -> None:
 
 def test_readme_override_example() -> None:
     outputs = [
-        {"role": "user", "content": "What is the weather in SF?"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": json.dumps({"city": "san francisco"}),
-                    }
-                }
-            ],
-        },
-        {"role": "tool", "content": "It's 80 degrees and sunny in SF."},
-        {"role": "assistant", "content": "The weather in SF is 80 degrees and sunny."},
+        user("What is the weather in SF?"),
+        ai(("get_weather", {"city": "san francisco"})),
+        tool(SF_SUNNY),
+        ai(content="The weather in SF is 80 degrees and sunny."),
     ]
-    reference_outputs = [
-        {"role": "user", "content": "What is the weather in San Francisco?"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": json.dumps({"city": "San Francisco"}),
-                    }
-                }
-            ],
-        },
-        {"role": "tool", "content": "It's 80 degrees and sunny in San Francisco."},
-        {"role": "assistant", "content": "The weather in SF is 80˚ and sunny."},
-    ]
+    reference_outputs = _sf_weather_reference()
     evaluator = create_trajectory_match_evaluator(
         trajectory_match_mode="strict",
         tool_args_match_mode="exact",

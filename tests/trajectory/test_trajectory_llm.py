@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -12,35 +11,19 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from openevals import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
 from openevals.prompts import TRAJECTORY_ACCURACY_PROMPT, TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE
 from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
+from tests.trajectory.match_helpers import ai, tool, user
 
 OUTPUTS = [
-    {"role": "user", "content": "What is the weather in SF?"},
-    {
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [
-            {"function": {"name": "get_weather", "arguments": json.dumps({"city": "SF"})}}
-        ],
-    },
-    {"role": "tool", "content": "It's 80 degrees and sunny in SF."},
-    {"role": "assistant", "content": "The weather in SF is 80 degrees and sunny."},
+    user("What is the weather in SF?"),
+    ai(("get_weather", {"city": "SF"})),
+    tool("It's 80 degrees and sunny in SF."),
+    ai(content="The weather in SF is 80 degrees and sunny."),
 ]
 REFERENCE = [
-    {"role": "user", "content": "What is the weather in SF?"},
-    {
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [
-            {
-                "function": {
-                    "name": "get_weather",
-                    "arguments": json.dumps({"city": "San Francisco"}),
-                }
-            }
-        ],
-    },
-    {"role": "tool", "content": "It's 80 degrees and sunny in San Francisco."},
-    {"role": "assistant", "content": "The weather in SF is 80˚ and sunny."},
+    user("What is the weather in SF?"),
+    ai(("get_weather", {"city": "San Francisco"})),
+    tool("It's 80 degrees and sunny in San Francisco."),
+    ai(content="The weather in SF is 80˚ and sunny."),
 ]
 
 

@@ -10,17 +10,16 @@ that times out is a False score with its message, not an exception.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import EvaluatorInfo
 from openevals._text import check_text
 from openevals.code.base import (
     AsyncCodeCheckEvaluator,
-    AsyncCodeEvaluator,
     CheckScore,
     CodeCheckEvaluator,
-    CodeEvaluator,
 )
 from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
@@ -28,16 +27,14 @@ from openevals.code.e2b.sandbox import (
     RunCommand,
     SandboxPlan,
     WriteFile,
-    arun_in_sandbox,
     command_timeout,
     install_plan,
     project_directory,
     run,
-    run_in_sandbox,
-    sandbox_extraction,
+    sandbox_evaluator,
 )
 from openevals.code.e2b.sandbox.files import OUTPUTS_FILE, project_path, run_command
-from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
+from openevals.code.extraction import CodeExtractionStrategy
 
 require_e2b()
 
@@ -100,31 +97,19 @@ def execution_plan(
 _INFO = EvaluatorInfo(run_name="e2b_execution_evaluator", feedback_keys=("execution_succeeded",))
 
 
-def _options(
-    sandbox: Any,
+def _plan(
     environment_variables: Mapping[str, str] | None,
     execution_command: str,
     sandbox_project_directory: str | None,
     timeout: float | None,
-    code_extraction_strategy: str,
-    code_extractor: Callable[[Any], Any] | None,
-    model: str | None,
-    client: Any,
-) -> tuple[dict[str, Any], CodeExtraction]:
-    plan_options = {
-        "directory": project_directory(sandbox_project_directory),
-        "execution_command": _command(execution_command),
-        "envs": _environment(environment_variables),
-        "timeout": command_timeout(timeout),
-    }
-    extraction = sandbox_extraction(
-        sandbox,
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
+) -> Callable[[str], SandboxPlan[CheckScore]]:
+    return functools.partial(
+        execution_plan,
+        directory=project_directory(sandbox_project_directory),
+        execution_command=_command(execution_command),
+        envs=_environment(environment_variables),
+        timeout=command_timeout(timeout),
     )
-    return plan_options, extraction
 
 
 def create_e2b_execution_evaluator(
@@ -154,28 +139,9 @@ def create_e2b_execution_evaluator(
 
     Returns results with key ``execution_succeeded``.
     """
-    plan_options, extraction = _options(
-        sandbox,
-        environment_variables,
-        execution_command,
-        sandbox_project_directory,
-        timeout,
-        code_extraction_strategy,
-        code_extractor,
-        model,
-        client,
-    )
-
-    def scorer(*, outputs: str, **_: Any) -> CheckScore:
-        return run_in_sandbox(sandbox, execution_plan(outputs, **plan_options))
-
-    return CodeEvaluator(
-        scorer=scorer,
-        extraction=extraction,
-        code_sink=SANDBOX_SINK,
-        run_name=_INFO.run_name,
-        feedback_key=_INFO.feedback_key,
-        info=_INFO,
+    plan = _plan(environment_variables, execution_command, sandbox_project_directory, timeout)
+    return cast(
+        CodeCheckEvaluator, sandbox_evaluator(sandbox, plan, _INFO, locals(), is_async=False)
     )
 
 
@@ -192,26 +158,7 @@ def create_async_e2b_execution_evaluator(
     client: Any = None,
 ) -> AsyncCodeCheckEvaluator:
     """Async twin of :func:`create_e2b_execution_evaluator`, for an ``AsyncSandbox``."""
-    plan_options, extraction = _options(
-        sandbox,
-        environment_variables,
-        execution_command,
-        sandbox_project_directory,
-        timeout,
-        code_extraction_strategy,
-        code_extractor,
-        model,
-        client,
-    )
-
-    async def scorer(*, outputs: str, **_: Any) -> CheckScore:
-        return await arun_in_sandbox(sandbox, execution_plan(outputs, **plan_options))
-
-    return AsyncCodeEvaluator(
-        scorer=scorer,
-        extraction=extraction,
-        code_sink=SANDBOX_SINK,
-        run_name=_INFO.run_name,
-        feedback_key=_INFO.feedback_key,
-        info=_INFO,
+    plan = _plan(environment_variables, execution_command, sandbox_project_directory, timeout)
+    return cast(
+        AsyncCodeCheckEvaluator, sandbox_evaluator(sandbox, plan, _INFO, locals(), is_async=True)
     )

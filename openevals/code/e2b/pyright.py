@@ -10,33 +10,29 @@ and timeouts are False scores with their message.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import EvaluatorInfo
 from openevals.code.base import (
     AsyncCodeCheckEvaluator,
-    AsyncCodeEvaluator,
     CheckScore,
     CodeCheckEvaluator,
-    CodeEvaluator,
 )
 from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
-    SANDBOX_SINK,
     RunCommand,
     SandboxPlan,
     WriteFile,
-    arun_in_sandbox,
     command_timeout,
     install_plan,
     project_directory,
     run,
-    run_in_sandbox,
-    sandbox_extraction,
+    sandbox_evaluator,
 )
 from openevals.code.e2b.sandbox.files import OUTPUTS_FILE, PYRIGHT_COMMAND, project_path
-from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
+from openevals.code.extraction import CodeExtractionStrategy
 from openevals.code.pyright import PyrightChecker, parse_pyright_output
 
 require_e2b()
@@ -81,27 +77,14 @@ def pyright_plan(code: str, *, directory: str, timeout: float | None) -> Sandbox
 _INFO = EvaluatorInfo(run_name="e2b_pyright_evaluator", feedback_keys=("pyright_succeeded",))
 
 
-def _options(
-    sandbox: Any,
-    sandbox_project_directory: str | None,
-    timeout: float | None,
-    code_extraction_strategy: str,
-    code_extractor: Callable[[Any], Any] | None,
-    model: str | None,
-    client: Any,
-) -> tuple[dict[str, Any], CodeExtraction]:
-    plan_options = {
-        "directory": project_directory(sandbox_project_directory),
-        "timeout": command_timeout(timeout),
-    }
-    extraction = sandbox_extraction(
-        sandbox,
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
+def _plan(
+    sandbox_project_directory: str | None, timeout: float | None
+) -> Callable[[str], SandboxPlan[CheckScore]]:
+    return functools.partial(
+        pyright_plan,
+        directory=project_directory(sandbox_project_directory),
+        timeout=command_timeout(timeout),
     )
-    return plan_options, extraction
 
 
 def create_e2b_pyright_evaluator(
@@ -127,26 +110,9 @@ def create_e2b_pyright_evaluator(
 
     Returns results with key ``pyright_succeeded``.
     """
-    plan_options, extraction = _options(
-        sandbox,
-        sandbox_project_directory,
-        timeout,
-        code_extraction_strategy,
-        code_extractor,
-        model,
-        client,
-    )
-
-    def scorer(*, outputs: str, **_: Any) -> CheckScore:
-        return run_in_sandbox(sandbox, pyright_plan(outputs, **plan_options))
-
-    return CodeEvaluator(
-        scorer=scorer,
-        extraction=extraction,
-        code_sink=SANDBOX_SINK,
-        run_name=_INFO.run_name,
-        feedback_key=_INFO.feedback_key,
-        info=_INFO,
+    plan = _plan(sandbox_project_directory, timeout)
+    return cast(
+        CodeCheckEvaluator, sandbox_evaluator(sandbox, plan, _INFO, locals(), is_async=False)
     )
 
 
@@ -161,24 +127,7 @@ def create_async_e2b_pyright_evaluator(
     client: Any = None,
 ) -> AsyncCodeCheckEvaluator:
     """Async twin of :func:`create_e2b_pyright_evaluator`, for an ``AsyncSandbox``."""
-    plan_options, extraction = _options(
-        sandbox,
-        sandbox_project_directory,
-        timeout,
-        code_extraction_strategy,
-        code_extractor,
-        model,
-        client,
-    )
-
-    async def scorer(*, outputs: str, **_: Any) -> CheckScore:
-        return await arun_in_sandbox(sandbox, pyright_plan(outputs, **plan_options))
-
-    return AsyncCodeEvaluator(
-        scorer=scorer,
-        extraction=extraction,
-        code_sink=SANDBOX_SINK,
-        run_name=_INFO.run_name,
-        feedback_key=_INFO.feedback_key,
-        info=_INFO,
+    plan = _plan(sandbox_project_directory, timeout)
+    return cast(
+        AsyncCodeCheckEvaluator, sandbox_evaluator(sandbox, plan, _INFO, locals(), is_async=True)
     )

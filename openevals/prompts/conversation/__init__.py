@@ -1,23 +1,11 @@
 """Multi-turn conversations; LANGUAGE_DETECTION and SUPPORT_INTENT return a category.
 
-Texts are read from ``prompts/conversation/`` when this package is imported. Each prompt also has
-its own submodule, ``openevals.prompts.conversation.<name>`` (the module paths of openevals 0.2.2),
-which re-exports the constant defined here."""
+Read from ``prompts/conversation/`` on import; see :mod:`openevals.prompts` for the submodules.
+"""
 
 from __future__ import annotations
 
-from openevals.prompts._loader import load_prompt
-
-__all__ = [
-    "AGENT_TONE_PROMPT",
-    "KNOWLEDGE_RETENTION_PROMPT",
-    "LANGUAGE_DETECTION_PROMPT",
-    "PERCEIVED_ERROR_PROMPT",
-    "SUPPORT_INTENT_PROMPT",
-    "TASK_COMPLETION_PROMPT",
-    "USER_SATISFACTION_PROMPT",
-    "WINS_PROMPT",
-]
+from openevals.prompts._loader import load_prompt, prompt_names
 
 PERCEIVED_ERROR_PROMPT: str = load_prompt("conversation/perceived_error.txt")
 WINS_PROMPT: str = load_prompt("conversation/wins.txt")
@@ -27,3 +15,5 @@ USER_SATISFACTION_PROMPT: str = load_prompt("conversation/user_satisfaction.txt"
 AGENT_TONE_PROMPT: str = load_prompt("conversation/agent_tone.txt")
 LANGUAGE_DETECTION_PROMPT: str = load_prompt("conversation/language_detection.txt")
 SUPPORT_INTENT_PROMPT: str = load_prompt("conversation/support_intent.txt")
+
+__all__ = prompt_names(globals())

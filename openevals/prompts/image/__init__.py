@@ -1,17 +1,13 @@
 """Image content (pass the image as ``attachments``; True = content detected).
 
-Texts are read from ``prompts/image/`` when this package is imported. Each prompt also has
-its own submodule, ``openevals.prompts.image.<name>`` (the module paths of openevals 0.2.2),
-which re-exports the constant defined here."""
+Read from ``prompts/image/`` on import; see :mod:`openevals.prompts` for the submodules.
+"""
 
 from __future__ import annotations
 
-from openevals.prompts._loader import load_prompt
-
-__all__ = [
-    "EXPLICIT_CONTENT_PROMPT",
-    "SENSITIVE_IMAGERY_PROMPT",
-]
+from openevals.prompts._loader import load_prompt, prompt_names
 
 EXPLICIT_CONTENT_PROMPT: str = load_prompt("image/explicit_content.txt")
 SENSITIVE_IMAGERY_PROMPT: str = load_prompt("image/sensitive_imagery.txt")
+
+__all__ = prompt_names(globals())

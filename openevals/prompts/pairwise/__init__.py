@@ -6,14 +6,10 @@ Texts are read from ``prompts/pairwise/`` when this package is imported. Each te
 
 from __future__ import annotations
 
-from openevals.prompts._loader import load_prompt
-
-__all__ = [
-    "PAIRWISE_CORRECTNESS_PROMPT",
-    "PAIRWISE_HELPFULNESS_PROMPT",
-    "PAIRWISE_PREFERENCE_PROMPT",
-]
+from openevals.prompts._loader import load_prompt, prompt_names
 
 PAIRWISE_PREFERENCE_PROMPT: str = load_prompt("pairwise/preference.txt")
 PAIRWISE_HELPFULNESS_PROMPT: str = load_prompt("pairwise/helpfulness.txt")
 PAIRWISE_CORRECTNESS_PROMPT: str = load_prompt("pairwise/correctness.txt")
+
+__all__ = prompt_names(globals())

@@ -16,9 +16,10 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from openevals._contract import EvaluatorInfo
 from openevals._drivers import adrive, drive
 from openevals._text import check_text
-from openevals.code.base import check_model_options
+from openevals.code.base import AsyncCodeEvaluator, CheckScore, CodeEvaluator, code_extraction
 from openevals.code.e2b._imports import third_party_requirements
 from openevals.code.e2b.sandbox.files import (
     DEFAULT_PROJECT_DIRECTORY,
@@ -40,6 +41,7 @@ __all__ = [
     "project_directory",
     "run",
     "run_in_sandbox",
+    "sandbox_evaluator",
     "sandbox_extraction",
 ]
 
@@ -134,6 +136,9 @@ def check_sandbox(sandbox: Any) -> None:
         )
 
 
+_EXTRACTION_OPTIONS = ("code_extraction_strategy", "code_extractor", "model", "client")
+
+
 def sandbox_extraction(
     sandbox: Any,
     *,
@@ -144,11 +149,43 @@ def sandbox_extraction(
 ) -> CodeExtraction:
     """Validate the sandbox and the extraction options of an E2B evaluator."""
     check_sandbox(sandbox)
-    check_model_options(
-        code_extraction_strategy=code_extraction_strategy, model=model, client=client
+    return code_extraction(locals())
+
+
+def sandbox_evaluator(
+    sandbox: Any,
+    plan: Callable[[str], SandboxPlan[CheckScore]],
+    info: EvaluatorInfo,
+    extraction_options: Mapping[str, Any],
+    *,
+    is_async: bool,
+) -> CodeEvaluator | AsyncCodeEvaluator:
+    """The evaluator of an E2B factory: each call runs ``plan(code)`` in ``sandbox``.
+
+    ``extraction_options`` holds the factory's ``code_extraction_strategy``, ``code_extractor``,
+    ``model`` and ``client``; they and the sandbox are checked here.
+    """
+    extraction = sandbox_extraction(
+        sandbox, **{name: extraction_options[name] for name in _EXTRACTION_OPTIONS}
     )
-    return CodeExtraction(
-        strategy=code_extraction_strategy, code_extractor=code_extractor, model=model, client=client
+    if is_async:
+
+        async def ascorer(*, outputs: str, **_: Any) -> CheckScore:
+            return await arun_in_sandbox(sandbox, plan(outputs))
+
+        scorer: Callable[..., Any] = ascorer
+    else:
+
+        def scorer(*, outputs: str, **_: Any) -> CheckScore:
+            return run_in_sandbox(sandbox, plan(outputs))
+
+    return (AsyncCodeEvaluator if is_async else CodeEvaluator)(
+        scorer=scorer,
+        extraction=extraction,
+        code_sink=SANDBOX_SINK,
+        run_name=info.run_name,
+        feedback_key=info.feedback_key,
+        info=info,
     )
 
 
