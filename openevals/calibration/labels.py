@@ -19,7 +19,6 @@ checked against them after the run.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -82,18 +81,12 @@ def judge_scores_of(judge: Any, declared: Any = None) -> JudgeScores:
             "`judge_scores` must be 'boolean', 'continuous' or a non-empty list of numeric "
             f"choices; got {declared!r}"
         )
-    target = judge
-    while isinstance(target, functools.partial):
-        target = target.func
     # Judge factories record the score schema their judge answers in on the evaluator's contract
-    # description.
-    info = info_of(target)
-    kind = info.score_type if info is not None else None
-    if kind in ("boolean", "continuous"):
-        return JudgeScores(kind)
-    if kind == "choices" and info is not None:
-        return JudgeScores("choices", info.choices)
-    return JudgeScores(None)
+    # description (info_of looks through functools.partial).
+    info = info_of(judge)
+    if info is None or info.score_type is None:
+        return JudgeScores(None)
+    return JudgeScores(info.score_type, info.choices)
 
 
 def _is_number(value: Any) -> bool:
