@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import functools
 import inspect
 import json
+import os
+import types
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +37,7 @@ from openevals._judge.errors import (
 )
 from openevals._judge.prompting import append_text_to_last_user
 from openevals._judge.schema import SchemaSpec
+from openevals._judge.wire import WireClient
 
 __all__ = [
     "Answer",
@@ -274,9 +278,11 @@ class OpenAIClientBackend(Backend):
         return await _atraced_llm_call(self.model_name, payload, call)
 
     def _call(self, client: Any, payload: Any) -> Any:
-        if self.owned and type(client).__module__.split(".", 1)[0] == "openai":
-            # The official SDK's `post` skips create()'s per-parameter transforms, which cost
-            # more CPU than the rest of the judge; only for clients the judge built itself.
+        if type(client) is WireClient:
+            return client.chat(payload)
+        if _is_sdk_client(client) and (self.owned or _create_is_untouched(client)):
+            # Same client, same request, through its public `post`: skips create()'s
+            # per-parameter transforms and response models (a fifth of the CPU of a call).
             return client.post("/chat/completions", body=payload, cast_to=object)
         return client.chat.completions.create(**payload)
 
@@ -378,6 +384,38 @@ def _without_retries(client: Any) -> Any:
     """A copy of a client *the judge built* without SDK retries (the judge's policy counts)."""
     with_options = getattr(client, "with_options", None)
     return with_options(max_retries=0) if callable(with_options) else client
+
+
+def _is_sdk_client(client: Any) -> bool:
+    """Is ``client`` one of the official OpenAI SDK's client classes?"""
+    return type(client).__module__.split(".", 1)[0] == "openai"
+
+
+def _create_is_untouched(client: Any) -> bool:
+    """Is the SDK client's ``chat.completions.create`` its own, neither replaced nor wrapped?
+
+    Then the client's ``post`` sends the very request ``create`` would. A create() replaced on
+    the instance or the class, or wrapped by a tracer or an instrumentation, must see every
+    request of a caller's client, so it is called instead.
+    """
+    create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
+    return type(create) is types.MethodType and _sdk_function(create.__func__)
+
+
+@functools.lru_cache(maxsize=64)
+def _sdk_function(function: Any) -> bool:
+    """A plain function whose code, and that of every function it wraps, is the SDK's own (the
+    SDK decorates create() itself; a tracer's wrapper has its code elsewhere)."""
+    import openai
+
+    package = os.path.dirname(openai.__file__) + os.sep
+    while function is not None:
+        if type(function) is not types.FunctionType:
+            return False
+        if not function.__code__.co_filename.startswith(package):
+            return False
+        function = getattr(function, "__wrapped__", None)
+    return True
 
 
 def _create_is_wrapped(client: Any) -> bool:

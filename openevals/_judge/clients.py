@@ -80,11 +80,17 @@ def pool_size() -> int:
     return admission.cap if admission is not None else DEFAULT_POOL_SIZE
 
 
-def owned_async_client(template: Any, size: int) -> Any:
-    """A copy of the SDK client ``template`` (same key, base URL, headers, timeout) with a fresh
-    connection pool of ``size`` connections on the aiohttp transport (httpx when the
-    ``aiohttp`` extra is missing)."""
+def owned_async_client(template: Any, size: int, *, lean: bool = True) -> Any:
+    """A client for the SDK client ``template``'s server (same key, base URL, headers, timeout)
+    with a fresh pool of ``size`` connections: a :class:`~openevals._judge.wire.WireClient` when
+    ``lean`` and ``template`` is a plain ``AsyncOpenAI``, else a copy of ``template`` on the
+    SDK's aiohttp transport (httpx when the ``aiohttp`` extra is missing)."""
     import openai
+
+    from openevals._judge.wire import WireClient, wire_eligible
+
+    if lean and wire_eligible(template):
+        return WireClient(template, size)
 
     limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
         max_connections=size, max_keepalive_connections=size

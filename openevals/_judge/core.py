@@ -549,10 +549,11 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
     if not so_kwargs and root is not None and root_async is not None:
         name = getattr(chat_model, "model_name", None)
         if isinstance(name, str):
+            lean = not getattr(chat_model, "openai_proxy", None)  # a proxy: the SDK's transport
             return OpenAIClientBackend(
                 root,
                 name,
-                async_client_factory=lambda size: owned_async_client(root_async, size),
+                async_client_factory=lambda size: owned_async_client(root_async, size, lean=lean),
                 owned=True,
             )
     return LangChainBackend(chat_model, so_kwargs)

@@ -1,4 +1,4 @@
-"""Clients the judge builds for itself: aiohttp transport, pool sized to the concurrency, one pool
+"""Clients the judge builds for itself: their own aiohttp session, pool sized to the concurrency, one pool
 per event loop, closed with its loop; a caller's own client is used as it is; a sync judge used from
 threads keeps one keep-alive pool."""
 
@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from openevals._judge.shell import judge_core
+from openevals._judge.wire import WireClient
 from openevals.evaluation import aevaluate, evaluate
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -30,19 +31,16 @@ def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Fa
     return fake_openai
 
 
-def _transport(client: Any) -> Any:
-    return client._client._transport
-
-
-async def test_owned_async_client_uses_the_aiohttp_transport(server: FakeOpenAIServer) -> None:
+async def test_owned_async_client_posts_on_its_own_aiohttp_session(
+    server: FakeOpenAIServer,
+) -> None:
     judge = create_async_llm_as_judge(prompt=PROMPT, model="openai:gpt-test")
     result = await judge(inputs="2+2", outputs="4")
     assert result["score"] is True
     client = judge_core(judge).backend._loop_client()
-    assert isinstance(client._client, type(openai.DefaultAioHttpClient()))
-    assert client.max_retries == 0  # the judge's retry policy counts, not the SDK's
+    assert isinstance(client, WireClient)
     # Outside a batch run the pool has the SDK's default size.
-    assert _transport(client).limits.max_connections == 1000
+    assert client.pool_size == 1000
 
 
 async def test_pool_is_sized_to_the_run_concurrency(server: FakeOpenAIServer) -> None:
@@ -51,7 +49,7 @@ async def test_pool_is_sized_to_the_run_concurrency(server: FakeOpenAIServer) ->
 
     async def judged(**kwargs: Any) -> Any:
         result = await judge(**kwargs)
-        seen.append(_transport(judge_core(judge).backend._loop_client()).limits.max_connections)
+        seen.append(judge_core(judge).backend._loop_client().pool_size)
         return result
 
     rows = [{"inputs": f"q{i}", "outputs": "a"} for i in range(12)]
@@ -87,7 +85,7 @@ def test_a_bigger_run_on_the_same_loop_gets_a_bigger_pool(server: FakeOpenAIServ
         async def judged(**kwargs: Any) -> Any:
             result = await judge(**kwargs)
             client = judge_core(judge).backend._loop_client()
-            sizes.append(_transport(client).limits.max_connections)
+            sizes.append(client.pool_size)
             return result
 
         result = evaluate(rows, [judged], concurrency=concurrency, progress=False)
