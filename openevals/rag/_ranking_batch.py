@@ -71,8 +71,8 @@ def _plain_references(reference_lists: Any) -> _Plain | None:
         return None
     flat = list(chain.from_iterable(reference_lists))
     lengths = list(map(len, reference_lists))
-    if plain_ids(flat):
-        return _Plain(flat, np.ones(len(flat)), lengths)
+    if not flat or type(flat[0]) is not tuple:
+        return _Plain(flat, np.ones(len(flat)), lengths) if plain_ids(flat) else None
     columns = plain_pairs(flat)
     if columns is None:
         return None
@@ -140,28 +140,28 @@ def _judge_all(metric: Metric, retrieved_lists: Any, reference_lists: Any) -> _C
         # checked first, as `judge` does), then raise for it.
         relevant = np.bincount(plain.query[plain.grades > 0], minlength=n)
         stop = int(np.argmin(relevant)) if relevant.min() == 0 else n
-    k, ids = metric.k, plain.ids
+    k, ids, numbering = metric.k, plain.ids, _POSITIONS
     add_positions, add_retrieved = plain.positions.extend, c.retrieved.append
     add_duplicates = c.duplicates.append
     start = 0
-    for q in range(min(stop + 1, n)):
-        retrieved = retrieved_lists[q]
-        end = start + plain.lengths[q]
-        reference_ids = ids[start:end]
-        start = end
+    for q, retrieved, size in zip(
+        range(min(stop + 1, n)), retrieved_lists, plain.lengths, strict=False
+    ):
+        reference_ids = ids[start : start + size]
+        start += size
         if plain_ids(retrieved):
             top = retrieved if k is None or k >= len(retrieved) else retrieved[:k]
-            position = dict(zip(top, _POSITIONS, strict=False))
+            position = dict(zip(top, numbering, strict=False))
             if (
                 len(position) == len(top)
                 and (top is retrieved or len(set(retrieved)) == len(retrieved))
-                and len(set(reference_ids)) == len(reference_ids)
+                and len(set(reference_ids)) == size
             ):
-                add_positions(map(position.get, reference_ids, repeat(_MISSING)))
+                add_positions(map(position.get, reference_ids, repeat(_MISSING, size)))
                 add_retrieved(len(retrieved))
                 add_duplicates(0)
                 continue
-        add_positions(repeat(_JUDGED, len(reference_ids)))
+        add_positions(repeat(_JUDGED, size))
         _judge_one(c, metric, q, retrieved, reference_lists[q])
     if stop < n:
         raise empty_reference_error(metric.feedback_key, f"{REFERENCE}[{stop}]")
@@ -202,7 +202,8 @@ def _gains(c: _Columns, metric: Metric) -> Gains:
             ideal_query = np.concatenate((ideal_query, p.query[relevant]))
             ideal = np.concatenate((ideal, p.grades[relevant]))
             binary = binary and bool((p.grades[relevant] == 1.0).all())
-    order = np.lexsort((ranks, hit_query))
+    # Rank order within each query (a stable sort of nearly sorted keys is quick).
+    order = np.argsort(hit_query * (int(top.max()) + 1) + ranks, kind="stable")
     hit_query = hit_query[order]
     index, found = _within(hit_query, n)
     width = max(1, int(found.max()))
