@@ -10,7 +10,6 @@ beyond a list's end, tuples as containers, mixed reference kinds, invalid items.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,25 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openevals.rag import _ranking_batch, ranking
-from openevals.rag import _ranking_metrics as table
-
-BATCH_FORMS: list[tuple[Callable[..., Any], Callable[..., Any], dict[str, Any]]] = [
-    (getattr(ranking, f"{spec.name}_batch"), getattr(ranking, f"create_{spec.name}_evaluator"), {})
-    for spec in table.METRICS
-] + [
-    (ranking.recall_batch, ranking.create_recall_evaluator, {"mode": "single_hit"}),
-    (ranking.precision_batch, ranking.create_precision_evaluator, {"denominator": "retrieved"}),
-    (
-        ranking.average_precision_batch,
-        ranking.create_average_precision_evaluator,
-        {"normalize_by": "retrieved_relevant"},
-    ),
-    (
-        ranking.average_precision_batch,
-        ranking.create_average_precision_evaluator,
-        {"normalize_by": "all_relevant"},
-    ),
-]
+from tests.rag.test_ranking_properties import (  # every metric and option value
+    BATCH_FORMS,
+    assert_batch_matches,
+)
 
 
 class Doc:
@@ -126,12 +110,7 @@ def assert_batch_is_per_item(
                 break
         else:
             result = batch_fn(retrieved, references, k=k, empty_reference=empty, **options)
-            assert result.key == singles[0]["key"]
-            assert result.scores == [s["score"] for s in singles]
-            assert result.metadata == [s["metadata"] for s in singles]
-            assert [list(m) for m in result.metadata] == [list(s["metadata"]) for s in singles]
-            present = [s["score"] for s in singles if s["score"] is not None]
-            assert result.mean == (sum(present) / len(present) if present else None)
+            assert_batch_matches(result, singles)
 
 
 @settings(max_examples=150, deadline=None)
