@@ -192,6 +192,7 @@ def _gains(c: _Columns, metric: Metric) -> Gains:
     if c.plain is not None:
         p = c.plain
         positions = np.fromiter(p.positions, dtype=np.int64, count=len(p.positions))
+        p.positions = p.ids = []  # no long lists for the garbage collector to traverse
         relevant = (positions != _JUDGED) & (p.grades > 0)
         n_relevant += np.bincount(p.query[relevant], minlength=n)
         hit = relevant & (positions >= 0)
