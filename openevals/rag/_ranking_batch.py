@@ -61,7 +61,7 @@ class _Plain:
         self.query = np.repeat(np.arange(len(lengths)), lengths)
         self.positions: list[int] = []
         """Per reference item: its 0-based position among the scored ones, _MISSING, or
-        _JUDGED (filled while judging)."""
+        _JUDGED (filled while judging; `_gains` empties it and ``ids`` once it has arrays)."""
 
 
 def _plain_references(reference_lists: Any) -> _Plain | None:
