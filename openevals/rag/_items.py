@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import compress
+from operator import itemgetter
 from typing import Any, Literal, NamedTuple, Union, cast
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "Judged",
     "identity_of",
     "judge",
+    "plain_ids",
+    "plain_pairs",
     "reference_relevance",
     "retrieved_identities",
     "unwrap_items",
@@ -39,6 +42,7 @@ _TUPLE = {tuple}
 _PAIR = {2}
 _GRADES = frozenset({int, float})
 _UNIT = frozenset({1.0})
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 REFERENCE_CONTAINER_KEYS = ("documents", "contexts", "relevant")
 
 
@@ -189,7 +193,7 @@ def _split_relevance(item: Any, where: str) -> tuple[Any, float | None]:
     return item, None
 
 
-def _plain_ids(value: Any) -> bool:
+def plain_ids(value: Any) -> bool:
     """Whether ``value`` is a list or tuple of str/int items (each is its own identity under
     every non-callable ``key``)."""
     if type(value) is not list and type(value) is not tuple:
@@ -201,6 +205,25 @@ def _plain_ids(value: Any) -> bool:
     return True
 
 
+def plain_pairs(value: Sequence[Any]) -> tuple[list[Any], list[Any]] | None:
+    """The ids and grades of a non-empty sequence of ``(id, grade)`` tuples with plain ids and
+    finite grades >= 0 (as ints/floats, unconverted; ids may repeat), or None for anything else
+    (which then takes the general path, with its checks and error messages)."""
+    if set(map(type, value)) != _TUPLE or set(map(len, value)) != _PAIR:
+        return None
+    # Not zip(*value): it makes one iterator per pair, and on a batch's 100,000 pairs that many
+    # new objects set off garbage collections that make it ten times slower.
+    idents, grades = list(map(_FIRST, value)), list(map(_SECOND, value))
+    if not plain_ids(idents) or not set(map(type, grades)) <= _GRADES:
+        return None
+    try:
+        if not all(map(math.isfinite, grades)) or min(grades) < 0:
+            return None
+    except OverflowError:  # an int grade beyond float range
+        return None
+    return idents, grades
+
+
 def _plain_relevance(value: Any) -> dict[Hashable, float] | None:
     """The relevance map of a list of plain ids, or of ``(id, grade)`` pairs, or None for any
     other value (which then takes the general path, with its checks and error messages)."""
@@ -208,20 +231,14 @@ def _plain_relevance(value: Any) -> dict[Hashable, float] | None:
         return None
     if value and type(value[0]) is tuple:
         return _plain_pairs(value)
-    return dict.fromkeys(value, 1.0) if _plain_ids(value) else None
+    return dict.fromkeys(value, 1.0) if plain_ids(value) else None
 
 
 def _plain_pairs(value: list[Any] | tuple[Any, ...]) -> dict[Hashable, float] | None:
-    if set(map(type, value)) != _TUPLE or set(map(len, value)) != _PAIR:
+    columns = plain_pairs(value)
+    if columns is None:
         return None
-    idents, grades = zip(*value, strict=True)
-    if not _plain_ids(idents) or not set(map(type, grades)) <= _GRADES:
-        return None
-    try:
-        if not all(map(math.isfinite, grades)) or min(grades) < 0:
-            return None
-    except OverflowError:  # an int grade beyond float range
-        return None
+    idents, grades = columns
     relevance = dict(zip(idents, map(float, grades), strict=True))
     if len(relevance) == len(idents):
         return relevance
@@ -260,7 +277,7 @@ def retrieved_identities(
 ) -> Sequence[Hashable]:
     """Identities of the retrieved items, in rank order (plain ids are returned as given).
     ``param`` names the value in error messages, as the caller passed it."""
-    if not callable(key) and _plain_ids(retrieved):
+    if not callable(key) and plain_ids(retrieved):
         return cast("Sequence[Hashable]", retrieved)
     items, param = unwrap_items(retrieved, param, reference=False)
     out: list[Hashable] = []

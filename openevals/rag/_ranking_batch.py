@@ -1,18 +1,29 @@
-"""Batch scoring: judge every query, lay the gains out as numpy arrays, apply a vector formula.
+"""Batch scoring: judge every query, lay the hits out as numpy arrays, apply a vector formula.
 
 Imported only by the ``*_batch`` functions (numpy is loaded on their first call, never by
-``import openevals.rag``). Each query is judged exactly as the per-item evaluators judge it
-(:func:`openevals.rag._items.judge`), so inputs are accepted and rejected the same way; error
-messages name what the caller passed (``retrieved_lists[3][0]``, ``reference_lists[7]``).
+``import openevals.rag``). Results are exactly what the per-item evaluators give each query.
+
+Two ways to judge a query, one set of rules:
+
+* the common case - every reference list holds plain ids or ``(id, grade)`` pairs (checked for
+  the whole batch at once, :func:`~openevals.rag._items.plain_pairs`), no callable ``key``, and
+  the query's retrieved list holds distinct plain ids and its reference distinct ids - is judged
+  by looking each reference id up among the retrieved positions; nothing here can be invalid;
+* any other query (duplicates, dicts, documents, a callable key, ...) is judged by
+  :func:`openevals.rag._items.judge`, exactly as an evaluator judges it, so inputs are accepted
+  and rejected the same way; error messages name what the caller passed
+  (``retrieved_lists[3][0]``, ``reference_lists[7]``).
 """
 
 from __future__ import annotations
 
+import sys
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 
-from openevals.rag._items import judge
+from openevals.rag._items import judge, plain_ids, plain_pairs
 from openevals.rag._ranking_formulas import Gains
 from openevals.rag._ranking_metrics import EMPTY_SCORES, Metric, empty_reference_error
 
@@ -20,6 +31,9 @@ __all__ = ["run_batch"]
 
 RETRIEVED = "retrieved_lists"
 REFERENCE = "reference_lists"
+_POSITIONS = range(sys.maxsize)  # zipped with a retrieved list: each item's 0-based position
+_MISSING = -1  # a reference id not among the scored positions
+_JUDGED = -2  # a reference item of a query judged by `judge` instead
 
 
 def _check_lists(retrieved_lists: Any, reference_lists: Any) -> None:
@@ -37,74 +51,177 @@ def _check_lists(retrieved_lists: Any, reference_lists: Any) -> None:
         raise ValueError(f"`{RETRIEVED}` is empty; a batch needs at least one query")
 
 
+class _Plain:
+    """Every reference item of the batch, flattened: its id, grade and query."""
+
+    def __init__(self, ids: Any, grades: Any, lengths: list[int]) -> None:
+        self.ids: Any = ids
+        self.grades: Any = grades
+        self.lengths = lengths
+        self.query = np.repeat(np.arange(len(lengths)), lengths)
+        self.positions: list[int] = []
+        """Per reference item: its 0-based position among the scored ones, _MISSING, or
+        _JUDGED (filled while judging; `_gains` empties it and ``ids`` once it has arrays)."""
+
+
+def _plain_references(reference_lists: Any) -> _Plain | None:
+    """The batch's references as flat columns, when each is a list or tuple of plain ids or of
+    ``(id, grade)`` pairs (one kind for the whole batch); None otherwise."""
+    if not set(map(type, reference_lists)) <= {list, tuple}:
+        return None
+    flat = list(chain.from_iterable(reference_lists))
+    lengths = list(map(len, reference_lists))
+    if not flat or type(flat[0]) is not tuple:
+        return _Plain(flat, np.ones(len(flat)), lengths) if plain_ids(flat) else None
+    columns = plain_pairs(flat)
+    if columns is None:
+        return None
+    ids, grades = columns
+    return _Plain(ids, np.array(grades, dtype=np.float64), lengths)
+
+
 class _Columns:
     """What the batch keeps of each judged query: flat lists and counts only, so that judging
     10,000 queries leaves no per-query container objects for the garbage collector to scan."""
 
     def __init__(self) -> None:
-        self.ranks: list[int] = []
-        self.gains: list[float] = []
-        self.hits: list[int] = []
-        self.relevant: list[int] = []
         self.retrieved: list[int] = []
         self.duplicates: list[int] = []
+        self.plain: _Plain | None = None
+        # queries judged by `judge`:
+        self.judged: list[int] = []
+        self.relevant: list[int] = []
+        self.hit_query: list[int] = []
+        self.ranks: list[int] = []
+        self.gains: list[float] = []
+        self.ideal_query: list[int] = []
         self.ideal: list[float] = []
-        self.ideal_lengths: list[int] = []
         self.binary = True
+
+
+def _judge_one(c: _Columns, metric: Metric, q: int, retrieved: Any, reference: Any) -> None:
+    j = judge(
+        retrieved,
+        reference,
+        metric.key,
+        metric.k,
+        retrieved_param=f"{RETRIEVED}[{q}]",
+        reference_param=f"{REFERENCE}[{q}]",
+    )
+    if metric.empty_reference == "raise" and not j.ideal:
+        raise empty_reference_error(metric.feedback_key, f"{REFERENCE}[{q}]")
+    c.judged.append(q)
+    c.relevant.append(len(j.ideal))
+    c.hit_query.extend(repeat(q, len(j.ranks)))
+    c.ranks.extend(j.ranks)
+    c.gains.extend(j.gains)
+    c.retrieved.append(j.retrieved)
+    c.duplicates.append(j.duplicates)
+    if metric.spec.uses_ideal:
+        ideal = j.ideal[: metric.k]
+        c.ideal_query.extend(repeat(q, len(ideal)))
+        c.ideal.extend(ideal)
+        c.binary = c.binary and j.binary
 
 
 def _judge_all(metric: Metric, retrieved_lists: Any, reference_lists: Any) -> _Columns:
     c = _Columns()
-    raise_on_empty = metric.empty_reference == "raise"
-    keep_ideal = metric.spec.uses_ideal
-    key, k = metric.key, metric.k
-    add_ranks, add_gains, add_hits = c.ranks.extend, c.gains.extend, c.hits.append
-    add_relevant, add_retrieved = c.relevant.append, c.retrieved.append
+    plain = None if callable(metric.key) else _plain_references(reference_lists)
+    if plain is None:
+        for q, (retrieved, reference) in enumerate(
+            zip(retrieved_lists, reference_lists, strict=True)
+        ):
+            _judge_one(c, metric, q, retrieved, reference)
+        return c
+    c.plain = plain
+    n = stop = len(retrieved_lists)
+    if metric.empty_reference == "raise":
+        # Judge up to the first query without a relevant reference item (its retrieved list is
+        # checked first, as `judge` does), then raise for it.
+        relevant = np.bincount(plain.query[plain.grades > 0], minlength=n)
+        stop = int(np.argmin(relevant)) if relevant.min() == 0 else n
+    k, ids, numbering = metric.k, plain.ids, _POSITIONS
+    add_positions, add_retrieved = plain.positions.extend, c.retrieved.append
     add_duplicates = c.duplicates.append
-    for q, (retrieved, reference) in enumerate(zip(retrieved_lists, reference_lists, strict=True)):
-        j = judge(
-            retrieved,
-            reference,
-            key,
-            k,
-            retrieved_param=f"{RETRIEVED}[{q}]",
-            reference_param=f"{REFERENCE}[{q}]",
-        )
-        if raise_on_empty and not j.ideal:
-            raise empty_reference_error(metric.feedback_key, f"{REFERENCE}[{q}]")
-        add_ranks(j.ranks)
-        add_gains(j.gains)
-        add_hits(len(j.ranks))
-        add_relevant(len(j.ideal))
-        add_retrieved(j.retrieved)
-        add_duplicates(j.duplicates)
-        if keep_ideal:
-            ideal = j.ideal[:k]
-            c.ideal.extend(ideal)
-            c.ideal_lengths.append(len(ideal))
-            c.binary = c.binary and j.binary
+    start = 0
+    for q, retrieved, size in zip(
+        range(min(stop + 1, n)), retrieved_lists, plain.lengths, strict=False
+    ):
+        reference_ids = ids[start : start + size]
+        start += size
+        if plain_ids(retrieved):
+            top = retrieved if k is None or k >= len(retrieved) else retrieved[:k]
+            position = dict(zip(top, numbering, strict=False))
+            if (
+                len(position) == len(top)
+                and (top is retrieved or len(set(retrieved)) == len(retrieved))
+                and len(set(reference_ids)) == size
+            ):
+                add_positions(map(position.get, reference_ids, repeat(_MISSING, size)))
+                add_retrieved(len(retrieved))
+                add_duplicates(0)
+                continue
+        add_positions(repeat(_JUDGED, size))
+        _judge_one(c, metric, q, retrieved, reference_lists[q])
+    if stop < n:
+        raise empty_reference_error(metric.feedback_key, f"{REFERENCE}[{stop}]")
     return c
 
 
-def _rows(lengths: Any) -> Any:
-    """The row index of each entry of rows of these lengths, concatenated."""
-    return np.repeat(np.arange(len(lengths)), lengths)
+def _within(query: Any, n: int) -> tuple[Any, Any]:
+    """For entries sorted by query: each one's index within its query, and the count per
+    query."""
+    counts = np.bincount(query, minlength=n)
+    starts = np.cumsum(counts) - counts
+    return np.arange(len(query)) - starts[query], counts
 
 
-def _gains(columns: _Columns, k: int | None) -> Gains:
-    retrieved = np.array(columns.retrieved, dtype=np.int64)
+def _gains(c: _Columns, metric: Metric) -> Gains:
+    k, n = metric.k, len(c.retrieved)
+    retrieved = np.array(c.retrieved, dtype=np.int64)
     top = retrieved if k is None else np.minimum(retrieved, k)
-    # At least one column, so that formulas never reduce over an empty axis.
-    gains = np.zeros((len(top), max(1, int(top.max()))))
-    hits = np.array(columns.hits, dtype=np.int64)
-    gains[_rows(hits), np.array(columns.ranks, dtype=np.int64) - 1] = columns.gains
-    ideal = None
-    if not columns.binary:
-        lengths = np.array(columns.ideal_lengths, dtype=np.int64)
-        ideal = np.zeros((len(lengths), max(1, int(lengths.max()))))
-        ideal[np.arange(ideal.shape[1]) < lengths[:, None]] = columns.ideal
-    relevant = np.array(columns.relevant, dtype=np.int64)
-    return Gains(gains, top, relevant, ideal)
+    judged = np.array(c.judged, dtype=np.int64)
+    n_relevant = np.zeros(n, dtype=np.int64)
+    n_relevant[judged] = c.relevant
+    hit_query = np.array(c.hit_query, dtype=np.int64)
+    ranks = np.array(c.ranks, dtype=np.int64)
+    gains = np.array(c.gains, dtype=np.float64)
+    ideal_query = np.array(c.ideal_query, dtype=np.int64)
+    ideal = np.array(c.ideal, dtype=np.float64)
+    binary = c.binary
+    if c.plain is not None:
+        p = c.plain
+        positions = np.fromiter(p.positions, dtype=np.int64, count=len(p.positions))
+        p.positions = p.ids = []  # no long lists for the garbage collector to traverse
+        relevant = (positions != _JUDGED) & (p.grades > 0)
+        n_relevant += np.bincount(p.query[relevant], minlength=n)
+        hit = relevant & (positions >= 0)
+        hit_query = np.concatenate((hit_query, p.query[hit]))
+        ranks = np.concatenate((ranks, positions[hit] + 1))
+        gains = np.concatenate((gains, p.grades[hit]))
+        if metric.spec.uses_ideal:
+            ideal_query = np.concatenate((ideal_query, p.query[relevant]))
+            ideal = np.concatenate((ideal, p.grades[relevant]))
+            binary = binary and bool((p.grades[relevant] == 1.0).all())
+    # Rank order within each query (a stable sort of nearly sorted keys is quick).
+    order = np.argsort(hit_query * (int(top.max()) + 1) + ranks, kind="stable")
+    hit_query = hit_query[order]
+    index, found = _within(hit_query, n)
+    width = max(1, int(found.max()))
+    rank_matrix = np.zeros((n, width), dtype=np.int64)
+    rank_matrix[hit_query, index] = ranks[order]
+    gain_matrix = np.zeros((n, width))
+    gain_matrix[hit_query, index] = gains[order]
+    ideal_matrix = None
+    if not binary:  # relevant gains per query, highest first, the first k of them
+        order = np.lexsort((-ideal, ideal_query))
+        ideal_query = ideal_query[order]
+        index, counts = _within(ideal_query, n)
+        lengths = counts if k is None else np.minimum(counts, k)
+        ideal_matrix = np.zeros((n, max(1, int(lengths.max()))))
+        kept = index < ideal_matrix.shape[1]
+        ideal_matrix[ideal_query[kept], index[kept]] = ideal[order][kept]
+    return Gains(rank_matrix, gain_matrix, found, top, n_relevant, ideal_matrix)
 
 
 def run_batch(
@@ -114,21 +231,23 @@ def run_batch(
     identical to what ``metric`` gives each query on its own."""
     _check_lists(retrieved_lists, reference_lists)
     columns = _judge_all(metric, retrieved_lists, reference_lists)
-    batch = _gains(columns, metric.k)
+    batch = _gains(columns, metric)
     values, extra = metric.spec.vector(batch, metric.k, **metric.options)
     scores: list[float | None] = values.tolist()
+    relevant_counts = batch.n_relevant.tolist()
     metadata = [
         {"k": metric.k, "relevant": relevant, "retrieved": retrieved, "retrieved_relevant": hits}
         for relevant, retrieved, hits in zip(
-            columns.relevant, columns.retrieved, columns.hits, strict=True
+            relevant_counts, columns.retrieved, batch.found.tolist(), strict=True
         )
     ]
-    for q in np.flatnonzero(np.array(columns.duplicates)).tolist():
-        metadata[q]["duplicates"] = columns.duplicates[q]
+    if any(columns.duplicates):
+        for q in np.flatnonzero(np.array(columns.duplicates)).tolist():
+            metadata[q]["duplicates"] = columns.duplicates[q]
     for name, column in extra.items():
         for entry, value in zip(metadata, column, strict=True):
             entry[name] = value
-    if 0 in columns.relevant:
+    if 0 in relevant_counts:
         empty_score = EMPTY_SCORES.get(metric.empty_reference)
         for q in np.flatnonzero(batch.n_relevant == 0).tolist():
             scores[q] = empty_score

@@ -4,13 +4,15 @@ Each metric has two forms that compute the same numbers:
 
 * the *scalar* form takes one :class:`~openevals.rag._items.Judged` ranking (plain Python, used
   by the per-item evaluators: no numpy, so importing and calling an evaluator stays cheap);
-* the *vector* form takes a :class:`Gains` batch (numpy arrays, one row per query; used by the
-  ``*_batch`` functions) and returns one score per row.
+* the *vector* form takes a :class:`Gains` batch (numpy arrays, one row per query holding only
+  the query's hits, so a row is as wide as the most hits any query has, not as its list; used by
+  the ``*_batch`` functions) and returns one score per row.
 
 Both return ``(scores, extra)`` where ``extra`` holds the metric's own metadata entries (per
 query lists for the vector form). They are called only for queries with at least one relevant
-reference item; ``empty_reference`` is applied by the caller. Sums run left to right in both
-forms (no pairwise or compensated summation), so the two forms agree to the last bit.
+reference item; ``empty_reference`` is applied by the caller. Sums run left to right over the
+hits in rank order in both forms (no pairwise or compensated summation; a row's padding adds
+0.0 at its end), so the two forms agree to the last bit.
 """
 
 from __future__ import annotations
@@ -58,8 +60,13 @@ Extra = dict[str, Any]
 class Gains:
     """A batch of judged rankings, one row per query."""
 
+    ranks: IntArray
+    """(queries, width): the ranks of a query's hits (its relevant items in the top k, 1-based)
+    in ascending order, then 0 past its last hit."""
     gains: FloatArray
-    """(queries, width): the gain at each of the first k positions, 0.0 past a list's end."""
+    """(queries, width): the gain at each of ``ranks`` (all > 0), then 0.0 past the last hit."""
+    found: IntArray
+    """Hits per query: relevant items in the top k."""
     top: IntArray
     """Positions actually scored per query: min(k, retrieved)."""
     n_relevant: IntArray
@@ -102,10 +109,6 @@ def _ratio(numerator: Any, denominator: Any) -> FloatArray:
     return out
 
 
-def _relevant(b: Gains) -> Any:
-    return b.gains > 0
-
-
 # --------------------------------------------------------------------------- recall
 
 
@@ -117,10 +120,9 @@ def recall(j: Judged, k: int | None, *, mode: str) -> tuple[float, Extra]:
 
 
 def recall_vector(b: Gains, k: int | None, *, mode: str) -> tuple[FloatArray, Extra]:
-    found = _relevant(b).sum(axis=1)
     if mode == "single_hit":
-        return (found > 0).astype(float), {}
-    return _ratio(found, b.n_relevant), {}
+        return (b.found > 0).astype(float), {}
+    return _ratio(b.found, b.n_relevant), {}
 
 
 # --------------------------------------------------------------------------- precision
@@ -135,7 +137,7 @@ def precision_vector(b: Gains, k: int | None, *, denominator: str) -> tuple[Floa
     import numpy as np
 
     size = np.full(len(b.top), k) if (k is not None and denominator == "k") else b.top
-    return _ratio(_relevant(b).sum(axis=1), size), {"denominator": size.tolist()}
+    return _ratio(b.found, size), {"denominator": size.tolist()}
 
 
 # --------------------------------------------------------------------------- hit rate
@@ -146,7 +148,7 @@ def hit_rate(j: Judged, k: int | None) -> tuple[float, Extra]:
 
 
 def hit_rate_vector(b: Gains, k: int | None) -> tuple[FloatArray, Extra]:
-    return _relevant(b).any(axis=1).astype(float), {}
+    return (b.found > 0).astype(float), {}
 
 
 # --------------------------------------------------------------------------- reciprocal rank
@@ -161,12 +163,9 @@ def reciprocal_rank(j: Judged, k: int | None) -> tuple[float, Extra]:
 def reciprocal_rank_vector(b: Gains, k: int | None) -> tuple[FloatArray, Extra]:
     import numpy as np
 
-    relevant = _relevant(b)
-    found = relevant.any(axis=1)
-    rank = relevant.argmax(axis=1) + 1
-    scores = np.where(found, 1.0 / rank, 0.0)
-    ranks = [r if f else None for r, f in zip(rank.tolist(), found.tolist(), strict=True)]
-    return scores, {"first_relevant_rank": ranks}
+    first = b.ranks[:, 0]  # 0 when the query has no hit
+    ranks = [rank or None for rank in first.tolist()]
+    return _ratio(np.ones(len(first)), first), {"first_relevant_rank": ranks}
 
 
 # --------------------------------------------------------------------------- average precision
@@ -195,12 +194,13 @@ def average_precision_vector(
 ) -> tuple[FloatArray, Extra]:
     import numpy as np
 
-    relevant = _relevant(b)
-    found_so_far = np.cumsum(relevant, axis=1)
-    ranks = np.arange(1, relevant.shape[1] + 1)
-    total = _row_sums(np.where(relevant, found_so_far / ranks, 0.0))
+    # The i-th hit (1-based) at rank r adds i / r.
+    found_so_far = np.broadcast_to(np.arange(1, b.ranks.shape[1] + 1), b.ranks.shape)
+    terms = np.zeros(b.ranks.shape)
+    np.divide(found_so_far, b.ranks, out=terms, where=b.ranks > 0)
+    total = _row_sums(terms)
     if normalize_by == "retrieved_relevant":
-        denominator = relevant.sum(axis=1)
+        denominator = b.found
     elif normalize_by == "all_relevant" or k is None:
         denominator = b.n_relevant
     else:
@@ -229,12 +229,14 @@ def ndcg(j: Judged, k: int | None) -> tuple[float, Extra]:
 def ndcg_vector(b: Gains, k: int | None) -> tuple[FloatArray, Extra]:
     import numpy as np
 
-    width = b.gains.shape[1] if b.ideal is None else max(b.gains.shape[1], b.ideal.shape[1])
+    width = max(1, int(b.ranks.max()))
     if b.ideal is None:  # every gain is 1.0: IDCG is a prefix sum of 1 / discount
         longest = int(b.n_relevant.max()) if k is None else min(k, int(b.n_relevant.max()))
         width = max(width, longest)
+    else:
+        width = max(width, b.ideal.shape[1])
     discount = np.array(discounts(width))
-    dcg = _row_sums(b.gains / discount[: b.gains.shape[1]])
+    dcg = _row_sums(b.gains / discount[b.ranks - 1])  # padding: 0.0 / discount[-1]
     if b.ideal is None:
         prefix = np.concatenate(([0.0], np.cumsum(1.0 / discount)))
         cut = b.n_relevant if k is None else b.n_relevant.clip(max=k)

@@ -276,9 +276,15 @@ def test_batch_forms_give_exactly_the_per_item_results(
         evaluator = factory(k=k, empty_reference=empty, **options)
         singles = [evaluator(outputs=o, reference_outputs=r) for o, r in batch]
         result = batch_fn(retrieved, references, k=k, empty_reference=empty, **options)
-        assert result.key == singles[0]["key"]
-        assert result.scores == [s["score"] for s in singles]
-        assert result.metadata == [s["metadata"] for s in singles]
-        assert [list(m) for m in result.metadata] == [list(s["metadata"]) for s in singles]
-        present = [s["score"] for s in singles if s["score"] is not None]
-        assert result.mean == (sum(present) / len(present) if present else None)
+        assert_batch_matches(result, singles)
+
+
+def assert_batch_matches(result: Any, singles: list[Any]) -> None:
+    """A batch result is exactly the per-item results: key, scores, metadata (and the order of
+    its entries), mean."""
+    assert result.key == singles[0]["key"]
+    assert result.scores == [s["score"] for s in singles]
+    assert result.metadata == [s["metadata"] for s in singles]
+    assert [list(m) for m in result.metadata] == [list(s["metadata"]) for s in singles]
+    present = [s["score"] for s in singles if s["score"] is not None]
+    assert result.mean == (sum(present) / len(present) if present else None)
