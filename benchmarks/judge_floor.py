@@ -224,7 +224,15 @@ def baseline(python: str, base_url: str, calls: int, concurrency: int, repeat: i
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH", "LANGCHAIN"))}
     env.pop("PYTHONPATH", None)
     out = subprocess.run(
-        [python, "-c", _BASELINE, base_url, str(calls), str(concurrency), str(repeat)],
+        [
+            str(Path(python).absolute()),
+            "-c",
+            _BASELINE,
+            base_url,
+            str(calls),
+            str(concurrency),
+            str(repeat),
+        ],
         capture_output=True,
         text=True,
         check=True,
