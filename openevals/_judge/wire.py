@@ -10,7 +10,7 @@ an aiohttp session with keep-alive connections, and raises the SDK's own excepti
 handling, retries and the batch run's back-off see exactly what they would see from the SDK.
 
 It copies what a request needs from the SDK client the judge resolved (base URL, API key and
-default headers, default query, timeout; proxies from the environment, like the SDK) and is used
+default headers, default query, timeout; the proxy the environment names, like the SDK) and is used
 only when that client is a plain ``openai.AsyncOpenAI`` with a static API key
 (:func:`wire_eligible`) and LangChain was not told to use a proxy (``OPENAI_PROXY``); Azure
 clients, API-key callables, workload identity or custom auth keep going through the SDK.
@@ -35,8 +35,10 @@ def wire_eligible(template: Any) -> bool:
     except ImportError:  # pragma: no cover - openai[aiohttp] is a core dependency
         return False
     query = getattr(template, "default_query", None) or {}
+    proxy = _env_proxy(str(getattr(template, "base_url", "")))
     return (
-        type(template) is openai.AsyncOpenAI
+        (proxy is None or proxy.startswith(("http://", "https://")))  # aiohttp has no SOCKS
+        and type(template) is openai.AsyncOpenAI
         and isinstance(getattr(template, "api_key", None), str)
         and getattr(template, "workload_identity", None) is None
         and getattr(template, "_api_key_provider", None) is None
@@ -45,6 +47,20 @@ def wire_eligible(template: Any) -> bool:
         and callable(getattr(template, "_make_status_error_from_response", None))
         and all(type(value) in (str, int, float) for value in query.values())
     )
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``ALL_PROXY``, minus ``NO_PROXY``), as the SDK's httpx client reads it; None for none."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or (parts.hostname and urllib.request.proxy_bypass(parts.hostname)):
+        return None
+    return proxy
 
 
 def _timeout(value: Any) -> Any:
@@ -92,11 +108,13 @@ class WireClient:
         self._query = {k: str(v) for k, v in query.items()} if query else None
         self.timeout = template.timeout
         self._errors = template._make_status_error_from_response
+        # Read once, like the SDK's httpx client; not aiohttp's trust_env, which looks the proxy
+        # and ~/.netrc up again in a worker thread for every request.
+        self.proxy = _env_proxy(self.url)
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=size, limit_per_host=size),
             headers=_headers(template),
             timeout=_timeout(template.timeout),
-            trust_env=True,  # HTTP(S)_PROXY, NO_PROXY and .netrc, as the SDK's httpx client
         )
 
     def is_closed(self) -> bool:
@@ -112,7 +130,9 @@ class WireClient:
 
         body = json.dumps(payload, ensure_ascii=False).encode()
         try:
-            async with self._session.post(self.url, data=body, params=self._query) as response:
+            async with self._session.post(
+                self.url, data=body, params=self._query, proxy=self.proxy
+            ) as response:
                 raw = await response.read()
                 status = response.status
                 content_type = response.headers.get("Content-Type", "")

@@ -349,9 +349,26 @@ def test_a_query_the_sdk_would_encode_its_own_way_keeps_the_sdk() -> None:
         assert not wire_eligible(client), value
 
 
-async def test_proxies_come_from_the_environment_like_the_sdk(server: FakeOpenAIServer) -> None:
+async def test_the_proxy_comes_from_the_environment_like_the_sdk(
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
     client = WireClient(template(server), 1)
-    try:
-        assert client._session.trust_env
-    finally:
-        await client.close()
+    assert client.proxy is None and not client._session.trust_env  # no lookups per request
+    await wire_call(client)
+    # An HTTP proxy in the environment: requests go to it (the fake server plays the proxy and
+    # receives the absolute URL of a host that does not resolve), unless NO_PROXY names the host.
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    sdk = openai.AsyncOpenAI(base_url="http://judge.invalid/v1", api_key="k", max_retries=0)
+    client = WireClient(sdk, 1)
+    assert client.proxy == server.url
+    await wire_call(client)  # the fake answers the proxied request as a chat completion
+    assert server.requests[-1].headers["host"] == "judge.invalid"
+    monkeypatch.setenv("NO_PROXY", "judge.invalid")
+    assert WireClient(sdk, 1).proxy is None
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
+    monkeypatch.delenv("HTTP_PROXY")
+    monkeypatch.delenv("NO_PROXY")
+    assert not wire_eligible(sdk)  # SOCKS: the SDK's own transport
