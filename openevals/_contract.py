@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
 from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
@@ -37,6 +37,7 @@ __all__ = [
     "INFO_ATTRIBUTE",
     "EvaluatorInfo",
     "arun_scorer",
+    "async_twin_of",
     "attach_info",
     "info_of",
     "make_async_evaluator",
@@ -72,6 +73,9 @@ class EvaluatorInfo:
             ``"continuous"`` or ``"choices"`` (``None`` for structured answers and evaluators that
             do not say). Calibration checks human labels against it before any model call.
         choices: the allowed scores when ``score_type`` is ``"choices"``.
+        twin: for a sync evaluator, an async evaluator with the same parameters that gives the
+            same results without blocking a thread (a judge that owns its client), which a batch
+            runner may await on its event loop instead; ``None`` when there is none.
     """
 
     run_name: str
@@ -82,6 +86,7 @@ class EvaluatorInfo:
     is_async: bool = False
     score_type: Literal["boolean", "continuous", "choices"] | None = None
     choices: tuple[float, ...] = ()
+    twin: Callable[..., Awaitable[Any]] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.run_name, str) or not self.run_name:
@@ -104,6 +109,8 @@ class EvaluatorInfo:
             raise ValueError("EvaluatorInfo.choices is given exactly when score_type is 'choices'")
         if self.pure and self.judge:
             raise ValueError("EvaluatorInfo: an evaluator that calls a judge cannot be pure")
+        if self.twin is not None and (self.is_async or not callable(self.twin)):
+            raise ValueError("EvaluatorInfo.twin is an async callable, given for sync evaluators")
 
     @property
     def feedback_key(self) -> str:
@@ -113,7 +120,7 @@ class EvaluatorInfo:
     def as_async(self) -> EvaluatorInfo:
         """The info of this evaluator's async twin: ``is_async`` set, ``pure`` cleared (an async
         evaluator is awaited on the event loop anyway, so "run it inline" says nothing)."""
-        return replace(self, is_async=True, pure=False)
+        return replace(self, is_async=True, pure=False, twin=None)
 
 
 def attach_info(fn: F, info: EvaluatorInfo) -> F:
@@ -133,6 +140,22 @@ def info_of(evaluator: Any) -> EvaluatorInfo | None:
         target = target.func
     info = getattr(target, INFO_ATTRIBUTE, None)
     return info if isinstance(info, EvaluatorInfo) else None
+
+
+def async_twin_of(evaluator: Any) -> Callable[..., Awaitable[Any]] | None:
+    """The async twin of a sync evaluator of this package (see :attr:`EvaluatorInfo.twin`), with
+    the arguments of any ``functools.partial`` around it bound the same way; else ``None``."""
+    target, partials = evaluator, []
+    while isinstance(target, functools.partial):
+        partials.append(target)
+        target = target.func
+    info = getattr(target, INFO_ATTRIBUTE, None)
+    if not isinstance(info, EvaluatorInfo) or info.twin is None:
+        return None
+    twin: Callable[..., Awaitable[Any]] = info.twin
+    for wrapper in reversed(partials):
+        twin = functools.partial(twin, *wrapper.args, **wrapper.keywords)
+    return twin
 
 
 def _select(call: dict[str, Any], passes: Sequence[str] | None) -> dict[str, Any]:

@@ -188,6 +188,12 @@ class JudgeCore:
         return name if isinstance(name, str) and name else None
 
     @property
+    def owns_its_client(self) -> bool:
+        """The judge resolves its model from a string and formats a template prompt: its async
+        flow blocks no thread, whichever of its sync and async shells was asked for."""
+        return self.options.judge is None and self._model is not None and self.prompt.fn is None
+
+    @property
     def is_async_prompt(self) -> bool:
         return self.prompt.fn is not None and is_async_callable(self.prompt.fn)
 

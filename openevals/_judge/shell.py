@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 from openevals._contract import (
@@ -118,6 +119,14 @@ def async_judge_evaluator(
 def judge_evaluator(core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None) -> Any:
     """The evaluator of a factory ``spec``: ``core`` behind the contract's sync or async shell."""
     info = judge_info(core, is_async=spec.is_async)
+    if not spec.is_async and core.owns_its_client:
+        # A batch run awaits this twin on its event loop instead of holding a worker thread per
+        # call (same core, same results; see EvaluatorInfo.twin).
+        twin = make_async_evaluator(
+            scorer_for(core, is_async=True), info.as_async(), prepare=prepare, raw=core.raw_output
+        )
+        register_core(twin, core)
+        info = replace(info, twin=twin)
     scorer = scorer_for(core, is_async=spec.is_async)
     build = make_async_evaluator if spec.is_async else make_evaluator
     evaluator = build(scorer, info, prepare=prepare, raw=core.raw_output)

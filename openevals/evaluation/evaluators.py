@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openevals._contract import async_twin_of
 from openevals._judge.cache import active_cache
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.data import MISSING, field_at
@@ -184,12 +185,14 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
         description = describe_evaluator(fn)
         is_async = is_async_callable(fn)
         inline = spec.inline if spec.inline is not None else description.pure
+        # A sync judge that owns its client is awaited through its async twin: no worker thread.
+        twin = None if is_async or inline else async_twin_of(fn)
         out.append(
             RunEvaluator(
                 name=name,
-                fn=fn,
+                fn=fn if twin is None else twin,
                 description=description,
-                is_async=is_async,
+                is_async=is_async or twin is not None,
                 accepts=_accepted(fn),
                 fields=dict(spec.fields or {}),
                 inline=inline and not is_async,
