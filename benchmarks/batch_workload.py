@@ -2,7 +2,7 @@
 
     python benchmarks/batch_workload.py [--rows 1000] [--latency 0.05] [--concurrency 50]
                                         [--client openai-async|openai-aiohttp|openai-string|
-                                                  openai-sync|langchain-async]
+                                                  openai-string-sync|openai-sync|langchain-async]
                                         [--memory-rows 100000] [--skip-memory] [--json]
 
 1. ``rows`` x 2 LLM-judge evaluators through the fake OpenAI server (run in a separate process so
@@ -94,12 +94,11 @@ def make_judges(kind: str, base_url: str) -> dict[str, Any]:
     from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 
     def judge(feedback_key: str) -> Any:
-        if kind == "openai-string":  # the judge builds its own client (aiohttp transport)
+        if kind in ("openai-string", "openai-string-sync"):  # the judge builds its own client
             os.environ["OPENAI_BASE_URL"] = base_url
             os.environ.setdefault("OPENAI_API_KEY", "bench")
-            return create_async_llm_as_judge(
-                prompt=PROMPT, feedback_key=feedback_key, model="openai:gpt-test"
-            )
+            factory = create_llm_as_judge if kind.endswith("sync") else create_async_llm_as_judge
+            return factory(prompt=PROMPT, feedback_key=feedback_key, model="openai:gpt-test")
         if kind in ("openai-async", "openai-aiohttp"):
             import openai
 
@@ -292,6 +291,7 @@ def main() -> int:
             "openai-async",
             "openai-aiohttp",
             "openai-string",
+            "openai-string-sync",
             "openai-sync",
             "langchain-async",
         ),
