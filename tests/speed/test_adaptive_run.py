@@ -25,12 +25,9 @@ LIMIT, LATENCY, CAP, ROWS = 6, 0.03, 24, 360
 
 
 @pytest.fixture
-def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
-    fake_openai.set_default_chat(json={"reasoning": "fine", "score": True})
-    fake_openai.latency = LATENCY
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_openai
+def server(server: FakeOpenAIServer) -> FakeOpenAIServer:
+    server.latency = LATENCY
+    return server
 
 
 def _rows(n: int, tag: str) -> list[dict[str, Any]]:

@@ -11,7 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import openai
-import pytest
 
 from openevals._judge.shell import judge_core
 from openevals._judge.wire import WireClient
@@ -20,15 +19,6 @@ from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from tests.fakes.openai_server import FakeOpenAIServer
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nCorrect?"
-VERDICT = {"reasoning": "fine", "score": True}
-
-
-@pytest.fixture
-def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
-    fake_openai.set_default_chat(json=VERDICT)
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_openai
 
 
 async def test_owned_async_client_posts_on_its_own_aiohttp_session(

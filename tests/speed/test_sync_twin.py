@@ -18,15 +18,6 @@ from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from tests.fakes.openai_server import FakeOpenAIServer
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nReference: {reference_outputs}\nCorrect?"
-VERDICT = {"reasoning": "fine", "score": True}
-
-
-@pytest.fixture
-def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
-    fake_openai.set_default_chat(json=VERDICT)
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_openai
 
 
 def _no_sync_calls(judge: Any, monkeypatch: pytest.MonkeyPatch) -> None:

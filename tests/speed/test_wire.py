@@ -27,7 +27,6 @@ from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from tests.fakes.openai_server import MALFORMED_REPLIES, FakeOpenAIServer, RecordedRequest
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nCorrect?"
-VERDICT = {"reasoning": "fine", "score": True}
 PAYLOAD = {"model": "gpt-test", "messages": [{"role": "user", "content": "Is 4 right? é ✓"}]}
 
 
@@ -50,14 +49,6 @@ async def sdk_call(server: FakeOpenAIServer, payload: Any = PAYLOAD) -> Any:
 
 def chat_records(server: FakeOpenAIServer) -> list[RecordedRequest]:
     return [r for r in server.requests if r.path.split("?")[0].endswith("/chat/completions")]
-
-
-@pytest.fixture
-def server(fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
-    fake_openai.set_default_chat(json=VERDICT)
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_openai
 
 
 # ------------------------------------------------------------------ the request
