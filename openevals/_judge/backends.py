@@ -6,11 +6,14 @@ lenient, and splits a call into pure ``prepare``/``read`` steps around the only 
 response formats but takes forced tool calls and ``json_object``), so the core walks down the rungs
 when a server says a rung is unsupported. The LangChain backend is in ``langchain_backend``.
 
-A caller's own OpenAI client is called as it is, through its public ``chat.completions.create``:
-whatever the caller attached to it (``langsmith.wrappers.wrap_openai`` tracing, patched methods,
-hooks) sees every judge request. Its own ``max_retries`` then governs retries of HTTP errors and
-timeouts (see :attr:`Backend.sdk_retries`). Clients the judge builds itself (``"openai:..."``
-model strings) are reconfigured freely: no SDK retries, and the SDK's lower-level ``post``.
+A caller's own OpenAI client is used as it is: its transport, headers, timeouts and
+``max_retries`` (which then governs retries of HTTP errors and timeouts, see
+:attr:`Backend.sdk_retries`). When its ``chat.completions.create`` is the SDK's own, the same
+request goes through the client's public ``post`` (no per-parameter transforms or response
+models); when ``create`` is wrapped or replaced (``langsmith.wrappers.wrap_openai`` tracing, an
+instrumentation, a test double), ``create`` is called so the wrapper sees every judge request.
+Clients the judge builds itself (``"openai:..."`` model strings) are reconfigured freely: no SDK
+retries, ``post`` for sync requests and :class:`~openevals._judge.wire.WireClient` for async ones.
 """
 
 from __future__ import annotations
