@@ -283,7 +283,7 @@ class OpenAIClientBackend(Backend):
     def _call(self, client: Any, payload: Any) -> Any:
         if type(client) is WireClient:
             return client.chat(payload)
-        if _is_sdk_client(client) and (self.owned or _create_is_untouched(client)):
+        if (self.owned and _is_sdk_client(client)) or _create_is_untouched(client):
             # Same client, same request, through its public `post`: skips create()'s
             # per-parameter transforms and response models (a fifth of the CPU of a call).
             return client.post("/chat/completions", body=payload, cast_to=object)
@@ -394,15 +394,24 @@ def _is_sdk_client(client: Any) -> bool:
     return type(client).__module__.split(".", 1)[0] == "openai"
 
 
+def _create_of(client: Any) -> Any:
+    return getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
+
+
 def _create_is_untouched(client: Any) -> bool:
-    """Is the SDK client's ``chat.completions.create`` its own, neither replaced nor wrapped?
+    """Is ``client`` an SDK client whose ``chat.completions.create`` is its own, neither replaced
+    nor wrapped?
 
     Then the client's ``post`` sends the very request ``create`` would. A create() replaced on
     the instance or the class, or wrapped by a tracer or an instrumentation, must see every
     request of a caller's client, so it is called instead.
     """
-    create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
-    return type(create) is types.MethodType and _sdk_function(create.__func__)
+    create = _create_of(client)
+    return (
+        _is_sdk_client(client)
+        and type(create) is types.MethodType
+        and _sdk_function(create.__func__)
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -422,9 +431,11 @@ def _sdk_function(function: Any) -> bool:
 
 
 def _create_is_wrapped(client: Any) -> bool:
-    """Is ``client.chat.completions.create`` wrapped (``functools.wraps``), e.g. by wrap_openai?"""
-    create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
-    return getattr(create, "__wrapped__", None) is not None
+    """Is ``client.chat.completions.create`` wrapped by someone else (``__wrapped__``, e.g.
+    ``wrap_openai`` or an instrumentation)? The SDK's own decoration of create() does not count."""
+    return not _create_is_untouched(client) and (
+        getattr(_create_of(client), "__wrapped__", None) is not None
+    )
 
 
 def _is_async_client(client: Any) -> bool:

@@ -148,3 +148,26 @@ def test_model_strings_keep_the_direct_sdk_path(
     factory = create_async_llm_as_judge if use_async else create_llm_as_judge
     judge = factory(prompt="{outputs}", model="openai:gpt-test")
     assert _run(judge, outputs="x")["score"] is True
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_plain_client_gets_the_judges_own_llm_run(
+    fake_openai: FakeOpenAIServer, langsmith: tuple[FakeLangSmith, Client], use_async: bool
+) -> None:
+    """The SDK decorates create() itself (``__wrapped__``); that is no tracer, so the judge
+    records the model call as its own llm run."""
+    fake_ls, ls_client = langsmith
+    fake_openai.queue_chat(json=GOOD)
+    client = async_openai_client(fake_openai) if use_async else openai_client(fake_openai)
+    factory = create_async_llm_as_judge if use_async else create_llm_as_judge
+    judge = factory(prompt="Rate {outputs}", judge=client, model="gpt-test", feedback_key="q")
+    assert not judge_core(judge).backend._traced_by_caller  # type: ignore[attr-defined]
+    with tracing_context(client=ls_client, enabled=True, project_name="own-client"):
+        result = _run(judge, outputs="x")
+    ls_client.flush()
+    assert result["score"] is True
+    runs = fake_ls.posted_runs()
+    (llm_run,) = [r for r in runs if r.get("run_type") == "llm"]
+    assert llm_run["inputs"]["messages"] == [{"role": "user", "content": "Rate x"}]
+    (judge_run,) = [r for r in runs if r.get("name") == "llm_as_q_judge"]
+    assert llm_run["trace_id"] == judge_run["trace_id"]
