@@ -27,6 +27,8 @@ HEAVY = (
     "sentence_transformers",
     "langsmith.testing",
     "langchain_core.language_models",
+    "openevals.testing",
+    "pytest",
 )
 
 _TRACING_VARS = (

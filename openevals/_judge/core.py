@@ -282,9 +282,12 @@ class JudgeCore:
             while True:
                 cache, key = self._cache_slot(rung, messages, spec, want)
                 answers = None if skip_cache else lookup_answers(cache, key, want)
-                from_cache, skip_cache = answers is not None, False
+                stale, from_cache, skip_cache = skip_cache, answers is not None, False
                 if answers is not None:
                     break
+                if getattr(cache, "replay_only", False):
+                    # A replaying cassette: a miss is an error, never a live model call.
+                    raise cache.miss(key, stale or cache.get(key) is not None)  # type: ignore[union-attr]
                 try:
                     answers = backend.read_all(rung, (yield Send(payload)))
                     break
@@ -394,7 +397,11 @@ class JudgeCore:
             material["n"] = n
         if self.weighted:
             material["top_logprobs"] = TOP_LOGPROBS
-        return cache, cache_key(material)
+        key = cache_key(material)
+        describe = getattr(cache, "describe_request", None)
+        if describe is not None:  # a cassette keeps what the request was, for its file
+            describe(key, material)
+        return cache, key
 
     def _key_material(
         self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec

@@ -14,8 +14,8 @@ from openevals.calibration import (
     cross_validate,
     suggest_few_shot_examples,
 )
+from openevals.testing import FakeOpenAIServer
 from tests.calibration.fakes import sync_judge
-from tests.fakes.openai_server import FakeOpenAIServer
 
 
 def _rows(labels: list[Any], column: str = "label") -> list[dict[str, Any]]:

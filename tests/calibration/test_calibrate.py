@@ -14,8 +14,8 @@ from openevals.calibration import (
     calibrate,
     suggest_few_shot_examples,
 )
+from openevals.testing import FakeOpenAIServer
 from tests.calibration.fakes import async_judge, row_tag, scripted, sync_judge
-from tests.fakes.openai_server import FakeOpenAIServer
 
 # Human labels and the judge's scripted verdicts for 10 rows: 3 disagreements (rows 1 and 4 are
 # failures the judge passed; row 7 a pass the judge failed).

@@ -21,7 +21,7 @@ from openevals.code.extraction import (
     outputs_to_text,
     read_langchain_reply,
 )
-from tests.fakes.openai_server import (
+from openevals.testing import (
     FakeOpenAIServer,
     async_openai_client,
     chat_model,

@@ -16,8 +16,8 @@ from langsmith import Client, tracing_context
 from openevals._judge.core import RetryPolicy
 from openevals._judge.shell import judge_core
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
+from openevals.testing import FakeOpenAIServer, async_openai_client, openai_client
 from tests.fakes.fake_langsmith import FakeLangSmith
-from tests.fakes.openai_server import FakeOpenAIServer, async_openai_client, openai_client
 
 GOOD = {"reasoning": "The answer is right.", "score": True}
 

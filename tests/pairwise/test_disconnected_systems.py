@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from openevals.evaluation import evaluate
+from openevals.testing import FakeOpenAIServer
 from tests.evaluation.test_pairwise_runner import _sync, _texts
-from tests.fakes.openai_server import FakeOpenAIServer
 
 
 def _split_responder(body: dict[str, Any]) -> dict[str, Any]:

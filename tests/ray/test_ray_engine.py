@@ -18,7 +18,7 @@ import pytest
 from openevals.evaluation import aevaluate, evaluate
 from openevals.evaluation.cache import SQLiteJudgeCache
 from openevals.llm import create_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 from tests.ray.conftest import canon, canon_result, file_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ray_session")]

@@ -14,8 +14,8 @@ import pytest
 
 from openevals.calibration import calibrate, suggest_few_shot_examples
 from openevals.evaluation.redact import REDACTED
+from openevals.testing import FakeOpenAIServer
 from tests.calibration.fakes import row_tag, sync_judge
-from tests.fakes.openai_server import FakeOpenAIServer
 
 SECRET = "sk-proj-PLANTED0123456789abcdef"
 

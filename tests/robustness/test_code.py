@@ -33,8 +33,8 @@ from openevals.code.e2b.pyright import (
 )
 from openevals.code.mypy import create_async_mypy_evaluator, create_mypy_evaluator
 from openevals.code.pyright import create_async_pyright_evaluator, create_pyright_evaluator
+from openevals.testing import FakeAsyncSandbox, FakeSandbox
 from tests.code.checkers import requires_mypy, requires_pyright
-from tests.fakes.sandbox import FakeAsyncSandbox, FakeSandbox
 from tests.robustness.surrogates import SURROGATES, VALID_TEXT, text_with_surrogate
 
 EXAMPLES = 80

@@ -18,7 +18,7 @@ from openevals.simulators import (
     run_multiturn_simulation,
     run_multiturn_simulation_async,
 )
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
+from openevals.testing import FakeOpenAIServer, chat_model, openai_client
 
 PERSONA = "You are an angry and belligerent customer who wants a refund."
 

@@ -24,7 +24,7 @@ from openevals._judge.errors import (
 from openevals._judge.shell import judge_core
 from openevals._judge.wire import WireClient, wire_eligible
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import MALFORMED_REPLIES, FakeOpenAIServer, RecordedRequest
+from openevals.testing import MALFORMED_REPLIES, FakeOpenAIServer, RecordedRequest
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nCorrect?"
 PAYLOAD = {"model": "gpt-test", "messages": [{"role": "user", "content": "Is 4 right? é ✓"}]}

@@ -15,7 +15,7 @@ from openevals.string import (
     create_async_embedding_similarity_evaluator,
     create_embedding_similarity_evaluator,
 )
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 FACTORIES = pytest.mark.parametrize(
     "factory",
