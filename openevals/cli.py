@@ -10,6 +10,8 @@
                   [--feedback-key KEY] [--tolerance X] [--model provider:model]
                   [--concurrency N] [--output results.jsonl] [--report report.html]
                   [--cache FILE] [--json FILE] [--no-progress]
+    openevals compare BASE.jsonl CAND.jsonl [--report compare.html] [--fail-on-regression]
+                  [--max-drop KEY=X ...] [--key KEY ...] [--group-by FIELD] [--alpha A]
     openevals demo [--report report.html] [--output results.jsonl] [--no-progress]
     openevals evaluators
 
@@ -108,6 +110,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
 
     _calibrate_parser(sub)
+    from openevals.comparison.cli import add_parser as add_compare_parser
+
+    add_compare_parser(sub)
 
     demo = sub.add_parser("demo", help="run the offline sample in examples/")
     demo.add_argument("--report", metavar="FILE", help="report path (default: a temp dir)")
@@ -320,6 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else args.judge
             )
             return run_calibrate(args, judge, UsageError)
+        if args.command == "compare":
+            from openevals.comparison.cli import run_compare
+
+            return run_compare(args, UsageError)
         if args.command == "demo":
             return _demo(args)
         if args.command == "evaluators":

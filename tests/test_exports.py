@@ -30,6 +30,7 @@ MAPPED_PACKAGES = (
     "openevals.calibration",
     "openevals.code",
     "openevals.code.e2b",
+    "openevals.comparison",
     "openevals.evaluation",
     "openevals.json",
     "openevals.pairwise",
