@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = [
     "chat_messages_to_string",
     "convert_to_openai_message",
@@ -52,7 +54,7 @@ def _tool_call_to_openai(call: Mapping[str, Any], *, index: int | None = None) -
     where = f" at position {index}" if index is not None else ""
     raise ValueError(
         f"tool call{where} has neither 'function' (OpenAI form) nor 'name' (LangChain form): "
-        f"{call!r}"
+        f"{show(call)}"
     )
 
 

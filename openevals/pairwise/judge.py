@@ -30,6 +30,7 @@ from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, declare
 from openevals._judge.shell import build_core, judge_info, register_core
 from openevals._judge.steps import Outcome
+from openevals._repr import show
 from openevals.prompts.pairwise import (
     PAIRWISE_CORRECTNESS_PROMPT,
     PAIRWISE_HELPFULNESS_PROMPT,
@@ -131,11 +132,11 @@ class _Options:
 
     def __init__(self, *, feedback_key: str, criteria: str | None, swap_positions: bool) -> None:
         if not isinstance(feedback_key, str) or not feedback_key:
-            raise ValueError(f"`feedback_key` must be a non-empty str; got {feedback_key!r}")
+            raise ValueError(f"`feedback_key` must be a non-empty str; got {show(feedback_key)}")
         if criteria is not None and not isinstance(criteria, str):
             raise TypeError(f"`criteria` must be a str or None; got {type(criteria).__name__}")
         if not isinstance(swap_positions, bool):
-            raise TypeError(f"`swap_positions` must be a bool; got {swap_positions!r}")
+            raise TypeError(f"`swap_positions` must be a bool; got {show(swap_positions)}")
         self.feedback_key = feedback_key
         self.criteria = criteria or ""
         self.swap_positions = swap_positions
@@ -205,7 +206,7 @@ class _Options:
 def _core(spec: FactorySpec, values: dict[str, Any]) -> JudgeCore:
     allow_ties = values["allow_ties"]
     if not isinstance(allow_ties, bool):
-        raise TypeError(f"`allow_ties` must be a bool; got {allow_ties!r}")
+        raise TypeError(f"`allow_ties` must be a bool; got {show(allow_ties)}")
     return build_core(
         spec, values, run_name="pairwise_llm_as_judge", output_schema=_verdict_schema(allow_ties)
     )

@@ -19,6 +19,7 @@ from openevals._contract import (
     run_scorer,
 )
 from openevals._messages import to_json_text
+from openevals._repr import show
 from openevals._text import check_text
 from openevals.types import EvaluatorResult
 
@@ -103,7 +104,7 @@ def _batch_inputs(
         for i, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(
-                    f"pairs[{i}] must be an (outputs, reference_outputs) pair; got {pair!r}"
+                    f"pairs[{i}] must be an (outputs, reference_outputs) pair; got {show(pair)}"
                 )
             outs.append(_as_text(pair[0], f"pairs[{i}][0] (outputs)"))
             refs.append(_as_text(pair[1], f"pairs[{i}][1] (reference_outputs)"))
@@ -141,7 +142,7 @@ class _Core:
 
         if algorithm not in _ALGORITHMS:
             raise ValueError(
-                f"`algorithm` must be one of {', '.join(map(repr, _ALGORITHMS))}; got {algorithm!r}"
+                f"`algorithm` must be one of {', '.join(map(repr, _ALGORITHMS))}; got {show(algorithm)}"
             )
         self.algorithm = algorithm
         self.model = model

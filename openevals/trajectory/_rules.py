@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from openevals._repr import show
 from openevals._structure import equal, freeze
 from openevals.trajectory._parsing import ToolCall
 
@@ -122,14 +123,14 @@ def _override_rule(tool: str, value: Any) -> ArgsRule | None:
     if isinstance(value, str):
         if value not in TOOL_ARGS_MATCH_MODES:
             raise ValueError(
-                f"tool_args_match_overrides[{tool!r}] = {value!r} is not a valid override; "
+                f"tool_args_match_overrides[{show(tool)}] = {show(value)} is not a valid override; "
                 + _OVERRIDE_HELP
             )
         return _mode_rule(value)
     if isinstance(value, (list, tuple)):
         if not value:
             raise ValueError(
-                f"tool_args_match_overrides[{tool!r}] is an empty list, which would compare "
+                f"tool_args_match_overrides[{show(tool)}] is an empty list, which would compare "
                 "nothing (use 'ignore' for that); " + _OVERRIDE_HELP
             )
         paths = []
@@ -137,7 +138,7 @@ def _override_rule(tool: str, value: Any) -> ArgsRule | None:
             parts = tuple(path.split(".")) if isinstance(path, str) else ()
             if not parts or not all(parts):
                 raise ValueError(
-                    f"tool_args_match_overrides[{tool!r}] contains {path!r}, which is not a "
+                    f"tool_args_match_overrides[{show(tool)}] contains {show(path)}, which is not a "
                     "field path (a non-empty string, dots separating nested keys); "
                     + _OVERRIDE_HELP
                 )
@@ -146,7 +147,7 @@ def _override_rule(tool: str, value: Any) -> ArgsRule | None:
     if callable(value):
         return ArgsRule("custom", comparator=value)
     raise ValueError(
-        f"tool_args_match_overrides[{tool!r}] = {value!r} ({type(value).__name__}) is not a valid "
+        f"tool_args_match_overrides[{show(tool)}] = {show(value)} ({type(value).__name__}) is not a valid "
         "override; " + _OVERRIDE_HELP
     )
 
@@ -184,7 +185,7 @@ class MatchConfig:
                 if not isinstance(tool, str):
                     raise TypeError(
                         "tool_args_match_overrides keys must be tool names (str); got "
-                        f"{tool!r} ({type(tool).__name__})"
+                        f"{show(tool)} ({type(tool).__name__})"
                     )
                 rule = _override_rule(tool, value)
                 if rule is not None:
