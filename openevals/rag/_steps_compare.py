@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -139,11 +140,34 @@ def _project(
     return [tuple(cell(row.get(c)) for c in columns) for row in rows]
 
 
+_FIELD_LIMIT_LOCK = threading.Lock()
+
+
+def _csv_lines(text: str, delimiter: str) -> list[list[str]]:
+    """The rows of a CSV/TSV text, whatever the length of its cells.
+
+    ``csv`` refuses a cell longer than its process-wide field limit (128 KB by default). No
+    cell can be longer than the text, so the limit is raised to the text's length only while a
+    longer text is read, under a lock, and restored afterwards (other readers only ever see a
+    higher limit, never a lower one than they set).
+    """
+    try:
+        if len(text) < csv.field_size_limit():
+            return list(csv.reader(io.StringIO(text), delimiter=delimiter))
+        with _FIELD_LIMIT_LOCK:
+            previous = csv.field_size_limit(len(text) + 1)
+            try:
+                return list(csv.reader(io.StringIO(text), delimiter=delimiter))
+            finally:
+                csv.field_size_limit(previous)
+    except csv.Error as exc:
+        raise Unparsable(f"not a readable CSV/TSV table ({exc})") from None
+
+
 def _csv_parse(value: Any, delimiter: str) -> tuple[list[str], list[dict[str, Any]]]:
     if not isinstance(value, str):
         raise Unparsable(f"a CSV/TSV table must be text; got {type(value).__name__}")
-    reader = csv.reader(io.StringIO(value.strip("\r\n")), delimiter=delimiter)
-    lines = [line for line in reader if line]
+    lines = [line for line in _csv_lines(value.strip("\r\n"), delimiter) if line]
     if not lines:
         raise Unparsable("the table has no header row")
     header = [h.strip() for h in lines[0]]
