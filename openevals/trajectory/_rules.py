@@ -35,17 +35,20 @@ def _get_path(args: Any, path: tuple[str, ...]) -> Any:
     return current
 
 
-def _same(output_value: Any, reference_value: Any) -> bool:
-    """``output_value == reference_value``, at any nesting depth."""
+_NAMES: Final = ("output tool-call arguments", "reference tool-call arguments")
+
+
+def _same(output_value: Any, reference_value: Any, names: tuple[str, str] = _NAMES) -> bool:
+    """``output_value == reference_value``, at any nesting depth; a value that contains itself
+    raises ``ValueError`` naming it by ``names`` (side, message index and tool of each call)."""
     try:
         return bool(output_value == reference_value)
     except RecursionError:
-        return equal(
-            output_value,
-            reference_value,
-            "output tool-call arguments",
-            "reference tool-call arguments",
-        )
+        return equal(output_value, reference_value, names[0], names[1])
+
+
+def _at(names: tuple[str, str], key: Any) -> tuple[str, str]:
+    return (f"{names[0]}[{show(key)}]", f"{names[1]}[{show(key)}]")
 
 
 class ArgsRule:
@@ -69,25 +72,40 @@ class ArgsRule:
         self.paths = paths
         self.comparator = comparator
 
-    def matches(self, output_args: dict[str, Any], reference_args: dict[str, Any]) -> bool:
-        """Pairwise predicate (used for comparators and for values without a canonical key)."""
+    def matches(
+        self,
+        output_args: dict[str, Any],
+        reference_args: dict[str, Any],
+        names: tuple[str, str] = _NAMES,
+    ) -> bool:
+        """Pairwise predicate (used for comparators and for values without a canonical key).
+
+        ``names`` name the two argument dicts in errors, e.g. ``outputs[2] tool call 'search'
+        arguments`` (see ``ParsedArgs.where``).
+        """
         kind = self.kind
         if kind == "exact":
-            return _same(output_args, reference_args)
+            return _same(output_args, reference_args, names)
         if kind == "ignore":
             return True
         if kind == "subset":
             return all(
-                k in reference_args and _same(v, reference_args[k]) for k, v in output_args.items()
+                k in reference_args and _same(v, reference_args[k], _at(names, k))
+                for k, v in output_args.items()
             )
         if kind == "superset":
             return all(
-                k in output_args and _same(output_args[k], v) for k, v in reference_args.items()
+                k in output_args and _same(output_args[k], v, _at(names, k))
+                for k, v in reference_args.items()
             )
         if kind == "paths":
             for path in self.paths:
                 left, right = _get_path(output_args, path), _get_path(reference_args, path)
-                if left is _MISSING or right is _MISSING or not _same(left, right):
+                if left is _MISSING or right is _MISSING:
+                    return False
+                dotted = ".".join(path)
+                where = (f"{names[0]} path {show(dotted)}", f"{names[1]} path {show(dotted)}")
+                if not _same(left, right, where):
                     return False
             return True
         assert self.comparator is not None
@@ -102,7 +120,7 @@ class ArgsRule:
             value = _get_path(call.args, path)
             if value is _MISSING:
                 return _MISSING
-            frozen.append(freeze(value, f"{call.parsed.where} path {'.'.join(path)!r}"))
+            frozen.append(freeze(value, f"{call.parsed.where} path {show('.'.join(path))}"))
         return tuple(frozen)
 
 
