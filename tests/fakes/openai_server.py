@@ -153,6 +153,7 @@ class Reply:
     hang: bool = False
     usage: Mapping[str, int] | None = None
     finish_reason: str | None = None
+    reset: bool = False  # drop the connection with a TCP reset instead of answering
 
     def __post_init__(self) -> None:
         if self.content is not None and not isinstance(self.content, str):
@@ -219,6 +220,7 @@ def make_reply(
     hang: bool = False,
     usage: Mapping[str, int] | None = None,
     finish_reason: str | None = None,
+    reset: bool = False,
 ) -> Reply:
     """Build a validated :class:`Reply`, copying caller-owned containers."""
     if isinstance(tool_calls, (str, bytes, Mapping)):
@@ -242,6 +244,7 @@ def make_reply(
         hang=hang,
         usage=dict(usage) if usage is not None else None,
         finish_reason=finish_reason,
+        reset=reset,
     )
 
 
@@ -288,7 +291,7 @@ def _error_payload(status: int, message: str, *, code: str | None = None) -> dic
 class _Outcome:
     """What the handler must write: status, headers, body bytes (or nothing if ``hang``)."""
 
-    __slots__ = ("body", "delay", "hang", "headers", "status")
+    __slots__ = ("body", "delay", "hang", "headers", "reset", "status")
 
     def __init__(
         self,
@@ -298,7 +301,9 @@ class _Outcome:
         headers: Mapping[str, str] | None = None,
         delay: float = 0.0,
         hang: bool = False,
+        reset: bool = False,
     ) -> None:
+        self.reset = reset
         self.status = status
         self.body = body
         self.headers: dict[str, str] = {"Content-Type": "application/json"}
@@ -414,6 +419,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if outcome.hang and release is not None:
             release.wait()
+            self.close_connection = True
+            return
+        if outcome.reset:  # SO_LINGER 0: closing the socket sends RST, not FIN
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
             return
         if answering is not None:  # the client may send its next request as soon as it reads
@@ -612,12 +621,16 @@ class FakeOpenAIServer:
         body: bytes | str | Mapping[str, Any] | list[Any] | None = None,
         delay: float = 0.0,
         hang: bool = False,
+        reset: bool = False,
     ) -> Reply:
-        """Script the next embeddings request: an error, a raw body, a delay or a hang.
+        """Script the next embeddings request: an error, a raw body, a delay, a hang or a
+        connection reset.
 
         With the defaults (status 200, no body) the request is answered normally after ``delay``.
         """
-        reply = make_reply(status=status, headers=headers, body=body, delay=delay, hang=hang)
+        reply = make_reply(
+            status=status, headers=headers, body=body, delay=delay, hang=hang, reset=reset
+        )
         with self._lock:
             self._embedding_queue.append(reply)
         return reply
@@ -832,6 +845,8 @@ class FakeOpenAIServer:
                 code="unsupported_tools",
             )
         reply = self._next_chat_reply(body)
+        if reply.reset:
+            return _Outcome(200, b"", reset=True)
         if reply.hang:
             return _Outcome(200, b"", hang=True)
         if reply.status >= 400 or reply.body is not None:
@@ -1056,6 +1071,8 @@ class FakeOpenAIServer:
         with self._lock:
             scripted = self._embedding_queue.popleft() if self._embedding_queue else None
         if scripted is not None:
+            if scripted.reset:
+                return _Outcome(200, b"", reset=True)
             if scripted.hang:
                 return _Outcome(200, b"", hang=True)
             if scripted.status >= 400 or scripted.body is not None:
