@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -289,11 +290,23 @@ def _list_evaluators() -> int:
     return EXIT_OK
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """Checks of file options that can fail before any model call (see ``_cli_checks``)."""
+    from openevals._cli_checks import check_cache_file, prepare_output_file
+
+    check_cache_file(getattr(args, "cache", None))
+    prepare_output_file(getattr(args, "json", None), "--json")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``openevals`` console script; returns the exit status."""
+    from openevals._cli_checks import CheckError, deep_data_message, one_line
+
     parser = _build_parser()
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
+        _check_paths(args)
         if args.command == "run":
             return _run(
                 args.data,
@@ -326,8 +339,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list_evaluators()
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (UsageError, CheckError) as exc:
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:  # data nested deeper than the JSON reader can go
+        data = getattr(args, "data", None)
+        message = deep_data_message(data) if data else "a value is nested too deeply to process"
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.DatabaseError as exc:  # the judge cache file (checked first; this is a backstop)
+        cache = getattr(args, "cache", None)
+        print(f"error: --cache {cache}: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
