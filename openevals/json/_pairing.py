@@ -164,7 +164,9 @@ class Profile:
     def texts(self) -> dict[Hashable, str]:
         """Key -> the value's similarity text (computed once)."""
         if self._texts is None:
-            self._texts = {k: similarity_text(v, f"{self.name}[{k!r}]") for k, v, _ in self.items}
+            self._texts = {
+                k: similarity_text(v, f"{self.name}[{show(k)}]") for k, v, _ in self.items
+            }
         return self._texts
 
 

@@ -40,7 +40,7 @@ def _items(args: Mapping[str, Any], where: str) -> frozenset[tuple[Any, Any]]:
     """The argument dict as a set of ``(key, frozen value)`` items (see ``freeze``)."""
     return frozenset(
         [
-            (k, v if type(v) in _PLAIN_SCALARS else freeze(v, f"{where}[{k!r}]"))
+            (k, v if type(v) in _PLAIN_SCALARS else freeze(v, f"{where}[{show(k)}]"))
             for k, v in args.items()
         ]
     )
