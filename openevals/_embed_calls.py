@@ -33,6 +33,8 @@ __all__ = [
     "EmbeddingServerError",
     "EmbeddingTimeoutError",
     "Pause",
+    "aembed",
+    "embed",
     "embed_flow",
 ]
 
@@ -169,3 +171,33 @@ def embed_flow(
             yield Pause(_delay(attempt - 1, exc))
             continue
         return vectors
+
+
+def embed(client: Any, texts: list[str], *, model: str, timeout: float | None = None) -> Any:
+    """``client.embed_documents(texts)`` with :func:`embed_flow`'s retries (blocking)."""
+    import time
+
+    from openevals._drivers import drive
+
+    def perform(step: Embed | Pause) -> Any:
+        if isinstance(step, Embed):
+            return client.embed_documents(step.texts)
+        time.sleep(step.seconds)
+        return None
+
+    return drive(embed_flow(texts, model=model, timeout=timeout), perform)
+
+
+async def aembed(client: Any, texts: list[str], *, model: str, timeout: float | None = None) -> Any:
+    """``await client.aembed_documents(texts)`` with :func:`embed_flow`'s retries."""
+    import asyncio
+
+    from openevals._drivers import adrive
+
+    async def perform(step: Embed | Pause) -> Any:
+        if isinstance(step, Embed):
+            return await client.aembed_documents(step.texts)
+        await asyncio.sleep(step.seconds)
+        return None
+
+    return await adrive(embed_flow(texts, model=model, timeout=timeout), perform)

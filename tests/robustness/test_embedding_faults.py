@@ -265,3 +265,58 @@ def test_timeout_with_a_callers_embeddings_or_a_local_model_is_refused(factory: 
         factory(embeddings=FakeEmbeddings(size=3), timeout=5)
     with pytest.raises(ValueError, match=r"`timeout` is supported for 'openai:...' models"):
         factory(model="local:all-MiniLM-L6-v2", timeout=5)
+
+
+# --------------------------------------------------------------------------- answer relevancy
+
+
+def relevancy(factory_name: str, server: FakeOpenAIServer) -> Any:
+    from langchain_openai import OpenAIEmbeddings
+
+    from openevals.rag import llm_metrics
+    from tests.fakes.openai_server import chat_model
+
+    embeddings = OpenAIEmbeddings(
+        base_url=server.base_url,
+        api_key="k",  # type: ignore[arg-type]
+        model="text-embedding-test",
+        check_embedding_ctx_length=False,
+        max_retries=0,
+    )
+    factory = getattr(llm_metrics, factory_name)
+    return factory(judge=chat_model(server), embeddings=embeddings, strictness=2)
+
+
+RELEVANCY = pytest.mark.parametrize(
+    "factory_name",
+    ["create_answer_relevancy_evaluator", "create_async_answer_relevancy_evaluator"],
+    ids=["sync", "async"],
+)
+
+
+@RELEVANCY
+@pytest.mark.parametrize("fault", ["500", "malformed-json", "html-200", "reset"])
+def test_answer_relevancy_retries_its_embedding_call(
+    factory_name: str, fault: str, fake_openai: FakeOpenAIServer, no_backoff: None
+) -> None:
+    fake_openai.queue_chat(json={"questions": ["q1?", "q2?"], "noncommittal": False})
+    fake_openai.queue_embeddings(**TRANSIENT[fault])
+    result = call(relevancy(factory_name, fake_openai)(inputs="q?", outputs="an answer"))
+    assert result["key"] == "answer_relevancy"
+    assert isinstance(result["score"], float)
+    assert len(fake_openai.embedding_requests) == 2
+
+
+@RELEVANCY
+def test_answer_relevancy_raises_an_embedding_server_error_naming_the_model(
+    factory_name: str, fake_openai: FakeOpenAIServer, no_backoff: None
+) -> None:
+    fake_openai.queue_chat(json={"questions": ["q1?", "q2?"], "noncommittal": False})
+    for _ in range(_embed_calls.MAX_RETRIES + 1):
+        fake_openai.queue_embeddings(
+            body=b"<html>502</html>", headers={"Content-Type": "text/html"}
+        )
+    with pytest.raises(
+        EmbeddingServerError, match=r"OpenAIEmbeddings\(model='text-embedding-test'"
+    ):
+        call(relevancy(factory_name, fake_openai)(inputs="q?", outputs="an answer"))
