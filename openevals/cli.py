@@ -295,7 +295,8 @@ def _check_paths(args: argparse.Namespace) -> None:
     from openevals._cli_checks import check_cache_file, prepare_output_file
 
     check_cache_file(getattr(args, "cache", None))
-    prepare_output_file(getattr(args, "json", None), "--json")
+    for option in ("output", "report", "json"):
+        prepare_output_file(getattr(args, option, None), f"--{option}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -350,6 +351,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except sqlite3.DatabaseError as exc:  # the judge cache file (checked first; this is a backstop)
         cache = getattr(args, "cache", None)
         print(f"error: --cache {cache}: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a file that cannot be read or written (paths are checked first)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

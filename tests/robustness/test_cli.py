@@ -155,3 +155,31 @@ def test_calibrate_json_that_cannot_be_written_fails_before_the_run(
     assert main([*argv, "--json", str(target), "--output", str(tmp_path / "out.jsonl")]) == 2
     assert error_line(capsys).startswith(f"error: --json {target}:")
     assert not (tmp_path / "out.jsonl").exists()  # nothing ran
+
+
+@pytest.mark.parametrize("option", ["--output", "--report"])
+@pytest.mark.parametrize("command", ["run", "calibrate"])
+def test_an_output_path_below_a_file_fails_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, command: str
+) -> None:
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    data = labelled(tmp_path)
+    if command == "run":
+        argv = ["run", str(data), "-e", "exact_match"]
+    else:
+        argv = ["calibrate", str(data), "--judge-function", JUDGE]
+    assert main([*argv, option, str(blocker / "out" / "file"), "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no summary: nothing ran
+    [line] = captured.err.strip().splitlines()
+    assert line.startswith(f"error: {option} {blocker / 'out' / 'file'}: cannot")
+
+
+def test_output_and_report_folders_are_created_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output, report = tmp_path / "a" / "out.jsonl", tmp_path / "b" / "c" / "report.html"
+    argv = ["run", str(labelled(tmp_path)), "-e", "exact_match", "--no-progress"]
+    assert main([*argv, "--output", str(output), "--report", str(report)]) == 0
+    assert output.exists() and report.exists()
