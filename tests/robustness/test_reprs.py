@@ -72,7 +72,7 @@ JSON = st.recursive(
 @given(value=JSON)
 def test_small_plain_values_are_shown_exactly_as_repr_shows_them(value: Any) -> None:
     expected = repr(value)
-    if len(expected) <= LIMIT and '"' not in expected:  # short values are not cut
+    if len(expected) <= LIMIT:  # short values are not cut
         shown = show(value)
         if "..." not in shown:
             assert shown == expected
@@ -181,3 +181,31 @@ def test_a_deep_item_in_a_batch_names_its_query(batch: Any) -> None:
 def test_a_deep_unhashable_id_in_the_reference_is_named() -> None:
     with pytest.raises(TypeError, match=r"the 'id' of reference_outputs\[0\] must be hashable"):
         create_recall_evaluator(k=3)(outputs=["a"], reference_outputs=[{"id": deep_list()}])
+
+
+# --------------------------------------------------------------------------- JSON text at any depth
+
+PLAIN = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=100)
+@given(value=PLAIN, sort_keys=st.booleans())
+def test_json_text_at_any_depth_is_json_dumps_text(value: Any, sort_keys: bool) -> None:
+    import json
+
+    from openevals._messages import to_json_text
+
+    expected = json.dumps(value, sort_keys=sort_keys, ensure_ascii=False)
+    top = value if isinstance(value, str) else expected  # a string is sent as it is
+    assert to_json_text(value, sort_keys=sort_keys) == top
+    wrapped: Any = value
+    for _ in range(DEPTH):
+        wrapped = [wrapped]
+    text = to_json_text(wrapped, sort_keys=sort_keys)
+    assert text == "[" * DEPTH + expected + "]" * DEPTH
