@@ -105,10 +105,19 @@ class Pause:
 # Exceptions the OpenAI SDK and LangChain raise while reading a reply that is not the JSON
 # they expect: a truncated or non-JSON body (JSONDecodeError), an HTML page returned as a
 # string ('str' object has no attribute 'data'), a JSON value of the wrong shape.
-_UNREADABLE: Final = (json.JSONDecodeError, UnicodeDecodeError, AttributeError, KeyError)
+_UNREADABLE: Final = (json.JSONDecodeError, UnicodeDecodeError)
+_UNREADABLE_BY_SDK: Final = (AttributeError, KeyError)
 
 
-def _classify(exc: Exception) -> str | None:
+def is_sdk_client(client: Any) -> bool:
+    """Whether ``client`` is the OpenAI SDK's or LangChain-OpenAI's: their AttributeError /
+    KeyError / TypeError while reading a reply mean the reply was not embeddings JSON (from
+    another client they may be bugs of its own, raised unretried)."""
+    module = type(client).__module__
+    return module.startswith(("langchain_openai", "openai"))
+
+
+def _classify(exc: Exception, sdk: bool) -> str | None:
     """``"timeout"``, ``"transient"``, ``"unreadable"``, or None (not ours to retry)."""
     if isinstance(exc, EmbeddingError):
         return None
@@ -118,7 +127,9 @@ def _classify(exc: Exception) -> str | None:
         return "transient"
     if isinstance(exc, _UNREADABLE):
         return "unreadable"
-    if isinstance(exc, TypeError) and "NoneType" in str(exc):  # a reply without 'data'
+    if sdk and isinstance(exc, _UNREADABLE_BY_SDK):
+        return "unreadable"
+    if sdk and isinstance(exc, TypeError) and "NoneType" in str(exc):  # a reply without 'data'
         return "unreadable"
     if isinstance(exc, ValueError) and "No embedding data" in str(exc):  # the OpenAI SDK's
         return "unreadable"
@@ -143,20 +154,26 @@ def _reason(kind: str, exc: Exception) -> str:
 
 
 def embed_flow(
-    texts: list[str], *, model: str, timeout: float | None, max_retries: int = MAX_RETRIES
+    texts: list[str],
+    *,
+    model: str,
+    timeout: float | None,
+    sdk: bool = True,
+    max_retries: int = MAX_RETRIES,
 ) -> Generator[Embed | Pause, Any, Any]:
     """One embedding request, retried on timeouts, 5xx/429 (honouring ``Retry-After``),
     dropped connections and unreadable replies; returns the model's raw answer.
 
     Raises :class:`EmbeddingTimeoutError` or :class:`EmbeddingServerError` (naming ``model``)
     when the retries are used up; any other error (a 401, a bad request) is raised at once.
+    ``sdk``: the client is the OpenAI SDK's (see :func:`is_sdk_client`).
     """
     attempt = 0
     while True:
         try:
             vectors = yield Embed(texts)
         except Exception as exc:
-            kind = _classify(exc)
+            kind = _classify(exc, sdk)
             if kind is None:
                 raise
             attempt += 1
@@ -185,7 +202,8 @@ def embed(client: Any, texts: list[str], *, model: str, timeout: float | None = 
         time.sleep(step.seconds)
         return None
 
-    return drive(embed_flow(texts, model=model, timeout=timeout), perform)
+    flow = embed_flow(texts, model=model, timeout=timeout, sdk=is_sdk_client(client))
+    return drive(flow, perform)
 
 
 async def aembed(client: Any, texts: list[str], *, model: str, timeout: float | None = None) -> Any:
@@ -200,4 +218,5 @@ async def aembed(client: Any, texts: list[str], *, model: str, timeout: float | 
         await asyncio.sleep(step.seconds)
         return None
 
-    return await adrive(embed_flow(texts, model=model, timeout=timeout), perform)
+    flow = embed_flow(texts, model=model, timeout=timeout, sdk=is_sdk_client(client))
+    return await adrive(flow, perform)

@@ -179,13 +179,14 @@ class _Core:
 
     def flow(self, texts: list[str]) -> Any:
         """The retried embedding request for ``texts`` (run by ``drive`` / ``adrive``)."""
-        from openevals._embed_calls import embed_flow
+        from openevals._embed_calls import embed_flow, is_sdk_client
         from openevals._judge.errors import timeout_seconds
 
         timeout = self.timeout
         if timeout is None and self._given is not None:
             timeout = timeout_seconds(getattr(self._given, "request_timeout", None))
-        return embed_flow(texts, model=self.label, timeout=timeout)
+        sdk = is_sdk_client(self.client)
+        return embed_flow(texts, model=self.label, timeout=timeout, sdk=sdk)
 
     def perform(self, step: Any) -> Any:
         from openevals._embed_calls import Embed

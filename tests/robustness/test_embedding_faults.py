@@ -320,3 +320,42 @@ def test_answer_relevancy_raises_an_embedding_server_error_naming_the_model(
         EmbeddingServerError, match=r"OpenAIEmbeddings\(model='text-embedding-test'"
     ):
         call(relevancy(factory_name, fake_openai)(inputs="q?", outputs="an answer"))
+
+
+@FACTORIES
+def test_a_bug_in_a_callers_own_embeddings_class_is_raised_at_once(factory: Any) -> None:
+    from langchain_core.embeddings import Embeddings
+
+    class Buggy(Embeddings):
+        calls = 0
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            Buggy.calls += 1
+            raise AttributeError("'NoneType' object has no attribute 'encode'")
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    with pytest.raises(AttributeError, match="has no attribute 'encode'"):
+        call(factory(embeddings=Buggy())(outputs="a", reference_outputs="b"))
+    assert Buggy.calls == 1
+
+
+@FACTORIES
+def test_a_connection_error_from_any_client_is_retried(factory: Any, no_backoff: None) -> None:
+    from langchain_core.embeddings import Embeddings
+
+    class Flaky(Embeddings):
+        calls = 0
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            Flaky.calls += 1
+            if Flaky.calls == 1:
+                raise ConnectionResetError("connection reset by peer")
+            return [[1.0, 2.0] for _ in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    assert call(factory(embeddings=Flaky())(outputs="a", reference_outputs="b"))["score"] == 1.0
+    assert Flaky.calls == 2
