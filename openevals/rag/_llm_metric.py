@@ -117,6 +117,21 @@ def _info(metric: LLMMetric, is_async: bool) -> EvaluatorInfo:
     )
 
 
+def _embed(client: Any, texts: list[str]) -> Any:
+    """The metric's embedding call, with the embeddings' retries and errors."""
+    from openevals._embed_calls import embed
+    from openevals.embeddings import embeddings_label
+
+    return embed(client, texts, model=embeddings_label(client))
+
+
+async def _aembed(client: Any, texts: list[str]) -> Any:
+    from openevals._embed_calls import aembed
+    from openevals.embeddings import embeddings_label
+
+    return await aembed(client, texts, model=embeddings_label(client))
+
+
 def build_sync_evaluator(metric: LLMMetric) -> SimpleEvaluator:
     def scorer(**kwargs: Any) -> Any:
         prepared = metric.prepare(kwargs)
@@ -124,7 +139,7 @@ def build_sync_evaluator(metric: LLMMetric) -> SimpleEvaluator:
         results = []
         for answer in _answers(outcome):
             texts = metric.embed_texts(answer, prepared) if metric.embed_texts else None
-            vectors = metric.embeddings.embed_documents(texts) if texts else None
+            vectors = _embed(metric.embeddings, texts) if texts else None
             results.append(metric.compute(answer, prepared, vectors))
         return _mean_of(results)
 
@@ -140,7 +155,7 @@ def build_async_evaluator(metric: LLMMetric) -> SimpleAsyncEvaluator:
         results = []
         for answer in _answers(outcome):
             texts = metric.embed_texts(answer, prepared) if metric.embed_texts else None
-            vectors = await metric.embeddings.aembed_documents(texts) if texts else None
+            vectors = await _aembed(metric.embeddings, texts) if texts else None
             results.append(metric.compute(answer, prepared, vectors))
         return _mean_of(results)
 

@@ -149,6 +149,8 @@ class _Endpoints:
                 code="unsupported_tools",
             )
         reply = self._next_chat_reply(body)
+        if reply.reset:
+            return _Outcome(200, b"", reset=True)
         if reply.hang:
             return _Outcome(200, b"", hang=True)
         if reply.status >= 400 or reply.body is not None:
@@ -373,6 +375,8 @@ class _Endpoints:
         with self._lock:
             scripted = self._embedding_queue.popleft() if self._embedding_queue else None
         if scripted is not None:
+            if scripted.reset:
+                return _Outcome(200, b"", reset=True)
             if scripted.hang:
                 return _Outcome(200, b"", hang=True)
             if scripted.status >= 400 or scripted.body is not None:

@@ -113,6 +113,7 @@ class Reply:
     hang: bool = False
     usage: Mapping[str, int] | None = None
     finish_reason: str | None = None
+    reset: bool = False  # drop the connection with a TCP reset instead of answering
 
     def __post_init__(self) -> None:
         if self.content is not None and not isinstance(self.content, str):
@@ -179,6 +180,7 @@ def make_reply(
     hang: bool = False,
     usage: Mapping[str, int] | None = None,
     finish_reason: str | None = None,
+    reset: bool = False,
 ) -> Reply:
     """Build a validated :class:`Reply`, copying caller-owned containers."""
     if isinstance(tool_calls, (str, bytes, Mapping)):
@@ -202,6 +204,7 @@ def make_reply(
         hang=hang,
         usage=dict(usage) if usage is not None else None,
         finish_reason=finish_reason,
+        reset=reset,
     )
 
 
@@ -248,7 +251,7 @@ def _error_payload(status: int, message: str, *, code: str | None = None) -> dic
 class _Outcome:
     """What the handler must write: status, headers, body bytes (or nothing if ``hang``)."""
 
-    __slots__ = ("body", "delay", "hang", "headers", "status")
+    __slots__ = ("body", "delay", "hang", "headers", "reset", "status")
 
     def __init__(
         self,
@@ -258,7 +261,9 @@ class _Outcome:
         headers: Mapping[str, str] | None = None,
         delay: float = 0.0,
         hang: bool = False,
+        reset: bool = False,
     ) -> None:
+        self.reset = reset
         self.status = status
         self.body = body
         self.headers: dict[str, str] = {"Content-Type": "application/json"}

@@ -30,6 +30,7 @@ import itertools
 import math
 import socket
 import socketserver
+import struct
 import threading
 import time
 from collections import deque
@@ -159,6 +160,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if outcome.hang and release is not None:
             release.wait()
+            self.close_connection = True
+            return
+        if outcome.reset:  # SO_LINGER 0: closing the socket sends RST, not FIN
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
             return
         if answering is not None:  # the client may send its next request as soon as it reads
@@ -354,12 +359,16 @@ class FakeOpenAIServer(_Endpoints):
         body: bytes | str | Mapping[str, Any] | list[Any] | None = None,
         delay: float = 0.0,
         hang: bool = False,
+        reset: bool = False,
     ) -> Reply:
-        """Script the next embeddings request: an error, a raw body, a delay or a hang.
+        """Script the next embeddings request: an error, a raw body, a delay, a hang or a
+        connection reset.
 
         With the defaults (status 200, no body) the request is answered normally after ``delay``.
         """
-        reply = make_reply(status=status, headers=headers, body=body, delay=delay, hang=hang)
+        reply = make_reply(
+            status=status, headers=headers, body=body, delay=delay, hang=hang, reset=reset
+        )
         with self._lock:
             self._embedding_queue.append(reply)
         return reply

@@ -158,7 +158,7 @@ KNOWN_OPTIONS = {
         "use_reasoning",
         "model",
     },
-    "embedding_similarity": {"model", "algorithm"},
+    "embedding_similarity": {"model", "algorithm", "timeout"},
     "trajectory_match": {"trajectory_match_mode", "tool_args_match_mode"},
     "recall": {"k", "mode", "key", "empty_reference", "feedback_key"},
     "precision": {"k", "denominator", "key", "empty_reference", "feedback_key"},

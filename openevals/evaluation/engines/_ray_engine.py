@@ -47,6 +47,7 @@ from ray import cloudpickle
 
 from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
+from openevals.evaluation.engines.ray_connect import probe_ray_address
 from openevals.evaluation.engines.worker import RowOutcome, WorkerRun, WorkItem, counts_of
 from openevals.evaluation.evaluators import RunEvaluator
 from openevals.evaluation.options import RunOptions
@@ -96,8 +97,10 @@ class _EvalWorker:
 class _Session:
     """The Ray session of one run: joined, or started (and stopped) here."""
 
-    def __init__(self, address: str | None) -> None:
+    def __init__(self, address: str | None, connect_timeout: float) -> None:
+        self.from_env = not address
         self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.connect_timeout = connect_timeout
         self.started = False
 
     def __enter__(self) -> _Session:
@@ -108,6 +111,7 @@ class _Session:
                 "include_dashboard": False,
             }
             if self.address is not None:
+                probe_ray_address(self.address, self.connect_timeout, from_env=self.from_env)
                 ray.init(address=self.address, **quiet)
             else:
                 ray.init(num_cpus=os.cpu_count() or 1, **quiet)
@@ -158,7 +162,7 @@ class RayRun(_Run):
             loop.close()
 
     async def _schedule(self) -> None:
-        with _Session(self.options.ray_address):
+        with _Session(self.options.ray_address, self.options.ray_connect_timeout):
             await self._replay_all()
 
     def _needs_work(self, row: Row) -> bool:
