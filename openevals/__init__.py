@@ -85,8 +85,8 @@ _EXPORTS: dict[str, str] = {
     "create_async_trajectory_llm_as_judge": "openevals.trajectory.llm",
     "evaluate": "openevals.evaluation.runner",
     "aevaluate": "openevals.evaluation.runner",
-    "compare": "openevals.comparison.core",
-    "Comparison": "openevals.comparison.core",
+    "compare": "openevals.comparison.paired",
+    "Comparison": "openevals.comparison.paired",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -126,7 +126,7 @@ if TYPE_CHECKING:
         create_async_trajectory_match_evaluator as create_async_trajectory_match_evaluator,
         create_trajectory_match_evaluator as create_trajectory_match_evaluator,
     )
-    from openevals.comparison.core import Comparison as Comparison, compare as compare
+    from openevals.comparison.paired import Comparison as Comparison, compare as compare
     # isort: on
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_COMPARE = "openevals.comparison.core"
+_COMPARE = "openevals.comparison.paired"
 _GATE = "openevals.comparison.gate"
 
 _EXPORTS: dict[str, str] = {
@@ -32,7 +32,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     # Explicit re-exports for type checkers; one line per name of the map.
     # isort: off
-    from openevals.comparison.core import (
+    from openevals.comparison.paired import (
         ChangedRow as ChangedRow,
         Comparison as Comparison,
         KeyComparison as KeyComparison,

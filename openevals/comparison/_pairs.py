@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from openevals.comparison import stats
 from openevals.comparison._runs import ERROR, NAN, VALUE, RunScores, row_details
-from openevals.comparison.core import (
+from openevals.comparison.paired import (
     ChangedRow,
     Comparison,
     KeyComparison,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,10 +31,17 @@ class KeyScores:
     evaluator: str = ""
 
     def put(self, pos: int, state: int, value: float = math.nan) -> None:
-        if pos >= len(self.states):
-            grow = pos + 1 - len(self.states)
-            self.values.extend([math.nan] * grow)
-            self.states.extend([MISSING] * grow)
+        size = len(self.states)
+        if pos == size:  # rows usually arrive in order: append
+            self.values.append(value)
+            self.states.append(state)
+            return
+        if pos > size:
+            self.values.extend([math.nan] * (pos - size))
+            self.states.extend([MISSING] * (pos - size))
+            self.values.append(value)
+            self.states.append(state)
+            return
         self.values[pos] = value
         self.states[pos] = state
 
@@ -50,6 +58,10 @@ class RunScores:
     """evaluator -> positions of rows it failed on."""
     groups: list[Any] = field(default_factory=list)
     source: Any = None
+    row_offsets: array[int] = field(default_factory=lambda: array("q"))
+    """A file's byte offset of each row's ``row`` line (-1: none), by position."""
+    eval_offsets: dict[str, array[int]] = field(default_factory=dict)
+    """evaluator -> byte offset of each row's last ``eval`` line, by position."""
 
     def position(self, row_id: str) -> int:
         pos = self.ids.get(row_id)
@@ -58,22 +70,26 @@ class RunScores:
             self.groups.append(None)
         return pos
 
-    def add_eval(self, row_id: str, evaluator: str, status: Any, results: Any) -> None:
+    def add_eval(self, row_id: str, evaluator: str, status: Any, results: Any) -> int:
         pos = self.position(row_id)
+        self._add_eval(pos, evaluator, status, results)
+        return pos
+
+    def _add_eval(self, pos: int, evaluator: str, status: Any, results: Any) -> None:
         self.evaluators.add(evaluator)
         if status != "success":
             self.errors.setdefault(evaluator, set()).add(pos)
             return
         self.errors.get(evaluator, set()).discard(pos)
         for result in results or ():
-            if not isinstance(result, Mapping) or "key" not in result:
+            if type(result) is not dict or "key" not in result:
                 continue
             key = str(result["key"])
             scores = self.keys.get(key)
             if scores is None:
                 scores = self.keys[key] = KeyScores(evaluator=evaluator)
             score = result.get("score")
-            if isinstance(score, bool):
+            if score is True or score is False:
                 scores.kinds.add("boolean")
                 scores.put(pos, VALUE, 1.0 if score else 0.0)
             elif isinstance(score, (int, float)) and math.isfinite(float(score)):
@@ -109,26 +125,71 @@ def _group_of(record: Mapping[str, Any], group_by: str | None) -> Any:
     return node if isinstance(node, (str, int, float, bool)) or node is None else str(node)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
+_KIND = re.compile(rb'^\{"kind": "(\w+)"')
+_ROW_ID = re.compile(rb'"row_id": ("(?:[^"\\]|\\.)*")')
+
+
+def _set(offsets: array[int], pos: int, value: int) -> None:
+    if pos >= len(offsets):
+        offsets.extend([-1] * (pos + 1 - len(offsets)))
+    offsets[pos] = value
+
+
+def _decode(path: Path, line: bytes, number: int) -> dict[str, Any] | None:
+    """A record of a run file (``None`` for a torn line), or ``ValueError`` naming the line."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except ValueError:
+        if number == 1:
+            raise ValueError(
+                f"{path} is not a run's output file: line 1 is not JSON (pass the JSONL file an "
+                "`evaluate(..., output=...)` run wrote)"
+            ) from None
+        return None  # a torn last line of an interrupted run, as resume treats it
+    if not isinstance(record, dict) or "kind" not in record:
+        raise ValueError(
+            f"{path}, line {number}: not a record of a run's output file (no `kind`); pass the "
+            "JSONL file an `evaluate(..., output=...)` run wrote"
+        )
+    return record
+
+
+def _scan(path: Path, run: RunScores, group_by: str | None) -> None:
+    """Read a run file once: scores, groups, and where each row's lines are (for the rows shown
+    later). A ``row`` line is decoded only for ``group_by``; otherwise its id is enough."""
+    offset = 0
+    with path.open("rb") as handle:
         for number, line in enumerate(handle, 1):
+            start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                if number == 1:
-                    raise ValueError(
-                        f"{path} is not a run's output file: line 1 is not JSON (pass the JSONL "
-                        "file an `evaluate(..., output=...)` run wrote)"
-                    ) from None
-                continue  # a torn last line of an interrupted run, as resume treats it
-            if not isinstance(record, dict) or "kind" not in record:
-                raise ValueError(
-                    f"{path}, line {number}: not a record of a run's output file (no `kind`); "
-                    "pass the JSONL file an `evaluate(..., output=...)` run wrote"
+            kind = _KIND.match(line)
+            if kind is not None and kind.group(1) == b"row" and group_by is None:
+                found = _ROW_ID.search(line)
+                if found is not None:
+                    raw = found.group(1)
+                    row_id = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
+                    _set(run.row_offsets, run.position(row_id), start)
+                    continue
+            record = _decode(path, line, number)
+            if record is None:
+                continue
+            if record["kind"] == "row":
+                pos = run.position(str(record.get("row_id")))
+                run.groups[pos] = _group_of(record, group_by)
+                _set(run.row_offsets, pos, start)
+            elif record["kind"] == "eval":
+                evaluator = str(record.get("evaluator"))
+                pos = run.add_eval(
+                    str(record.get("row_id")),
+                    evaluator,
+                    record.get("status"),
+                    record.get("results"),
                 )
-            yield number, record
+                offsets = run.eval_offsets.get(evaluator)
+                if offsets is None:
+                    offsets = run.eval_offsets[evaluator] = array("q")
+                _set(offsets, pos, start)
 
 
 def read_run(source: Any, label: str, group_by: str | None) -> RunScores:
@@ -138,18 +199,7 @@ def read_run(source: Any, label: str, group_by: str | None) -> RunScores:
         path = Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"`{label}`: no such run file: {path}")
-        for _, record in _lines(path):
-            kind = record.get("kind")
-            if kind == "row":
-                pos = run.position(str(record.get("row_id")))
-                run.groups[pos] = _group_of(record, group_by)
-            elif kind == "eval":
-                run.add_eval(
-                    str(record.get("row_id")),
-                    str(record.get("evaluator")),
-                    record.get("status"),
-                    record.get("results"),
-                )
+        _scan(path, run, group_by)
     elif hasattr(source, "rows") and hasattr(source, "aggregates"):
         for rec in source.rows:
             pos = run.position(str(rec.get("id")))
@@ -177,15 +227,20 @@ def row_details(run: RunScores, wanted: Iterable[str]) -> dict[str, dict[str, An
 
     source = run.source
     if isinstance(source, (str, os.PathLike)):
-        records: Iterable[dict[str, Any]] = (r for _, r in _lines(Path(source)))
-        for record in records:
-            row_id = str(record.get("row_id"))
-            if row_id not in want:
-                continue
-            if record.get("kind") == "row":
-                entry(row_id)["outputs"] = record.get("outputs")
-            elif record.get("kind") == "eval":
-                _comments(entry(row_id), record)
+        with Path(source).open("rb") as handle:
+
+            def at(offset: int) -> Any:
+                handle.seek(offset)
+                return json.loads(handle.readline())
+
+            for row_id in want:
+                pos = run.ids[row_id]
+                item = entry(row_id)
+                if pos < len(run.row_offsets) and run.row_offsets[pos] >= 0:
+                    item["outputs"] = at(run.row_offsets[pos]).get("outputs")
+                for offsets in run.eval_offsets.values():
+                    if pos < len(offsets) and offsets[pos] >= 0:
+                        _comments(item, at(offsets[pos]))
     else:
         for rec in source.rows:
             row_id = str(rec.get("id"))

@@ -1,4 +1,4 @@
-"""``openevals compare BASE CAND``: the command-line face of :func:`~openevals.comparison.core`.
+"""``openevals compare BASE CAND``: the command-line face of :func:`~openevals.comparison.paired`.
 
 Exit status: 0 when no gate trips, 1 when one does (a significant regression with
 ``--fail-on-regression``, or a drop beyond a ``--max-drop KEY=X``), 2 on bad input.
@@ -45,8 +45,8 @@ def add_parser(sub: Any) -> None:
 
 def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
     """Compare, print the table (rich when the terminal is one), write the report, gate."""
-    from openevals.comparison.core import compare
     from openevals.comparison.gate import failures, parse_max_drop
+    from openevals.comparison.paired import compare
 
     try:
         max_drop = parse_max_drop(args.max_drop)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openevals.comparison.core import Comparison
+    from openevals.comparison.paired import Comparison
 
 __all__ = ["assert_no_regression", "check", "failures", "parse_max_drop"]
 
@@ -79,7 +79,7 @@ def assert_no_regression(
 ) -> Comparison:
     """For pytest: compare the runs (``options`` go to :func:`compare`) and fail the test with
     the per-key table when a gate trips; returns the comparison otherwise."""
-    from openevals.comparison.core import compare
+    from openevals.comparison.paired import compare
 
     comparison = compare(baseline, candidate, **options)
     check(comparison, fail_on_regression=fail_on_regression, max_drop=max_drop)

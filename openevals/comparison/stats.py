@@ -38,7 +38,7 @@ __all__ = [
     "wilcoxon",
 ]
 
-BOOTSTRAP_LIMIT = 50_000
+BOOTSTRAP_LIMIT = 20_000
 _EXACT_LIMIT = 50
 _FEW_VALUES = 64
 _BLOCK = 200
