@@ -86,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "openevals.evaluation.runner",
     "aevaluate": "openevals.evaluation.runner",
     "compare": "openevals.comparison.paired",
+    "acompare": "openevals.comparison.paired",
     "Comparison": "openevals.comparison.paired",
 }
 
@@ -126,7 +127,11 @@ if TYPE_CHECKING:
         create_async_trajectory_match_evaluator as create_async_trajectory_match_evaluator,
         create_trajectory_match_evaluator as create_trajectory_match_evaluator,
     )
-    from openevals.comparison.paired import Comparison as Comparison, compare as compare
+    from openevals.comparison.paired import (
+        Comparison as Comparison,
+        acompare as acompare,
+        compare as compare,
+    )
     # isort: on
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

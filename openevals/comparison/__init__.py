@@ -21,6 +21,8 @@ _GATE = "openevals.comparison.gate"
 
 _EXPORTS: dict[str, str] = {
     "compare": _COMPARE,
+    "acompare": _COMPARE,
+    "HeadToHead": "openevals.comparison.head_to_head",
     "Comparison": _COMPARE,
     "KeyComparison": _COMPARE,
     "ChangedRow": _COMPARE,
@@ -36,8 +38,10 @@ if TYPE_CHECKING:
         ChangedRow as ChangedRow,
         Comparison as Comparison,
         KeyComparison as KeyComparison,
+        acompare as acompare,
         compare as compare,
     )
+    from openevals.comparison.head_to_head import HeadToHead as HeadToHead
     from openevals.comparison.gate import assert_no_regression as assert_no_regression
     # isort: on
 

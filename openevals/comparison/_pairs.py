@@ -73,6 +73,7 @@ def build(
     lower: set[str],
     resamples: int,
     max_rows: int,
+    judged: bool = False,
 ) -> Comparison:
     import numpy as np
 
@@ -137,7 +138,7 @@ def build(
             excluded=_excluded(sb, sc),
         )
         items.append(item)
-    if not items and not excluded_keys:
+    if not items and not excluded_keys and not judged:
         raise ValueError(
             "the runs have no feedback key in common to compare (baseline: "
             f"{sorted(base.keys)}, candidate: {sorted(cand.keys)})"

@@ -10,7 +10,7 @@ one side are counted, listed and excluded from the pairs, never dropped silently
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["ChangedRow", "Comparison", "KeyComparison", "compare"]
+__all__ = ["ChangedRow", "Comparison", "KeyComparison", "acompare", "compare"]
 
 VERDICTS = ("improved", "regressed", "no detectable change", "underpowered")
 TESTS = ("auto", "sign")
@@ -106,6 +106,8 @@ class Comparison:
     min_effect: float
     seed: int
     notes: tuple[str, ...] = ()
+    head_to_head: Any = None
+    """With ``judge=``: the :class:`~openevals.comparison.head_to_head.HeadToHead` figures."""
 
     def key(self, name: str) -> KeyComparison:
         for item in self.keys:
@@ -138,6 +140,7 @@ class Comparison:
             "groups": {g: [k.as_dict() for k in ks] for g, ks in self.groups.items()},
             "changed": [_row(r) for r in self.changed],
             "notes": list(self.notes),
+            "head_to_head": None if self.head_to_head is None else self.head_to_head.as_dict(),
         }
 
     def failures(
@@ -204,6 +207,8 @@ def compare(
     lower_is_better: Sequence[str] = (),
     resamples: int = 2000,
     max_rows: int = 50,
+    judge: Any = None,
+    judge_options: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Compare ``candidate`` with ``baseline`` on the rows both scored (paired by row id).
 
@@ -223,25 +228,120 @@ def compare(
         lower_is_better: keys where a smaller score is the better one (distances, costs).
         resamples: bootstrap resamples.
         max_rows: how many flipped / most-changed rows per key to show with their outputs.
+        judge: a pairwise judge (``create_pairwise_llm_as_judge``): also judge the two runs'
+            outputs head to head on every paired row, in both orders, through the batch runner
+            (``comparison.head_to_head``: the candidate's win rate with its interval and the
+            order-flip rate). ``judge_options``: ``concurrency``, ``cache``, ``output``,
+            ``progress``, ``retry_errors`` for that run.
 
     Raises:
         ValueError / TypeError: bad options; a file that is not a run's output; runs with no
             scored rows; runs that share no row id; ``keys`` naming a key neither run has.
         FileNotFoundError: a run file that does not exist.
     """
+    from openevals._drivers import drive
+    from openevals.evaluation.runner import evaluate
+
+    flow = _flow(
+        baseline,
+        candidate,
+        keys=keys,
+        group_by=group_by,
+        alpha=alpha,
+        min_effect=min_effect,
+        seed=seed,
+        test=test,
+        lower_is_better=lower_is_better,
+        resamples=resamples,
+        max_rows=max_rows,
+        judge=judge,
+        judge_options=judge_options,
+    )
+    return drive(flow, lambda step: evaluate(step.rows, [step.judge], **step.options))
+
+
+async def acompare(
+    baseline: Any,
+    candidate: Any,
+    *,
+    keys: Sequence[str] | None = None,
+    group_by: str | None = None,
+    alpha: float = 0.05,
+    min_effect: float = 0.02,
+    seed: int = 0,
+    test: str = "auto",
+    lower_is_better: Sequence[str] = (),
+    resamples: int = 2000,
+    max_rows: int = 50,
+    judge: Any = None,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Comparison:
+    """Async twin of :func:`compare`: head-to-head judging runs through ``aevaluate``."""
+    from openevals._drivers import adrive
+    from openevals.evaluation.runner import aevaluate
+
+    flow = _flow(
+        baseline,
+        candidate,
+        keys=keys,
+        group_by=group_by,
+        alpha=alpha,
+        min_effect=min_effect,
+        seed=seed,
+        test=test,
+        lower_is_better=lower_is_better,
+        resamples=resamples,
+        max_rows=max_rows,
+        judge=judge,
+        judge_options=judge_options,
+    )
+    return await adrive(flow, lambda step: aevaluate(step.rows, [step.judge], **step.options))
+
+
+_JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors")
+
+
+def _flow(
+    baseline: Any,
+    candidate: Any,
+    *,
+    keys: Sequence[str] | None,
+    group_by: str | None,
+    alpha: float,
+    min_effect: float,
+    seed: int,
+    test: str,
+    lower_is_better: Sequence[str],
+    resamples: int,
+    max_rows: int,
+    judge: Any,
+    judge_options: Mapping[str, Any] | None,
+) -> Generator[Any, Any, Comparison]:
+    """The comparison as a flow: it yields one :class:`JudgeRun` when ``judge`` is given."""
+    from dataclasses import replace
+
+    from openevals.comparison._pairs import build
+    from openevals.comparison.head_to_head import JudgeRun, judge_rows, summarize
+
     _check_options(alpha, min_effect, seed, test, resamples)
     if isinstance(keys, str):
         raise TypeError(f"`keys` must be a list of feedback keys; got the string {keys!r}")
     if isinstance(lower_is_better, str):
         raise TypeError(f"`lower_is_better` must be a list of keys; got {lower_is_better!r}")
+    options = dict(judge_options or {})
+    unknown = sorted(set(options) - set(_JUDGE_OPTIONS))
+    if unknown:
+        raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {unknown}")
+    if judge is not None and not callable(judge):
+        raise TypeError(
+            f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {judge!r}"
+        )
     base = read_run(baseline, "baseline", group_by)
     cand = read_run(candidate, "candidate", group_by)
     for run in (base, cand):
         if not run.ids:
             raise ValueError(f"the {run.label} run is empty: it has no rows to compare")
-    from openevals.comparison._pairs import build
-
-    return build(
+    comparison = build(
         base,
         cand,
         keys=keys,
@@ -253,7 +353,16 @@ def compare(
         lower=set(lower_is_better),
         resamples=resamples,
         max_rows=max_rows,
+        judged=judge is not None,
     )
+    if judge is None:
+        return comparison
+    shared = [i for i in base.ids if i in cand.ids]
+    options.setdefault("progress", False)
+    result = yield JudgeRun(
+        judge_rows(base, cand, shared), judge, {**options, "systems": ["candidate", "baseline"]}
+    )
+    return replace(comparison, head_to_head=summarize(result))
 
 
 def key_comparison(

@@ -72,7 +72,20 @@ def text_table(comparison: Comparison) -> str:
             shown = ", ".join(f"{n} {why}" for why, n in item.excluded.items())
             lines.append(f"{item.key}: excluded rows: {shown}")
     lines += list(comparison.notes)
+    if comparison.head_to_head is not None:
+        lines.append(head_to_head_text(comparison.head_to_head))
     return "\n".join(lines)
+
+
+def head_to_head_text(h2h: Any) -> str:
+    def est(value: Any) -> str:
+        return "-" if value is None or value.value is None else format(value, ".3f")
+
+    return (
+        f"head to head ({h2h.comparisons} judged pairs, {h2h.errors} failed): the candidate won "
+        f"{h2h.wins}, tied {h2h.ties}, lost {h2h.losses}; win rate {est(h2h.win_rate)}; "
+        f"order-flip rate {est(h2h.order_flip_rate)}"
+    )
 
 
 def summary_html(comparison: Comparison) -> str:
@@ -180,6 +193,9 @@ def render(comparison: Comparison, *, title: str = "openevals comparison") -> st
             plots=plots,
             changes=sorted({r["change"] for r in rows}),
             key_names=[k.key for k in comparison.keys],
+            head_to_head=None
+            if comparison.head_to_head is None
+            else head_to_head_text(comparison.head_to_head),
         )
     )
 

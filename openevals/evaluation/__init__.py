@@ -19,6 +19,7 @@ from openevals import _lazy_exports
 _EXPORTS: dict[str, str] = {
     "evaluate": "openevals.evaluation.runner",
     "compare": "openevals.comparison.paired",
+    "acompare": "openevals.comparison.paired",
     "Comparison": "openevals.comparison.paired",
     "aevaluate": "openevals.evaluation.runner",
     "EvaluationResult": "openevals.evaluation.result",
@@ -70,7 +71,11 @@ if TYPE_CHECKING:
     from openevals.evaluation.spec import (
         EvaluatorSpec as EvaluatorSpec,
     )
-    from openevals.comparison.paired import Comparison as Comparison, compare as compare
+    from openevals.comparison.paired import (
+        Comparison as Comparison,
+        acompare as acompare,
+        compare as compare,
+    )
     # isort: on
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
