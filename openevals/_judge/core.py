@@ -129,7 +129,7 @@ class JudgeCore:
         self._so_kwargs = so_kwargs
         self.has_async_client = False
         if options.judge is not None:
-            backend = backend_for_judge(options.judge, options.model, so_kwargs)
+            backend = backend_for_judge(options.judge, options.model, so_kwargs, options.timeout)
             self.has_async_client = bool(getattr(backend, "is_async", False))
             self._backend = self._checked(backend)
         else:
@@ -175,7 +175,9 @@ class JudgeCore:
             with self._lock:
                 if self._backend is None:
                     assert self._model is not None
-                    self._backend = self._checked(_resolve_backend(self._model, self._so_kwargs))
+                    self._backend = self._checked(
+                        _resolve_backend(self._model, self._so_kwargs, self.options.timeout)
+                    )
         return self._backend
 
     @property
@@ -531,22 +533,28 @@ def _judge_kind(judge: Any, model: str | None) -> str:
     return f"judge={type(judge).__name__}" if judge is not None else f"model={model!r}"
 
 
-def _resolve_backend(model: str, so_kwargs: Mapping[str, Any]) -> Backend:
+def _resolve_backend(
+    model: str, so_kwargs: Mapping[str, Any], timeout: float | None = None
+) -> Backend:
     """The backend for a ``"provider:model"`` string, resolved on the judge's first call."""
     patched = patched_init_chat_model()
     if patched is not None:  # openevals.llm.init_chat_model replaced (e.g. patched in a test)
         return LangChainBackend(patched(model=model), so_kwargs)
     from openevals.models import resolve_chat_model
 
-    return _backend_for_resolved(resolve_chat_model(model, max_retries=0), so_kwargs)
+    options: dict[str, Any] = {"max_retries": 0}
+    if timeout is not None:
+        options["timeout"] = timeout
+    return _backend_for_resolved(resolve_chat_model(model, **options), so_kwargs)
 
 
 def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Backend:
     """The backend for a model *we* resolved from a ``"provider:model"`` string.
 
-    A plain ``ChatOpenAI`` built from ``"openai:..."`` is driven through its own OpenAI SDK clients:
-    the same server, key and base URL, without LangChain's per-call runnable machinery (several
-    times the CPU per call). Custom ``structured_output_kwargs`` keep the LangChain path.
+    A plain ``ChatOpenAI`` built from ``"openai:..."`` is driven through its own OpenAI SDK clients
+    (its public ``root_client`` / ``root_async_client``): the same server, key, base URL and
+    timeout, without LangChain's per-call runnable machinery (several times the CPU per call).
+    Custom ``structured_output_kwargs`` keep the LangChain path.
     """
     root, root_async = (
         getattr(chat_model, "root_client", None),
@@ -555,11 +563,10 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
     if not so_kwargs and root is not None and root_async is not None:
         name = getattr(chat_model, "model_name", None)
         if isinstance(name, str):
-            lean = not getattr(chat_model, "openai_proxy", None)  # a proxy: the SDK's transport
             return OpenAIClientBackend(
                 root,
                 name,
-                async_client_factory=lambda size: owned_async_client(root_async, size, lean=lean),
+                async_client_factory=lambda size: owned_async_client(root_async, size),
                 owned=True,
             )
     return LangChainBackend(chat_model, so_kwargs)

@@ -37,6 +37,7 @@ _TAKES = (
     "max_retries",
     "samples",
     "score_weighting",
+    "timeout",
 )
 CODE_JUDGE, ASYNC_CODE_JUDGE = declare(
     "create_code_llm_as_judge",
@@ -90,6 +91,7 @@ def create_code_llm_as_judge(
     max_retries: int = 3,
     samples: int = 1,
     score_weighting: ScoreWeighting | None = None,
+    timeout: float | None = None,
 ) -> CodeEvaluator:
     """Grade code in ``outputs`` with an LLM judge (e.g. ``CODE_CORRECTNESS_PROMPT``).
 
@@ -117,6 +119,7 @@ def create_async_code_llm_as_judge(
     max_retries: int = 3,
     samples: int = 1,
     score_weighting: ScoreWeighting | None = None,
+    timeout: float | None = None,
 ) -> AsyncCodeEvaluator:
     """Async twin of :func:`create_code_llm_as_judge`."""
     return cast(AsyncCodeEvaluator, _code_judge(ASYNC_CODE_JUDGE, locals(), is_async=True))

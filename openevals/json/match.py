@@ -74,7 +74,7 @@ import asyncio
 from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
-from openevals._judge.backends import _is_async_client
+from openevals._judge.backends import is_async_client
 from openevals.json._pairing import MAX_PAIRS
 from openevals.json._rubric import _rubric_scorers
 from openevals.json._scoring import _KEY_PREFIX, _build_core, _JsonMatchCore
@@ -195,7 +195,7 @@ def create_json_match_evaluator(
         TypeError: ``rubric`` or ``exclude_keys`` of the wrong shape.
     """
     core = _build_core(**locals())  # the eight options, by name
-    if judge is not None and hasattr(judge, "chat") and _is_async_client(judge):
+    if judge is not None and hasattr(judge, "chat") and is_async_client(judge):
         raise TypeError(
             "`judge` is an async OpenAI client (AsyncOpenAI); use "
             "create_async_json_match_evaluator, or pass openai.OpenAI()"

@@ -47,7 +47,7 @@ __all__ = [
 PAIRWISE_JUDGE, ASYNC_PAIRWISE_JUDGE = declare(
     "create_pairwise_llm_as_judge",
     "create_async_pairwise_llm_as_judge",
-    ("prompt", "feedback_key", "judge", "model", "system", "max_retries", "samples"),
+    ("prompt", "feedback_key", "judge", "model", "system", "max_retries", "samples", "timeout"),
     prompt=PAIRWISE_PREFERENCE_PROMPT,
     feedback_key="pairwise_preference",
 )
@@ -234,6 +234,7 @@ def create_pairwise_llm_as_judge(
     swap_positions: bool = True,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> Any:
     """Create an evaluator that asks an LLM which of two outputs is better.
 
@@ -291,6 +292,7 @@ def create_async_pairwise_llm_as_judge(
     swap_positions: bool = True,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> Any:
     """Async twin of :func:`create_pairwise_llm_as_judge`; both orders are judged concurrently."""
     options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)

@@ -20,7 +20,11 @@ MODULES = (
     "openevals.rag.llm_metrics",
     "openevals.pairwise.judge",
 )
-NEW = {"samples": "int = 1", "score_weighting": "ScoreWeighting | None = None"}
+NEW = {
+    "samples": "int = 1",
+    "score_weighting": "ScoreWeighting | None = None",
+    "timeout": "float | None = None",
+}
 
 # The signatures before this change (printed from main with inspect.signature); long prompt
 # defaults as a hash of their text.
@@ -133,6 +137,7 @@ def test_signature_is_unchanged_apart_from_the_new_options(path: str) -> None:
     assert all(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
     added = {p.name: f"{p.annotation} = {_default(p.default)}" for p in sig.parameters.values()}
     assert added["samples"] == NEW["samples"]
+    assert added["timeout"] == NEW["timeout"]  # every factory that calls a model takes it
     if "output_schema" in sig.parameters or "continuous" in sig.parameters:
         assert added["score_weighting"] == NEW["score_weighting"]
 
