@@ -269,7 +269,7 @@ class OpenAIClientBackend(Backend):
             )
 
         def call() -> Any:
-            return _guarded(lambda: self._create(self.client, payload))
+            return _guarded(lambda: self._body(self._create(self.client, payload)))
 
         if self._traced_by_caller:
             return call()
@@ -284,15 +284,42 @@ class OpenAIClientBackend(Backend):
             return await asyncio.to_thread(self.send, payload)
 
         async def call() -> Any:
-            return await _aguarded(lambda: self._create(client, payload))
+            async def create() -> Any:
+                return self._body(await self._create(client, payload))
+
+            return await _aguarded(create)
 
         if self._traced_by_caller:
             return await call()
         return await _atraced_llm_call(self.model_name, payload, call)
 
     def _create(self, client: Any, payload: Any) -> Any:
-        """The SDK's own request: ``chat.completions.create`` (a coroutine for async clients)."""
-        return client.chat.completions.create(**payload, **self._per_request)
+        """The SDK's own request, ``chat.completions.create`` (a coroutine for async clients).
+
+        A caller's client gets the request as keyword arguments, so whatever wraps its create()
+        sees them, and returns the SDK's response object. An owned client is asked through
+        the SDK's public ``with_raw_response`` (the judge reads the JSON itself, see
+        :meth:`_body`), with ``model`` and ``messages`` as arguments and the rest of the body as
+        ``extra_body``, which the SDK sends as it is: the same request, without the SDK's typed
+        walk over an already plain JSON schema and its response model (together about a third
+        of create()'s CPU per call).
+        """
+        if not self.owned:
+            return client.chat.completions.create(**payload, **self._per_request)
+        rest = {k: v for k, v in payload.items() if k not in ("model", "messages")}
+        return client.chat.completions.with_raw_response.create(
+            model=payload["model"], messages=payload["messages"], extra_body=rest or None
+        )
+
+    def _body(self, response: Any) -> Any:
+        """The reply to read: an owned client's raw response decoded like the SDK decodes it
+        (JSON when the server says JSON, else the text); a caller's client's reply as it is."""
+        if not self.owned:
+            return response
+        content_type = str(response.headers.get("content-type", ""))
+        if not content_type.split(";", 1)[0].strip().endswith("json"):
+            return response.text
+        return json.loads(response.content)
 
     def with_sampling(self, payload: Any, *, n: int, top_logprobs: int | None) -> Any:
         out = dict(payload)
