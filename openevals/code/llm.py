@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from openevals._contract import attach_info
 from openevals._judge.options import FactorySpec, ScoreWeighting, declare
-from openevals._judge.shell import build_core, judge_info, register_core, scorer_for
+from openevals._judge.shell import attach_core, build_core, judge_info, scorer_for
 from openevals.code.base import AsyncCodeEvaluator, CodeEvaluator
 from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
 from openevals.prompts.quality import (
@@ -71,7 +71,7 @@ def _code_judge(
         feedback_key=core.feedback_key,
     )
     attach_info(evaluator, judge_info(core, is_async=is_async))
-    register_core(evaluator, core)
+    attach_core(evaluator, core)
     return evaluator
 
 
