@@ -172,6 +172,14 @@ class LangChainBackend(Backend):
         cached = self._runnables.get(key)
         if cached is not None:
             return cached
+        needs = {
+            "structured": "with_structured_output",
+            "tool": "bind_tools",
+            "json_object": "bind",
+        }
+        if rung in needs and not callable(getattr(self.model, needs[rung], None)):
+            # A minimal chat model (invoke / ainvoke only): the core moves on to the next rung.
+            raise NotImplementedError(f"{type(self.model).__name__} has no {needs[rung]}()")
         if rung == "structured":
             chain = self.model.with_structured_output(
                 spec.langchain_schema(), include_raw=True, **self.kwargs

@@ -63,6 +63,7 @@ def _code_judge(
         # The judge doubles as the model of the ``llm`` extraction strategy.
         model=values["model"],
         client=values["judge"],
+        timeout=values["timeout"],
     )
     evaluator = (AsyncCodeEvaluator if is_async else CodeEvaluator)(
         scorer=scorer_for(core, is_async=is_async),
