@@ -246,6 +246,8 @@ class OpenAIClientBackend(Backend):
 
     def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
         payload: dict[str, Any] = {"model": self.model_name, "messages": messages}
+        if rung == "plain":
+            return payload
         if rung == "json_schema":
             payload["response_format"] = {
                 "type": "json_schema",
@@ -346,6 +348,8 @@ class OpenAIClientBackend(Backend):
 
     def read(self, rung: str, response: Any) -> Answer:
         message, usage = _completion_message(response)
+        if rung == "plain":
+            return _plain_answer(_get(message, "content"), usage, response)
         return self._answer(message, usage, response, _first_choice(response))
 
     @staticmethod
@@ -375,6 +379,19 @@ class OpenAIClientBackend(Backend):
             + (f" (finish_reason={finish!r})" if finish else ""),
             body=response,
         )
+
+
+def _plain_answer(content: Any, usage: dict[str, int] | None, response: Any) -> Answer:
+    """The reply's text as the answer itself (the ``plain`` rung, :data:`TEXT_ANSWER`)."""
+    if isinstance(content, list):  # content parts from some compatible servers
+        content = "".join(str(_get(part, "text") or "") for part in content)
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise JudgeServerError(
+            f"the message content is a {type(content).__name__}, not text", body=response
+        )
+    return Answer(content, content, usage)
 
 
 def _first_choice(response: Any) -> Any:

@@ -205,6 +205,10 @@ class JudgeCore:
         rungs = self.backend.rungs
         return tuple(r for r in rungs if r != "tool") if self.weighted else rungs
 
+    def _rungs_for(self, spec: SchemaSpec) -> tuple[str, ...]:
+        """A free-text answer is asked plainly; structured ones walk the backend's rungs."""
+        return ("plain",) if spec.kind == "text" else self.rungs
+
     # ------------------------------------------------------------------ request
     def start(
         self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
@@ -270,8 +274,8 @@ class JudgeCore:
         """Ask for ``n`` valid answers: rungs, retries with backoff, one repair request."""
         spec = spec or self.spec
         backend = self.backend
-        rungs = self.rungs
-        index = self._rung_start
+        rungs = self._rungs_for(spec)
+        index = self._rung_start if spec.kind != "text" else 0
         repaired = False
         skip_cache = False
         usage: dict[str, int] | None = None
@@ -337,7 +341,8 @@ class JudgeCore:
                 # reach the model, never replay the unusable answer.
                 store_answers(cache, key, answers[:want])
             if len(kept) >= n:
-                self._rung_start = index
+                if spec.kind != "text":
+                    self._rung_start = index
                 values = [v for v, _ in kept]
                 return Outcome(values[0], usage, rung, values, [a for _, a in kept])
 
@@ -367,7 +372,7 @@ class JudgeCore:
         self, index: int, messages: list[dict[str, Any]], spec: SchemaSpec, n: int = 1
     ) -> tuple[int, Any]:
         """Prepare the first rung from ``index`` on that this model supports at all."""
-        rungs = self.rungs
+        rungs = self._rungs_for(spec)
         backend = self.backend
         while True:
             try:
@@ -414,6 +419,12 @@ class JudgeCore:
     def _repair_messages(
         self, raw: str, err: AnswerError, spec: SchemaSpec
     ) -> list[dict[str, Any]]:
+        if spec.kind == "text":
+            again = f"That reply cannot be used: {err}. Answer again with the message only."
+            return [
+                {"role": "assistant", "content": raw or "(empty reply)"},
+                {"role": "user", "content": again},
+            ]
         return [
             {"role": "assistant", "content": raw or "(empty reply)"},
             {

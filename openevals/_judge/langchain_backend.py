@@ -240,6 +240,9 @@ class LangChainBackend(Backend):
             raise fault from exc
 
     def read(self, rung: str, response: Any) -> Answer:
+        if rung == "plain":
+            text = _ai_message_text(response)
+            return Answer(text, text, _usage_from_ai_message(response))
         if rung == "structured" and isinstance(response, Mapping) and "raw" in response:
             raw = response.get("raw")
             parsed = response.get("parsed")
