@@ -119,6 +119,11 @@ def _rubric_scorers(
     Without a rubric the returned scorers are never called (and no judge is built).
     """
     if not core.rubric:
+        if timeout is not None:
+            raise ValueError(
+                f"`timeout={timeout!r}` bounds the requests of the rubric judge, but there is no "
+                "`rubric`; pass a non-empty `rubric` or drop `timeout`"
+            )
 
         def unused(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
             raise AssertionError("no rubric keys to grade")

@@ -25,6 +25,12 @@ def test_timeout_is_checked_with_the_other_judge_options() -> None:
         create_async_json_match_evaluator(rubric=RUBRIC, model="openai:gpt-test", timeout="9")  # type: ignore[arg-type]
 
 
+def test_timeout_without_a_rubric_is_refused() -> None:
+    for factory in (create_json_match_evaluator, create_async_json_match_evaluator):
+        with pytest.raises(ValueError, match="there is no `rubric`"):
+            factory(timeout=5)
+
+
 def test_a_bad_model_is_refused_at_creation() -> None:
     with pytest.raises(TypeError, match="`model` must be a 'provider:model' string"):
         create_json_match_evaluator(rubric=RUBRIC, model=42)  # type: ignore[arg-type]
