@@ -18,17 +18,15 @@ names of an ``outputs`` mapping, or by position (0 and 1) for a two-item list.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openevals._contract import make_async_evaluator, make_evaluator
 from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, declare
-from openevals._judge.shell import build_core, judge_info, register_core
+from openevals._judge.shell import Ask, Flow, JudgeCall, build_core, judge_evaluator
 from openevals._judge.steps import Outcome
 from openevals._repr import show
 from openevals._structure import encode_json, expand_plain, fold
@@ -50,7 +48,7 @@ __all__ = [
 PAIRWISE_JUDGE, ASYNC_PAIRWISE_JUDGE = declare(
     "create_pairwise_llm_as_judge",
     "create_async_pairwise_llm_as_judge",
-    ("prompt", "feedback_key", "judge", "model", "system", "max_retries", "samples"),
+    ("prompt", "feedback_key", "judge", "model", "system", "max_retries", "samples", "timeout"),
     prompt=PAIRWISE_PREFERENCE_PROMPT,
     feedback_key="pairwise_preference",
 )
@@ -205,18 +203,39 @@ class _Options:
         self.criteria = criteria or ""
         self.swap_positions = swap_positions
 
-    def calls(self, inputs: Any, reference_outputs: Any, pair: _Pair) -> list[dict[str, Any]]:
+    def calls(self, inputs: Any, reference_outputs: Any, pair: _Pair) -> Ask:
         """The judge calls to make: the given order, then (by default) the swapped one."""
-        base = {
-            "inputs": _as_text(inputs, "inputs"),
-            "reference_outputs": _as_text(reference_outputs, "reference_outputs"),
-            "criteria": self.criteria,
-        }
+        inputs = _as_text(inputs, "inputs")
+        reference_outputs = _as_text(reference_outputs, "reference_outputs")
         first, second = pair.texts
-        calls = [{**base, "output_a": first, "output_b": second}]
-        if self.swap_positions:
-            calls.append({**base, "output_a": second, "output_b": first})
-        return calls
+        orders = [(first, second), (second, first)] if self.swap_positions else [(first, second)]
+        return Ask(
+            tuple(
+                JudgeCall(
+                    inputs=inputs,
+                    reference_outputs=reference_outputs,
+                    extra={"criteria": self.criteria, "output_a": a, "output_b": b},
+                )
+                for a, b in orders
+            )
+        )
+
+    def flow(self) -> Flow:
+        """The pairwise judge's flow: both orders asked, then one comparative result."""
+
+        def flow(
+            *,
+            inputs: Any = None,
+            outputs: Any = None,
+            reference_outputs: Any = None,
+            runs: Sequence[Any] | None = None,
+            **kwargs: Any,
+        ) -> Generator[Any, Any, dict[str, Any]]:
+            pair = _pair(outputs, runs)
+            outcomes = yield self.calls(inputs, reference_outputs, pair)
+            return self.result(pair, [self.vote(outcome) for outcome in outcomes])
+
+        return flow
 
     @staticmethod
     def vote(outcome: Outcome) -> dict[str, Any]:
@@ -287,6 +306,24 @@ def _comparative(
     """The signature LangSmith reads (it passes ``runs`` only to evaluators naming it)."""
 
 
+def _pairwise(spec: FactorySpec, values: dict[str, Any]) -> Any:
+    """The evaluator both public factories return, from their ``locals()``."""
+    options = _Options(
+        feedback_key=values["feedback_key"],
+        criteria=values["criteria"],
+        swap_positions=values["swap_positions"],
+    )
+    return judge_evaluator(
+        _core(spec, values),
+        is_async=spec.is_async,
+        flow=options.flow(),
+        feedback_keys=(options.feedback_key,),
+        raw=True,
+        name="pairwise_evaluator",
+        signature=_comparative,
+    )
+
+
 def create_pairwise_llm_as_judge(
     *,
     prompt: Any = PAIRWISE_PREFERENCE_PROMPT,
@@ -299,6 +336,7 @@ def create_pairwise_llm_as_judge(
     swap_positions: bool = True,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> Any:
     """Create an evaluator that asks an LLM which of two outputs is better.
 
@@ -321,27 +359,7 @@ def create_pairwise_llm_as_judge(
     output), optional ``reference_outputs``; inside ``langsmith.evaluate_comparative`` it also
     receives ``runs`` and keys its scores by run id.
     """
-    options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)
-    core = _core(PAIRWISE_JUDGE, locals())
-
-    def scorer(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        runs: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        pair = _pair(outputs, runs)
-        answers = [
-            options.vote(
-                core.ask_sync(call.pop("inputs"), None, call.pop("reference_outputs"), call)
-            )
-            for call in options.calls(inputs, reference_outputs, pair)
-        ]
-        return options.result(pair, answers)
-
-    return _evaluator(scorer, core, feedback_key, is_async=False)
+    return _pairwise(PAIRWISE_JUDGE, locals())
 
 
 def create_async_pairwise_llm_as_judge(
@@ -356,36 +374,7 @@ def create_async_pairwise_llm_as_judge(
     swap_positions: bool = True,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> Any:
     """Async twin of :func:`create_pairwise_llm_as_judge`; both orders are judged concurrently."""
-    options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)
-    core = _core(ASYNC_PAIRWISE_JUDGE, locals())
-
-    async def scorer(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        runs: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        pair = _pair(outputs, runs)
-        calls = options.calls(inputs, reference_outputs, pair)
-        outcomes = await asyncio.gather(
-            *(
-                core.ask_async(call.pop("inputs"), None, call.pop("reference_outputs"), call)
-                for call in calls
-            )
-        )
-        return options.result(pair, [options.vote(o) for o in outcomes])
-
-    return _evaluator(scorer, core, feedback_key, is_async=True)
-
-
-def _evaluator(scorer: Any, core: JudgeCore, feedback_key: str, *, is_async: bool) -> Any:
-    """The public evaluator around ``scorer``, shown to LangSmith with the ``runs`` signature."""
-    info = judge_info(core, is_async=is_async, feedback_keys=(feedback_key,))
-    make = make_async_evaluator if is_async else make_evaluator
-    evaluator = make(scorer, info, raw=True, name="pairwise_evaluator", signature=_comparative)
-    register_core(evaluator, core)
-    return evaluator
+    return _pairwise(ASYNC_PAIRWISE_JUDGE, locals())
