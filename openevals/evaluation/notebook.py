@@ -26,8 +26,8 @@ __all__ = ["InlineReport", "calibration_summary_html", "result_summary_html"]
 _RESULT = """\
 <div class="openevals-summary">
 <p><strong>EvaluationResult</strong>{% if interrupted %} <em>(interrupted)</em>{% endif %}:
-{{ rows }} rows, {{ failed }} failed evaluations{% if elapsed %}, {{ elapsed }}{% endif %}
-{%- if cost %}, {{ cost }}{% endif %}</p>
+{{ rows }} rows; failed evaluations: {{ failed }}{% if elapsed %}; {{ elapsed }}{% endif %}
+{%- if cost %}; estimated cost {{ cost }}{% endif %}</p>
 {% if scores %}<table>
 <thead><tr><th style="text-align:left">key</th><th>n</th><th>mean</th><th>95% CI</th>
 <th>min</th><th>max</th></tr></thead>
@@ -116,7 +116,7 @@ def result_summary_html(result: EvaluationResult) -> str:
             rows=len(result.rows),
             failed=(summary.get("pairs") or {}).get("failed", 0),
             elapsed=f"{elapsed:.2f} s" if isinstance(elapsed, (int, float)) else None,
-            cost=f"${cost:.4f}" if isinstance(cost, (int, float)) and cost else None,
+            cost=f"${cost:.4g}" if isinstance(cost, (int, float)) and cost else None,
             scores=scores,
             groups=len(groups),
             errors=sorted(by_evaluator.items()),
