@@ -213,7 +213,7 @@ def test_repr_html_is_the_escaped_summary(result: EvaluationResult) -> None:
     assert "<table>" in page and "exact_match" in page and "style" in page
     assert "3 rows; failed evaluations: 1" in page
     assert "estimated cost $4e-05" in page
-    assert "judged (2)" in page
+    assert "judged (1)" in page
     assert "r0" not in page  # the summary, not the rows
     tricky = openevals.evaluate(
         [{"outputs": 1}], {"x": lambda **kw: {"key": "<script>", "score": 1}}, progress=False
