@@ -97,28 +97,26 @@ def long_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[An
     out: list[tuple[Any, ...]] = []
     add = out.append
     for row in rows:
-        row_id, index = row["id"], row["index"]
-        group = row.get("group")
+        head: tuple[Any, ...] = (
+            (row["id"], row["index"], row.get("group")) if grouped else (row["id"], row["index"])
+        )
         for name, entry in row["evaluations"].items():
             usage = entry.get("usage")
-            tokens = usage.get("total_tokens") if usage else None
-            cost, model = entry.get("cost_usd"), entry.get("model")
-            error = _error_text(entry.get("error"))
+            error = entry.get("error")
+            tail = (
+                None if error is None else _error_text(error),
+                entry.get("model"),
+                usage.get("total_tokens") if usage else None,
+                entry.get("cost_usd"),
+            )
             results = entry.get("results")
             if results:
                 for res in results:
-                    add(
-                        (row_id, index, group, name, res.get("key"), res.get("score"),
-                         res.get("comment"), error, model, tokens, cost)
-                    )  # fmt: skip
+                    add((*head, name, res["key"], res["score"], res.get("comment"), *tail))
             else:
                 for key in fallback.get(name) or [name]:
-                    add((row_id, index, group, name, key, None, None, error, model, tokens, cost))
-    names = list(LONG_COLUMNS)
-    if not grouped:
-        names.remove("group")
-        out = [t[:2] + t[3:] for t in out]
-    return names, out
+                    add((*head, name, key, None, None, *tail))
+    return [c for c in LONG_COLUMNS if grouped or c != "group"], out
 
 
 def wide_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[Any, ...]]]:
