@@ -3,6 +3,8 @@
 Every source becomes a stream of :class:`Row` objects. Files are read lazily (JSONL, CSV and TSV
 line by line; JSON as a whole, since a JSON document cannot be streamed without a parser that is
 not in the standard library), so a 100,000-row JSONL file never sits in memory as a whole.
+DataFrames, Parquet, Hugging Face and LangSmith datasets come in through
+:mod:`openevals.evaluation.sources`, which :func:`iter_rows` and :func:`count_rows` ask first.
 
 Row fields:
 
