@@ -146,9 +146,23 @@ class ColumnPlan:
         record: dict[str, Any] = {}
         source = self.source
         for name, path, cell in zip(self.names, self.paths, values):  # noqa: B905 - same length
-            value = plain_value(cell, name, source)
-            if value is ABSENT:
+            # The common cells inline (this runs once per cell of every table row).
+            kind = type(cell)
+            if kind is str:
+                first = cell[:1]
+                value = _decode(cell) if first in "{[" or first.isspace() else cell
+            elif kind is int or kind is bool:
+                value = cell
+            elif kind is float:
+                if cell != cell:
+                    continue
+                value = cell
+            elif cell is None:
                 continue
+            else:
+                value = _convert(cell, name, source)
+                if value is ABSENT:
+                    continue
             if path is None:
                 record[name] = value
                 continue
