@@ -89,8 +89,8 @@ def test_the_issue_example_runs() -> None:
 def test_every_source_gives_the_same_rows(make: Any, tmp_path: Path) -> None:
     data = make(tmp_path)
     assert _rows(data) == EXPECTED
-    count = count_rows(data)
-    assert count in (3, None)
+    streamed = type(data).__name__ == "IterableDataset"
+    assert count_rows(data) == (None if streamed else 3)
     result = openevals.evaluate(data, ["exact_match"], progress=False, group_by="topic")
     assert [r["id"] for r in result.rows] == ["a", "b", "c"]
     assert result.aggregates["exact_match"]["sum"] == 2

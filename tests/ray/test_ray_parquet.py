@@ -68,7 +68,7 @@ def test_parquet_on_ray_resumes_through_the_general_path(tmp_path: Path) -> None
     assert len(first.rows) == 30
 
 
-def test_results_written_as_parquet_after_a_ray_run(tmp_path: Path) -> None:
+def test_parquet_output_of_a_ray_run_equals_local(tmp_path: Path) -> None:
     folder = _write(tmp_path, rows(30))
     on_ray = evaluate(folder, ["exact_match"], engine="ray", ray_batch_size=8, progress=False)
     local = evaluate(folder, ["exact_match"], progress=False)
