@@ -175,6 +175,12 @@ class CalibrationReport:
         target.write_text(render_report(self.result, title=title, calibration=self), "utf-8")
         return target
 
+    def _repr_html_(self) -> str:
+        """The figures and the confusion matrix, as a notebook shows the report."""
+        from openevals.evaluation.notebook import calibration_summary_html
+
+        return calibration_summary_html(self)
+
 
 def _row_dict(row: JudgedRow) -> dict[str, Any]:
     return {

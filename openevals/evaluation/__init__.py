@@ -29,6 +29,8 @@ _EXPORTS: dict[str, str] = {
     "default_cache_path": "openevals.evaluation.cache",
     "load_rows": "openevals.evaluation.data",
     "iter_rows": "openevals.evaluation.data",
+    "langsmith_dataset": "openevals.evaluation.langsmith_source",
+    "LangSmithDataset": "openevals.evaluation.langsmith_source",
     "build_evaluator": "openevals.evaluation.registry",
     "EVALUATOR_NAMES": "openevals.evaluation.registry",
     "DEFAULT_PRICES": "openevals.evaluation.pricing",
@@ -52,6 +54,10 @@ if TYPE_CHECKING:
     from openevals.evaluation.data import (
         iter_rows as iter_rows,
         load_rows as load_rows,
+    )
+    from openevals.evaluation.langsmith_source import (
+        LangSmithDataset as LangSmithDataset,
+        langsmith_dataset as langsmith_dataset,
     )
     from openevals.evaluation.pricing import (
         DEFAULT_PRICES as DEFAULT_PRICES,

@@ -128,6 +128,7 @@ class RayRun(_Run):
 
     def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
         super().__init__(data, evaluators, options)
+        self.data = data
         self.stop = threading.Event()
         self._outcome: RowOutcome | None = None
         worker_options = replace(
@@ -170,6 +171,19 @@ class RayRun(_Run):
         return any(ev.name not in finished for ev in self.evaluators)
 
     async def _replay_all(self) -> None:
+        if not (self._previous.evals or self._previous.rows):  # nothing to resume
+            from openevals.evaluation.engines._ray_parquet import parquet_stream
+
+            streamed = parquet_stream(self.data, self.options, self._payload, self.cache)
+            if streamed is not None:  # Parquet: Ray Data reads it on the workers
+                try:
+                    for row, self._outcome in streamed:
+                        if self.stop.is_set():
+                            raise KeyboardInterrupt
+                        await self._process_row(row)
+                finally:
+                    streamed.close()
+                return
         rows = list(self.rows_iter)
         work = [row for row in rows if self._needs_work(row)]
         outcomes = self._outcomes(work)
