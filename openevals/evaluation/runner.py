@@ -26,15 +26,15 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.cache import CountingCache, open_cache
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.data import Row, count_rows, group_of, iter_rows
+from openevals.evaluation.data import Row, RowDataError, count_rows, group_of, iter_rows
 from openevals.evaluation.description import is_async_callable
 from openevals.evaluation.evaluators import (
     RunEvaluator,
@@ -60,6 +60,7 @@ from openevals.evaluation.target import run_target
 __all__ = ["aevaluate", "evaluate"]
 
 _YIELD_EVERY = 64
+_T = TypeVar("_T")
 
 
 class _Run:
@@ -193,7 +194,7 @@ class _Run:
         fields = row.fields
         suspended = target_ran = False
         target_info: TargetInfo | None = None
-        if self.target is not None:
+        if self.target is not None and row.problem is None:
             reuse = self._previous.reusable_target(row.id, pending=bool(pending))
             if reuse is not None:
                 fields = {**fields, "outputs": reuse[0]}
@@ -219,7 +220,11 @@ class _Run:
         if pending:
             if self._out is not None and (row.id not in self._previous.rows or target_ran):
                 self._out.write(self.recorder.line(Recorder.row_line(rec)))
-            if target_info is not None and target_info.get("status") == "error":
+            if row.problem is not None:  # a value no record can hold: an error, not a crash
+                error = self.recorder.error(RowDataError(row.problem))
+                for ev in pending:
+                    self._finish_pair(ev, rec, [], error, 0.0, None)
+            elif target_info is not None and target_info.get("status") == "error":
                 error = Recorder.target_failed(target_info)
                 for ev in pending:
                     self._finish_pair(ev, rec, [], error, 0.0, None)
@@ -263,7 +268,13 @@ class _Run:
             with counting_cache(self.cache) as counting:
                 start = time.perf_counter()
                 try:
-                    results, error = await ev.call(fields, self._offload.call), None
+                    call = ev.call(fields, self._offload.call)
+                    timeout = self.options.eval_timeout
+                    if timeout is not None:
+                        results = await _within(call, timeout, ev.name)
+                    else:
+                        results = await call
+                    error = None
                 except Exception as exc:
                     results, error, slot.error = [], self.recorder.error(exc), exc
                 elapsed = time.perf_counter() - start
@@ -323,6 +334,34 @@ class _Run:
         return result
 
 
+async def _within(call: Awaitable[_T], timeout: float, name: str) -> _T:
+    """``await call``, cancelled after ``timeout`` seconds with a ``TimeoutError`` saying so.
+
+    An evaluator's own ``TimeoutError`` passes through unchanged (it is not ours to reword).
+    A sync evaluator runs in a pool thread, which cannot be stopped: its result is dropped.
+    """
+    task = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait((task,), timeout=timeout)
+    except BaseException:
+        task.cancel()
+        raise
+    if done:
+        return task.result()
+    task.cancel()
+    # Do not wait for a cancelled call that may ignore cancellation; just collect its outcome.
+    task.add_done_callback(_collect)
+    raise TimeoutError(
+        f"evaluator {name!r} did not finish within eval_timeout={timeout:g} s and was "
+        "cancelled (a sync evaluator's thread is left to finish; its result is dropped)"
+    )
+
+
+def _collect(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 # --------------------------------------------------------------------------- entry points
 
 
@@ -355,6 +394,7 @@ def evaluate(
     ray_workers: int | None = None,
     ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
     ray_env: Sequence[str] | None = None,
+    eval_timeout: float | None = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -399,6 +439,11 @@ def evaluate(
         ray_batch_size: rows per batch sent to a Ray worker.
         ray_env: names of environment variables to copy to the Ray workers, besides the
             secret-named ones (``*_API_KEY``, ``*_TOKEN``, ...) and ``*_BASE_URL``.
+        eval_timeout: seconds one evaluation may take (``None``: no limit). A longer one is
+            cancelled and recorded on its row as a ``TimeoutError``, and the run goes on. Async
+            evaluators are cancelled; a sync evaluator's thread cannot be stopped, so it is left
+            to finish in the background and its result is dropped. Cheap pure evaluators run
+            inline (exact match, Levenshtein, ...) are not timed.
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -444,6 +489,7 @@ async def aevaluate(
     ray_workers: int | None = None,
     ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
     ray_env: Sequence[str] | None = None,
+    eval_timeout: float | None = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 
