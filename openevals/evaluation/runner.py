@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.blocks import columnar_fits, run_blocks
 from openevals.evaluation.cache import CountingCache, open_cache
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
@@ -100,6 +101,8 @@ class _Run:
         self._offload = Offload(options.concurrency)
         self._limiter: Limiter | None = None
         self._exhausted = False
+        self._held: list[str] | None = None  # lines of the block being built (columnar path)
+        self.columnar = True  # may pure evaluators run in blocks (see .blocks)?
         self.began = threading.Event()
         self.closed = threading.Event()
 
@@ -148,6 +151,9 @@ class _Run:
 
     async def _schedule(self) -> None:
         """Process every row (other engines override this: see :mod:`.engines`)."""
+        if self.columnar and columnar_fits(self):
+            await run_blocks(self)
+            return
         workers = [asyncio.ensure_future(self._worker()) for _ in range(self._worker_count())]
         try:
             await asyncio.gather(*workers)
@@ -203,27 +209,10 @@ class _Run:
             elif pending:
                 fields, target_info = await self._run_target(row)
                 target_ran = suspended = True
-        group_by = self.options.group_by
-        rec = self.recorder.row(
-            row,
-            fields,
-            group=group_of(fields, group_by) if group_by is not None else None,
-            grouped=group_by is not None,
-            target=target_info,
-        )
-        for ev in self.evaluators:
-            prior = previous.get(ev.name)
-            if prior is not None:
-                entry = self.recorder.resumed(prior)
-                rec["evaluations"][ev.name] = entry
-                self.stats.record_pair(ev.name, entry)
+        rec = self._start_row(row, fields, previous, pending, target_info, target_ran)
         if pending:
-            if self._out is not None and (row.id not in self._previous.rows or target_ran):
-                self._out.write(self.recorder.line(Recorder.row_line(rec)))
             if row.problem is not None:  # a value no record can hold: an error, not a crash
-                error = self.recorder.error(RowDataError(row.problem))
-                for ev in pending:
-                    self._finish_pair(ev, rec, [], error, 0.0, None)
+                self._row_failed(row.problem, rec, pending)
             elif target_info is not None and target_info.get("status") == "error":
                 error = Recorder.target_failed(target_info)
                 for ev in pending:
@@ -241,6 +230,48 @@ class _Run:
                     suspended = True
         self._complete_row(rec, fields)
         return suspended
+
+    def _start_row(
+        self,
+        row: Row,
+        fields: Mapping[str, Any],
+        previous: Mapping[str, Mapping[str, Any]],
+        pending: Sequence[RunEvaluator],
+        target_info: TargetInfo | None,
+        target_ran: bool,
+    ) -> ResultRow:
+        """The result row of ``row`` with its resumed pairs; its ``row`` line is written when
+        something is left to run (and the file does not hold it yet)."""
+        group_by = self.options.group_by
+        rec = self.recorder.row(
+            row,
+            fields,
+            group=group_of(fields, group_by) if group_by is not None else None,
+            grouped=group_by is not None,
+            target=target_info,
+        )
+        if previous:
+            for ev in self.evaluators:
+                prior = previous.get(ev.name)
+                if prior is not None:
+                    entry = self.recorder.resumed(prior)
+                    rec["evaluations"][ev.name] = entry
+                    self.stats.record_pair(ev.name, entry)
+        if pending and self._out is not None and (row.id not in self._previous.rows or target_ran):
+            self._emit(self.recorder.line(Recorder.row_line(rec)))
+        return rec
+
+    def _row_failed(self, problem: str, rec: ResultRow, pending: Sequence[RunEvaluator]) -> None:
+        error = self.recorder.error(RowDataError(problem))
+        for ev in pending:
+            self._finish_pair(ev, rec, [], error, 0.0, None)
+
+    def _emit(self, line: str) -> None:
+        """Append one line to the ``output=`` file (held back while a block is built)."""
+        if self._held is not None:
+            self._held.append(line)
+        elif self._out is not None:
+            self._out.write(line)
 
     async def _run_target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
         assert self.target is not None and self._limiter is not None
@@ -306,7 +337,7 @@ class _Run:
         self.stats.record_pair(ev.name, entry)
         if self._out is not None:
             line = Recorder.eval_line(rec["id"], rec["index"], ev.name, entry)
-            self._out.write(self.recorder.line(line))
+            self._emit(self.recorder.line(line))
 
     def _complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
         evaluations = rec["evaluations"]
