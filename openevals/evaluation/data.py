@@ -106,8 +106,12 @@ def _hash_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+# Built once: ``json.dumps`` with options builds an encoder on every call (same text).
+_HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
+
+
 def _row_hash(index: int, raw: Mapping[str, Any]) -> str:
-    text = json.dumps([index, raw], sort_keys=True, ensure_ascii=False, default=repr)
+    text = _HASH_JSON.encode([index, raw])
     return _hash_bytes(text.encode("utf-8"))
 
 

@@ -174,3 +174,26 @@ def test_batch_forms_equal_per_row_calls() -> None:
         ]
         with pytest.raises(ValueError, match="as many outputs"):
             fn.batch(["a"], [])  # type: ignore[attr-defined]
+
+
+def test_one_raising_row_costs_only_its_own_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes: list[int] = []
+    original = exact_match.batch  # type: ignore[attr-defined]
+
+    def counting(outputs: Any, reference_outputs: Any) -> Any:
+        sizes.append(len(outputs))
+        return original(outputs, reference_outputs)
+
+    monkeypatch.setattr(exact_match, "batch", counting)
+    rows: list[dict[str, Any]] = [{"outputs": "a", "reference_outputs": "a"} for _ in range(16)]
+    rows[5]["outputs"] = None
+    result = evaluate(rows, [exact_match], progress=False)
+    statuses = [r["evaluations"]["exact_match"]["status"] for r in result.rows]
+    assert statuses == ["success"] * 5 + ["error"] + ["success"] * 10
+    assert (
+        "exact_match needs `outputs`"
+        in result.rows[5]["evaluations"]["exact_match"]["error"]["message"]
+    )
+    # halves: 16 fails; 8 (rows 0-7) fails; 4 (0-3) ok; 4 (4-7) fails; 2 (4-5) fails;
+    # 1 (row 4) ok; 1 (row 5) fails and runs alone; 2 (6-7) ok; 8 (8-15) ok
+    assert sizes == [16, 8, 4, 4, 2, 1, 1, 2, 8]
