@@ -118,6 +118,15 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retry-errors", action="store_true", help="rerun failed pairs on resume")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument(
+        "--allow-empty", action="store_true", help="accept a dataset with no rows (exit 0)"
+    )
+    run.add_argument(
+        "--eval-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="record an evaluation still running after SECONDS as an error on its row",
+    )
+    run.add_argument(
         "--engine", choices=("local", "ray"), default="local", help="where rows run (default local)"
     )
     run.add_argument(
@@ -225,6 +234,8 @@ def _run(
     title: str,
     engine: str = "local",
     ray_address: str | None = None,
+    allow_empty: bool = False,
+    eval_timeout: float | None = None,
 ) -> int:
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
@@ -238,6 +249,8 @@ def _run(
         specs = [build_evaluator(text, model=model) for text in evaluators]
     except SpecError as exc:
         raise UsageError(str(exc)) from None
+    if not allow_empty:
+        _refuse_empty(data)
     interrupted = False
     try:
         result = evaluate(
@@ -252,6 +265,7 @@ def _run(
             retry_errors=retry_errors,
             engine=engine,
             ray_address=ray_address,
+            eval_timeout=eval_timeout,
         )
     except EvaluationInterrupted as stop:
         result = stop.result
@@ -284,6 +298,21 @@ def _run(
     if result.rows and result.summary["rows_with_errors"] == len(result.rows):
         return EXIT_ALL_FAILED
     return EXIT_OK
+
+
+def _refuse_empty(data: str) -> None:
+    """A dataset without rows is a usage error (``--allow-empty`` accepts it)."""
+    from openevals.evaluation.data import count_rows
+
+    try:
+        count = count_rows(data)
+    except (ValueError, TypeError, OSError):
+        return  # evaluate() reports the same problem with its own message
+    if count == 0:
+        raise UsageError(
+            f"{data!r} holds no rows, so there is nothing to evaluate; check the file, or pass "
+            "--allow-empty to accept an empty dataset"
+        )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -360,6 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 title=f"openevals: {Path(args.data).name}",
                 engine=args.engine,
                 ray_address=args.ray_address,
+                allow_empty=args.allow_empty,
+                eval_timeout=args.eval_timeout,
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openevals.evaluation.records import escape_surrogates
+
 __all__ = ["Checkpoint", "Previous"]
 
 
@@ -80,7 +82,7 @@ class Checkpoint:
                     continue
                 try:
                     record = json.loads(text)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if not isinstance(record, dict):
                     continue
@@ -105,7 +107,24 @@ class Checkpoint:
         """Append ``line`` (one JSON record, no newline) and its newline in one system call."""
         if self._fd is None:
             return
-        data = (line + "\n").encode("utf-8")
+        try:
+            data = (line + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: stored as its JSON escape
+            data = (escape_surrogates(line) + "\n").encode("utf-8")
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def write_lines(self, lines: list[str]) -> None:
+        """Append several lines with one system call (a block of the columnar path)."""
+        if self._fd is None or not lines:
+            return
+        text = "\n".join(lines) + "\n"
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            data = escape_surrogates(text).encode("utf-8")
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)

@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,12 +37,14 @@ __all__ = [
     "GRAPHRAG_COLUMNS",
     "MISSING",
     "Row",
+    "RowDataError",
     "count_rows",
     "field_at",
     "group_of",
     "iter_rows",
     "load_rows",
     "normalize_row",
+    "placeholder",
     "resolve_path",
 ]
 
@@ -79,6 +81,10 @@ class Row:
     index: int
     id: str
     fields: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+    """Why the row cannot be evaluated (a field that cannot be stored as JSON), else ``None``.
+    Such a row's offending fields hold a bounded, escaped text in their place; the runner
+    records each of its evaluations as a :class:`RowDataError` and goes on."""
 
     @property
     def extra(self) -> dict[str, Any]:
@@ -88,9 +94,78 @@ class Row:
 # --------------------------------------------------------------------------- normalisation
 
 
+class RowDataError(ValueError):
+    """A row holds a value that cannot be stored as JSON text (recorded on the row's
+    evaluations; the run goes on)."""
+
+
+# Rows are checked with the encoder the records use (``str()`` for non-JSON objects).
+_CHECK = json.JSONEncoder(ensure_ascii=False, default=str)
+_UNSTORABLE = (ValueError, RecursionError, TypeError)  # UnicodeEncodeError is a ValueError
+
+
+def _hash_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+# Built once: ``json.dumps`` with options builds an encoder on every call (same text).
+_HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
+
+
 def _row_hash(index: int, raw: Mapping[str, Any]) -> str:
-    text = json.dumps([index, raw], sort_keys=True, ensure_ascii=False, default=repr)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    text = _HASH_JSON.encode([index, raw])
+    return _hash_bytes(text.encode("utf-8"))
+
+
+def _why_unstorable(value: Any) -> str | None:
+    """Why ``value`` cannot be written as UTF-8 JSON text, or ``None`` when it can."""
+    try:
+        _CHECK.encode(value).encode("utf-8")
+    except RecursionError:
+        return "it is nested too deeply to store as JSON"
+    except UnicodeEncodeError:
+        return "it holds text that is not valid Unicode (a lone surrogate such as '\\udce9')"
+    except (ValueError, TypeError) as exc:
+        if "Circular reference" in str(exc):
+            return "it contains itself (a cycle)"
+        return f"it cannot be stored as JSON ({exc})"
+    return None
+
+
+def placeholder(value: Any) -> str:
+    """A bounded, escaped text standing for a value that cannot be stored as JSON."""
+    from openevals._structure import short_repr
+
+    text = short_repr(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"<unstorable {type(value).__name__}: {text}>"
+
+
+def _unstorable_row(index: int, raw: Mapping[str, Any], fields: dict[str, Any], source: str) -> Row:
+    """The error row standing for a row whose fields cannot be stored (see :attr:`Row.problem`)."""
+    bad: list[str] = []
+    safe: dict[str, Any] = {}
+    for key, value in fields.items():
+        reason = _why_unstorable(value)
+        if reason is None:
+            safe[key] = value
+        else:
+            bad.append(f"field {key!r}: {reason}")
+            safe[key] = placeholder(value)
+    explicit = raw.get(_ID_KEY)
+    if _why_unstorable(explicit) is not None:
+        bad.insert(0, "its 'id' is not valid Unicode text, so the row is identified by content")
+        explicit = None
+    if explicit is None or explicit == "":
+        stand_in = json.dumps([index, sorted(safe.items())], ensure_ascii=True, default=repr)
+        row_id = _hash_bytes(stand_in.encode("utf-8"))
+    else:
+        row_id = str(explicit)
+    reasons = "; ".join(bad) or "the row cannot be stored as JSON"
+    problem = (
+        f"{source}: row {index} cannot be evaluated: {reasons}. Fix or remove the value; the "
+        "other rows were evaluated"
+    )
+    return Row(index=index, id=row_id, fields=safe, problem=problem)
 
 
 def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
@@ -117,9 +192,16 @@ def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
             fields[key] = value
     explicit = raw.get(_ID_KEY)
     if explicit is None or explicit == "":
-        row_id = _row_hash(index, raw)
+        try:  # one encoding both hashes the row and proves it can be stored
+            row_id = _row_hash(index, raw)
+        except _UNSTORABLE:
+            return _unstorable_row(index, raw, fields, source)
     elif isinstance(explicit, (str, int)) and not isinstance(explicit, bool):
         row_id = str(explicit)
+        try:
+            _CHECK.encode(raw).encode("utf-8")
+        except _UNSTORABLE:
+            return _unstorable_row(index, raw, fields, source)
     else:
         raise TypeError(
             f"{source}: row {index} has an 'id' of type {type(explicit).__name__}; ids must be "
@@ -150,27 +232,59 @@ def _format_of(path: Path) -> str:
     return fmt
 
 
-def _read_jsonl(path: Path) -> Iterator[Any]:
-    with path.open("r", encoding="utf-8-sig") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            text = line.strip()
-            if not text:
-                continue
+def _not_utf8(path: Path, lineno: int, exc: UnicodeDecodeError) -> ValueError:
+    byte = exc.object[exc.start : exc.start + 1].hex()
+    return ValueError(
+        f"data: {str(path)!r} line {lineno} is not UTF-8 text (byte 0x{byte} at column "
+        f"{exc.start + 1}); is it a binary file? Datasets must be UTF-8 JSONL, JSON, CSV or TSV"
+    )
+
+
+def _text_lines(path: Path) -> Generator[tuple[int, str], None, None]:
+    """``(line number, line)`` of a UTF-8 text file (a leading BOM dropped, line ends kept);
+    a line that is not UTF-8 raises ``ValueError`` naming the file and the line."""
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
             try:
-                yield json.loads(text)
-            except ValueError as exc:
-                raise ValueError(
-                    f"data: {str(path)!r} line {lineno} is not valid JSON ({exc}); each line of "
-                    "a JSONL file must hold one JSON object"
-                ) from None
+                yield lineno, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(path, lineno, exc) from None
+
+
+def _read_jsonl(path: Path) -> Iterator[Any]:
+    for lineno, line in _text_lines(path):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            yield json.loads(text)
+        except RecursionError:
+            raise ValueError(
+                f"data: {str(path)!r} line {lineno} is nested too deeply to read as JSON"
+            ) from None
+        except ValueError as exc:
+            raise ValueError(
+                f"data: {str(path)!r} line {lineno} is not valid JSON ({exc}); each line of "
+                "a JSONL file must hold one JSON object"
+            ) from None
 
 
 def _read_json(path: Path) -> Iterator[Any]:
-    with path.open("r", encoding="utf-8-sig") as fh:
-        try:
-            doc = json.load(fh)
-        except ValueError as exc:
-            raise ValueError(f"data: {str(path)!r} is not valid JSON ({exc})") from None
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, raw.count(b"\n", 0, exc.start) + 1, exc) from None
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        from openevals._cli_checks import deep_data_message
+
+        raise ValueError(f"data: {deep_data_message(str(path))}") from None
+    except ValueError as exc:
+        raise ValueError(f"data: {str(path)!r} is not valid JSON ({exc})") from None
     if isinstance(doc, Mapping):
         for key in _JSON_LIST_KEYS:
             if isinstance(doc.get(key), list):
@@ -222,8 +336,9 @@ def _raise_csv_limit() -> None:
 
 def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
     _raise_csv_limit()
-    with path.open("r", encoding="utf-8-sig", newline="") as fh:
-        reader = csv.reader(fh, delimiter=delimiter)
+    lines = _text_lines(path)
+    try:
+        reader = csv.reader((line for _, line in lines), delimiter=delimiter)
         header = next(reader, None)
         if header is None:
             return
@@ -247,6 +362,8 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
                 else:
                     record[name] = value
             yield record
+    finally:
+        lines.close()
 
 
 def _read_file(path: Path) -> Iterator[Any]:
@@ -343,10 +460,13 @@ def count_rows(data: Any) -> int | None:
     if fmt == "json":
         return sum(1 for _ in _read_json(path))
     _raise_csv_limit()
-    with path.open("r", encoding="utf-8-sig", newline="") as fh:
-        reader = csv.reader(fh, delimiter="," if fmt == "csv" else "\t")
+    lines = _text_lines(path)
+    try:
+        reader = csv.reader((line for _, line in lines), delimiter="," if fmt == "csv" else "\t")
         next(reader, None)
         return sum(1 for cells in reader if cells and any(c.strip() for c in cells))
+    finally:
+        lines.close()
 
 
 # --------------------------------------------------------------------------- fields of a row

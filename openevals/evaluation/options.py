@@ -7,6 +7,7 @@ a message naming it.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,9 +60,22 @@ class RunOptions:
     ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE
     ray_env: Sequence[str] | None = None
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    eval_timeout: float | None = None
 
     def __post_init__(self) -> None:
         self._check_engine()
+        timeout = self.eval_timeout
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+                raise TypeError(
+                    "eval_timeout must be a number of seconds (e.g. 30) or None; got "
+                    f"{type(timeout).__name__} {timeout!r}"
+                )
+            if not math.isfinite(timeout) or timeout <= 0:
+                raise ValueError(
+                    f"eval_timeout must be a positive number of seconds; got {timeout!r} "
+                    "(pass None for no timeout)"
+                )
         if not _is_count(self.concurrency):
             raise ValueError(f"concurrency must be an integer >= 1; got {self.concurrency!r}")
         group_by = self.group_by

@@ -25,11 +25,12 @@ scores, progress, batch metrics or the result see it), every ``output=`` line
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal, TypedDict
 
-from openevals.evaluation.data import FIELDS, Row
+from openevals.evaluation.data import FIELDS, Row, placeholder
 from openevals.evaluation.redact import Redactor
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "TargetInfo",
     "encode",
     "error_type",
+    "escape_surrogates",
+    "storable_text",
 ]
 
 Status = Literal["success", "error"]
@@ -109,8 +112,49 @@ _ROW_FILE_KEYS = ("inputs", "outputs", "reference_outputs", "extra", "group", "t
 
 
 def encode(record: Any) -> str:
-    """The one JSON encoding of records (no trailing newline): UTF-8 text, ``str()`` fallback."""
-    return _JSON.encode(record)
+    """The one JSON encoding of records (no trailing newline), ``str()`` fallback.
+
+    A value that cannot be stored as JSON (a cycle, nesting too deep for the encoder) is
+    replaced by a bounded text naming it (:func:`~.data.placeholder`), so one bad value never
+    costs a record. Lone surrogates are escaped by :func:`storable_text`.
+    """
+    try:
+        return _JSON.encode(record)
+    except (ValueError, RecursionError, TypeError):
+        return _JSON.encode(_storable(record, 4))
+
+
+def _storable(value: Any, depth: int) -> Any:
+    try:
+        _JSON.encode(value)
+    except (ValueError, RecursionError, TypeError):
+        pass
+    else:
+        return value
+    if depth > 0 and isinstance(value, dict):
+        return {str(k): _storable(v, depth - 1) for k, v in value.items()}
+    if depth > 0 and isinstance(value, (list, tuple)):
+        return [_storable(v, depth - 1) for v in value]
+    return placeholder(value)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with each lone surrogate written as its ``\\uXXXX`` escape: valid UTF-8 that
+    decodes back to the same strings (surrogates only occur inside JSON strings)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def storable_text(record: Any) -> str:
+    """:func:`encode`, made safe to write as UTF-8 (see :func:`escape_surrogates`)."""
+    text = encode(record)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_surrogates(text)
+    return text
 
 
 def error_type(evaluation: Mapping[str, Any]) -> str:

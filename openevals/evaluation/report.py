@@ -120,8 +120,10 @@ def _json_text(value: Any) -> str:
         return value
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
+    except (TypeError, ValueError, RecursionError):
+        from openevals.evaluation.records import encode
+
+        return encode(value)
 
 
 # --------------------------------------------------------------------------- charts

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +11,9 @@ __all__ = ["EvaluationInterrupted", "EvaluationResult"]
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, default=str)
+    from openevals.evaluation.records import storable_text
+
+    return storable_text(obj)
 
 
 @dataclass
@@ -85,7 +86,8 @@ class EvaluationResult:
 
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_report(self, title=title, max_rows=max_rows), encoding="utf-8")
+        html = render_report(self, title=title, max_rows=max_rows)
+        target.write_text(html, encoding="utf-8", errors="backslashreplace")
         return target
 
     def to_pandas(self, *, wide: bool = False) -> Any:

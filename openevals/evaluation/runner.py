@@ -26,15 +26,16 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.blocks import columnar_fits, run_blocks
 from openevals.evaluation.cache import CountingCache, open_cache
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.data import Row, count_rows, group_of, iter_rows
+from openevals.evaluation.data import Row, RowDataError, count_rows, group_of, iter_rows
 from openevals.evaluation.description import is_async_callable
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
 from openevals.evaluation.evaluators import (
@@ -61,6 +62,7 @@ from openevals.evaluation.target import run_target
 __all__ = ["aevaluate", "evaluate"]
 
 _YIELD_EVERY = 64
+_T = TypeVar("_T")
 
 
 class _Run:
@@ -100,6 +102,8 @@ class _Run:
         self._offload = Offload(options.concurrency)
         self._limiter: Limiter | None = None
         self._exhausted = False
+        self._held: list[str] | None = None  # lines of the block being built (columnar path)
+        self.columnar = True  # may pure evaluators run in blocks (see .blocks)?
         self.began = threading.Event()
         self.closed = threading.Event()
 
@@ -148,6 +152,9 @@ class _Run:
 
     async def _schedule(self) -> None:
         """Process every row (other engines override this: see :mod:`.engines`)."""
+        if self.columnar and columnar_fits(self):
+            await run_blocks(self)
+            return
         workers = [asyncio.ensure_future(self._worker()) for _ in range(self._worker_count())]
         try:
             await asyncio.gather(*workers)
@@ -194,7 +201,7 @@ class _Run:
         fields = row.fields
         suspended = target_ran = False
         target_info: TargetInfo | None = None
-        if self.target is not None:
+        if self.target is not None and row.problem is None:
             reuse = self._previous.reusable_target(row.id, pending=bool(pending))
             if reuse is not None:
                 fields = {**fields, "outputs": reuse[0]}
@@ -203,24 +210,11 @@ class _Run:
             elif pending:
                 fields, target_info = await self._run_target(row)
                 target_ran = suspended = True
-        group_by = self.options.group_by
-        rec = self.recorder.row(
-            row,
-            fields,
-            group=group_of(fields, group_by) if group_by is not None else None,
-            grouped=group_by is not None,
-            target=target_info,
-        )
-        for ev in self.evaluators:
-            prior = previous.get(ev.name)
-            if prior is not None:
-                entry = self.recorder.resumed(prior)
-                rec["evaluations"][ev.name] = entry
-                self.stats.record_pair(ev.name, entry)
+        rec = self._start_row(row, fields, previous, pending, target_info, target_ran)
         if pending:
-            if self._out is not None and (row.id not in self._previous.rows or target_ran):
-                self._out.write(self.recorder.line(Recorder.row_line(rec)))
-            if target_info is not None and target_info.get("status") == "error":
+            if row.problem is not None:  # a value no record can hold: an error, not a crash
+                self._row_failed(row.problem, rec, pending)
+            elif target_info is not None and target_info.get("status") == "error":
                 error = Recorder.target_failed(target_info)
                 for ev in pending:
                     self._finish_pair(ev, rec, [], error, 0.0, None)
@@ -237,6 +231,48 @@ class _Run:
                     suspended = True
         self._complete_row(rec, fields)
         return suspended
+
+    def _start_row(
+        self,
+        row: Row,
+        fields: Mapping[str, Any],
+        previous: Mapping[str, Mapping[str, Any]],
+        pending: Sequence[RunEvaluator],
+        target_info: TargetInfo | None,
+        target_ran: bool,
+    ) -> ResultRow:
+        """The result row of ``row`` with its resumed pairs; its ``row`` line is written when
+        something is left to run (and the file does not hold it yet)."""
+        group_by = self.options.group_by
+        rec = self.recorder.row(
+            row,
+            fields,
+            group=group_of(fields, group_by) if group_by is not None else None,
+            grouped=group_by is not None,
+            target=target_info,
+        )
+        if previous:
+            for ev in self.evaluators:
+                prior = previous.get(ev.name)
+                if prior is not None:
+                    entry = self.recorder.resumed(prior)
+                    rec["evaluations"][ev.name] = entry
+                    self.stats.record_pair(ev.name, entry)
+        if pending and self._out is not None and (row.id not in self._previous.rows or target_ran):
+            self._emit(self.recorder.line(Recorder.row_line(rec)))
+        return rec
+
+    def _row_failed(self, problem: str, rec: ResultRow, pending: Sequence[RunEvaluator]) -> None:
+        error = self.recorder.error(RowDataError(problem))
+        for ev in pending:
+            self._finish_pair(ev, rec, [], error, 0.0, None)
+
+    def _emit(self, line: str) -> None:
+        """Append one line to the ``output=`` file (held back while a block is built)."""
+        if self._held is not None:
+            self._held.append(line)
+        elif self._out is not None:
+            self._out.write(line)
 
     async def _run_target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
         assert self.target is not None and self._limiter is not None
@@ -264,7 +300,13 @@ class _Run:
             with counting_cache(self.cache) as counting:
                 start = time.perf_counter()
                 try:
-                    results, error = await ev.call(fields, self._offload.call), None
+                    call = ev.call(fields, self._offload.call)
+                    timeout = self.options.eval_timeout
+                    if timeout is not None:
+                        results = await _within(call, timeout, ev.name)
+                    else:
+                        results = await call
+                    error = None
                 except Exception as exc:
                     results, error, slot.error = [], self.recorder.error(exc), exc
                 elapsed = time.perf_counter() - start
@@ -296,7 +338,7 @@ class _Run:
         self.stats.record_pair(ev.name, entry)
         if self._out is not None:
             line = Recorder.eval_line(rec["id"], rec["index"], ev.name, entry)
-            self._out.write(self.recorder.line(line))
+            self._emit(self.recorder.line(line))
 
     def _complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
         evaluations = rec["evaluations"]
@@ -322,6 +364,34 @@ class _Run:
         if self.pairwise is not None:
             result.pairwise = self.pairwise.summarize(result.rows)
         return result
+
+
+async def _within(call: Awaitable[_T], timeout: float, name: str) -> _T:
+    """``await call``, cancelled after ``timeout`` seconds with a ``TimeoutError`` saying so.
+
+    An evaluator's own ``TimeoutError`` passes through unchanged (it is not ours to reword).
+    A sync evaluator runs in a pool thread, which cannot be stopped: its result is dropped.
+    """
+    task = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait((task,), timeout=timeout)
+    except BaseException:
+        task.cancel()
+        raise
+    if done:
+        return task.result()
+    task.cancel()
+    # Do not wait for a cancelled call that may ignore cancellation; just collect its outcome.
+    task.add_done_callback(_collect)
+    raise TimeoutError(
+        f"evaluator {name!r} did not finish within eval_timeout={timeout:g} s and was "
+        "cancelled (a sync evaluator's thread is left to finish; its result is dropped)"
+    )
+
+
+def _collect(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 # --------------------------------------------------------------------------- entry points
@@ -357,6 +427,7 @@ def evaluate(
     ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
     ray_env: Sequence[str] | None = None,
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    eval_timeout: float | None = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -404,6 +475,12 @@ def evaluate(
             a dict is refused (values are never passed; they are read from this environment).
         ray_connect_timeout: seconds to wait for ``ray_address`` to answer before raising
             ``RayConnectError`` (a ``ConnectionError`` naming ``ray_address``).
+            secret-named ones (``*_API_KEY``, ``*_TOKEN``, ...) and ``*_BASE_URL``.
+        eval_timeout: seconds one evaluation may take (``None``: no limit). A longer one is
+            cancelled and recorded on its row as a ``TimeoutError``, and the run goes on. Async
+            evaluators are cancelled; a sync evaluator's thread cannot be stopped, so it is left
+            to finish in the background and its result is dropped. Cheap pure evaluators run
+            inline (exact match, Levenshtein, ...) are not timed.
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -450,6 +527,7 @@ async def aevaluate(
     ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
     ray_env: Sequence[str] | None = None,
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    eval_timeout: float | None = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
@@ -54,6 +55,29 @@ levenshtein_distance = make_evaluator(
     contains itself raises ``ValueError`` naming the parameter.
     """,
 )
+
+
+def _batch(outputs: Sequence[Any], reference_outputs: Sequence[Any]) -> list[dict[str, Any]]:
+    """``levenshtein_distance`` over many rows at once (the batch runner's columnar path): one result per
+    row, equal to a per-row call's, in order. One bad row raises for the whole call."""
+    if len(outputs) != len(reference_outputs):
+        raise ValueError(
+            f"levenshtein_distance.batch needs as many outputs as reference_outputs; got {len(outputs)} "
+            f"and {len(reference_outputs)}"
+        )
+    return [
+        {
+            "key": "levenshtein_distance",
+            "score": _score(outputs=o, reference_outputs=r),
+            "comment": None,
+            "metadata": None,
+        }
+        for o, r in zip(outputs, reference_outputs, strict=True)
+    ]
+
+
+setattr(levenshtein_distance, "batch", _batch)  # noqa: B010 (an attribute of a function object)
+
 
 levenshtein_distance_async = make_async_evaluator(
     _score,

@@ -8,7 +8,8 @@ samples) and embedding similarity (``.batch``: one embedding request) are such e
 
 :func:`batch_form` finds the form; :func:`run_batch_form` calls it for the rows of one worker batch.
 When the batch call fails as a whole (one bad row raises for all), the rows fall back to per-row
-calls, so each error lands on its own row exactly as with the local engine.
+calls, so each error lands on its own row exactly as with the local engine; for cheap pure
+evaluators the failing call is first split in halves, so only the rows that raise run alone.
 """
 
 from __future__ import annotations
@@ -91,23 +92,34 @@ async def run_batch_form(
         return {}
     with counting_cache(cache) as counting:
         start = time.perf_counter()
-        try:
-            value = form.method(**columns)
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception:
-            return {}
+        scored = await _call(ev, form, ids, columns)
         elapsed = time.perf_counter() - start
     if counting is not None and (counting.hits or counting.misses):
         return {}
+    share = elapsed / max(1, len(scored))
+    return {row_id: (results, None, share, counting) for row_id, results in scored.items()}
+
+
+async def _call(
+    ev: RunEvaluator, form: BatchForm, ids: list[str], columns: dict[str, list[Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """``{row id: results}`` of one batch call; ``{}`` when it fails. A cheap pure evaluator's
+    failing call is split in halves, so one row that raises costs only its own per-row call."""
+    try:
+        value = form.method(**columns)
+        if inspect.isawaitable(value):
+            value = await value
+    except Exception:
+        if not ev.inline or len(ids) < 2:
+            return {}
+        half = len(ids) // 2
+        left = await _call(ev, form, ids[:half], {k: v[:half] for k, v in columns.items()})
+        right = await _call(ev, form, ids[half:], {k: v[half:] for k, v in columns.items()})
+        return {**left, **right}
     if not isinstance(value, list) or len(value) != len(ids):
         return {}
     try:
         per_row = [normalize_results(item, ev.name) for item in value]
     except TypeError:
         return {}
-    share = elapsed / len(ids)
-    return {
-        row_id: (results, None, share, counting)
-        for row_id, results in zip(ids, per_row, strict=True)
-    }
+    return dict(zip(ids, per_row, strict=True))

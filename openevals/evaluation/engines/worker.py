@@ -8,7 +8,8 @@ The driver replays those through the same recording code, so records, the ``outp
 statistics and batch metrics are made in one place, in data order, exactly as locally.
 
 Evaluators with a ``batch`` form (:mod:`.batch_forms`) score the batch's rows in one call first
-(runs with a ``target`` score row by row).
+(runs with a ``target`` score row by row); when every evaluator is pure the worker takes the
+local engine's columnar path (:mod:`..blocks`).
 
 Plain Python: nothing here imports Ray.
 """
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from openevals.evaluation.blocks import columnar_fits
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.data import Row
@@ -93,6 +95,9 @@ class WorkerRun(_Run):
         return [self._captured[row.id] for row in rows]
 
     async def _run_rows(self, rows: Sequence[Row]) -> None:
+        if self.columnar and columnar_fits(self):
+            await self.execute()  # the columnar path scores the batch forms per block itself
+            return
         for ev in self.evaluators:
             form = self.forms.get(ev.name)
             if form is None:
