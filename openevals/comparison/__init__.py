@@ -1,1 +1,0 @@
-"""Comparing two runs: paired statistics, head-to-head judging, a report and a CI gate."""
