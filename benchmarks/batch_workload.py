@@ -45,7 +45,7 @@ VERDICT = {"reasoning": "The answer matches the question.", "score": True}
 
 def serve(latency: float) -> None:
     """Child mode: run the fake server; answer ``count`` / ``quit`` on stdin."""
-    from tests.fakes.openai_server import FakeOpenAIServer
+    from openevals.testing import FakeOpenAIServer
 
     server = FakeOpenAIServer()
     server.latency = latency

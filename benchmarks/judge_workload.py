@@ -2,7 +2,7 @@
 
 Uses only names both packages export (``create_async_llm_as_judge`` with an ``AsyncOpenAI`` judge,
 ``create_llm_as_judge`` with a ``model`` string), and the repository's fake OpenAI server
-(``tests/fakes/openai_server.py``, standard library only) with a fixed latency, so the figures
+(``openevals.testing.FakeOpenAIServer``, standard library only) with a fixed latency, so the figures
 measure the library's overhead on top of an ideal server.
 
     python benchmarks/judge_workload.py              # both measurements, printed
@@ -29,7 +29,7 @@ IDEAL = CALLS * LATENCY / CONCURRENCY
 
 _SERVE = (
     "import sys, time\n"
-    "from tests.fakes.openai_server import FakeOpenAIServer\n"
+    "from openevals.testing import FakeOpenAIServer\n"
     "server = FakeOpenAIServer()\n"
     "server.latency = float(sys.argv[1])\n"
     "server.set_default_chat(json={'reasoning': 'The answer is correct.', 'score': True})\n"

@@ -3,7 +3,7 @@
 Run with ``make demo`` (or ``python examples/quickstart.py`` inside the project's venv).
 
 LLM-as-judge evaluators need a model. So that this tour runs without network or API keys, it starts
-the repository's scripted OpenAI-compatible server (``tests/fakes/openai_server.py``) on 127.0.0.1
+the scripted OpenAI-compatible server shipped in ``openevals.testing`` on 127.0.0.1
 and points the judges at it: the *verdicts* are scripted, everything else (prompt rendering,
 structured output, parsing, result shapes) is the real code path. With a real model you would pass
 ``model="openai:gpt-4.1-mini"`` instead of ``judge=...``.
@@ -176,7 +176,7 @@ def llm_judges() -> None:
     from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
     from openevals.prompts import CONCISENESS_PROMPT, CORRECTNESS_PROMPT
     from openevals.rag import create_faithfulness_evaluator
-    from tests.fakes.openai_server import FakeOpenAIServer, chat_model
+    from openevals.testing import FakeOpenAIServer, chat_model
 
     with FakeOpenAIServer() as server:
         judge = chat_model(server)
@@ -244,8 +244,8 @@ def more_llm_judges() -> None:
     from openevals.prompts import CODE_CORRECTNESS_PROMPT, TRAJECTORY_ACCURACY_PROMPT
     from openevals.rag import create_answer_correctness_evaluator
     from openevals.simulators import create_llm_simulated_user, run_multiturn_simulation
+    from openevals.testing import FakeOpenAIServer, chat_model
     from openevals.trajectory import create_trajectory_llm_as_judge
-    from tests.fakes.openai_server import FakeOpenAIServer, chat_model
 
     with FakeOpenAIServer() as server:
         judge = chat_model(server)

@@ -85,6 +85,9 @@ _EXPORTS: dict[str, str] = {
     "create_async_trajectory_llm_as_judge": "openevals.trajectory.llm",
     "evaluate": "openevals.evaluation.runner",
     "aevaluate": "openevals.evaluation.runner",
+    "compare": "openevals.comparison.paired",
+    "acompare": "openevals.comparison.paired",
+    "Comparison": "openevals.comparison.paired",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -123,6 +126,11 @@ if TYPE_CHECKING:
     from openevals.trajectory.match import (
         create_async_trajectory_match_evaluator as create_async_trajectory_match_evaluator,
         create_trajectory_match_evaluator as create_trajectory_match_evaluator,
+    )
+    from openevals.comparison.paired import (
+        Comparison as Comparison,
+        acompare as acompare,
+        compare as compare,
     )
     # isort: on
 

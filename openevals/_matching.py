@@ -22,6 +22,8 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from openevals._repr import show
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -48,7 +50,7 @@ def _check_sizes(n_left: int, n_right: int, adjacency: Sequence[Sequence[int]]) 
 
 def _bad_index(i: int, j: object, n_right: int) -> Exception:
     if isinstance(j, bool) or not isinstance(j, int):
-        return TypeError(f"`adjacency[{i}]` must contain int right indices; got {j!r}")
+        return TypeError(f"`adjacency[{i}]` must contain int right indices; got {show(j)}")
     return ValueError(f"`adjacency[{i}]` holds right index {j!r}, outside [0, n_right={n_right})")
 
 
@@ -213,7 +215,7 @@ def _check_weights(weights: Sequence[Sequence[float]]) -> int:
             if (kind is not float and kind is not int) and (
                 kind is bool or not isinstance(value, numbers.Real)
             ):
-                raise TypeError(f"`weights[{i}][{j}]` must be a number; got {value!r}")
+                raise TypeError(f"`weights[{i}][{j}]` must be a number; got {show(value)}")
             if not math.isfinite(value):
                 raise ValueError(f"`weights[{i}][{j}]` must be finite; got {value!r}")
     return n_cols

@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = [
     "chat_messages_to_string",
     "convert_to_openai_message",
@@ -52,7 +54,7 @@ def _tool_call_to_openai(call: Mapping[str, Any], *, index: int | None = None) -
     where = f" at position {index}" if index is not None else ""
     raise ValueError(
         f"tool call{where} has neither 'function' (OpenAI form) nor 'name' (LangChain form): "
-        f"{call!r}"
+        f"{show(call)}"
     )
 
 
@@ -129,6 +131,14 @@ def normalize_to_openai_messages_list(messages: Any) -> list[dict[str, Any]]:
     )
 
 
+def _jsonable_leaf(value: Any) -> Any:
+    if is_langchain_message(value):
+        return _from_langchain(value)
+    if hasattr(value, "model_dump") and callable(value.model_dump):
+        return value.model_dump()
+    return value
+
+
 def _jsonable(value: Any) -> Any:
     """Deep-convert LangChain messages inside containers to OpenAI dicts (returns new objects)."""
     if is_langchain_message(value):
@@ -137,16 +147,57 @@ def _jsonable(value: Any) -> Any:
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    if hasattr(value, "model_dump") and callable(value.model_dump):
-        return value.model_dump()
-    return value
+    return _jsonable_leaf(value)
 
 
-def to_json_text(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
-    """Render a value as text for a prompt: strings unchanged, everything else as JSON."""
+def _expand_jsonable(value: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:
+    if isinstance(value, (str, bytes, int, float)) or value is None or is_langchain_message(value):
+        return None
+    if isinstance(value, Mapping):
+        keys = list(value)
+        return "map", [value[k] for k in keys], keys
+    if isinstance(value, (list, tuple)):
+        return "seq", value, None
+    return None
+
+
+def _combine_jsonable(tag: Any, _: Any, labels: Sequence[Any] | None, parts: list[Any]) -> Any:
+    if tag == "map":
+        assert labels is not None
+        return dict(zip(labels, parts, strict=True))
+    return parts
+
+
+def jsonable(value: Any, name: str = "value") -> Any:
+    """:func:`_jsonable` at any depth: a value that contains itself raises ``ValueError`` naming
+    ``name`` and the cycle's path instead of ``RecursionError``."""
+    try:
+        return _jsonable(value)
+    except RecursionError:
+        pass
+    from openevals._structure import fold
+
+    return fold(value, name, _expand_jsonable, _jsonable_leaf, _combine_jsonable)
+
+
+def to_json_text(
+    value: Any, *, indent: int | None = None, sort_keys: bool = False, name: str = "value"
+) -> str:
+    """Render a value as text for a prompt: strings unchanged, everything else as JSON.
+
+    Works at any nesting depth; a value that contains itself raises ``ValueError`` naming
+    ``name`` (the caller's parameter); a value JSON cannot encode raises ``TypeError``.
+    """
     if isinstance(value, str):
         return value
-    return json.dumps(_jsonable(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False)
+    plain = jsonable(value, name)
+    try:
+        return json.dumps(plain, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
+    except RecursionError:
+        pass
+    from openevals._structure import encode_json
+
+    return encode_json(plain, name, sort_keys=sort_keys, ensure_ascii=False)
 
 
 def text_parts(blocks: Sequence[Any]) -> list[str]:

@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, Final
+
+from openevals._repr import show
 
 __all__ = [
     "MAX_DEPTH",
@@ -47,16 +48,11 @@ MAX_DEPTH: Final = 200
 _PATH_SHOWN: Final = 6  # path segments shown at each end of a long path
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
-_SHORT = reprlib.Repr()
-_SHORT.maxstring = _SHORT.maxother = 80
-
 
 def short_repr(value: Any) -> str:
-    """A bounded ``repr`` for error messages: safe for deep and self-containing values."""
-    try:
-        return _SHORT.repr(value)
-    except RecursionError:  # a custom __repr__ that recurses on its own
-        return f"<{type(value).__name__} object>"
+    """A bounded ``repr`` for error messages: safe for deep and self-containing values (the
+    package's one helper, :func:`openevals._repr.show`)."""
+    return show(value)
 
 
 Expand = Callable[[Any], "tuple[Any, Sequence[Any], Sequence[Any] | None] | None"]
@@ -65,7 +61,7 @@ name the children in error paths (``None``: children are named by position)."""
 
 
 def _segment(label: Any) -> str:
-    return f"[{label!r}]"
+    return f"[{show(label, 40)}]"
 
 
 def _path(name: str, segments: Sequence[Any]) -> str:

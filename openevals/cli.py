@@ -2,20 +2,27 @@
 
     openevals run DATA --evaluator NAME[:option=value...] [--evaluator ...]
                   [--target module:function] [--concurrency N] [--group-by FIELD]
-                  [--output results.jsonl] [--report report.html] [--cache FILE]
-                  [--model provider:model] [--retry-errors] [--no-progress]
+                  [--output results.jsonl|results.parquet] [--report report.html]
+                  [--cache FILE] [--model provider:model] [--retry-errors] [--no-progress]
                   [--engine local|ray] [--ray-address ADDRESS]
     openevals calibrate DATA (--judge NAME[:option=value...] | --judge-function module:function)
                   [--label COLUMN] [--reason COLUMN] [--label-type TYPE] [--choices A,B,...]
                   [--feedback-key KEY] [--tolerance X] [--model provider:model]
                   [--concurrency N] [--output results.jsonl] [--report report.html]
                   [--cache FILE] [--json FILE] [--no-progress]
+    openevals compare BASE.jsonl CAND.jsonl [--report compare.html] [--fail-on-regression]
+                  [--max-drop KEY=X ...] [--key KEY ...] [--group-by FIELD] [--alpha A]
     openevals demo [--report report.html] [--output results.jsonl] [--no-progress]
     openevals evaluators
 
 Exit status: 0 when the run finished, 1 when every row failed, 2 for usage errors (bad arguments,
 unknown evaluator, unreadable data), 130 when interrupted with Ctrl-C (finished work is kept in
 ``--output`` and a rerun resumes).
+
+``DATA`` is a JSONL, JSON, CSV, TSV or Parquet file, a directory or glob of Parquet files, or
+``langsmith://NAME[?split=...&version=...]``. ``--output x.parquet`` writes the long results table
+(see ``openevals.evaluation.frames``) when the run completes; the run's resumable JSONL record is
+kept beside it as ``x.parquet.jsonl``.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -76,7 +84,11 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = sub.add_parser("run", help="evaluate a JSONL/JSON/CSV/TSV dataset")
-    run.add_argument("data", help="dataset file (.jsonl, .json, .csv or .tsv)")
+    run.add_argument(
+        "data",
+        help="dataset: .jsonl, .json, .csv, .tsv or .parquet file, Parquet directory or glob, "
+        "or langsmith://NAME",
+    )
     run.add_argument(
         "-e",
         "--evaluator",
@@ -88,7 +100,12 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--target", metavar="MODULE:FUNCTION", help="produce outputs from inputs")
     run.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
     run.add_argument("--group-by", metavar="FIELD", help="aggregate per value of this field")
-    run.add_argument("--output", metavar="FILE", help="JSONL results; a rerun resumes from it")
+    run.add_argument(
+        "--output",
+        metavar="FILE",
+        help="JSONL results, a rerun resumes from it; or a .parquet results table (its "
+        "resumable record is FILE.jsonl)",
+    )
     run.add_argument("--report", metavar="FILE", help="write a self-contained HTML report")
     run.add_argument(
         "--cache",
@@ -108,6 +125,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
 
     _calibrate_parser(sub)
+    from openevals.comparison.cli import add_parser as add_compare_parser
+
+    add_compare_parser(sub)
 
     demo = sub.add_parser("demo", help="run the offline sample in examples/")
     demo.add_argument("--report", metavar="FILE", help="report path (default: a temp dir)")
@@ -175,6 +195,20 @@ def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
     return fn  # type: ignore[no-any-return]
 
 
+def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
+    """For ``--output x.parquet``: the table to write at the end and the run's JSONL record
+    (``x.parquet.jsonl``); otherwise ``(None, output)``."""
+    from openevals.evaluation.sources import PARQUET_SUFFIXES, require
+
+    if output is None or Path(output).suffix.lower() not in PARQUET_SUFFIXES:
+        return None, output
+    try:  # before the run, not after it
+        require("pyarrow.parquet", "parquet", "--output FILE.parquet")
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    return output, output + ".jsonl"
+
+
 def _run(
     data: str,
     evaluators: Sequence[str],
@@ -199,6 +233,7 @@ def _run(
 
     if concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1; got {concurrency}")
+    table, output = _parquet_output(output)
     try:
         specs = [build_evaluator(text, model=model) for text in evaluators]
     except SpecError as exc:
@@ -240,7 +275,9 @@ def _run(
         print(f"... and {len(failures) - 5} more failed evaluations", file=sys.stderr)
     if report:
         print(f"Report: {result.report_html(report, title=title)}")
-    if output:
+    if table is not None and not interrupted:
+        print(f"Results: {result.to_parquet(table)} (run record: {output})")
+    elif output:
         print(f"Results: {output}" + (" (rerun the command to resume)" if interrupted else ""))
     if interrupted:
         return EXIT_INTERRUPTED
@@ -289,11 +326,24 @@ def _list_evaluators() -> int:
     return EXIT_OK
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """Checks of file options that can fail before any model call (see ``_cli_checks``)."""
+    from openevals._cli_checks import check_cache_file, prepare_output_file
+
+    check_cache_file(getattr(args, "cache", None))
+    for option in ("output", "report", "json"):
+        prepare_output_file(getattr(args, option, None), f"--{option}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``openevals`` console script; returns the exit status."""
+    from openevals._cli_checks import CheckError, deep_data_message, one_line
+
     parser = _build_parser()
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
+        _check_paths(args)
         if args.command == "run":
             return _run(
                 args.data,
@@ -320,14 +370,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else args.judge
             )
             return run_calibrate(args, judge, UsageError)
+        if args.command == "compare":
+            from openevals.comparison.cli import run_compare
+
+            return run_compare(args, UsageError)
         if args.command == "demo":
             return _demo(args)
         if args.command == "evaluators":
             return _list_evaluators()
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (UsageError, CheckError) as exc:
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:  # data nested deeper than the JSON reader can go
+        data = getattr(args, "data", None)
+        message = deep_data_message(data) if data else "a value is nested too deeply to process"
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.DatabaseError as exc:  # the judge cache file (checked first; this is a backstop)
+        cache = getattr(args, "cache", None)
+        print(f"error: --cache {cache}: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a file that cannot be read or written (paths are checked first)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

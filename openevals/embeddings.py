@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from openevals._embed_calls import EmbeddingError, EmbeddingServerError, EmbeddingTimeoutError
 from openevals._text import check_text
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
+    "EmbeddingError",
+    "EmbeddingServerError",
+    "EmbeddingTimeoutError",
     "InvalidEmbeddingError",
     "LocalEmbeddings",
     "check_embeddings",
@@ -147,10 +151,12 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
 # --------------------------------------------------------------------------- model output
 
 
-class InvalidEmbeddingError(ValueError):
+class InvalidEmbeddingError(EmbeddingError, ValueError):
     """An embedding model returned vectors no similarity can be computed from: NaN or infinite
     entries, the zero vector, the wrong number or shape of vectors. The message names the model
-    and the text; evaluators raise it instead of giving a score."""
+    and the text; evaluators raise it instead of giving a score. An :class:`EmbeddingError`,
+    like :class:`EmbeddingServerError` (unreadable replies, a server that keeps failing) and
+    :class:`EmbeddingTimeoutError`."""
 
 
 def embeddings_label(embeddings: Any) -> str:

@@ -82,6 +82,7 @@ def create_llm_as_judge(
     max_retries: int = 3,
     samples: int = 1,
     score_weighting: ScoreWeighting | None = None,
+    timeout: float | None = None,
 ) -> SimpleEvaluator:
     """Create an evaluator that asks an LLM to grade ``outputs`` (and more) with ``prompt``.
 
@@ -113,6 +114,10 @@ def create_llm_as_judge(
             probabilities of the score token (G-Eval): the score becomes ``P(true)``, or the
             probability-weighted mean of the choices. Needs a provider that returns
             ``top_logprobs`` (OpenAI); anything else raises instead of falling back.
+        timeout: seconds each request to the model may take (each retry gets its own), for a
+            model string or an OpenAI client; a request past it counts as a timeout, and when
+            every attempt times out the evaluator raises :class:`JudgeTimeoutError`. Default:
+            the client's own (600 s for the OpenAI SDK). A LangChain chat model keeps its own.
 
     Raises (from the evaluator): :class:`JudgeOutputError` (unusable answer),
     :class:`JudgeServerError` (malformed server reply), :class:`JudgeTimeoutError` (every attempt
@@ -140,6 +145,7 @@ def create_async_llm_as_judge(
     max_retries: int = 3,
     samples: int = 1,
     score_weighting: ScoreWeighting | None = None,
+    timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge` (same options; pass ``AsyncOpenAI`` clients)."""
     return async_judge_evaluator(build_core(ASYNC_LLM_JUDGE, locals()), ASYNC_LLM_JUDGE)

@@ -14,6 +14,7 @@ import inspect
 import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any, cast
 
 from openevals._attachments import attachment_to_content_block, normalize_content_blocks
@@ -173,8 +174,29 @@ def _tracing_active() -> bool:
     return bool(ls_utils.tracing_is_enabled())
 
 
+ResultHook = Callable[[str, dict[str, Any], Any], None]
+
+result_hook: ContextVar[ResultHook | None] = ContextVar("openevals_result_hook", default=None)
+"""Set by the pytest plugin (:mod:`openevals.testing.plugin`) for the duration of a test that logs
+feedback: ``hook(run_name, call_kwargs, results)`` sees what every evaluator returned. Unset, it
+costs one ``ContextVar.get`` per call, on the path that already checks for LangSmith."""
+
+
 def _needs_langsmith() -> bool:
+    """Whether a call must leave the inlined fast path: LangSmith tracing or a LangSmith test
+    case is on, or a test logs feedback through :data:`result_hook`."""
+    return result_hook.get() is not None or _langsmith_test_case() is not None or _tracing_active()
+
+
+def _traced() -> bool:
     return _langsmith_test_case() is not None or _tracing_active()
+
+
+def _report(run_name: str, kwargs: dict[str, Any], out: Any) -> Any:
+    hook = result_hook.get()
+    if hook is not None:
+        hook(run_name, kwargs, out)
+    return out
 
 
 def _annotate_ambient_run(
@@ -316,8 +338,8 @@ def _run_evaluator_untyped(
     **kwargs: Any,
 ) -> Any:
     """Run ``scorer(**kwargs)`` and map its return value to results (or pass it through raw)."""
-    if _needs_langsmith():
-        return _run_traced(
+    if _traced():
+        out = _run_traced(
             run_name=run_name,
             scorer=scorer,
             feedback_key=feedback_key,
@@ -325,8 +347,10 @@ def _run_evaluator_untyped(
             ls_framework=ls_framework,
             kwargs=kwargs,
         )
-    raw = scorer(**kwargs)
-    return raw if return_raw_outputs else _to_results(feedback_key, raw)
+    else:
+        raw = scorer(**kwargs)
+        out = raw if return_raw_outputs else _to_results(feedback_key, raw)
+    return _report(run_name, kwargs, out)
 
 
 async def _arun_evaluator_untyped(
@@ -339,8 +363,8 @@ async def _arun_evaluator_untyped(
     **kwargs: Any,
 ) -> Any:
     """Async twin of :func:`_run_evaluator_untyped`; the scorer may be sync or async."""
-    if _needs_langsmith():
-        return await _arun_traced(
+    if _traced():
+        out = await _arun_traced(
             run_name=run_name,
             scorer=scorer,
             feedback_key=feedback_key,
@@ -348,10 +372,12 @@ async def _arun_evaluator_untyped(
             ls_framework=ls_framework,
             kwargs=kwargs,
         )
-    raw = scorer(**kwargs)
-    if inspect.isawaitable(raw):
-        raw = await raw
-    return raw if return_raw_outputs else _to_results(feedback_key, raw)
+    else:
+        raw = scorer(**kwargs)
+        if inspect.isawaitable(raw):
+            raw = await raw
+        out = raw if return_raw_outputs else _to_results(feedback_key, raw)
+    return _report(run_name, kwargs, out)
 
 
 def _run_evaluator(

@@ -3,7 +3,19 @@
 import pytest
 from hypothesis import settings
 
-from tests.fakes.fixtures import fake_openai, fake_openai_url, openai_env  # noqa: F401
+# pytester runs the shipped pytest plugin in isolated sessions (tests/testing/test_plugin.py).
+pytest_plugins = ("pytester",)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fixtures (fake_openai, fake_openai_url, openai_env, ...) come from the shipped plugin,
+    which the ``pytest11`` entry point loads once the package is installed; a tree whose plugin
+    is not installed yet registers it here."""
+    import openevals.testing.plugin as plugin
+
+    if not config.pluginmanager.is_registered(plugin):
+        config.pluginmanager.register(plugin, "openevals")
+
 
 # Property tests must not write an example database into the working tree.
 settings.register_profile("openevals", database=None, deadline=None)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from openevals.cli import main
-from tests.fakes.fixtures import OPENAI_ENV_KEY
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
+from openevals.testing.plugin import OPENAI_ENV_KEY
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = [

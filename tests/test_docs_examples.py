@@ -1,7 +1,11 @@
-"""Every Python example in README.md and in the documentation pages under docs/ runs.
+"""Every Python example in README.md and in the documentation pages under docs/ runs, from the
+installed wheel.
 
-Pages are every ``*.md`` file in ``docs/`` (the MkDocs site) plus ``README.md``. Each ```python
-block runs in-process with fresh globals, in a temporary working directory. LLM calls go to the
+Pages are every ``*.md`` file in ``docs/`` (the MkDocs site) plus ``README.md``. The test builds
+the wheel, installs it into a fresh virtual environment (which borrows the dependencies of the
+current one, but not its editable ``openevals``) and runs every example there, from a folder
+outside the repository (``tests/docs_runner.py``), so no example can depend on a file that does
+not ship. Each ```python block runs with fresh globals, in a temporary working directory. LLM calls go to the
 fake OpenAI server through ``OPENAI_BASE_URL``; it answers any structured request with a minimal
 valid instance of the requested schema. Examples that need a network service (E2B sandboxes, a
 LangSmith account, other providers) are skipped by pattern. For examples that involve no model,
@@ -13,21 +17,17 @@ compared too, even when they use a model.
 
 from __future__ import annotations
 
-import ast
-import asyncio
-import contextlib
-import io
+import json
+import os
 import re
+import shutil
+import subprocess
 import sys
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.schema_responder import schema_responder
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -87,28 +87,79 @@ ALL = [example for page in PAGES for example in examples_in(page)]
 RUNNABLE = [e for e in ALL if not any(p in e.code for p in NEEDS_NETWORK)]
 
 
-@pytest.fixture
-def model_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
-    server = FakeOpenAIServer()
-    server.set_responder(schema_responder)
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    yield server
-    server.stop()
+def _wheel_venv(root: Path) -> Path:
+    """A fresh venv at ``root/venv`` holding the wheel built from this tree; its python."""
+    dist = root / "dist"
+    build = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    (wheel,) = dist.glob("openevals-*.whl")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    install = subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index"),
+            *("--target", site, str(wheel)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    # The dependencies come from this environment's site-packages, listed as plain paths: their
+    # .pth files (the editable openevals among them) are not processed, so only the wheel's
+    # openevals is importable.
+    borrowed = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (Path(site) / "_docs_test_dependencies.pth").write_text("\n".join(borrowed) + "\n")
+    return python
 
 
-def _run(code: str, name: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    buffer = io.StringIO()
-    compiled = compile(code, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    # A real module, so that annotations defined in the example resolve (pydantic, TypedDicts).
-    module = types.ModuleType("docs_example")
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    with contextlib.redirect_stdout(buffer):
-        result = eval(compiled, module.__dict__)
-        if asyncio.iscoroutine(result):
-            asyncio.run(result)
-    return buffer.getvalue()
+@pytest.fixture(scope="module")
+def wheel_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | None]]:
+    """Every runnable example, run once in the wheel's venv: id -> printed output and error."""
+    root = tmp_path_factory.mktemp("docs-wheel")
+    python = _wheel_venv(root)
+    runner = root / "runner.py"
+    shutil.copy(ROOT / "tests" / "docs_runner.py", runner)
+    payload = [{"id": _id(e), "name": f"<{e.page}:{e.line}>", "code": e.code} for e in RUNNABLE]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # Command-line tools the examples run (mypy, pyright) come from this environment's bin.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    done = subprocess.run(
+        [str(python), str(runner)],
+        input=json.dumps(payload),
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    results: dict[str, dict[str, str | None]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return results
+
+
+def _id(example: Example) -> str:
+    return f"{example.page.removeprefix('docs/')}:L{example.line}"
+
+
+def test_examples_run_from_the_wheel_not_the_tree(
+    wheel_runs: dict[str, dict[str, str | None]],
+) -> None:
+    location = str(wheel_runs["__openevals_file__"]["printed"])
+    assert "docs-wheel" in location and not location.startswith(str(ROOT)), location
 
 
 def test_every_page_is_collected() -> None:
@@ -119,17 +170,11 @@ def test_every_page_is_collected() -> None:
     assert {e.page for e in RUNNABLE} >= names - {"docs/langsmith.md"}
 
 
-@pytest.mark.parametrize(
-    "example", RUNNABLE, ids=[f"{e.page.removeprefix('docs/')}:L{e.line}" for e in RUNNABLE]
-)
-def test_example_runs(
-    example: Example,
-    model_server: FakeOpenAIServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    printed = _run(example.code, f"<{example.page}:{example.line}>", monkeypatch)
+@pytest.mark.parametrize("example", RUNNABLE, ids=[_id(e) for e in RUNNABLE])
+def test_example_runs(example: Example, wheel_runs: dict[str, dict[str, str | None]]) -> None:
+    run = wheel_runs[_id(example)]
+    assert run["error"] is None, f"{example.page}, line {example.line}:\n{run['error']}"
+    printed = str(run["printed"])
     expected = example.expected
     if expected is None:
         return

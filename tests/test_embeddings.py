@@ -27,7 +27,7 @@ from openevals.embeddings import (
     parse_embedding_model,
     resolve_embeddings,
 )
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 # --------------------------------------------------------------------------- vector maths
 

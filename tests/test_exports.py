@@ -30,12 +30,14 @@ MAPPED_PACKAGES = (
     "openevals.calibration",
     "openevals.code",
     "openevals.code.e2b",
+    "openevals.comparison",
     "openevals.evaluation",
     "openevals.json",
     "openevals.pairwise",
     "openevals.rag",
     "openevals.simulators",
     "openevals.string",
+    "openevals.testing",
     "openevals.trajectory",
 )
 

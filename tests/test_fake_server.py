@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage
 from langchain_openai import OpenAIEmbeddings
 from pydantic import BaseModel
 
-from tests.fakes.openai_server import (
+from openevals.testing import (
     DEFAULT_MODELS,
     FakeOpenAIServer,
     RecordedRequest,

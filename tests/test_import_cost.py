@@ -27,6 +27,8 @@ HEAVY = (
     "sentence_transformers",
     "langsmith.testing",
     "langchain_core.language_models",
+    "openevals.testing",
+    "pytest",
 )
 
 _TRACING_VARS = (
@@ -126,3 +128,27 @@ def test_importing_a_package_loads_only_its_map(package: str) -> None:
         m for m in loaded if m.startswith(package + ".") and m.count(".") > package.count(".")
     )
     assert own == [], own
+
+
+# The data libraries load only when such an object or file is passed (issue 22).
+DATA_LIBRARIES = ("pandas", "polars", "pyarrow", "datasets")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import openevals",
+        "import openevals.evaluation.sources, openevals.evaluation.frames",
+        (
+            "import openevals\n"
+            "r = openevals.evaluate([{'outputs': 1, 'reference_outputs': 1}], ['exact_match'],"
+            " progress=False)\n"
+            "r._repr_html_()"
+        ),
+    ],
+    ids=["import", "data-modules", "evaluate-a-list"],
+)
+def test_data_libraries_load_only_when_used(code: str) -> None:
+    _, loaded = _run(code)
+    roots = {name.split(".")[0] for name in loaded}
+    assert sorted(roots & set(DATA_LIBRARIES)) == []

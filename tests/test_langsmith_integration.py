@@ -670,7 +670,7 @@ def test_our_evaluators_passed_unchanged_to_run_evaluator(fake_openai: Any) -> N
     )
     from openevals.code.mypy import create_mypy_evaluator
     from openevals.json import create_json_match_evaluator
-    from tests.fakes.openai_server import chat_model
+    from openevals.testing import chat_model
 
     run, example = _run_and_example({"a": 1, "b": 2}, {"a": 1, "b": 3}, {"q": "x"})
     assert _feedback(run_evaluator(exact_match).evaluate_run(run, example)) == [

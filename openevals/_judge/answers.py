@@ -225,6 +225,10 @@ def validate_answer(spec: SchemaSpec, data: Any) -> Any:
     Score schemas give ``(score, reasoning)``; Pydantic schemas an instance of the model; other
     schemas a dict.
     """
+    if spec.kind == "text":
+        if not isinstance(data, str) or not data.strip():
+            raise AnswerError("the reply is empty")
+        return data
     if hasattr(data, "model_dump") and callable(data.model_dump):
         data = data.model_dump()
     if not isinstance(data, Mapping):

@@ -6,25 +6,19 @@ lenient, and splits a call into pure ``prepare``/``read`` steps around the only 
 response formats but takes forced tool calls and ``json_object``), so the core walks down the rungs
 when a server says a rung is unsupported. The LangChain backend is in ``langchain_backend``.
 
-A caller's own OpenAI client is used as it is: its transport, headers, timeouts and
-``max_retries`` (which then governs retries of HTTP errors and timeouts, see
-:attr:`Backend.sdk_retries`). When its ``chat.completions.create`` is the SDK's own, the same
-request goes through the client's public ``post`` (no per-parameter transforms or response
-models); when ``create`` is wrapped or replaced (``langsmith.wrappers.wrap_openai`` tracing, an
-instrumentation, a test double), ``create`` is called so the wrapper sees every judge request.
-Clients the judge builds itself (``"openai:..."`` model strings) are reconfigured freely: no SDK
-retries, ``post`` for sync requests and :class:`~openevals._judge.wire.WireClient` for async ones.
+Every request goes through the SDK's public ``chat.completions.create``. A caller's own OpenAI
+client is used as it is: its transport, headers, timeouts and ``max_retries`` (which then governs
+retries of HTTP errors and timeouts, see :attr:`Backend.sdk_retries`). Clients the judge builds
+itself (``"openai:..."`` model strings) have no SDK retries and, for async requests, one copy per
+event loop on the SDK's aiohttp transport (:mod:`openevals._judge.clients`).
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
-import functools
 import inspect
 import json
-import os
-import types
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,12 +34,12 @@ from openevals._judge.errors import (
 )
 from openevals._judge.prompting import append_text_to_last_user
 from openevals._judge.schema import SchemaSpec
-from openevals._judge.wire import WireClient
 
 __all__ = [
     "Answer",
     "Backend",
     "OpenAIClientBackend",
+    "is_async_client",
     "is_transient",
     "is_unsupported",
     "retry_after_seconds",
@@ -170,20 +164,28 @@ def undecodable_body(exc: BaseException) -> JudgeServerError | None:
         return JudgeServerError("the response body nests JSON too deeply to be decoded")
     if isinstance(exc, json.JSONDecodeError):
         return JudgeServerError(f"the response body is not valid JSON ({exc.msg})", body=exc.doc)
+    if isinstance(exc, UnicodeDecodeError):
+        return JudgeServerError(
+            f"the response body is not UTF-8 text ({exc.reason} at byte {exc.start})",
+            body=exc.object[:200],
+        )
     return None
+
+
+_UNDECODABLE = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
 
 
 def _guarded(call: Callable[[], Any]) -> Any:
     try:
         return call()
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except _UNDECODABLE as exc:
         raise undecodable_body(exc) from exc  # type: ignore[misc]
 
 
 async def _aguarded(call: Callable[[], Awaitable[Any]]) -> Any:
     try:
         return await call()
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except _UNDECODABLE as exc:
         raise undecodable_body(exc) from exc  # type: ignore[misc]
 
 
@@ -191,9 +193,9 @@ class OpenAIClientBackend(Backend):
     """``openai.OpenAI`` / ``AsyncOpenAI`` (or anything with ``.chat.completions.create``).
 
     ``owned=True`` marks a client the judge built itself (from a model string): its SDK retries
-    are switched off and requests go through the SDK's ``post``; async requests use the client
-    ``async_client_factory(pool_size)`` builds for the running event loop. A caller's client
-    (the default) is never copied or reconfigured.
+    are switched off, and async requests use the client ``async_client_factory(pool_size)``
+    builds for the running event loop. A caller's client (the default) is never copied or
+    reconfigured; a ``timeout`` is then passed with each request (``create(..., timeout=)``).
     """
 
     rungs = ("json_schema", "tool", "json_object", "text")
@@ -207,6 +209,7 @@ class OpenAIClientBackend(Backend):
         *,
         async_client_factory: Callable[[int], Any] | None = None,
         owned: bool = False,
+        timeout: float | None = None,
     ) -> None:
         self.owned = owned
         self.client = _without_retries(client) if owned else client
@@ -215,17 +218,24 @@ class OpenAIClientBackend(Backend):
         # `asyncio.run(judge(...))` can be called again and again (a shared pool fails with
         # "Event loop is closed" on the next loop). See openevals._judge.clients.
         self._async_clients = (
-            LoopClients(lambda size: _without_retries(async_client_factory(size)))
-            if async_client_factory is not None
-            else None
+            LoopClients(async_client_factory) if async_client_factory is not None else None
         )
         self.model_name = model[len("openai:") :] if model.startswith("openai:") else model
-        self.is_async = async_client_factory is None and _is_async_client(self.client)
+        self.is_async = async_client_factory is None and is_async_client(self.client)
         retries = getattr(client, "max_retries", 0)
         self.sdk_retries = 0 if owned or not isinstance(retries, int) else max(0, retries)
-        self.timeout = timeout_seconds(getattr(client, "timeout", None))
-        # A create() already wrapped by a tracer (wrap_openai) records its own llm run.
-        self._traced_by_caller = not owned and _create_is_wrapped(client)
+        self.timeout = (
+            timeout if timeout is not None else timeout_seconds(getattr(client, "timeout", None))
+        )
+        # An owned client carries its timeout already; a caller's gets it with each request.
+        self._per_request = {} if owned or timeout is None else {"timeout": timeout}
+        # A create() the caller replaced on the client (langsmith's wrap_openai, a patch)
+        # records its own llm run, if it traces; the judge adds one only around the SDK's own.
+        self._traced_by_caller = not owned and _create_replaced(client)
+
+    def pool_size(self) -> int | None:
+        """Connections of the running loop's owned async client (None: not an owned client)."""
+        return None if self._async_clients is None else self._async_clients.size()
 
     def _loop_client(self) -> Any:
         assert self._async_clients is not None
@@ -236,6 +246,8 @@ class OpenAIClientBackend(Backend):
 
     def prepare(self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec) -> Any:
         payload: dict[str, Any] = {"model": self.model_name, "messages": messages}
+        if rung == "plain":
+            return payload
         if rung == "json_schema":
             payload["response_format"] = {
                 "type": "json_schema",
@@ -259,7 +271,7 @@ class OpenAIClientBackend(Backend):
             )
 
         def call() -> Any:
-            return _guarded(lambda: self._call(self.client, payload))
+            return _guarded(lambda: self._body(self._create(self.client, payload)))
 
         if self._traced_by_caller:
             return call()
@@ -274,20 +286,42 @@ class OpenAIClientBackend(Backend):
             return await asyncio.to_thread(self.send, payload)
 
         async def call() -> Any:
-            return await _aguarded(lambda: self._call(client, payload))
+            async def create() -> Any:
+                return self._body(await self._create(client, payload))
+
+            return await _aguarded(create)
 
         if self._traced_by_caller:
             return await call()
         return await _atraced_llm_call(self.model_name, payload, call)
 
-    def _call(self, client: Any, payload: Any) -> Any:
-        if type(client) is WireClient:
-            return client.chat(payload)
-        if (self.owned and _is_sdk_client(client)) or _create_is_untouched(client):
-            # Same client, same request, through its public `post`: skips create()'s
-            # per-parameter transforms and response models (a fifth of the CPU of a call).
-            return client.post("/chat/completions", body=payload, cast_to=object)
-        return client.chat.completions.create(**payload)
+    def _create(self, client: Any, payload: Any) -> Any:
+        """The SDK's own request, ``chat.completions.create`` (a coroutine for async clients).
+
+        A caller's client gets the request as keyword arguments, so whatever wraps its create()
+        sees them, and returns the SDK's response object. An owned client is asked through
+        the SDK's public ``with_raw_response`` (the judge reads the JSON itself, see
+        :meth:`_body`), with ``model`` and ``messages`` as arguments and the rest of the body as
+        ``extra_body``, which the SDK sends as it is: the same request, without the SDK's typed
+        walk over an already plain JSON schema and its response model (together about a third
+        of create()'s CPU per call).
+        """
+        if not self.owned:
+            return client.chat.completions.create(**payload, **self._per_request)
+        rest = {k: v for k, v in payload.items() if k not in ("model", "messages")}
+        return client.chat.completions.with_raw_response.create(
+            model=payload["model"], messages=payload["messages"], extra_body=rest or None
+        )
+
+    def _body(self, response: Any) -> Any:
+        """The reply to read: an owned client's raw response decoded like the SDK decodes it
+        (JSON when the server says JSON, else the text); a caller's client's reply as it is."""
+        if not self.owned:
+            return response
+        content_type = str(response.headers.get("content-type", ""))
+        if not content_type.split(";", 1)[0].strip().endswith("json"):
+            return response.text
+        return json.loads(response.content)
 
     def with_sampling(self, payload: Any, *, n: int, top_logprobs: int | None) -> Any:
         out = dict(payload)
@@ -314,6 +348,8 @@ class OpenAIClientBackend(Backend):
 
     def read(self, rung: str, response: Any) -> Answer:
         message, usage = _completion_message(response)
+        if rung == "plain":
+            return _plain_answer(_get(message, "content"), usage, response)
         return self._answer(message, usage, response, _first_choice(response))
 
     @staticmethod
@@ -343,6 +379,19 @@ class OpenAIClientBackend(Backend):
             + (f" (finish_reason={finish!r})" if finish else ""),
             body=response,
         )
+
+
+def _plain_answer(content: Any, usage: dict[str, int] | None, response: Any) -> Answer:
+    """The reply's text as the answer itself (the ``plain`` rung, :data:`TEXT_ANSWER`)."""
+    if isinstance(content, list):  # content parts from some compatible servers
+        content = "".join(str(_get(part, "text") or "") for part in content)
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise JudgeServerError(
+            f"the message content is a {type(content).__name__}, not text", body=response
+        )
+    return Answer(content, content, usage)
 
 
 def _first_choice(response: Any) -> Any:
@@ -389,56 +438,19 @@ def _without_retries(client: Any) -> Any:
     return with_options(max_retries=0) if callable(with_options) else client
 
 
-def _is_sdk_client(client: Any) -> bool:
-    """Is ``client`` one of the official OpenAI SDK's client classes?"""
-    return type(client).__module__.split(".", 1)[0] == "openai"
+def _create_replaced(client: Any) -> bool:
+    """Did the caller replace ``client.chat.completions.create`` on the client object itself
+    (``langsmith.wrappers.wrap_openai``, a test double)? Then that callable is the caller's own
+    record of the call."""
+    completions = getattr(getattr(client, "chat", None), "completions", None)
+    try:
+        return "create" in vars(completions)
+    except TypeError:  # no instance dictionary: nothing was replaced on it
+        return False
 
 
-def _create_of(client: Any) -> Any:
-    return getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
-
-
-def _create_is_untouched(client: Any) -> bool:
-    """Is ``client`` an SDK client whose ``chat.completions.create`` is its own, neither replaced
-    nor wrapped?
-
-    Then the client's ``post`` sends the very request ``create`` would. A create() replaced on
-    the instance or the class, or wrapped by a tracer or an instrumentation, must see every
-    request of a caller's client, so it is called instead.
-    """
-    create = _create_of(client)
-    return (
-        _is_sdk_client(client)
-        and type(create) is types.MethodType
-        and _sdk_function(create.__func__)
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _sdk_function(function: Any) -> bool:
-    """A plain function whose code, and that of every function it wraps, is the SDK's own (the
-    SDK decorates create() itself; a tracer's wrapper has its code elsewhere)."""
-    import openai
-
-    package = os.path.dirname(openai.__file__) + os.sep
-    while function is not None:
-        if type(function) is not types.FunctionType:
-            return False
-        if not function.__code__.co_filename.startswith(package):
-            return False
-        function = getattr(function, "__wrapped__", None)
-    return True
-
-
-def _create_is_wrapped(client: Any) -> bool:
-    """Is ``client.chat.completions.create`` wrapped by someone else (``__wrapped__``, e.g.
-    ``wrap_openai`` or an instrumentation)? The SDK's own decoration of create() does not count."""
-    return not _create_is_untouched(client) and (
-        getattr(_create_of(client), "__wrapped__", None) is not None
-    )
-
-
-def _is_async_client(client: Any) -> bool:
+def is_async_client(client: Any) -> bool:
+    """Is ``client`` (anything with ``chat.completions.create``) an async OpenAI-style client?"""
     completions = client.chat.completions
     return inspect.iscoroutinefunction(completions.create) or any(
         type(obj).__name__.startswith("Async") for obj in (client, completions)

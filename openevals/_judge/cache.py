@@ -4,6 +4,12 @@ The judge core looks up :data:`active_cache` (a context variable) before every m
 maps a key derived from the model, the structured-output rung, the messages and the schema to the
 answer the model gave; a hit skips the call entirely. Outside a cached run the variable is unset and
 the lookup costs one ``ContextVar.get``.
+
+Optional extensions, used by a replaying :class:`openevals.testing.Cassette` (wrappers forward
+them): ``describe_request(key, material)`` is told what each key stands for before ``get``; a
+cache whose ``replay_only`` is true is never bypassed: on a miss the core raises
+``cache.miss(key, stale)`` instead of calling the model (``stale``: an entry exists but no longer
+fits the request).
 """
 
 from __future__ import annotations

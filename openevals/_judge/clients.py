@@ -3,7 +3,8 @@
 **Owned clients.** A judge made from a model string (``model="openai:gpt-4.1-mini"``) builds its
 own OpenAI SDK client. Its async requests go through the SDK's aiohttp transport
 (``openai.DefaultAioHttpClient``, from the ``openai[aiohttp]`` extra), which costs a fraction of
-the CPU of the default httpx transport per request. Connections belong to the event loop that
+the CPU of the default httpx transport per request; every request is the SDK's own
+``chat.completions.create``. Connections belong to the event loop that
 opened them, so every running loop gets a client of its own (:class:`LoopClients`), with a
 connection pool sized to the concurrency in use: the batch run's ``concurrency`` inside
 ``evaluate()``, the SDK's default limit elsewhere. The client is closed when its loop shuts
@@ -80,17 +81,11 @@ def pool_size() -> int:
     return admission.cap if admission is not None else DEFAULT_POOL_SIZE
 
 
-def owned_async_client(template: Any, size: int, *, lean: bool = True) -> Any:
-    """A client for the SDK client ``template``'s server (same key, base URL, headers, timeout)
-    with a fresh pool of ``size`` connections: a :class:`~openevals._judge.wire.WireClient` when
-    ``lean`` and ``template`` is a plain ``AsyncOpenAI``, else a copy of ``template`` on the
-    SDK's aiohttp transport (httpx when the ``aiohttp`` extra is missing)."""
+def owned_async_client(template: Any, size: int) -> Any:
+    """A copy of the SDK client ``template`` (same key, base URL, headers, timeout, auth) on a
+    fresh pool of ``size`` connections of the SDK's aiohttp transport (httpx when the
+    ``aiohttp`` extra is missing), without SDK retries (the judge's policy counts)."""
     import openai
-
-    from openevals._judge.wire import WireClient, wire_eligible
-
-    if lean and wire_eligible(template):
-        return WireClient(template, size)
 
     limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
         max_connections=size, max_keepalive_connections=size
@@ -99,7 +94,7 @@ def owned_async_client(template: Any, size: int, *, lean: bool = True) -> Any:
         http_client = openai.DefaultAioHttpClient(limits=limits)
     except (AttributeError, RuntimeError):  # an SDK without aiohttp support, or no aiohttp
         http_client = openai.DefaultAsyncHttpxClient(limits=limits)
-    return template.with_options(http_client=http_client)
+    return template.with_options(http_client=http_client, max_retries=0)
 
 
 class _Entry:
@@ -145,6 +140,11 @@ class LoopClients:
             entry.clients.insert(0, client)
             entry.size = needed
         return client
+
+    def size(self) -> int | None:
+        """The pool size of the running loop's newest client (None: none built on this loop)."""
+        entry = self._entries.get(asyncio.get_running_loop())
+        return None if entry is None else entry.size
 
 
 _closing: set[asyncio.Task[Any]] = set()  # closing tasks, kept until done

@@ -129,7 +129,7 @@ class JudgeCore:
         self._so_kwargs = so_kwargs
         self.has_async_client = False
         if options.judge is not None:
-            backend = backend_for_judge(options.judge, options.model, so_kwargs)
+            backend = backend_for_judge(options.judge, options.model, so_kwargs, options.timeout)
             self.has_async_client = bool(getattr(backend, "is_async", False))
             self._backend = self._checked(backend)
         else:
@@ -175,7 +175,9 @@ class JudgeCore:
             with self._lock:
                 if self._backend is None:
                     assert self._model is not None
-                    self._backend = self._checked(_resolve_backend(self._model, self._so_kwargs))
+                    self._backend = self._checked(
+                        _resolve_backend(self._model, self._so_kwargs, self.options.timeout)
+                    )
         return self._backend
 
     @property
@@ -202,6 +204,10 @@ class JudgeCore:
         """The backend's rungs; forced tool calls carry no logprobs, so weighting skips them."""
         rungs = self.backend.rungs
         return tuple(r for r in rungs if r != "tool") if self.weighted else rungs
+
+    def _rungs_for(self, spec: SchemaSpec) -> tuple[str, ...]:
+        """A free-text answer is asked plainly; structured ones walk the backend's rungs."""
+        return ("plain",) if spec.kind == "text" else self.rungs
 
     # ------------------------------------------------------------------ request
     def start(
@@ -268,8 +274,8 @@ class JudgeCore:
         """Ask for ``n`` valid answers: rungs, retries with backoff, one repair request."""
         spec = spec or self.spec
         backend = self.backend
-        rungs = self.rungs
-        index = self._rung_start
+        rungs = self._rungs_for(spec)
+        index = self._rung_start if spec.kind != "text" else 0
         repaired = False
         skip_cache = False
         usage: dict[str, int] | None = None
@@ -282,9 +288,12 @@ class JudgeCore:
             while True:
                 cache, key = self._cache_slot(rung, messages, spec, want)
                 answers = None if skip_cache else lookup_answers(cache, key, want)
-                from_cache, skip_cache = answers is not None, False
+                stale, from_cache, skip_cache = skip_cache, answers is not None, False
                 if answers is not None:
                     break
+                if getattr(cache, "replay_only", False):
+                    # A replaying cassette: a miss is an error, never a live model call.
+                    raise cache.miss(key, stale or cache.get(key) is not None)  # type: ignore[union-attr]
                 try:
                     answers = backend.read_all(rung, (yield Send(payload)))
                     break
@@ -335,7 +344,8 @@ class JudgeCore:
                 # reach the model, never replay the unusable answer.
                 store_answers(cache, key, answers[:want])
             if len(kept) >= n:
-                self._rung_start = index
+                if spec.kind != "text":
+                    self._rung_start = index
                 values = [v for v, _ in kept]
                 return Outcome(values[0], usage, rung, values, [a for _, a in kept])
 
@@ -365,7 +375,7 @@ class JudgeCore:
         self, index: int, messages: list[dict[str, Any]], spec: SchemaSpec, n: int = 1
     ) -> tuple[int, Any]:
         """Prepare the first rung from ``index`` on that this model supports at all."""
-        rungs = self.rungs
+        rungs = self._rungs_for(spec)
         backend = self.backend
         while True:
             try:
@@ -394,7 +404,11 @@ class JudgeCore:
             material["n"] = n
         if self.weighted:
             material["top_logprobs"] = TOP_LOGPROBS
-        return cache, cache_key(material)
+        key = cache_key(material)
+        describe = getattr(cache, "describe_request", None)
+        if describe is not None:  # a cassette keeps what the request was, for its file
+            describe(key, material)
+        return cache, key
 
     def _key_material(
         self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
@@ -412,6 +426,12 @@ class JudgeCore:
     def _repair_messages(
         self, raw: str, err: AnswerError, spec: SchemaSpec
     ) -> list[dict[str, Any]]:
+        if spec.kind == "text":
+            again = f"That reply cannot be used: {err}. Answer again with the message only."
+            return [
+                {"role": "assistant", "content": raw or "(empty reply)"},
+                {"role": "user", "content": again},
+            ]
         return [
             {"role": "assistant", "content": raw or "(empty reply)"},
             {
@@ -531,22 +551,28 @@ def _judge_kind(judge: Any, model: str | None) -> str:
     return f"judge={type(judge).__name__}" if judge is not None else f"model={model!r}"
 
 
-def _resolve_backend(model: str, so_kwargs: Mapping[str, Any]) -> Backend:
+def _resolve_backend(
+    model: str, so_kwargs: Mapping[str, Any], timeout: float | None = None
+) -> Backend:
     """The backend for a ``"provider:model"`` string, resolved on the judge's first call."""
     patched = patched_init_chat_model()
     if patched is not None:  # openevals.llm.init_chat_model replaced (e.g. patched in a test)
         return LangChainBackend(patched(model=model), so_kwargs)
     from openevals.models import resolve_chat_model
 
-    return _backend_for_resolved(resolve_chat_model(model, max_retries=0), so_kwargs)
+    options: dict[str, Any] = {"max_retries": 0}
+    if timeout is not None:
+        options["timeout"] = timeout
+    return _backend_for_resolved(resolve_chat_model(model, **options), so_kwargs)
 
 
 def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Backend:
     """The backend for a model *we* resolved from a ``"provider:model"`` string.
 
-    A plain ``ChatOpenAI`` built from ``"openai:..."`` is driven through its own OpenAI SDK clients:
-    the same server, key and base URL, without LangChain's per-call runnable machinery (several
-    times the CPU per call). Custom ``structured_output_kwargs`` keep the LangChain path.
+    A plain ``ChatOpenAI`` built from ``"openai:..."`` is driven through its own OpenAI SDK clients
+    (its public ``root_client`` / ``root_async_client``): the same server, key, base URL and
+    timeout, without LangChain's per-call runnable machinery (several times the CPU per call).
+    Custom ``structured_output_kwargs`` keep the LangChain path.
     """
     root, root_async = (
         getattr(chat_model, "root_client", None),
@@ -555,11 +581,10 @@ def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Back
     if not so_kwargs and root is not None and root_async is not None:
         name = getattr(chat_model, "model_name", None)
         if isinstance(name, str):
-            lean = not getattr(chat_model, "openai_proxy", None)  # a proxy: the SDK's transport
             return OpenAIClientBackend(
                 root,
                 name,
-                async_client_factory=lambda size: owned_async_client(root_async, size, lean=lean),
+                async_client_factory=lambda size: owned_async_client(root_async, size),
                 owned=True,
             )
     return LangChainBackend(chat_model, so_kwargs)

@@ -172,6 +172,14 @@ class LangChainBackend(Backend):
         cached = self._runnables.get(key)
         if cached is not None:
             return cached
+        needs = {
+            "structured": "with_structured_output",
+            "tool": "bind_tools",
+            "json_object": "bind",
+        }
+        if rung in needs and not callable(getattr(self.model, needs[rung], None)):
+            # A minimal chat model (invoke / ainvoke only): the core moves on to the next rung.
+            raise NotImplementedError(f"{type(self.model).__name__} has no {needs[rung]}()")
         if rung == "structured":
             chain = self.model.with_structured_output(
                 spec.langchain_schema(), include_raw=True, **self.kwargs
@@ -232,6 +240,9 @@ class LangChainBackend(Backend):
             raise fault from exc
 
     def read(self, rung: str, response: Any) -> Answer:
+        if rung == "plain":
+            text = _ai_message_text(response)
+            return Answer(text, text, _usage_from_ai_message(response))
         if rung == "structured" and isinstance(response, Mapping) and "raw" in response:
             raw = response.get("raw")
             parsed = response.get("parsed")

@@ -11,6 +11,7 @@ signature with its declaration, so the two cannot drift apart.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -63,6 +64,7 @@ OPTIONS: dict[str, Option] = {
         Option("max_retries", 3, "int"),
         Option("samples", 1, "int"),
         Option("score_weighting", None, "ScoreWeighting | None"),
+        Option("timeout", None, "float | None"),
     )
 }
 """Every judge option, with the default a factory uses unless its :class:`FactorySpec` says."""
@@ -143,6 +145,7 @@ class JudgeOptions:
     max_retries: int = 3
     samples: int = 1
     score_weighting: ScoreWeighting | None = None
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         _check(self)
@@ -180,6 +183,7 @@ def judge_options(spec: FactorySpec, values: Mapping[str, Any], **fixed: Any) ->
         max_retries=chosen.get("max_retries", 3),
         samples=chosen.get("samples", 1),
         score_weighting=chosen.get("score_weighting"),
+        timeout=_timeout(chosen.get("timeout")),
     )
 
 
@@ -219,6 +223,21 @@ def _examples(examples: Any) -> tuple[dict[str, Any], ...]:
             raise ValueError(f"few_shot_examples[{i}] has no 'score'")
         out.append(dict(example))
     return tuple(out)
+
+
+def _timeout(value: Any) -> float | None:
+    """``timeout``: seconds per request to the model, a finite number > 0, or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"`timeout` must be a number of seconds or None; got {type(value).__name__} ({value!r})"
+        )
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"`timeout` must be a finite number of seconds > 0 (e.g. timeout=30); got {value!r}"
+        )
+    return float(value)
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -42,16 +42,28 @@ def is_openai_client(judge: Any) -> bool:
     return hasattr(judge, "chat") and not looks_like_chat_model(judge)
 
 
-def backend_for_judge(judge: Any, model: str | None, so_kwargs: Mapping[str, Any]) -> Backend:
-    """The backend for a caller's ``judge`` object (checked at creation)."""
+def backend_for_judge(
+    judge: Any, model: str | None, so_kwargs: Mapping[str, Any], timeout: float | None = None
+) -> Backend:
+    """The backend for a caller's ``judge`` object (checked at creation).
+
+    ``timeout`` goes with each request of an OpenAI client; a LangChain chat model keeps its own
+    (a ``ValueError`` says so).
+    """
     if is_openai_client(judge):
         if model is None:
             raise ValueError(
                 "an OpenAI client was passed as `judge`; also pass `model` with the model "
                 "name, e.g. model='gpt-4.1-mini'"
             )
-        return OpenAIClientBackend(judge, model)
+        return OpenAIClientBackend(judge, model, timeout=timeout)
     if looks_like_chat_model(judge):
+        if timeout is not None:
+            raise ValueError(
+                f"`timeout={timeout:g}` applies to model strings and OpenAI clients; a LangChain "
+                f"chat model ({type(judge).__name__}) keeps its own: set it on the model (e.g. "
+                "ChatOpenAI(timeout=...)) and drop `timeout`"
+            )
         return LangChainBackend(judge, so_kwargs)
     raise TypeError(
         "`judge` must be a LangChain chat model or an OpenAI client (openai.OpenAI / "

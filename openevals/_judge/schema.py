@@ -13,9 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["SchemaSpec", "default_score_schema", "normalize_output_schema", "strictify"]
+__all__ = [
+    "TEXT_ANSWER",
+    "SchemaSpec",
+    "default_score_schema",
+    "normalize_output_schema",
+    "strictify",
+]
 
-ReturnKind = Literal["score", "dict", "pydantic"]
+ReturnKind = Literal["score", "dict", "pydantic", "text"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,18 @@ class SchemaSpec:
         if self.description:
             schema.setdefault("description", self.description)
         return schema
+
+
+TEXT_ANSWER = SchemaSpec(
+    name="text",
+    schema={"type": "string"},
+    strict=False,
+    description="A free-text reply (the simulated user's next message).",
+    kind="text",
+)
+"""The answer of a model call that wants the reply's text, not a JSON object: asked on the
+``plain`` rung only (no response format, no tool, no JSON instruction); any non-empty text is
+valid."""
 
 
 def _score_property(

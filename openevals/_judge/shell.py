@@ -1,17 +1,49 @@
-"""Judge evaluators on the evaluator contract: one place builds every judge's sync/async shell.
+"""The one judge shell: how every judge family becomes a sync or async evaluator.
 
-:func:`build_core` turns a factory's arguments into a checked :class:`JudgeCore` (options from
-:mod:`openevals._judge.options`, sync/async rules included); :func:`judge_evaluator` wraps it with
-:func:`openevals._contract.make_evaluator` / ``make_async_evaluator`` and its
-:class:`~openevals._contract.EvaluatorInfo`. :func:`judge_core` finds the core of an evaluator
-again (for tests and for tuning a judge's retry policy); nothing else reads it.
+Every family that asks a judge (the generic judge in ``llm.py``, the trajectory, pairwise, code and
+RAG judges, the JSON rubric) is built here, from three pieces:
+
+* a checked :class:`~openevals._judge.core.JudgeCore` from :func:`build_core` (the factory's
+  options, checked once against its :class:`~openevals._judge.options.FactorySpec`, the sync/async
+  rules included);
+* the family's **flow**: a generator function called with the evaluator's keyword arguments. It
+  prepares the judge calls and *yields* an :class:`Ask` step (one or more :class:`JudgeCall`), it
+  receives their :class:`~openevals._judge.steps.Outcome` list, and it returns what the scorer
+  hands to the evaluator contract (a score tuple, a result dict, a list of results...). A family
+  that needs other I/O between judge calls (the RAG metrics' embeddings) yields its own step
+  objects and passes :class:`Steps` that perform them. :func:`single_call` is the flow of a judge
+  that is one call whose outcome maps to ``(score, comment, metadata)``.
+* :func:`judge_evaluator`, which runs the flow with :func:`openevals._drivers.drive` (judge calls
+  one after the other) or :func:`~openevals._drivers.adrive` (judge calls concurrently), wraps it
+  with the contract's ``make_evaluator`` / ``make_async_evaluator`` and its
+  :class:`~openevals._contract.EvaluatorInfo` (:func:`judge_info`), gives a sync evaluator whose
+  judge owns its client an async twin, and attaches the core to the evaluator.
+
+In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exactly this)::
+
+    SPEC, ASYNC_SPEC = declare("create_x", "create_async_x", takes=..., prompt=X_PROMPT)
+
+    def _flow(core):                                  # preparation and result mapping
+        def flow(*, inputs=None, outputs=None, **kw):
+            outcomes = yield Ask((JudgeCall(inputs, outputs, None, kw, spec=X_SCHEMA),))
+            return to_results(outcomes[0])
+        return flow
+
+    def create_x(*, prompt=X_PROMPT, model=None, ...):
+        core = build_core(SPEC, locals(), run_name="x")
+        return judge_evaluator(core, is_async=False, flow=_flow(core), raw=True)
+
+:func:`scorer_for` gives the bare scorer of a flow (for evaluators built around it, like the code
+judge's), :func:`attach_core` / :func:`judge_core` carry and find the core of an evaluator (for
+tests and for tuning a judge's retry policy), and :func:`ask` / :func:`aask` perform one
+:class:`Ask` outside an evaluator.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+import asyncio
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from openevals._contract import (
@@ -21,22 +53,67 @@ from openevals._contract import (
     make_async_evaluator,
     make_evaluator,
 )
+from openevals._drivers import adrive, drive
 from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, check_async_use, judge_options
+from openevals._judge.schema import SchemaSpec
+from openevals._judge.steps import Outcome
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
+    "Ask",
+    "Flow",
+    "JudgeCall",
+    "Steps",
+    "aask",
+    "ask",
     "async_judge_evaluator",
+    "attach_core",
     "build_core",
     "judge_core",
     "judge_evaluator",
     "judge_info",
-    "register_core",
     "scorer_for",
+    "single_call",
     "sync_judge_evaluator",
 ]
 
-_CORES: weakref.WeakKeyDictionary[Any, JudgeCore] = weakref.WeakKeyDictionary()
+#: The attribute of a judge evaluator that carries its core (see :func:`judge_core`).
+CORE_ATTRIBUTE = "openevals_judge_core"
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One question to the judge: the call's arguments as the prompt sees them, and the output
+    schema when it differs from the core's own."""
+
+    inputs: Any = None
+    outputs: Any = None
+    reference_outputs: Any = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    spec: SchemaSpec | None = None
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Flow step: ask the judge these calls; the flow receives their outcomes, in order.
+
+    A sync evaluator makes them one after the other, an async one concurrently (the first
+    failure cancels the others and is raised into the flow).
+    """
+
+    calls: tuple[JudgeCall, ...]
+
+
+@dataclass(frozen=True)
+class Steps:
+    """How a family performs its own flow steps (anything but :class:`Ask`)."""
+
+    sync: Callable[[Any], Any]
+    asynchronous: Callable[[Any], Awaitable[Any]]
+
+
+Flow = Callable[..., Generator[Any, Any, Any]]
 
 
 def build_core(
@@ -78,66 +155,153 @@ def judge_info(
     )
 
 
-def scorer_for(core: JudgeCore, *, is_async: bool) -> Callable[..., Any]:
-    """The scorer ``(*, inputs, outputs, reference_outputs, **kw)`` that asks ``core``."""
-    if is_async:
+def single_call(core: JudgeCore) -> Flow:
+    """The flow of a judge that asks once: the call's arguments go to the prompt as they are,
+    and the outcome becomes ``(score, comment, metadata)`` (or the structured answer)."""
 
-        async def ascorer(
-            *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
-        ) -> Any:
-            return await core.run_async(inputs, outputs, reference_outputs, kw)
+    def flow(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
+    ) -> Generator[Any, Any, Any]:
+        (outcome,) = yield Ask((JudgeCall(inputs, outputs, reference_outputs, kw),))
+        return core.to_scorer_value(outcome)
+
+    return flow
+
+
+# --------------------------------------------------------------------------- running a flow
+
+
+def ask(core: JudgeCore, step: Ask) -> list[Outcome]:
+    """Perform ``step`` with blocking calls, one after the other."""
+    return [
+        core.ask_sync(c.inputs, c.outputs, c.reference_outputs, dict(c.extra), c.spec)
+        for c in step.calls
+    ]
+
+
+async def aask(core: JudgeCore, step: Ask) -> list[Outcome]:
+    """Perform ``step`` with concurrent calls; the first failure cancels the others."""
+    calls = [
+        core.ask_async(c.inputs, c.outputs, c.reference_outputs, dict(c.extra), c.spec)
+        for c in step.calls
+    ]
+    if len(calls) == 1:
+        return [await calls[0]]
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def scorer_for(
+    core: JudgeCore,
+    *,
+    is_async: bool,
+    flow: Flow | None = None,
+    steps: Steps | None = None,
+) -> Callable[..., Any]:
+    """The scorer that runs ``flow`` (default :func:`single_call`) with ``core``'s judge."""
+    make_flow = flow if flow is not None else single_call(core)
+
+    def unknown(step: Any) -> Any:
+        raise TypeError(f"a judge flow yielded {type(step).__name__}, which no step performs")
+
+    if is_async:
+        other_async = steps.asynchronous if steps is not None else unknown
+
+        def perform_async(step: Any) -> Any:
+            return aask(core, step) if isinstance(step, Ask) else other_async(step)
+
+        async def ascorer(**kw: Any) -> Any:
+            return await adrive(make_flow(**kw), perform_async)
 
         return ascorer
 
-    def scorer(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
-    ) -> Any:
-        return core.run_sync(inputs, outputs, reference_outputs, kw)
+    other = steps.sync if steps is not None else unknown
+
+    def perform(step: Any) -> Any:
+        return ask(core, step) if isinstance(step, Ask) else other(step)
+
+    def scorer(**kw: Any) -> Any:
+        return drive(make_flow(**kw), perform)
 
     return scorer
 
 
-def register_core(evaluator: Any, core: JudgeCore) -> None:
-    """Remember ``core`` as the judge of ``evaluator`` (see :func:`judge_core`)."""
-    _CORES[evaluator] = core
+# --------------------------------------------------------------------------- evaluators
+
+
+def judge_evaluator(
+    core: JudgeCore,
+    *,
+    is_async: bool,
+    flow: Flow | None = None,
+    steps: Steps | None = None,
+    prepare: Prepare | None = None,
+    run_name: str | None = None,
+    feedback_keys: tuple[str, ...] | None = None,
+    raw: bool | None = None,
+    **make_options: Any,
+) -> Any:
+    """The evaluator of a judge family: ``flow`` (default: :func:`single_call`) run with
+    ``core`` behind the contract's sync or async shell.
+
+    ``prepare`` checks and transforms the call's arguments before the flow sees them; ``raw``
+    (default: the core's, true for structured answers) returns the scorer's value as the result;
+    ``make_options`` go to ``make_evaluator`` (``name``, ``signature``, ``passes``...). A sync
+    evaluator whose judge owns its client (a model string and a template prompt) gets an async
+    twin (:attr:`EvaluatorInfo.twin`) that a batch run awaits on its loop instead of holding a
+    worker thread per call: the same flow and core, so the same results.
+    """
+    info = judge_info(core, is_async=is_async, run_name=run_name, feedback_keys=feedback_keys)
+    raw = core.raw_output if raw is None else raw
+    if not is_async and core.owns_its_client:
+        twin = make_async_evaluator(
+            scorer_for(core, is_async=True, flow=flow, steps=steps),
+            info.as_async(),
+            prepare=prepare,
+            raw=raw,
+            **make_options,
+        )
+        attach_core(twin, core)
+        info = replace(info, twin=twin)
+    build = make_async_evaluator if is_async else make_evaluator
+    scorer = scorer_for(core, is_async=is_async, flow=flow, steps=steps)
+    evaluator = build(scorer, info, prepare=prepare, raw=raw, **make_options)
+    attach_core(evaluator, core)
+    return evaluator
 
 
 def sync_judge_evaluator(
     core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None
 ) -> SimpleEvaluator:
-    """:func:`judge_evaluator` of a sync factory."""
-    return cast(SimpleEvaluator, judge_evaluator(core, spec, prepare))
+    """:func:`judge_evaluator` of a sync factory asking once (the generic and trajectory
+    judges)."""
+    return cast(SimpleEvaluator, judge_evaluator(core, is_async=spec.is_async, prepare=prepare))
 
 
 def async_judge_evaluator(
     core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None
 ) -> SimpleAsyncEvaluator:
-    """:func:`judge_evaluator` of an async factory."""
-    return cast(SimpleAsyncEvaluator, judge_evaluator(core, spec, prepare))
+    """:func:`judge_evaluator` of an async factory asking once."""
+    return cast(
+        SimpleAsyncEvaluator, judge_evaluator(core, is_async=spec.is_async, prepare=prepare)
+    )
 
 
-def judge_evaluator(core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None) -> Any:
-    """The evaluator of a factory ``spec``: ``core`` behind the contract's sync or async shell."""
-    info = judge_info(core, is_async=spec.is_async)
-    if not spec.is_async and core.owns_its_client:
-        # A batch run awaits this twin on its event loop instead of holding a worker thread per
-        # call (same core, same results; see EvaluatorInfo.twin).
-        twin = make_async_evaluator(
-            scorer_for(core, is_async=True), info.as_async(), prepare=prepare, raw=core.raw_output
-        )
-        register_core(twin, core)
-        info = replace(info, twin=twin)
-    scorer = scorer_for(core, is_async=spec.is_async)
-    build = make_async_evaluator if spec.is_async else make_evaluator
-    evaluator = build(scorer, info, prepare=prepare, raw=core.raw_output)
-    register_core(evaluator, core)
-    return evaluator
+def attach_core(evaluator: Any, core: JudgeCore) -> None:
+    """Carry ``core`` on the evaluator object (see :func:`judge_core`)."""
+    setattr(evaluator, CORE_ATTRIBUTE, core)
 
 
 def judge_core(evaluator: Any) -> JudgeCore:
     """The :class:`JudgeCore` behind a judge evaluator of this package (tests, tuning)."""
-    core = _CORES.get(evaluator)
-    if core is None:
+    core = getattr(evaluator, CORE_ATTRIBUTE, None)
+    if not isinstance(core, JudgeCore):
         info = info_of(evaluator)
         raise TypeError(
             f"{evaluator!r} is not an LLM-as-judge evaluator of this package"

@@ -32,6 +32,8 @@ _EXPORTS: dict[str, str] = {
     "CalibrationReport": _REPORT,
     "JudgedRow": _REPORT,
     "FailedRow": _REPORT,
+    "JudgeFailedError": _REPORT,
+    "JudgeScoresError": _REPORT,
     "categorical_agreement": _AGREEMENT,
     "continuous_agreement": _AGREEMENT,
     "CategoricalAgreement": _AGREEMENT,
@@ -63,6 +65,8 @@ if TYPE_CHECKING:
     from openevals.calibration.report import (
         CalibrationReport as CalibrationReport,
         FailedRow as FailedRow,
+        JudgeFailedError as JudgeFailedError,
+        JudgeScoresError as JudgeScoresError,
         JudgedRow as JudgedRow,
     )
     from openevals.calibration.run import (

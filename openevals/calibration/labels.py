@@ -221,12 +221,7 @@ def load_labelled(
             missing.append(row.index)
             continue
         if label_map is not None:
-            if not isinstance(value, Hashable) or value not in label_map:
-                raise ValueError(
-                    f"row {row.index}: label {value!r} in column {label!r} is not a key of "
-                    f"`label_map` ({list(label_map)!r}); add it"
-                )
-            value = label_map[value]
+            value = _mapped(value, label_map, row.index, label)
         rows.append(
             LabelledRow(
                 index=row.index,
@@ -249,6 +244,28 @@ def load_labelled(
             "or leave them out of the data"
         )
     return _typed(rows, label, label_type, choices, judge)
+
+
+def _mapped(value: Any, label_map: Mapping[Any, Any], index: int, label: str) -> Any:
+    """``label_map``'s value for a raw label, whatever the file format: a CSV/TSV cell is text,
+    so ``"1"`` is also looked up as ``1`` (and a JSON number ``1`` also as ``"1"``)."""
+    candidates = [value]
+    if isinstance(value, str):
+        candidates.append(parse_label(value))
+    elif _is_number(value):
+        candidates.append(str(value))
+    for candidate in candidates:
+        if isinstance(candidate, Hashable) and candidate in label_map:
+            return label_map[candidate]
+    also = (
+        f" (also looked up as {candidates[1]!r}: CSV/TSV cells are read as text)"
+        if len(candidates) > 1 and candidates[1] != value
+        else ""
+    )
+    raise ValueError(
+        f"row {index}: label {value!r} in column {label!r} is not a key of "
+        f"`label_map` ({list(label_map)!r}){also}; add it"
+    )
 
 
 def _label_kind(values: Sequence[Any], label: str) -> str:
@@ -300,7 +317,7 @@ def _typed(
     if problem:
         raise ValueError(
             f"the labels in column {label!r} ({problem}, e.g. {example!r}) cannot be compared with "
-            f"a judge that gives {judge.describe()}: {_fix(label_type, judge)}"
+            f"a judge that gives {judge.describe()}: {_fix(kind, label_type, judge)}"
         )
     labels: tuple[Hashable, ...] = ()
     ordered = False
@@ -356,11 +373,17 @@ def _mismatch(kind: str, label_type: str, judge: JudgeScores, values: Sequence[A
     return None
 
 
-def _fix(label_type: str, judge: JudgeScores) -> str:
+def _fix(kind: str, label_type: str, judge: JudgeScores) -> str:
+    if kind == "text":
+        # No judge scores text: continuous judges need numbers in [0, 1], choices judges numbers.
+        return (
+            "map the text labels to true/false (or to numbers) with `label_map=`, e.g. "
+            "label_map={'good': True, 'bad': False}"
+        )
     if judge.kind == "boolean":
         return (
             "give true/false labels (map others with `label_map=`), or a judge made with "
-            "continuous=True or choices=[...]"
+            "continuous=True (numeric labels in [0, 1]) or choices=[...] (numeric labels)"
         )
     if judge.kind == "continuous":
         return "give numeric labels in [0, 1] (rescale them), or a judge whose scores match"

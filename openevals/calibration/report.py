@@ -16,6 +16,7 @@ in :attr:`CalibrationReport.failed`.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,18 +30,45 @@ from openevals.calibration.agreement import (
     continuous_agreement,
 )
 from openevals.calibration.labels import LabelledData, LabelledRow, LabelType
+from openevals.evaluation.redact import Redactor
 
 if TYPE_CHECKING:
     from openevals.evaluation.result import EvaluationResult
 
-__all__ = ["CalibrationReport", "FailedRow", "JudgeFailedError", "JudgedRow", "build_report"]
+__all__ = [
+    "CalibrationReport",
+    "FailedRow",
+    "JudgeFailedError",
+    "JudgeScoresError",
+    "JudgedRow",
+    "build_report",
+]
 
 
 class JudgeFailedError(RuntimeError):
-    """The judge failed on every labelled row, so there is nothing to compare."""
+    """The judge failed on every labelled row, so there is nothing to compare.
+
+    The run itself is not lost: ``result`` holds its :class:`EvaluationResult` (every row with
+    its recorded error), as the ``output=`` file does.
+    """
+
+    def __init__(self, message: str, result: EvaluationResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class JudgeScoresError(ValueError):
+    """No judged row can be compared with the labels (a score of the wrong type, or no result
+    under ``feedback_key``). Raised after the run; ``result`` holds the run's
+    :class:`EvaluationResult`, so nothing the judge produced is lost."""
+
+    def __init__(self, message: str, result: EvaluationResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 DEFAULT_TOLERANCE = 0.2
+_UNUSABLE = "not comparable: "
 
 
 @dataclass(frozen=True)
@@ -147,6 +175,12 @@ class CalibrationReport:
         target.write_text(render_report(self.result, title=title, calibration=self), "utf-8")
         return target
 
+    def _repr_html_(self) -> str:
+        """The figures and the confusion matrix, as a notebook shows the report."""
+        from openevals.evaluation.notebook import calibration_summary_html
+
+        return calibration_summary_html(self)
+
 
 def _row_dict(row: JudgedRow) -> dict[str, Any]:
     return {
@@ -166,7 +200,7 @@ def _row_dict(row: JudgedRow) -> dict[str, Any]:
 _CATEGORICAL_NAMES = (
     ("accuracy", "accuracy"),
     ("kappa", "Cohen's kappa"),
-    ("weighted_kappa", "weighted kappa"),
+    ("weighted_kappa", "weighted kappa (quadratic)"),
     ("fail_precision", "fail precision"),
     ("fail_recall", "fail recall"),
 )
@@ -201,7 +235,10 @@ def severity(data: LabelledData, human: Any, judge: Any, tolerance: float) -> fl
     """How far the judge is from the human on one row (0 = agreement); see the module doc."""
     if data.label_type == "continuous":
         gap = abs(float(judge) - float(human))
-        return gap if gap > tolerance else 0.0
+        # A gap that only floating point puts above the tolerance (0.8 - 0.6 at 0.2) is within it.
+        if gap <= tolerance or math.isclose(gap, tolerance, rel_tol=1e-9, abs_tol=1e-12):
+            return 0.0
+        return gap
     if human == judge and isinstance(human, bool) == isinstance(judge, bool):
         return 0.0
     if data.label_type == "boolean":
@@ -239,6 +276,10 @@ def judged_rows(
 ) -> tuple[list[JudgedRow], list[FailedRow]]:
     """Join the run's results with the labels (``data`` rows absent from ``result`` are skipped)."""
     labelled: dict[str, LabelledRow] = data.by_id()
+    # The run's records are already cleaned of secrets; the human reasons never went through the
+    # runner, so they are cleaned here, the same way, before any sink (str, repr, to_dict, HTML,
+    # few-shot examples) can show them.
+    redactor = Redactor()
     judged: list[JudgedRow] = []
     failed: list[FailedRow] = []
     for rec in result.rows:
@@ -252,8 +293,14 @@ def judged_rows(
                 FailedRow(row.index, row.id, f"{error.get('type')}: {error.get('message')}")
             )
             continue
-        found = _pick(list(entry.get("results") or []), feedback_key, evaluator)
-        score = data.check_score(found.get("score"), row)
+        try:
+            found = _pick(list(entry.get("results") or []), feedback_key, evaluator)
+            score = data.check_score(found.get("score"), row)
+        except ValueError as exc:
+            # Found after the model calls: the row is reported as not comparable, never dropped,
+            # and the run goes on to its report (build_report raises if no row is comparable).
+            failed.append(FailedRow(row.index, row.id, f"{_UNUSABLE}{exc}"))
+            continue
         comment = found.get("comment")
         judged.append(
             JudgedRow(
@@ -265,7 +312,7 @@ def judged_rows(
                 human=row.label,
                 judge=score,
                 reasoning=None if comment is None else str(comment),
-                human_reason=row.reason,
+                human_reason=None if row.reason is None else redactor.values(row.reason),
                 severity=severity(data, row.label, score, tolerance),
             )
         )
@@ -321,18 +368,27 @@ def build_report(
     confidence: float,
 ) -> CalibrationReport:
     judged, failed = judged_rows(data, result, evaluator, feedback_key, tolerance)
+    unusable = [f for f in failed if f.error.startswith(_UNUSABLE)]
+    if not judged and unusable:
+        raise JudgeScoresError(unusable[0].error[len(_UNUSABLE) :], result)
     if not judged and failed:
         raise JudgeFailedError(
             f"the judge failed on every labelled row ({len(failed)}); first error: "
-            f"{failed[0].error}"
+            f"{failed[0].error}",
+            result,
         )
     agreement = agreement_of(data, judged, resamples=resamples, seed=seed, confidence=confidence)
     disagreements = sorted(
         (r for r in judged if not r.agrees), key=lambda r: (-r.severity, r.index)
     )
     notes = []
-    if failed:
-        notes.append(f"{len(failed)} row(s) left out: the judge failed on them")
+    if len(failed) > len(unusable):
+        notes.append(f"{len(failed) - len(unusable)} row(s) left out: the judge failed on them")
+    if unusable:
+        notes.append(
+            f"{len(unusable)} row(s) left out: their judge result cannot be compared with the "
+            f"labels (see `failed`); first: {unusable[0].error[len(_UNUSABLE) :]}"
+        )
     key = feedback_key
     if key is None:
         first = next((r for r in result.rows if r.get("evaluations", {}).get(evaluator)), None)

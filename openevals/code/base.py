@@ -102,7 +102,11 @@ def code_extraction(options: Mapping[str, Any]) -> CodeExtraction:
     )
     check_model_options(code_extraction_strategy=strategy, model=model, client=client)
     return CodeExtraction(
-        strategy=strategy, code_extractor=options["code_extractor"], model=model, client=client
+        strategy=strategy,
+        code_extractor=options["code_extractor"],
+        model=model,
+        client=client,
+        timeout=options.get("timeout"),  # for the factories that take `timeout=`
     )
 
 

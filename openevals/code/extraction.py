@@ -6,8 +6,9 @@ Three strategies, chosen with ``code_extraction_strategy``:
 * ``"markdown_code_blocks"``: the bodies of the fenced code blocks in the answer (backtick or tilde
   fences, indented fences, info strings such as ``python title="x.py"``), skipping blocks tagged as
   shell sessions or JSON; several blocks are joined with a newline.
-* ``"llm"``: a chat model is asked to call one of two tools, ``ExtractCode{code}`` or
-  ``NoCode{no_code}``.
+* ``"llm"``: a model is asked, through the judge pipeline (:mod:`openevals._judge`: structured
+  output rungs, retries, repair, the batch run's cache and admission control, ``timeout``), for a
+  structured ``{"code": ...}`` answer; an empty ``code`` means the answer holds no code.
 
 Or pass your own ``code_extractor(outputs) -> str``. Everything here except the model call is pure;
 :class:`CodeExtraction` validates the options once and offers a sync and an async shell.
@@ -15,7 +16,6 @@ Or pass your own ``code_extractor(outputs) -> str``. Everything here except the 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import re
@@ -35,6 +35,7 @@ from openevals._text import check_text
 
 __all__ = [
     "CODE_EXTRACTION_STRATEGIES",
+    "EXTRACTION_SCHEMA",
     "SKIPPED_LANGUAGES",
     "CodeBlock",
     "CodeExtraction",
@@ -59,13 +60,13 @@ SKIPPED_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh", "fish", "console", 
 
 
 class ExtractCode(TypedDict):
-    """Tool the extraction model calls with the code it found in the answer."""
+    """The code found in an answer (openevals 0.2.2's extraction tool; kept for imports)."""
 
     code: str
 
 
 class NoCode(TypedDict):
-    """Tool the extraction model calls when the answer contains no code."""
+    """An answer without code (openevals 0.2.2's extraction tool; kept for imports)."""
 
     no_code: bool
 
@@ -240,8 +241,42 @@ def _from_extractor(value: Any) -> Extraction:
 # --------------------------------------------------------------------------- LLM strategy
 
 
+EXTRACTION_SCHEMA: dict[str, Any] = {
+    "title": "extracted_code",
+    "description": "The solution code found in the answer.",
+    "type": "object",
+    "properties": {
+        "code": {
+            "type": "string",
+            "description": (
+                "The solution code copied verbatim, without Markdown fences or prose; an empty "
+                "string when the answer contains no solution code."
+            ),
+        }
+    },
+    "required": ["code"],
+    "additionalProperties": False,
+}
+"""The structured answer the extraction model gives (one judge call)."""
+
+
+def extraction_messages(text: str) -> list[dict[str, str]]:
+    """The system and user messages asking a model to extract the code of ``text``."""
+    from openevals.prompts.code import LLM_EXTRACTION_SYSTEM_PROMPT, LLM_EXTRACTION_USER_PROMPT
+
+    return [
+        {"role": "system", "content": LLM_EXTRACTION_SYSTEM_PROMPT},
+        {"role": "user", "content": LLM_EXTRACTION_USER_PROMPT.format(outputs=text)},
+    ]
+
+
+# The tool format the "llm" strategy used before it asked the judge pipeline; kept for importers.
+
+
 def extraction_tools() -> list[dict[str, Any]]:
-    """The two tools offered to the extraction model, in OpenAI function-tool format (new dicts)."""
+    """The extraction tools (``ExtractCode`` / ``NoCode``, as in openevals 0.2.2), in OpenAI
+    function-tool format (new dicts). Kept for importers; the ``"llm"`` strategy now asks for a
+    structured answer (:data:`EXTRACTION_SCHEMA`)."""
     return [
         {
             "type": "function",
@@ -277,16 +312,6 @@ def extraction_tools() -> list[dict[str, Any]]:
     ]
 
 
-def extraction_messages(text: str) -> list[dict[str, str]]:
-    """The system and user messages asking a model to extract the code of ``text``."""
-    from openevals.prompts.code import LLM_EXTRACTION_SYSTEM_PROMPT, LLM_EXTRACTION_USER_PROMPT
-
-    return [
-        {"role": "system", "content": LLM_EXTRACTION_SYSTEM_PROMPT},
-        {"role": "user", "content": LLM_EXTRACTION_USER_PROMPT.format(outputs=text)},
-    ]
-
-
 def _arguments(value: Any) -> Any:
     if isinstance(value, str):
         try:
@@ -315,7 +340,8 @@ def _read_tool_calls(calls: list[tuple[str, Any]], reply_text: str) -> Extractio
 
 
 def read_langchain_reply(message: Any) -> Extraction:
-    """Read the extraction model's answer from a LangChain ``AIMessage``."""
+    """Read a 0.2.2-style tool-call answer (``ExtractCode`` / ``NoCode``) from a LangChain
+    ``AIMessage`` (kept for importers; see :func:`extraction_tools`)."""
     calls = [
         (str(c.get("name")), c.get("args")) for c in getattr(message, "tool_calls", None) or []
     ]
@@ -330,7 +356,8 @@ def read_langchain_reply(message: Any) -> Extraction:
 
 
 def read_openai_completion(completion: Any) -> Extraction:
-    """Read the extraction model's answer from an OpenAI chat completion."""
+    """Read a 0.2.2-style tool-call answer from an OpenAI chat completion (kept for
+    importers; see :func:`extraction_tools`)."""
     choices = getattr(completion, "choices", None) or []
     if not choices:
         return Extraction.failed(extraction_reply="")
@@ -345,8 +372,12 @@ def read_openai_completion(completion: Any) -> Extraction:
     return _read_tool_calls(calls, text)
 
 
-def _is_langchain_chat_model(obj: Any) -> bool:
-    return callable(getattr(obj, "bind_tools", None)) and callable(getattr(obj, "invoke", None))
+def _extraction_prompt(*, outputs: Any = None, **_: Any) -> list[dict[str, str]]:
+    return extraction_messages(str(outputs))
+
+
+def _is_chat_model(obj: Any) -> bool:
+    return callable(getattr(obj, "invoke", None)) and callable(getattr(obj, "ainvoke", None))
 
 
 def _is_openai_client(obj: Any) -> bool:
@@ -354,16 +385,31 @@ def _is_openai_client(obj: Any) -> bool:
     return callable(getattr(completions, "create", None))
 
 
-def _is_async_client(client: Any) -> bool:
-    completions = client.chat.completions
-    return inspect.iscoroutinefunction(completions.create) or any(
-        type(obj).__name__.startswith("Async") for obj in (client, completions)
+def _extraction_judge(model: str | None, client: Any, timeout: float | None) -> Any:
+    """The judge core that answers the extraction question.
+
+    Built without the sync/async rule: one extraction serves a sync or an async evaluator, and
+    :meth:`CodeExtraction.extract` refuses an async client when it is called.
+    """
+    from openevals._judge.options import FactorySpec
+    from openevals._judge.shell import build_core
+
+    spec = FactorySpec("code_extraction", ("judge", "model", "timeout"), is_async=True)
+    return build_core(
+        spec,
+        {"judge": client, "model": model, "timeout": timeout},
+        run_name="extract_code",
+        prompt=_extraction_prompt,
+        feedback_key="code",
+        output_schema=EXTRACTION_SCHEMA,
     )
 
 
-@dataclass(frozen=True)
-class _ModelCall:
-    messages: list[dict[str, str]]
+def _from_answer(answer: Any) -> Extraction:
+    code = answer.get("code") if isinstance(answer, Mapping) else None
+    if isinstance(code, str) and code.strip():
+        return Extraction(code)
+    return Extraction.failed()
 
 
 class CodeExtraction:
@@ -373,7 +419,8 @@ class CodeExtraction:
     other than ``"none"``, or strategy ``"llm"`` without ``model`` or ``client`` raise
     ``ValueError``. ``client`` may be a LangChain chat model or an OpenAI-style client
     (``client.chat.completions.create``, then ``model`` names the model); ``model`` alone is a
-    ``"provider:model"`` string resolved on first use.
+    ``"provider:model"`` string resolved on first use. ``timeout`` bounds each request of the
+    ``"llm"`` strategy (as the judges' ``timeout=``).
     """
 
     def __init__(
@@ -383,6 +430,7 @@ class CodeExtraction:
         code_extractor: Callable[[Any], Any] | None = None,
         model: str | None = None,
         client: Any = None,
+        timeout: float | None = None,
     ) -> None:
         if strategy not in CODE_EXTRACTION_STRATEGIES:
             raise ValueError(
@@ -406,18 +454,17 @@ class CodeExtraction:
         self.code_extractor = code_extractor
         self.model = model
         self.client = client
-        self._openai_client: Any = None
-        self._bound: Any = None
+        self._judge: Any = None
         if strategy == "llm":
             if model is None and client is None:
                 raise ValueError(
                     "code_extraction_strategy='llm' needs a model: pass `model` (e.g. "
                     "'openai:gpt-4.1-mini') or `client` (a LangChain chat model)"
                 )
-            if client is not None and not _is_langchain_chat_model(client):
+            if client is not None and not _is_chat_model(client):
                 if not _is_openai_client(client):
                     raise TypeError(
-                        "`client` must be a LangChain chat model (with bind_tools) or an "
+                        "`client` must be a LangChain chat model (with invoke / ainvoke) or an "
                         f"OpenAI-style client (client.chat.completions.create); got "
                         f"{type(client).__name__}"
                     )
@@ -426,7 +473,7 @@ class CodeExtraction:
                         "an OpenAI-style `client` needs `model`, the model name to call (e.g. "
                         "'gpt-4.1-mini')"
                     )
-                self._openai_client = client
+            self._judge = _extraction_judge(model, client, timeout)
 
     # ---------------------------------------------------------------- pure steps
 
@@ -439,31 +486,12 @@ class CodeExtraction:
             return Extraction(code) if code is not None else Extraction.failed()
         # The request body is UTF-8 JSON: refuse text it cannot carry before calling the model.
         check_text(text, parameter, of="its text", sink="the code-extraction model")
-        return _ModelCall(extraction_messages(text))
+        return _ModelCall(text)
 
-    def _openai_payload(self, call: _ModelCall) -> dict[str, Any]:
-        assert self.model is not None
-        name = self.model[len("openai:") :] if self.model.startswith("openai:") else self.model
-        return {
-            "model": name,
-            "messages": call.messages,
-            "tools": extraction_tools(),
-            "tool_choice": "required",
-        }
+    def _ask(self, call: _ModelCall) -> Any:
+        from openevals._judge.shell import Ask, JudgeCall
 
-    def _langchain_runnable(self) -> Any:
-        if self._bound is None:
-            chat = self.client
-            if chat is None:
-                from openevals.models import resolve_chat_model
-
-                assert self.model is not None
-                chat = resolve_chat_model(self.model)
-            try:
-                self._bound = chat.bind_tools(extraction_tools(), tool_choice="any")
-            except (TypeError, ValueError, NotImplementedError):
-                self._bound = chat.bind_tools(extraction_tools())
-        return self._bound
+        return Ask((JudgeCall(outputs=call.text),))
 
     # ---------------------------------------------------------------- shells
 
@@ -482,18 +510,15 @@ class CodeExtraction:
         step = self._begin(outputs, parameter)
         if isinstance(step, Extraction):
             return step
-        if self._openai_client is not None:
-            if _is_async_client(self._openai_client):
-                raise TypeError(
-                    "an async OpenAI client was passed as `client` to a sync evaluator; use the "
-                    "async evaluator or openai.OpenAI()"
-                )
-            completion = self._openai_client.chat.completions.create(**self._openai_payload(step))
-            return read_openai_completion(completion)
-        reply = self._langchain_runnable().invoke(
-            step.messages, config={"run_name": "extract_code"}
-        )
-        return read_langchain_reply(reply)
+        if self._judge.has_async_client:
+            raise TypeError(
+                "an async OpenAI client was passed as `client` to a sync evaluator; use the "
+                "async evaluator or openai.OpenAI()"
+            )
+        from openevals._judge.shell import ask
+
+        (outcome,) = ask(self._judge, self._ask(step))
+        return _from_answer(outcome.value)
 
     async def aextract(self, outputs: Any, *, parameter: str = "outputs") -> Extraction:
         """Extract the code of ``outputs``; the extractor and the model are awaited if async."""
@@ -505,15 +530,12 @@ class CodeExtraction:
         step = self._begin(outputs, parameter)
         if isinstance(step, Extraction):
             return step
-        if self._openai_client is not None:
-            create = self._openai_client.chat.completions.create
-            payload = self._openai_payload(step)
-            if _is_async_client(self._openai_client):
-                completion = await create(**payload)
-            else:
-                completion = await asyncio.to_thread(create, **payload)
-            return read_openai_completion(completion)
-        reply = await self._langchain_runnable().ainvoke(
-            step.messages, config={"run_name": "extract_code"}
-        )
-        return read_langchain_reply(reply)
+        from openevals._judge.shell import aask
+
+        (outcome,) = await aask(self._judge, self._ask(step))
+        return _from_answer(outcome.value)
+
+
+@dataclass(frozen=True)
+class _ModelCall:
+    text: str

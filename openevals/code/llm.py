@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from openevals._contract import attach_info
 from openevals._judge.options import FactorySpec, ScoreWeighting, declare
-from openevals._judge.shell import build_core, judge_info, register_core, scorer_for
+from openevals._judge.shell import attach_core, build_core, judge_info, scorer_for
 from openevals.code.base import AsyncCodeEvaluator, CodeEvaluator
 from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
 from openevals.prompts.quality import (
@@ -37,6 +37,7 @@ _TAKES = (
     "max_retries",
     "samples",
     "score_weighting",
+    "timeout",
 )
 CODE_JUDGE, ASYNC_CODE_JUDGE = declare(
     "create_code_llm_as_judge",
@@ -62,6 +63,7 @@ def _code_judge(
         # The judge doubles as the model of the ``llm`` extraction strategy.
         model=values["model"],
         client=values["judge"],
+        timeout=values["timeout"],
     )
     evaluator = (AsyncCodeEvaluator if is_async else CodeEvaluator)(
         scorer=scorer_for(core, is_async=is_async),
@@ -70,7 +72,7 @@ def _code_judge(
         feedback_key=core.feedback_key,
     )
     attach_info(evaluator, judge_info(core, is_async=is_async))
-    register_core(evaluator, core)
+    attach_core(evaluator, core)
     return evaluator
 
 
@@ -90,6 +92,7 @@ def create_code_llm_as_judge(
     max_retries: int = 3,
     samples: int = 1,
     score_weighting: ScoreWeighting | None = None,
+    timeout: float | None = None,
 ) -> CodeEvaluator:
     """Grade code in ``outputs`` with an LLM judge (e.g. ``CODE_CORRECTNESS_PROMPT``).
 
@@ -117,6 +120,7 @@ def create_async_code_llm_as_judge(
     max_retries: int = 3,
     samples: int = 1,
     score_weighting: ScoreWeighting | None = None,
+    timeout: float | None = None,
 ) -> AsyncCodeEvaluator:
     """Async twin of :func:`create_code_llm_as_judge`."""
     return cast(AsyncCodeEvaluator, _code_judge(ASYNC_CODE_JUDGE, locals(), is_async=True))

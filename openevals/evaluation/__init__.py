@@ -18,6 +18,9 @@ from openevals import _lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "evaluate": "openevals.evaluation.runner",
+    "compare": "openevals.comparison.paired",
+    "acompare": "openevals.comparison.paired",
+    "Comparison": "openevals.comparison.paired",
     "aevaluate": "openevals.evaluation.runner",
     "EvaluationResult": "openevals.evaluation.result",
     "EvaluationInterrupted": "openevals.evaluation.result",
@@ -26,6 +29,8 @@ _EXPORTS: dict[str, str] = {
     "default_cache_path": "openevals.evaluation.cache",
     "load_rows": "openevals.evaluation.data",
     "iter_rows": "openevals.evaluation.data",
+    "langsmith_dataset": "openevals.evaluation.langsmith_source",
+    "LangSmithDataset": "openevals.evaluation.langsmith_source",
     "build_evaluator": "openevals.evaluation.registry",
     "EVALUATOR_NAMES": "openevals.evaluation.registry",
     "DEFAULT_PRICES": "openevals.evaluation.pricing",
@@ -50,6 +55,10 @@ if TYPE_CHECKING:
         iter_rows as iter_rows,
         load_rows as load_rows,
     )
+    from openevals.evaluation.langsmith_source import (
+        LangSmithDataset as LangSmithDataset,
+        langsmith_dataset as langsmith_dataset,
+    )
     from openevals.evaluation.pricing import (
         DEFAULT_PRICES as DEFAULT_PRICES,
     )
@@ -67,6 +76,11 @@ if TYPE_CHECKING:
     )
     from openevals.evaluation.spec import (
         EvaluatorSpec as EvaluatorSpec,
+    )
+    from openevals.comparison.paired import (
+        Comparison as Comparison,
+        acompare as acompare,
+        compare as compare,
     )
     # isort: on
 

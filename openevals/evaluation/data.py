@@ -3,6 +3,8 @@
 Every source becomes a stream of :class:`Row` objects. Files are read lazily (JSONL, CSV and TSV
 line by line; JSON as a whole, since a JSON document cannot be streamed without a parser that is
 not in the standard library), so a 100,000-row JSONL file never sits in memory as a whole.
+DataFrames, Parquet, Hugging Face and LangSmith datasets come in through
+:mod:`openevals.evaluation.sources`, which :func:`iter_rows` and :func:`count_rows` ask first.
 
 Row fields:
 
@@ -143,7 +145,7 @@ def _format_of(path: Path) -> str:
     if fmt is None:
         raise ValueError(
             f"data: cannot tell the format of {str(path)!r} from its suffix {path.suffix!r}; "
-            f"accepted: {', '.join(sorted(_SUFFIXES))}"
+            f"accepted: {', '.join(sorted(_SUFFIXES))}, and Parquet (.parquet, .pq, .parq)"
         )
     return fmt
 
@@ -262,10 +264,17 @@ def _read_file(path: Path) -> Iterator[Any]:
 
 
 def iter_rows(data: Any) -> Iterator[Row]:
-    """Stream :class:`Row` objects from ``data`` (a path or an iterable of dicts).
+    """Stream :class:`Row` objects from ``data``: a path or an iterable of dicts, or one of the
+    sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging Face and
+    LangSmith datasets).
 
     Raises ``ValueError`` for duplicate explicit ids, naming both rows.
     """
+    from openevals.evaluation.sources import open_source
+
+    opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
+    if opened is not None:
+        return _rows(opened.records(), opened.name)
     path = resolve_path(data)
     if path is not None:
         # Fail on a missing file / unknown suffix now, not at the first ``next()``.
@@ -313,6 +322,11 @@ def count_rows(data: Any) -> int | None:
 
     For files this is a quick pass over the file (no JSON decoding for JSONL).
     """
+    from openevals.evaluation.sources import NOT_A_SOURCE, count_source
+
+    counted = count_source(data)  # the sources of openevals.evaluation.sources
+    if counted is not NOT_A_SOURCE:
+        return counted  # type: ignore[no-any-return]
     path = resolve_path(data)
     if path is None:
         return len(data) if isinstance(data, Sized) else None

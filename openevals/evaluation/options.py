@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT, check_connect_timeout
+
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_CONCURRENCY",
@@ -56,6 +58,7 @@ class RunOptions:
     ray_workers: int | None = None
     ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE
     ray_env: Sequence[str] | None = None
+    ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
 
     def __post_init__(self) -> None:
         self._check_engine()
@@ -113,8 +116,19 @@ class RunOptions:
             )
         if not _is_count(self.ray_batch_size):
             raise ValueError(f"ray_batch_size must be an integer >= 1; got {self.ray_batch_size!r}")
+        object.__setattr__(
+            self, "ray_connect_timeout", check_connect_timeout(self.ray_connect_timeout)
+        )
         env = self.ray_env
         if env is not None:
+            if isinstance(env, Mapping):
+                raise TypeError(
+                    "ray_env takes only the names of environment variables, never their "
+                    "values: the values are copied to the Ray workers from this process's "
+                    "environment, so no secret is ever passed as an argument. Got a dict of "
+                    f"{len(env)} entries (its values are not shown); set the variables in "
+                    "os.environ and pass a list of names such as ['OPENAI_API_KEY']"
+                )
             if isinstance(env, str) or not isinstance(env, Iterable):
                 raise TypeError(
                     "ray_env must be a list of environment variable names to copy to the Ray "

@@ -157,7 +157,11 @@ class PairwiseSummary:
         pairs: per pair of systems that met: wins/ties/losses and their rates with intervals
             (:class:`openevals.pairwise.stats.PairRecord`, from the first system's side).
         ranking: the Bradley-Terry ranking with bootstrap intervals (``None`` with a note when no
-            comparison finished).
+            comparison finished, or when the systems that were compared form several groups that
+            never met: then strengths across groups are undefined).
+        group_rankings: when the compared systems form several groups that never met (every
+            comparison between them failed), one ranking per group of two or more systems,
+            strengths comparable within a group only; empty otherwise.
         order_flips / judged_twice / order_flip_rate: comparisons judged in both orders whose
             verdict followed the position, out of those judged twice, and the rate with its
             interval (``None`` when no comparison was judged twice).
@@ -175,6 +179,7 @@ class PairwiseSummary:
     order_flip_rate: Estimate | None
     inconsistent: int
     notes: tuple[str, ...] = field(default=())
+    group_rankings: tuple[Any, ...] = field(default=())
 
     def win_rate(self, a: str, b: str) -> Estimate | None:
         """``a``'s win rate against ``b`` (``None`` if they never met)."""
@@ -210,20 +215,23 @@ class PairwiseSummary:
                 }
                 for p in self.pairs
             ],
-            "ranking": None
-            if ranking is None
-            else [
-                {
-                    "system": s.system,
-                    "rank": s.rank,
-                    "rank_low": s.rank_low,
-                    "rank_high": s.rank_high,
-                    "strength": s.strength.as_dict(),
-                }
-                for s in ranking.systems
-            ],
+            "ranking": None if ranking is None else _ranking_dict(ranking),
+            "group_rankings": [_ranking_dict(r) for r in self.group_rankings],
             "notes": list(self.notes),
         }
+
+
+def _ranking_dict(ranking: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "system": s.system,
+            "rank": s.rank,
+            "rank_low": s.rank_low,
+            "rank_high": s.rank_high,
+            "strength": s.strength.as_dict(),
+        }
+        for s in ranking.systems
+    ]
 
 
 @dataclass(frozen=True)
@@ -269,7 +277,7 @@ def _summary(
     resamples: int,
     seed: int,
 ) -> PairwiseSummary:
-    from openevals.pairwise.stats import bradley_terry, win_rates
+    from openevals.pairwise.stats import bradley_terry, connected_groups, win_rates
 
     comparisons: list[tuple[str, str, str | None]] = []
     flips: list[float] = []
@@ -292,9 +300,27 @@ def _summary(
     notes: list[str] = []
     records: tuple[Any, ...] = ()
     ranking = None
+    group_rankings: tuple[Any, ...] = ()
     if comparisons:
         records = tuple(win_rates(comparisons, resamples=resamples, seed=seed))
-        ranking = bradley_terry(comparisons, resamples=resamples, seed=seed)
+        # The rows are already recorded: a ranking that cannot be fitted is reported, never raised.
+        groups = connected_groups(comparisons)
+        if len(groups) == 1:
+            ranking = bradley_terry(comparisons, resamples=resamples, seed=seed)
+        else:
+            shown = " | ".join(str(list(g)) for g in groups)
+            notes.append(
+                f"the compared systems form {len(groups)} groups that never met (every comparison "
+                f"between them failed): {shown}; no ranking across groups, one ranking per group "
+                "of two or more systems in `group_rankings`"
+            )
+            group_rankings = tuple(
+                bradley_terry(
+                    [c for c in comparisons if c[0] in group], resamples=resamples, seed=seed
+                )
+                for group in groups
+                if len(group) > 1
+            )
         met = {s for a, b, _ in comparisons for s in (a, b)}
         if met != set(systems):
             notes.append(f"never compared (every comparison failed): {sorted(set(systems) - met)}")
@@ -319,4 +345,5 @@ def _summary(
         order_flip_rate=flip_rate,
         inconsistent=inconsistent,
         notes=tuple(notes),
+        group_rankings=group_rankings,
     )

@@ -98,16 +98,18 @@ def pairwise_sections(pairwise: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One section per pairwise evaluator: the ranking and the win-rate matrix."""
     sections = []
     for name, summary in pairwise.items():
-        ranking = summary.ranking
-        order = [s.system for s in ranking.systems] if ranking is not None else []
+        # Several groups that never met: one ranking per group, ranks labelled by group.
+        grouped = summary.ranking is None and bool(summary.group_rankings)
+        rankings = [summary.ranking] if summary.ranking is not None else summary.group_rankings
+        order = [s.system for ranking in rankings for s in ranking.systems]
         order += [s for s in summary.systems if s not in order]
         ranked = []
-        if ranking is not None:
+        for number, ranking in enumerate(rankings, 1):
             for s in ranking.systems:
                 low, high = s.rank_low, s.rank_high
                 ranked.append(
                     {
-                        "rank": s.rank,
+                        "rank": f"{s.rank} (group {number})" if grouped else s.rank,
                         "system": s.system,
                         "rank_ci": "-" if low is None else f"{low}–{high}",
                         **_est(s.strength),

@@ -88,6 +88,46 @@ class EvaluationResult:
         target.write_text(render_report(self, title=title, max_rows=max_rows), encoding="utf-8")
         return target
 
+    def to_pandas(self, *, wide: bool = False) -> Any:
+        """The results as a ``pandas.DataFrame`` (needs ``openevals[pandas]``).
+
+        Long form (default): one row per dataset row x feedback key with ``id``, ``index``,
+        ``group`` (with ``group_by``), ``evaluator``, ``key``, ``score``, ``comment``, ``error``,
+        ``model``, ``tokens`` and ``cost``. ``wide=True``: one row per dataset row and one score
+        column per key. See :mod:`openevals.evaluation.frames`.
+        """
+        from openevals.evaluation.frames import to_pandas
+
+        return to_pandas(self, wide=wide)
+
+    def to_polars(self, *, wide: bool = False) -> Any:
+        """The results as a ``polars.DataFrame`` (needs ``openevals[polars]``); the columns of
+        :meth:`to_pandas`, one type per column."""
+        from openevals.evaluation.frames import to_polars
+
+        return to_polars(self, wide=wide)
+
+    def to_parquet(self, path: str | os.PathLike[str], *, wide: bool = False) -> Path:
+        """Write the table of :meth:`to_polars` to a Parquet file (needs ``openevals[parquet]``)
+        and return its path. The write is atomic: a failure leaves no partial file at ``path``."""
+        from openevals.evaluation.frames import to_parquet
+
+        return to_parquet(self, path, wide=wide)
+
+    def show_report(self, *, title: str = "openevals report", max_rows: int = 5000) -> Any:
+        """The full HTML report of :meth:`report_html`, shown inline when it is a notebook
+        cell's value (an :class:`~openevals.evaluation.notebook.InlineReport`)."""
+        from openevals.evaluation.notebook import InlineReport
+        from openevals.evaluation.report import render_report
+
+        return InlineReport(render_report(self, title=title, max_rows=max_rows))
+
+    def _repr_html_(self) -> str:
+        """The summary table a notebook shows for a result (not the rows)."""
+        from openevals.evaluation.notebook import result_summary_html
+
+        return result_summary_html(self)
+
     def __repr__(self) -> str:
         keys = ", ".join(
             f"{k}={v['mean']:.3f}" for k, v in self.aggregates.items() if v.get("count")

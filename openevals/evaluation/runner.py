@@ -36,6 +36,7 @@ from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.data import Row, count_rows, group_of, iter_rows
 from openevals.evaluation.description import is_async_callable
+from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
 from openevals.evaluation.evaluators import (
     RunEvaluator,
     counting_cache,
@@ -355,6 +356,7 @@ def evaluate(
     ray_workers: int | None = None,
     ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
     ray_env: Sequence[str] | None = None,
+    ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -398,7 +400,10 @@ def evaluate(
         ray_workers: Ray workers (actors) to use; default: the cluster's CPUs.
         ray_batch_size: rows per batch sent to a Ray worker.
         ray_env: names of environment variables to copy to the Ray workers, besides the
-            secret-named ones (``*_API_KEY``, ``*_TOKEN``, ...) and ``*_BASE_URL``.
+            secret-named ones (``*_API_KEY``, ``*_TOKEN``, ...) and ``*_BASE_URL``. Names only:
+            a dict is refused (values are never passed; they are read from this environment).
+        ray_connect_timeout: seconds to wait for ``ray_address`` to answer before raising
+            ``RayConnectError`` (a ``ConnectionError`` naming ``ray_address``).
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -444,6 +449,7 @@ async def aevaluate(
     ray_workers: int | None = None,
     ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
     ray_env: Sequence[str] | None = None,
+    ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 

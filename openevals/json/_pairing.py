@@ -27,6 +27,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from openevals._matching import max_weight_assignment
+from openevals._repr import show
 from openevals._structure import equal, expand_plain, fold, short_repr
 
 __all__ = [
@@ -63,7 +64,7 @@ def equal_values(key: Hashable, out_value: Any, ref_value: Any, where: tuple[str
         try:
             same = out_value == ref_value
         except RecursionError:
-            out_name, ref_name = (f"{side}[{key!r}]" for side in where)
+            out_name, ref_name = (f"{side}[{show(key)}]" for side in where)
             return 1 if equal(out_value, ref_value, out_name, ref_name) else 0
         return 1 if bool(same) else 0
     except ValueError as exc:
@@ -73,7 +74,7 @@ def equal_values(key: Hashable, out_value: Any, ref_value: Any, where: tuple[str
     except Exception as exc:
         error = exc
     raise TypeError(
-        f"cannot compare the values of key {key!r}: `outputs` has {short_repr(out_value)}, "
+        f"cannot compare the values of key {show(key)}: `outputs` has {short_repr(out_value)}, "
         f"`reference_outputs` has {short_repr(ref_value)} ({type(error).__name__}: {error})"
     ) from error
 
@@ -85,7 +86,7 @@ def _canon_leaf(value: Any) -> str:
 def _canon_key(key: Any) -> str:
     if type(key) in _SCALARS:
         return _canon_leaf(key)
-    return canonical(key, f"key {key!r}")
+    return canonical(key, f"key {show(key)}")
 
 
 def _canon_combine(tag: str, _: Any, labels: Sequence[Any] | None, parts: list[str]) -> str:
@@ -163,7 +164,9 @@ class Profile:
     def texts(self) -> dict[Hashable, str]:
         """Key -> the value's similarity text (computed once)."""
         if self._texts is None:
-            self._texts = {k: similarity_text(v, f"{self.name}[{k!r}]") for k, v, _ in self.items}
+            self._texts = {
+                k: similarity_text(v, f"{self.name}[{show(k)}]") for k, v, _ in self.items
+            }
         return self._texts
 
 

@@ -1,4 +1,9 @@
-"""The LLM judge that grades ``rubric`` keys of JSON match (one structured call per pair)."""
+"""The LLM judge that grades ``rubric`` keys of JSON match (one structured call per pair).
+
+The judge is built like every other (:func:`openevals._judge.shell.build_core`, so its options
+get the same checks, the sync/async rules included) and asked through the shell's
+:func:`~openevals._judge.shell.ask` / :func:`~openevals._judge.shell.aask`.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from openevals._judge.core import JudgeCore
-from openevals._judge.options import JudgeOptions
+from openevals._judge.options import FactorySpec
 from openevals._judge.schema import SchemaSpec
+from openevals._judge.shell import Ask, JudgeCall, aask, ask, build_core
 from openevals._messages import to_json_text
 from openevals._structure import encode_json
 from openevals.json._scoring import _JsonMatchCore
@@ -87,13 +93,37 @@ def _verdicts(answer: Mapping[str, Any], use_reasoning: bool) -> dict[str, Rubri
     return out
 
 
-def _rubric_scorers(core: _JsonMatchCore) -> tuple[RubricScorer, AsyncRubricScorer]:
-    """The judge that grades rubric keys: one structured call per :class:`RubricRequest`.
+# The options of the two JSON match factories that reach the rubric judge (the factories are
+# not judge factories: not declared in the judge option table, their signatures are 0.2.2's).
+_TAKES = ("judge", "model", "timeout")
+RUBRIC_JUDGE = FactorySpec(
+    "create_json_match_evaluator",
+    _TAKES,
+    async_twin="create_async_json_match_evaluator",
+)
+ASYNC_RUBRIC_JUDGE = FactorySpec(
+    "create_async_json_match_evaluator",
+    _TAKES,
+    is_async=True,
+    sync_twin="create_json_match_evaluator",
+)
+
+
+def _rubric_scorers(
+    core: _JsonMatchCore, *, is_async: bool, timeout: float | None = None
+) -> tuple[RubricScorer, AsyncRubricScorer, JudgeCore | None]:
+    """The judge that grades rubric keys: one structured call per :class:`RubricRequest`, and
+    its core (``None`` without a rubric).
 
     Each call covers all rubric keys of one element pair, with a schema built for those keys.
-    Without a rubric the returned scorers are never called.
+    Without a rubric the returned scorers are never called (and no judge is built).
     """
     if not core.rubric:
+        if timeout is not None:
+            raise ValueError(
+                f"`timeout={timeout!r}` bounds the requests of the rubric judge, but there is no "
+                "`rubric`; pass a non-empty `rubric` or drop `timeout`"
+            )
 
         def unused(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
             raise AssertionError("no rubric keys to grade")
@@ -101,29 +131,32 @@ def _rubric_scorers(core: _JsonMatchCore) -> tuple[RubricScorer, AsyncRubricScor
         async def aunused(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
             raise AssertionError("no rubric keys to grade")
 
-        return unused, aunused
+        return unused, aunused, None
 
-    judge = JudgeCore(
-        JudgeOptions(
-            prompt=_rubric_messages,
-            judge=core.judge,
-            model=core.model,
-            feedback_key="json_match",
-            output_schema=_rubric_spec(["__placeholder__"], core.use_reasoning).schema,
-        )
+    judge = build_core(
+        ASYNC_RUBRIC_JUDGE if is_async else RUBRIC_JUDGE,
+        {"judge": core.judge, "model": core.model, "timeout": timeout},
+        run_name="json_match_rubric",
+        prompt=_rubric_messages,
+        feedback_key="json_match",
+        output_schema=_rubric_spec(["__placeholder__"], core.use_reasoning).schema,
     )
 
-    def call_args(request: RubricRequest) -> tuple[Any, ...]:
-        extra = {"criteria": dict(request.criteria)}
-        spec = _rubric_spec(request.keys, core.use_reasoning)
-        return (None, dict(request.outputs), dict(request.reference_outputs), extra, spec)
+    def step(request: RubricRequest) -> Ask:
+        call = JudgeCall(
+            outputs=dict(request.outputs),
+            reference_outputs=dict(request.reference_outputs),
+            extra={"criteria": dict(request.criteria)},
+            spec=_rubric_spec(request.keys, core.use_reasoning),
+        )
+        return Ask((call,))
 
     def grade(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
-        outcome = judge.ask_sync(*call_args(request))
+        (outcome,) = ask(judge, step(request))
         return _verdicts(outcome.value, core.use_reasoning)
 
     async def agrade(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:
-        outcome = await judge.ask_async(*call_args(request))
+        (outcome,) = await aask(judge, step(request))
         return _verdicts(outcome.value, core.use_reasoning)
 
-    return grade, agrade
+    return grade, agrade, judge

@@ -12,6 +12,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from openevals._repr import show
 from openevals._structure import short_repr
 from openevals.json._pairing import equal_values, pair_records
 from openevals.json._types import EMPTY_RECORD_KEY, RubricRequest, RubricVerdict, Score
@@ -83,7 +84,7 @@ def _check_verdict(request: RubricRequest, verdicts: Any) -> dict[str, tuple[Sco
         ):
             raise ValueError(
                 f"the rubric score for key {key!r} must be a bool or a number in [0, 1]; got "
-                f"{verdict!r}"
+                f"{show(verdict)}"
             )
         checked[key] = (cast(Score, verdict), reasoning)
     return checked
@@ -254,13 +255,15 @@ def _build_core(
     list_match_mode: Any,
 ) -> _JsonMatchCore:
     if aggregator is not None and aggregator not in _AGGREGATORS:
-        raise ValueError(f"`aggregator` must be None, 'average' or 'all'; got {aggregator!r}")
+        raise ValueError(f"`aggregator` must be None, 'average' or 'all'; got {show(aggregator)}")
     if list_aggregator not in _AGGREGATORS:
-        raise ValueError(f"`list_aggregator` must be 'average' or 'all'; got {list_aggregator!r}")
+        raise ValueError(
+            f"`list_aggregator` must be 'average' or 'all'; got {show(list_aggregator)}"
+        )
     if list_match_mode not in _LIST_MODES:
         raise ValueError(
             "`list_match_mode` must be one of 'same_elements', 'subset', 'superset', "
-            f"'ordered'; got {list_match_mode!r}"
+            f"'ordered'; got {show(list_match_mode)}"
         )
     if rubric is None:
         rubric = {}
@@ -269,14 +272,16 @@ def _build_core(
     ):
         raise TypeError(
             "`rubric` must be a dict mapping key names to criteria text (str -> str); got "
-            f"{rubric!r}"
+            f"{show(rubric)}"
         )
     if exclude_keys is None:
         exclude_keys = ()
     if not isinstance(exclude_keys, (list, tuple)) or not all(
         isinstance(k, str) for k in exclude_keys
     ):
-        raise TypeError(f"`exclude_keys` must be a list of key names (str); got {exclude_keys!r}")
+        raise TypeError(
+            f"`exclude_keys` must be a list of key names (str); got {show(exclude_keys)}"
+        )
     if rubric and judge is None and model is None:
         raise ValueError(
             "a `rubric` is graded by an LLM judge: pass `judge` (a chat model or OpenAI client) "
@@ -289,7 +294,7 @@ def _build_core(
         )
     both = sorted(set(rubric) & set(exclude_keys))
     if both:
-        raise ValueError(f"keys {both!r} are both in `rubric` and in `exclude_keys`; pick one")
+        raise ValueError(f"keys {show(both)} are both in `rubric` and in `exclude_keys`; pick one")
     return _JsonMatchCore(
         aggregator=aggregator,
         list_aggregator=list_aggregator,

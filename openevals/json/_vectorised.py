@@ -27,6 +27,7 @@ from openevals._matching import (
     max_weight_assignment_dense,
     min_cost_rows_to_cols_dense,
 )
+from openevals._repr import show
 from openevals._structure import Unfreezable, freeze
 from openevals.json._pairing import Profile, equal_values
 
@@ -74,7 +75,7 @@ class KeyColumn:
         self.ref_ids: np.ndarray | None = None
         self._texts: tuple[list[str], np.ndarray, list[str], np.ndarray] | None = None
         if not graded:
-            names = [f"{p.name}[{key!r}]" for p in (*outs, *refs)]
+            names = [f"{p.name}[{show(key)}]" for p in (*outs, *refs)]
             ids = _value_ids(self.out_values + self.ref_values, names)
             if ids is not None:
                 self.out_ids, self.ref_ids = ids[: len(outs)], ids[len(outs) :]

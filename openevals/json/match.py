@@ -74,7 +74,7 @@ import asyncio
 from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
-from openevals._judge.backends import _is_async_client
+from openevals._judge.shell import attach_core
 from openevals.json._pairing import MAX_PAIRS
 from openevals.json._rubric import _rubric_scorers
 from openevals.json._scoring import _KEY_PREFIX, _build_core, _JsonMatchCore
@@ -170,6 +170,7 @@ def create_json_match_evaluator(
     model: str | None = None,
     use_reasoning: bool = True,
     list_match_mode: ListMatchMode = "same_elements",
+    timeout: float | None = None,
 ) -> JsonMatchEvaluator:
     """Create an evaluator comparing a dict (or list of dicts) with the reference key by key.
 
@@ -185,6 +186,8 @@ def create_json_match_evaluator(
         use_reasoning: ask the judge for reasoning on rubric keys (kept as the comment).
         list_match_mode: ``"same_elements"``, ``"subset"``, ``"superset"`` or ``"ordered"``;
             see the module documentation.
+        timeout: seconds each request to the rubric judge may take (as for
+            ``create_llm_as_judge``).
 
     Returns:
         ``evaluator(*, outputs, reference_outputs, **kwargs) -> list[EvaluatorResult]``.
@@ -194,14 +197,13 @@ def create_json_match_evaluator(
             without a rubric.
         TypeError: ``rubric`` or ``exclude_keys`` of the wrong shape.
     """
-    core = _build_core(**locals())  # the eight options, by name
-    if judge is not None and hasattr(judge, "chat") and _is_async_client(judge):
-        raise TypeError(
-            "`judge` is an async OpenAI client (AsyncOpenAI); use "
-            "create_async_json_match_evaluator, or pass openai.OpenAI()"
-        )
-    grade, _ = _rubric_scorers(core)
-    return _sync_evaluator(core, grade)
+    options = {k: v for k, v in locals().items() if k != "timeout"}
+    core = _build_core(**options)  # the eight options, by name
+    grade, _, judge_core = _rubric_scorers(core, is_async=False, timeout=timeout)
+    evaluator = _sync_evaluator(core, grade)
+    if judge_core is not None:
+        attach_core(evaluator, judge_core)
+    return evaluator
 
 
 def create_async_json_match_evaluator(
@@ -214,9 +216,14 @@ def create_async_json_match_evaluator(
     model: str | None = None,
     use_reasoning: bool = True,
     list_match_mode: ListMatchMode = "same_elements",
+    timeout: float | None = None,
 ) -> AsyncJsonMatchEvaluator:
     """Async twin of :func:`create_json_match_evaluator` (rubric batches are graded
     concurrently)."""
-    core = _build_core(**locals())  # the eight options, by name
-    _, agrade = _rubric_scorers(core)
-    return _async_evaluator(core, agrade)
+    options = {k: v for k, v in locals().items() if k != "timeout"}
+    core = _build_core(**options)  # the eight options, by name
+    _, agrade, judge_core = _rubric_scorers(core, is_async=True, timeout=timeout)
+    evaluator = _async_evaluator(core, agrade)
+    if judge_core is not None:
+        attach_core(evaluator, judge_core)
+    return evaluator

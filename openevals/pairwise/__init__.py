@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "PAIRWISE_HELPFULNESS_PROMPT": _JUDGE,
     "PAIRWISE_CORRECTNESS_PROMPT": _JUDGE,
     "bradley_terry": _STATS,
+    "connected_groups": _STATS,
     "win_rates": _STATS,
     "win_probability": _STATS,
     "BradleyTerryRanking": _STATS,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         PairRecord as PairRecord,
         RankedSystem as RankedSystem,
         bradley_terry as bradley_terry,
+        connected_groups as connected_groups,
         win_probability as win_probability,
         win_rates as win_rates,
     )

@@ -18,18 +18,19 @@ names of an ``outputs`` mapping, or by position (0 and 1) for a two-item list.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openevals._contract import make_async_evaluator, make_evaluator
 from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, declare
-from openevals._judge.shell import build_core, judge_info, register_core
+from openevals._judge.shell import Ask, Flow, JudgeCall, build_core, judge_evaluator
 from openevals._judge.steps import Outcome
+from openevals._repr import show
+from openevals._structure import encode_json, expand_plain, fold
+from openevals._text import check_text
 from openevals.prompts.pairwise import (
     PAIRWISE_CORRECTNESS_PROMPT,
     PAIRWISE_HELPFULNESS_PROMPT,
@@ -47,7 +48,7 @@ __all__ = [
 PAIRWISE_JUDGE, ASYNC_PAIRWISE_JUDGE = declare(
     "create_pairwise_llm_as_judge",
     "create_async_pairwise_llm_as_judge",
-    ("prompt", "feedback_key", "judge", "model", "system", "max_retries", "samples"),
+    ("prompt", "feedback_key", "judge", "model", "system", "max_retries", "samples", "timeout"),
     prompt=PAIRWISE_PREFERENCE_PROMPT,
     feedback_key="pairwise_preference",
 )
@@ -78,15 +79,50 @@ def _verdict_schema(allow_ties: bool) -> dict[str, Any]:
     }
 
 
-def _as_text(value: Any) -> str:
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain_leaf(value: Any) -> Any:
+    return value if isinstance(value, _JSON_SCALARS) else str(value)
+
+
+def _plain_combine(tag: Any, _: Any, labels: Sequence[Any] | None, parts: list[Any]) -> Any:
+    if tag == "map":
+        assert labels is not None
+        return dict(zip(labels, parts, strict=True))
+    return parts
+
+
+def _expand(value: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:
+    tagged = expand_plain(value)
+    return None if tagged is None or tagged[0] == "set" else tagged  # sets are shown by str()
+
+
+def _as_text(value: Any, name: str) -> str:
+    """``value`` as the judge sees it: a string as is, anything else as JSON (indented when it
+    is not deeper than Python's recursion limit). ``name`` is the caller's parameter, named by
+    every error: a value that contains itself, keys JSON cannot hold, unencodable text."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return check_text(value, name, sink="the judge")
     try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except ValueError as exc:  # cyclic structures
-        raise ValueError(f"pairwise judge: cannot render an output as text ({exc})") from None
+        text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except TypeError as exc:
+        raise TypeError(
+            f"`{name}` cannot be shown to the judge as JSON ({exc}); use str keys (or convert "
+            "the value to text first)"
+        ) from None
+    except (RecursionError, ValueError):
+        plain = fold(value, name, _expand, _plain_leaf, _plain_combine)  # names a cycle
+        try:
+            text = encode_json(plain, name, sort_keys=False, ensure_ascii=False)
+        except TypeError as exc:
+            raise TypeError(
+                f"`{name}` cannot be shown to the judge as JSON ({exc}); use str keys (or "
+                "convert the value to text first)"
+            ) from None
+    return check_text(text, name, of="its JSON text", sink="the judge")
 
 
 @dataclass(frozen=True)
@@ -102,7 +138,7 @@ def _pair(outputs: Any, runs: Sequence[Any] | None) -> _Pair:
         if len(outputs) != 2:
             raise ValueError(
                 f"a pairwise judge compares exactly two outputs; `outputs` has {len(outputs)} "
-                f"entries ({list(outputs)!r}). Use evaluate() with several systems to compare more."
+                f"entries ({show(list(outputs))}). Use evaluate() with several systems to compare more."
             )
         (ka, va), (kb, vb) = outputs.items()
         keys: tuple[Any, Any] = (ka, kb)
@@ -120,10 +156,37 @@ def _pair(outputs: Any, runs: Sequence[Any] | None) -> _Pair:
             f"got {type(outputs).__name__}"
         )
     if runs is not None:
-        if len(runs) != 2:
-            raise ValueError(f"a pairwise judge compares exactly two runs; got {len(runs)}")
-        keys = (str(runs[0].id), str(runs[1].id))
-    return _Pair(keys=keys, texts=(_as_text(values[0]), _as_text(values[1])))
+        keys = _run_ids(runs)
+    if isinstance(outputs, Mapping):
+        names = tuple(f"outputs[{show(k)}]" for k in outputs)
+    else:
+        names = ("outputs[0]", "outputs[1]")
+    return _Pair(keys=keys, texts=(_as_text(values[0], names[0]), _as_text(values[1], names[1])))
+
+
+def _run_ids(runs: Any) -> tuple[str, str]:
+    """The ids of the two runs LangSmith's ``evaluate_comparative`` passes as ``runs``."""
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence):
+        raise TypeError(
+            "`runs` must be a list of the two runs being compared (objects with an `id`, as "
+            f"langsmith's evaluate_comparative passes them); got {type(runs).__name__} "
+            f"{show(runs)}"
+        )
+    if len(runs) != 2:
+        raise ValueError(
+            f"a pairwise judge compares exactly two runs; `runs` has {len(runs)}. Pass the two "
+            "runs being compared"
+        )
+    ids = []
+    for i, run in enumerate(runs):
+        run_id = run.get("id") if isinstance(run, Mapping) else getattr(run, "id", None)
+        if run_id is None:
+            raise TypeError(
+                f"`runs[{i}]` must be a run with an `id` (a langsmith Run, or a dict with 'id'); "
+                f"got {type(run).__name__} {show(run)}"
+            )
+        ids.append(str(run_id))
+    return ids[0], ids[1]
 
 
 class _Options:
@@ -131,27 +194,48 @@ class _Options:
 
     def __init__(self, *, feedback_key: str, criteria: str | None, swap_positions: bool) -> None:
         if not isinstance(feedback_key, str) or not feedback_key:
-            raise ValueError(f"`feedback_key` must be a non-empty str; got {feedback_key!r}")
+            raise ValueError(f"`feedback_key` must be a non-empty str; got {show(feedback_key)}")
         if criteria is not None and not isinstance(criteria, str):
             raise TypeError(f"`criteria` must be a str or None; got {type(criteria).__name__}")
         if not isinstance(swap_positions, bool):
-            raise TypeError(f"`swap_positions` must be a bool; got {swap_positions!r}")
+            raise TypeError(f"`swap_positions` must be a bool; got {show(swap_positions)}")
         self.feedback_key = feedback_key
         self.criteria = criteria or ""
         self.swap_positions = swap_positions
 
-    def calls(self, inputs: Any, reference_outputs: Any, pair: _Pair) -> list[dict[str, Any]]:
+    def calls(self, inputs: Any, reference_outputs: Any, pair: _Pair) -> Ask:
         """The judge calls to make: the given order, then (by default) the swapped one."""
-        base = {
-            "inputs": _as_text(inputs),
-            "reference_outputs": _as_text(reference_outputs),
-            "criteria": self.criteria,
-        }
+        inputs = _as_text(inputs, "inputs")
+        reference_outputs = _as_text(reference_outputs, "reference_outputs")
         first, second = pair.texts
-        calls = [{**base, "output_a": first, "output_b": second}]
-        if self.swap_positions:
-            calls.append({**base, "output_a": second, "output_b": first})
-        return calls
+        orders = [(first, second), (second, first)] if self.swap_positions else [(first, second)]
+        return Ask(
+            tuple(
+                JudgeCall(
+                    inputs=inputs,
+                    reference_outputs=reference_outputs,
+                    extra={"criteria": self.criteria, "output_a": a, "output_b": b},
+                )
+                for a, b in orders
+            )
+        )
+
+    def flow(self) -> Flow:
+        """The pairwise judge's flow: both orders asked, then one comparative result."""
+
+        def flow(
+            *,
+            inputs: Any = None,
+            outputs: Any = None,
+            reference_outputs: Any = None,
+            runs: Sequence[Any] | None = None,
+            **kwargs: Any,
+        ) -> Generator[Any, Any, dict[str, Any]]:
+            pair = _pair(outputs, runs)
+            outcomes = yield self.calls(inputs, reference_outputs, pair)
+            return self.result(pair, [self.vote(outcome) for outcome in outcomes])
+
+        return flow
 
     @staticmethod
     def vote(outcome: Outcome) -> dict[str, Any]:
@@ -205,7 +289,7 @@ class _Options:
 def _core(spec: FactorySpec, values: dict[str, Any]) -> JudgeCore:
     allow_ties = values["allow_ties"]
     if not isinstance(allow_ties, bool):
-        raise TypeError(f"`allow_ties` must be a bool; got {allow_ties!r}")
+        raise TypeError(f"`allow_ties` must be a bool; got {show(allow_ties)}")
     return build_core(
         spec, values, run_name="pairwise_llm_as_judge", output_schema=_verdict_schema(allow_ties)
     )
@@ -222,6 +306,24 @@ def _comparative(
     """The signature LangSmith reads (it passes ``runs`` only to evaluators naming it)."""
 
 
+def _pairwise(spec: FactorySpec, values: dict[str, Any]) -> Any:
+    """The evaluator both public factories return, from their ``locals()``."""
+    options = _Options(
+        feedback_key=values["feedback_key"],
+        criteria=values["criteria"],
+        swap_positions=values["swap_positions"],
+    )
+    return judge_evaluator(
+        _core(spec, values),
+        is_async=spec.is_async,
+        flow=options.flow(),
+        feedback_keys=(options.feedback_key,),
+        raw=True,
+        name="pairwise_evaluator",
+        signature=_comparative,
+    )
+
+
 def create_pairwise_llm_as_judge(
     *,
     prompt: Any = PAIRWISE_PREFERENCE_PROMPT,
@@ -234,6 +336,7 @@ def create_pairwise_llm_as_judge(
     swap_positions: bool = True,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> Any:
     """Create an evaluator that asks an LLM which of two outputs is better.
 
@@ -256,27 +359,7 @@ def create_pairwise_llm_as_judge(
     output), optional ``reference_outputs``; inside ``langsmith.evaluate_comparative`` it also
     receives ``runs`` and keys its scores by run id.
     """
-    options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)
-    core = _core(PAIRWISE_JUDGE, locals())
-
-    def scorer(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        runs: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        pair = _pair(outputs, runs)
-        answers = [
-            options.vote(
-                core.ask_sync(call.pop("inputs"), None, call.pop("reference_outputs"), call)
-            )
-            for call in options.calls(inputs, reference_outputs, pair)
-        ]
-        return options.result(pair, answers)
-
-    return _evaluator(scorer, core, feedback_key, is_async=False)
+    return _pairwise(PAIRWISE_JUDGE, locals())
 
 
 def create_async_pairwise_llm_as_judge(
@@ -291,36 +374,7 @@ def create_async_pairwise_llm_as_judge(
     swap_positions: bool = True,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> Any:
     """Async twin of :func:`create_pairwise_llm_as_judge`; both orders are judged concurrently."""
-    options = _Options(feedback_key=feedback_key, criteria=criteria, swap_positions=swap_positions)
-    core = _core(ASYNC_PAIRWISE_JUDGE, locals())
-
-    async def scorer(
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        runs: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        pair = _pair(outputs, runs)
-        calls = options.calls(inputs, reference_outputs, pair)
-        outcomes = await asyncio.gather(
-            *(
-                core.ask_async(call.pop("inputs"), None, call.pop("reference_outputs"), call)
-                for call in calls
-            )
-        )
-        return options.result(pair, [options.vote(o) for o in outcomes])
-
-    return _evaluator(scorer, core, feedback_key, is_async=True)
-
-
-def _evaluator(scorer: Any, core: JudgeCore, feedback_key: str, *, is_async: bool) -> Any:
-    """The public evaluator around ``scorer``, shown to LangSmith with the ``runs`` signature."""
-    info = judge_info(core, is_async=is_async, feedback_keys=(feedback_key,))
-    make = make_async_evaluator if is_async else make_evaluator
-    evaluator = make(scorer, info, raw=True, name="pairwise_evaluator", signature=_comparative)
-    register_core(evaluator, core)
-    return evaluator
+    return _pairwise(ASYNC_PAIRWISE_JUDGE, locals())

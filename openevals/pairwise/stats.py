@@ -33,6 +33,7 @@ __all__ = [
     "PairRecord",
     "RankedSystem",
     "bradley_terry",
+    "connected_groups",
     "win_probability",
     "win_rates",
 ]
@@ -111,6 +112,40 @@ def _systems(rows: Sequence[Comparison]) -> list[Hashable]:
         return sorted(seen)  # type: ignore[type-var]
     except TypeError:
         return seen
+
+
+def connected_groups(comparisons: Iterable[Comparison]) -> list[tuple[Hashable, ...]]:
+    """The groups of systems linked by comparisons: two systems share a group when a chain of
+    comparisons (in either direction, whatever the verdict) joins them.
+
+    A Bradley-Terry ranking compares strengths only within a group: systems of two groups that
+    never met have no comparison to set their relative strength, and no prior can supply one.
+    Groups are listed largest first (ties: in the systems' sort order), each sorted.
+    """
+    rows = [(a, b) for a, b, _ in comparisons]
+    systems = _systems([(a, b, None) for a, b in rows])
+    parent = {s: s for s in systems}
+
+    def root(s: Hashable) -> Hashable:
+        while parent[s] != s:
+            parent[s] = parent[parent[s]]
+            s = parent[s]
+        return s
+
+    for a, b in rows:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[rb] = ra
+    groups: dict[Hashable, list[Hashable]] = {}
+    for s in systems:  # in sort order, so each group comes out sorted
+        groups.setdefault(root(s), []).append(s)
+    order = {s: i for i, s in enumerate(systems)}
+    found = sorted(groups.values(), key=lambda g: (-len(g), order[g[0]]))
+    return [tuple(g) for g in found]
+
+
+def _groups_text(groups: Sequence[tuple[Hashable, ...]]) -> str:
+    return " | ".join(repr(list(g)) for g in groups)
 
 
 def _score_matrix(rows: Sequence[Comparison], index: dict[Hashable, int]) -> NDArray[np.float64]:
@@ -236,6 +271,11 @@ def bradley_terry(
         prior: drawn games credited to every pair of systems that met (keeps strengths finite
             for systems that never won or never lost); ``0`` fits the plain maximum likelihood,
             which is undefined (infinite) in those cases.
+
+    Raises:
+        ValueError: bad arguments; comparisons that form several groups of systems that never
+            met (named in the message: see :func:`connected_groups`); with ``prior=0``, a
+            system that never won or never lost.
     """
     import numpy as np
 
@@ -245,6 +285,14 @@ def bradley_terry(
     systems = _systems(rows)
     if len(systems) < 2:
         raise ValueError("a ranking needs at least two systems")
+    groups = connected_groups(rows)
+    if len(groups) > 1:
+        raise ValueError(
+            f"the comparisons form {len(groups)} groups of systems that never met each other: "
+            f"{_groups_text(groups)}; strengths across groups are undefined whatever the prior. "
+            "Add comparisons between the groups, or rank each group on its own "
+            "(`connected_groups(comparisons)` lists them)"
+        )
     m = len(systems)
     index = {s: i for i, s in enumerate(systems)}
     points = _score_matrix(rows, index)
@@ -254,9 +302,16 @@ def bradley_terry(
     won = won + np.where(met > 0, prior / 2.0, 0.0)
     strengths = _fit(won, met)
     if np.isnan(strengths[0]).any() or not np.isfinite(strengths[0]).all():
+        # Connected, so only prior=0 gets here: some system never won or never lost.
+        never = [
+            s
+            for i, s in enumerate(systems)
+            if not (won[0, i, :] > 0).any() or not (won[0, :, i] > 0).any()
+        ]
         raise ValueError(
-            "the Bradley-Terry fit has no finite solution (some system never won or never lost); "
-            "use prior > 0"
+            "the Bradley-Terry fit with prior=0 has no finite solution: "
+            f"{never or 'a subset of systems'} never won or never lost against the rest; "
+            "use prior > 0 (the default 0.5 credits each pair that met with half a drawn game)"
         )
     # Ranks per resample: 1 = strongest. Systems missing from a resample get no rank there.
     order = np.argsort(-np.nan_to_num(strengths, nan=-np.inf), axis=1, kind="stable")

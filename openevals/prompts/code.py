@@ -1,4 +1,4 @@
-"""Prompts for the LLM code-extraction strategy (tools ``ExtractCode`` / ``NoCode``).
+"""Prompts for the LLM code-extraction strategy (a structured ``{"code": ...}`` answer).
 
 Texts are read from ``prompts/code/`` when this module is imported."""
 

@@ -19,6 +19,8 @@ from itertools import compress
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple, Union, cast
 
+from openevals._repr import show
+
 __all__ = [
     "ItemKey",
     "Judged",
@@ -51,7 +53,7 @@ def validate_key(key: Any) -> ItemKey:
     if key is None or key in ("id", "content") or callable(key):
         return key  # type: ignore[no-any-return]
     raise ValueError(
-        f"`key` must be 'id', 'content', a callable item -> hashable, or None; got {key!r}"
+        f"`key` must be 'id', 'content', a callable item -> hashable, or None; got {show(key)}"
     )
 
 
@@ -69,10 +71,10 @@ def unwrap_items(value: Any, param: str, *, reference: bool) -> tuple[Sequence[A
     if isinstance(value, Mapping):
         present = [k for k in keys if k in value]
         if len(present) != 1:
-            found = "none of them" if not present else f"{present!r}"
+            found = "none of them" if not present else f"{show(present)}"
             raise ValueError(
                 f"`{param}` is a dict, so it must hold exactly one list under one of the keys "
-                f"{list(keys)!r}; found {found} (keys: {sorted(map(str, value))!r})"
+                f"{list(keys)!r}; found {found} (keys: {show(sorted(map(str, value)))})"
             )
         value = value[present[0]]
         param = f"{param}[{present[0]!r}]"
@@ -90,7 +92,7 @@ def _hashable(value: Any, what: str) -> Hashable:
         hash(value)
     except TypeError:
         raise TypeError(
-            f"{what} must be hashable to compare items; got {type(value).__name__} {value!r}"
+            f"{what} must be hashable to compare items; got {type(value).__name__} {show(value)}"
         ) from None
     return value  # type: ignore[no-any-return]
 
@@ -99,13 +101,13 @@ def _mapping_identity(item: Mapping[str, Any], key: ItemKey, where: str) -> Hash
     content = item.get("content", item.get("page_content"))
     if key == "id":
         if item.get("id") is None:
-            raise ValueError(f"{where} has no 'id' but key='id' was requested; got {item!r}")
+            raise ValueError(f"{where} has no 'id' but key='id' was requested; got {show(item)}")
         return _hashable(item["id"], f"the 'id' of {where}")
     if key == "content":
         if content is None:
             raise ValueError(
                 f"{where} has no 'content'/'page_content' but key='content' was requested; "
-                f"got {item!r}"
+                f"got {show(item)}"
             )
         return _hashable(content, f"the content of {where}")
     if item.get("id") is not None:
@@ -114,7 +116,7 @@ def _mapping_identity(item: Mapping[str, Any], key: ItemKey, where: str) -> Hash
         return _hashable(content, f"the content of {where}")
     raise ValueError(
         f"{where} is a dict without 'id' or 'content'; pass key=<callable> to say how to "
-        f"identify it (got keys {sorted(map(str, item))!r})"
+        f"identify it (got keys {show(sorted(map(str, item)))})"
     )
 
 
@@ -144,7 +146,9 @@ def identity_of(item: Any, key: ItemKey, where: str) -> Hashable:
     if callable(key):
         return _hashable(key(item), f"key({where})")
     if isinstance(item, bool):
-        raise TypeError(f"{where} is a bool ({item!r}); items are ids, strings, dicts or documents")
+        raise TypeError(
+            f"{where} is a bool ({show(item)}); items are ids, strings, dicts or documents"
+        )
     if isinstance(item, (str, int)):
         return item
     if isinstance(item, Mapping):
@@ -163,14 +167,16 @@ def _relevance_value(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(
             f"the relevance of {where} must be a non-negative number; got "
-            f"{type(value).__name__} {value!r}"
+            f"{type(value).__name__} {show(value)}"
         )
     try:
         rel = float(value)
     except OverflowError:
         rel = math.inf
     if not math.isfinite(rel) or rel < 0:
-        raise ValueError(f"the relevance of {where} must be a finite number >= 0; got {value!r}")
+        raise ValueError(
+            f"the relevance of {where} must be a finite number >= 0; got {show(value)}"
+        )
     return rel
 
 
@@ -286,7 +292,7 @@ def retrieved_identities(
         if item is None or (not callable(key) and isinstance(item, (tuple, list))):
             raise TypeError(
                 f"{where} must be an id, string, dict or document; got "
-                f"{type(item).__name__} {item!r} (graded (item, relevance) pairs are only "
+                f"{type(item).__name__} {show(item)} (graded (item, relevance) pairs are only "
                 "accepted in the reference)"
             )
         out.append(identity_of(item, key, where))

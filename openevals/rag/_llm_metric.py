@@ -2,8 +2,9 @@
 
 A metric is one structured judge call (through :class:`~openevals._judge.core.JudgeCore`, so it
 gets the structured-output ladder, retries and repair), optionally followed by one batched
-embedding call, and then a pure function that turns the answer into results. The sync and async
-evaluators are thin shells over that description, built by the evaluator contract. With
+embedding call, and then a pure function that turns the answer into results. That is one flow
+(:meth:`LLMMetric.flow`), written once; the judge shell (:mod:`openevals._judge.shell`) runs it
+for the sync and the async evaluator, and :data:`EMBED_STEPS` performs its embedding step. With
 ``samples=n`` the judge answers n times; each answer is computed into results, and the scores are
 averaged (``metadata["samples"]`` and ``metadata["std"]`` hold the spread; the comment and the
 rest of the metadata are the first sample's).
@@ -13,13 +14,12 @@ from __future__ import annotations
 
 import statistics
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._judge.core import JudgeCore
-from openevals._judge.shell import judge_info, register_core
+from openevals._judge.shell import Ask, JudgeCall, Steps, judge_evaluator
 from openevals._judge.steps import Outcome
 from openevals._messages import normalize_final_app_outputs_as_string, to_json_text
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
@@ -55,14 +55,51 @@ class LLMMetric:
                     self._embeddings = self.embeddings_factory()
         return self._embeddings
 
-    @staticmethod
-    def judge_args(prepared: Prepared) -> tuple[Any, Any, Any, dict[str, Any]]:
-        return (
+    def flow(self, **kwargs: Any) -> Generator[Any, Any, Any]:
+        """One evaluation: prepare, ask the judge, embed each answer's texts when the metric
+        needs vectors, compute each sample's results and average them."""
+        prepared = self.prepare(kwargs)
+        call = JudgeCall(
             prepared.get("inputs"),
             prepared.get("outputs"),
             prepared.get("reference_outputs"),
             dict(prepared.get("extra", {})),
         )
+        (outcome,) = yield Ask((call,))
+        results = []
+        for answer in _answers(outcome):
+            texts = self.embed_texts(answer, prepared) if self.embed_texts else None
+            vectors = (yield _Embed(self, texts)) if texts else None
+            results.append(self.compute(answer, prepared, vectors))
+        return _mean_of(results)
+
+
+@dataclass(frozen=True)
+class _Embed:
+    """Flow step: the vectors of ``texts`` from the metric's embeddings client."""
+
+    metric: LLMMetric
+    texts: list[str]
+
+
+def _embed(step: _Embed) -> Any:
+    """The metric's embedding call, with the embeddings' retries and errors."""
+    from openevals._embed_calls import embed
+    from openevals.embeddings import embeddings_label
+
+    client = step.metric.embeddings
+    return embed(client, step.texts, model=embeddings_label(client))
+
+
+async def _aembed(step: _Embed) -> Any:
+    from openevals._embed_calls import aembed
+    from openevals.embeddings import embeddings_label
+
+    client = step.metric.embeddings
+    return await aembed(client, step.texts, model=embeddings_label(client))
+
+
+EMBED_STEPS = Steps(sync=_embed, asynchronous=_aembed)
 
 
 def with_usage(metadata: dict[str, Any], usage: Mapping[str, int] | None) -> dict[str, Any]:
@@ -108,45 +145,25 @@ def _mean_of(results: list[Any]) -> Any:
     return merged
 
 
-def _info(metric: LLMMetric, is_async: bool) -> EvaluatorInfo:
-    return judge_info(
+def build_evaluator(metric: LLMMetric, *, is_async: bool) -> Any:
+    """The metric's evaluator: its flow behind the judge shell."""
+    return judge_evaluator(
         metric.core,
         is_async=is_async,
+        flow=metric.flow,
+        steps=EMBED_STEPS,
         run_name=metric.run_name,
         feedback_keys=metric.feedback_keys or (metric.feedback_key,),
+        raw=False,
     )
 
 
 def build_sync_evaluator(metric: LLMMetric) -> SimpleEvaluator:
-    def scorer(**kwargs: Any) -> Any:
-        prepared = metric.prepare(kwargs)
-        outcome = metric.core.ask_sync(*metric.judge_args(prepared))
-        results = []
-        for answer in _answers(outcome):
-            texts = metric.embed_texts(answer, prepared) if metric.embed_texts else None
-            vectors = metric.embeddings.embed_documents(texts) if texts else None
-            results.append(metric.compute(answer, prepared, vectors))
-        return _mean_of(results)
-
-    evaluator = make_evaluator(scorer, _info(metric, False))
-    register_core(evaluator, metric.core)
-    return evaluator
+    return cast(SimpleEvaluator, build_evaluator(metric, is_async=False))
 
 
 def build_async_evaluator(metric: LLMMetric) -> SimpleAsyncEvaluator:
-    async def scorer(**kwargs: Any) -> Any:
-        prepared = metric.prepare(kwargs)
-        outcome = await metric.core.ask_async(*metric.judge_args(prepared))
-        results = []
-        for answer in _answers(outcome):
-            texts = metric.embed_texts(answer, prepared) if metric.embed_texts else None
-            vectors = await metric.embeddings.aembed_documents(texts) if texts else None
-            results.append(metric.compute(answer, prepared, vectors))
-        return _mean_of(results)
-
-    evaluator = make_async_evaluator(scorer, _info(metric, True))
-    register_core(evaluator, metric.core)
-    return evaluator
+    return cast(SimpleAsyncEvaluator, build_evaluator(metric, is_async=True))
 
 
 def _context_text(item: Any, index: int) -> str:

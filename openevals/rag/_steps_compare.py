@@ -14,10 +14,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from openevals._repr import show
 
 SPARQL_RESULTS = "application/sparql-results+json"
 JSON = "application/json"
@@ -137,11 +140,34 @@ def _project(
     return [tuple(cell(row.get(c)) for c in columns) for row in rows]
 
 
+_FIELD_LIMIT_LOCK = threading.Lock()
+
+
+def _csv_lines(text: str, delimiter: str) -> list[list[str]]:
+    """The rows of a CSV/TSV text, whatever the length of its cells.
+
+    ``csv`` refuses a cell longer than its process-wide field limit (128 KB by default). No
+    cell can be longer than the text, so the limit is raised to the text's length only while a
+    longer text is read, under a lock, and restored afterwards (other readers only ever see a
+    higher limit, never a lower one than they set).
+    """
+    try:
+        if len(text) < csv.field_size_limit():
+            return list(csv.reader(io.StringIO(text), delimiter=delimiter))
+        with _FIELD_LIMIT_LOCK:
+            previous = csv.field_size_limit(len(text) + 1)
+            try:
+                return list(csv.reader(io.StringIO(text), delimiter=delimiter))
+            finally:
+                csv.field_size_limit(previous)
+    except csv.Error as exc:
+        raise Unparsable(f"not a readable CSV/TSV table ({exc})") from None
+
+
 def _csv_parse(value: Any, delimiter: str) -> tuple[list[str], list[dict[str, Any]]]:
     if not isinstance(value, str):
         raise Unparsable(f"a CSV/TSV table must be text; got {type(value).__name__}")
-    reader = csv.reader(io.StringIO(value.strip("\r\n")), delimiter=delimiter)
-    lines = [line for line in reader if line]
+    lines = [line for line in _csv_lines(value.strip("\r\n"), delimiter) if line]
     if not lines:
         raise Unparsable("the table has no header row")
     header = [h.strip() for h in lines[0]]
@@ -232,7 +258,7 @@ def _check_columns(value: Any, where: str) -> tuple[str, ...] | None:
         or not all(isinstance(c, str) for c in value)
     ):
         raise TypeError(
-            f"{where}['required_columns'] must be a non-empty list of column names; got {value!r}"
+            f"{where}['required_columns'] must be a non-empty list of column names; got {show(value)}"
         )
     return tuple(value)
 
@@ -254,8 +280,8 @@ def _sparql_spec(
         missing = [c for c in columns if c not in known]
         if missing:
             raise ValueError(
-                f"{where}['required_columns'] names {missing!r}, which the reference output does "
-                f"not have (its variables: {variables!r})"
+                f"{where}['required_columns'] names {show(missing)}, which the reference output does "
+                f"not have (its variables: {show(variables)})"
             )
     spec = Spec("sparql", columns, ordered)
     return spec, _rows_key(_project(bindings, columns, _sparql_term), ordered)
@@ -289,8 +315,8 @@ def _table_spec(
     missing = [c for c in cols if c not in header]
     if missing:
         raise ValueError(
-            f"{where}['required_columns'] names {missing!r}, which the reference table does not "
-            f"have (its header: {header!r})"
+            f"{where}['required_columns'] names {show(missing)}, which the reference table does not "
+            f"have (its header: {show(header)})"
         )
     spec = Spec("table", cols, ordered, delimiter)
     return spec, _rows_key(_project(rows, cols, _text_cell), ordered)
@@ -313,7 +339,7 @@ def retrieved_ids(value: Any) -> list[Hashable]:
         if isinstance(ident, bool) or not isinstance(ident, (str, int)):
             raise Unparsable(
                 f"item {position} has no string or int id (a context is {{'id': ..., ...}} or "
-                f"the id itself); got {item!r}"[:300]
+                f"the id itself); got {show(item)}"[:300]
             )
         ids.append(ident)
     return ids
@@ -354,7 +380,7 @@ def _step_name(raw: Any, where: str) -> str:
         raise TypeError(f"{where} must be a step dict with a 'name'; got {type(raw).__name__}")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"{where} needs a non-empty string 'name'; got {name!r}")
+        raise ValueError(f"{where} needs a non-empty string 'name'; got {show(name)}")
     return name
 
 
@@ -363,10 +389,10 @@ def prepare_ref_step(raw: Any, level: int, index: int, retrieval_steps: frozense
     name = _step_name(raw, where)
     media_type = raw.get("output_media_type")
     if media_type is not None and not isinstance(media_type, str):
-        raise TypeError(f"{where}['output_media_type'] must be a string; got {media_type!r}")
+        raise TypeError(f"{where}['output_media_type'] must be a string; got {show(media_type)}")
     ordered_raw = raw.get("ordered")
     if ordered_raw is not None and not isinstance(ordered_raw, bool):
-        raise TypeError(f"{where}['ordered'] must be true or false; got {ordered_raw!r}")
+        raise TypeError(f"{where}['ordered'] must be true or false; got {show(ordered_raw)}")
     ordered = bool(ordered_raw)
     columns = _check_columns(raw.get("required_columns"), where)
     output = raw.get("output")
@@ -409,7 +435,7 @@ def _retrieval_k(raw_args: Any, where: str) -> int | None:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(
             f"{where}['args']['k'] is the cutoff of this retrieval step and must be an int >= 1 "
-            f"(or absent: every retrieved context counts); got {k!r}"
+            f"(or absent: every retrieved context counts); got {show(k)}"
         )
     return k
 

@@ -57,7 +57,7 @@ __all__ = [
     "create_faithfulness_evaluator",
 ]
 
-_TAKES = ("model", "judge", "prompt", "system", "max_retries", "samples")
+_TAKES = ("model", "judge", "prompt", "system", "max_retries", "samples", "timeout")
 
 ANSWER_CORRECTNESS_PROMPT = load_prompt("rag_metrics/answer_correctness.txt")
 FAITHFULNESS_PROMPT = load_prompt("rag_metrics/faithfulness.txt")
@@ -250,6 +250,7 @@ def create_answer_correctness_evaluator(
     system: str | None = None,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> SimpleEvaluator:
     """Claim-level correctness of ``outputs`` against ``reference_outputs`` (graphrag-eval).
 
@@ -268,6 +269,7 @@ def create_async_answer_correctness_evaluator(
     system: str | None = None,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_answer_correctness_evaluator`."""
     return build_async_evaluator(_correctness_metric(ASYNC_CORRECTNESS, locals()))
@@ -329,6 +331,7 @@ def create_faithfulness_evaluator(
     system: str | None = None,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> SimpleEvaluator:
     """Fraction of the answer's statements that can be inferred from ``context`` (Haystack).
 
@@ -346,6 +349,7 @@ def create_async_faithfulness_evaluator(
     system: str | None = None,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_faithfulness_evaluator`."""
     return build_async_evaluator(_faithfulness_metric(ASYNC_FAITHFULNESS, locals()))
@@ -409,6 +413,7 @@ def create_context_relevance_evaluator(
     system: str | None = None,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> SimpleEvaluator:
     """Which retrieved passages help answer the question (Haystack's context relevance).
 
@@ -427,6 +432,7 @@ def create_async_context_relevance_evaluator(
     system: str | None = None,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_context_relevance_evaluator`."""
     return build_async_evaluator(_context_relevance_metric(ASYNC_CONTEXT_RELEVANCE, locals()))
@@ -509,6 +515,7 @@ def create_answer_relevancy_evaluator(
     system: str | None = None,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> SimpleEvaluator:
     """How well ``outputs`` addresses the question ``inputs`` (ragas' answer relevancy).
 
@@ -532,6 +539,7 @@ def create_async_answer_relevancy_evaluator(
     system: str | None = None,
     max_retries: int = 3,
     samples: int = 1,
+    timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_answer_relevancy_evaluator`."""
     return build_async_evaluator(_answer_relevancy_metric(ASYNC_ANSWER_RELEVANCY, locals()))

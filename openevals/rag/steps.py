@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._repr import show
 from openevals.rag._steps_assign import group_by, latest_class_matching, max_weight_pairs
 from openevals.rag._steps_compare import (
     CSV,
@@ -94,13 +95,13 @@ def _reference_levels(reference_outputs: Any, retrieval: frozenset[str]) -> list
         else:
             raise ValueError(
                 "`reference_outputs` is a dict, so it must hold the levels under "
-                f"'reference_steps' (or 'steps'); got keys {sorted(map(str, value))!r}"
+                f"'reference_steps' (or 'steps'); got keys {show(sorted(map(str, value)))}"
             )
     if isinstance(value, str) or not isinstance(value, (list, tuple)) or not value:
         raise TypeError(
             "`reference_outputs` must be a non-empty list of levels (lists of step dicts), a flat "
             "list of step dicts (one level), or a dict with 'reference_steps'; got "
-            f"{type(value).__name__} {value!r}"[:300]
+            f"{type(value).__name__} {show(value)}"[:300]
         )
     if all(isinstance(item, Mapping) for item in value):
         raw_levels: list[Any] = [value]
@@ -134,7 +135,7 @@ def _actual_steps(outputs: Any, retrieval: frozenset[str]) -> tuple[list[ActualS
                 return [], str(value.get("error") or "the target reported status 'error'")
             raise ValueError(
                 "`outputs` is a dict, so it must hold the steps under 'actual_steps' (or 'steps'), "
-                f"or report status 'error'; got keys {sorted(map(str, value))!r}"
+                f"or report status 'error'; got keys {show(sorted(map(str, value)))}"
             )
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise TypeError(
@@ -402,13 +403,13 @@ def _make_scorer(
     compare_args: Any, feedback_key: Any, levels: Any, retrieval_steps: Any
 ) -> tuple[_StepsScorer, str]:
     if not isinstance(compare_args, bool):
-        raise TypeError(f"`compare_args` must be True or False; got {compare_args!r}")
+        raise TypeError(f"`compare_args` must be True or False; got {show(compare_args)}")
     if not isinstance(feedback_key, str) or not feedback_key:
-        raise TypeError(f"`feedback_key` must be a non-empty string; got {feedback_key!r}")
+        raise TypeError(f"`feedback_key` must be a non-empty string; got {show(feedback_key)}")
     if not isinstance(levels, str) or levels not in _LEVEL_RULES:
         raise ValueError(
             f"`levels` must be 'last' (score the last reference level) or 'all' (mean over every "
-            f"level, as graphrag-eval 6.x); got {levels!r}"
+            f"level, as graphrag-eval 6.x); got {show(levels)}"
         )
     if (
         isinstance(retrieval_steps, (str, bytes, Mapping))
@@ -417,7 +418,7 @@ def _make_scorer(
     ):
         raise TypeError(
             "`retrieval_steps` must be a list/tuple/set of step names scored by recall@k (e.g. "
-            f"['retrieval']; [] turns the rule off); got {retrieval_steps!r}"[:300]
+            f"['retrieval']; [] turns the rule off); got {show(retrieval_steps)}"[:300]
         )
     rule = cast("LevelRule", levels)
     return _StepsScorer(compare_args, rule, frozenset(retrieval_steps)), feedback_key

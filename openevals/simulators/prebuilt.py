@@ -5,6 +5,10 @@ roles flipped (the app's answers are shown to it as the "user" side, its own ear
 "assistant"), so that its next completion is the user's next message. Only the outward-facing
 part of the trajectory is shown: user messages and assistant messages without tool calls; tool
 calls, tool results and system messages stay internal to the app.
+
+The model is asked through the judge pipeline (:mod:`openevals._judge`) for a free-text answer:
+the same retries of transient failures, malformed replies raised as ``JudgeServerError``, the
+batch run's cache and admission control, and ``timeout=``.
 """
 
 from __future__ import annotations
@@ -13,10 +17,10 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from openevals._judge.shell import attach_core
 from openevals._messages import (
     convert_to_openai_message,
     normalize_to_openai_messages_list,
-    text_parts,
 )
 from openevals.types import ChatCompletionMessage
 
@@ -57,15 +61,10 @@ def _fixed_message(item: Any, index: int) -> ChatCompletionMessage:
     return out
 
 
-def _response_text(response: Any) -> str:
-    content = getattr(response, "content", response)
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(text_parts(content))
-    raise TypeError(
-        f"the simulated user's model returned {type(response).__name__} without text content"
-    )
+def _request_prompt(*, inputs: Any = None, **_: Any) -> Any:
+    """The judge prompt of the simulated user: the request :meth:`_SimulatedUserCore.request`
+    built, passed through as the call's ``inputs``."""
+    return inputs
 
 
 class _SimulatedUserCore:
@@ -78,6 +77,8 @@ class _SimulatedUserCore:
         model: str | None,
         client: BaseChatModel | None,
         fixed_responses: Sequence[Any] | None,
+        timeout: float | None,
+        is_async: bool,
     ) -> None:
         if not isinstance(system, str) or not system.strip():
             raise ValueError(f"`system` must be a non-empty persona prompt string; got {system!r}")
@@ -97,17 +98,23 @@ class _SimulatedUserCore:
             )
         self.system = system
         self.fixed = [_fixed_message(item, i) for i, item in enumerate(fixed_responses or [])]
-        if client is None:
-            from openevals.models import resolve_chat_model
-
-            assert model is not None
-            client = resolve_chat_model(model)
-        elif not callable(getattr(client, "invoke", None)):
+        if client is not None and not callable(getattr(client, "invoke", None)):
             raise TypeError(
                 "`client` must be a LangChain chat model (with invoke / ainvoke); got "
                 f"{type(client).__name__}"
             )
-        self.client: BaseChatModel = client
+        self.client = client
+        from openevals._judge.options import FactorySpec
+        from openevals._judge.shell import build_core
+
+        name = "create_async_llm_simulated_user" if is_async else "create_llm_simulated_user"
+        self.judge = build_core(
+            FactorySpec(name, ("judge", "model", "timeout"), is_async=is_async),
+            {"judge": client, "model": model, "timeout": timeout},
+            run_name="simulated_user",
+            prompt=_request_prompt,
+            feedback_key="simulated_user",
+        )
 
     def fixed_response(
         self, trajectory: Any, turn_counter: int | None
@@ -133,12 +140,17 @@ class _SimulatedUserCore:
             messages.append({"role": "user", "content": _OPENING_REQUEST})
         return messages
 
+    def ask(self, trajectory: Any) -> Any:
+        """The model call as a judge step: the request, answered with free text."""
+        from openevals._judge.schema import TEXT_ANSWER
+        from openevals._judge.shell import Ask, JudgeCall
+
+        return Ask((JudgeCall(inputs=self.request(trajectory), spec=TEXT_ANSWER),))
+
     @staticmethod
-    def to_message(response: Any) -> ChatCompletionMessage:
-        text = _response_text(response)
-        if not text.strip():
-            raise ValueError("the simulated user's model returned an empty message")
-        return _user_message(text)
+    def to_message(outcomes: Any) -> ChatCompletionMessage:
+        (outcome,) = outcomes
+        return _user_message(outcome.value)
 
 
 def create_llm_simulated_user(
@@ -147,6 +159,7 @@ def create_llm_simulated_user(
     model: str | None = None,
     client: BaseChatModel | None = None,
     fixed_responses: Sequence[str | Any] | None = None,
+    timeout: float | None = None,
 ) -> Callable[..., ChatCompletionMessage]:
     """A simulated user for :func:`~openevals.simulators.run_multiturn_simulation`.
 
@@ -158,10 +171,17 @@ def create_llm_simulated_user(
     The returned callable ``(trajectory, *, turn_counter=None, **kwargs)`` always returns
     ``{"role": "user", "content": ..., "id": ...}`` with a fresh id (fixed responses keep an id
     they were given). Without ``turn_counter`` the number of user messages in ``trajectory`` is
-    used.
+    used. ``timeout`` bounds each request to the model (as the judges' ``timeout=``). A model that
+    keeps failing raises (``JudgeServerError``, ``JudgeTimeoutError``, the client's errors); an
+    empty reply is asked again once, then raises ``JudgeOutputError``.
     """
     core = _SimulatedUserCore(
-        system=system, model=model, client=client, fixed_responses=fixed_responses
+        system=system,
+        model=model,
+        client=client,
+        fixed_responses=fixed_responses,
+        timeout=timeout,
+        is_async=False,
     )
 
     def simulated_user(
@@ -170,8 +190,11 @@ def create_llm_simulated_user(
         fixed = core.fixed_response(trajectory, turn_counter)
         if fixed is not None:
             return fixed
-        return core.to_message(core.client.invoke(core.request(trajectory)))
+        from openevals._judge.shell import ask
 
+        return core.to_message(ask(core.judge, core.ask(trajectory)))
+
+    attach_core(simulated_user, core.judge)
     return simulated_user
 
 
@@ -181,10 +204,16 @@ def create_async_llm_simulated_user(
     model: str | None = None,
     client: BaseChatModel | None = None,
     fixed_responses: Sequence[str | Any] | None = None,
+    timeout: float | None = None,
 ) -> Callable[..., Awaitable[ChatCompletionMessage]]:
     """Async twin of :func:`create_llm_simulated_user` (the model is called with ``ainvoke``)."""
     core = _SimulatedUserCore(
-        system=system, model=model, client=client, fixed_responses=fixed_responses
+        system=system,
+        model=model,
+        client=client,
+        fixed_responses=fixed_responses,
+        timeout=timeout,
+        is_async=True,
     )
 
     async def simulated_user(
@@ -193,6 +222,9 @@ def create_async_llm_simulated_user(
         fixed = core.fixed_response(trajectory, turn_counter)
         if fixed is not None:
             return fixed
-        return core.to_message(await core.client.ainvoke(core.request(trajectory)))
+        from openevals._judge.shell import aask
 
+        return core.to_message(await aask(core.judge, core.ask(trajectory)))
+
+    attach_core(simulated_user, core.judge)
     return simulated_user

@@ -7,7 +7,10 @@ one call (each distinct text once).
 
 from __future__ import annotations
 
+import asyncio
+import math
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
@@ -18,7 +21,9 @@ from openevals._contract import (
     make_evaluator,
     run_scorer,
 )
+from openevals._drivers import adrive, drive
 from openevals._messages import to_json_text
+from openevals._repr import show
 from openevals._text import check_text
 from openevals.types import EvaluatorResult
 
@@ -78,8 +83,8 @@ def _as_text(value: Any, name: str) -> str:
     if isinstance(value, str):
         return check_text(value, name, sink="the embedding model")
     try:
-        text = to_json_text(value, sort_keys=True)
-    except (TypeError, ValueError) as exc:
+        text = to_json_text(value, sort_keys=True, name=name)
+    except TypeError as exc:  # a cycle is a ValueError that already names the parameter
         raise TypeError(
             f"`{name}` must be a string or a JSON-serialisable value; got "
             f"{type(value).__name__} ({exc})"
@@ -103,7 +108,7 @@ def _batch_inputs(
         for i, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(
-                    f"pairs[{i}] must be an (outputs, reference_outputs) pair; got {pair!r}"
+                    f"pairs[{i}] must be an (outputs, reference_outputs) pair; got {show(pair)}"
                 )
             outs.append(_as_text(pair[0], f"pairs[{i}][0] (outputs)"))
             refs.append(_as_text(pair[1], f"pairs[{i}][1] (reference_outputs)"))
@@ -136,15 +141,18 @@ def _unique(texts: list[str]) -> tuple[list[str], list[int]]:
 class _Core:
     """Options validated once; the client resolved once; scoring as plain functions."""
 
-    def __init__(self, *, model: str, embeddings: Any, algorithm: str) -> None:
+    def __init__(
+        self, *, model: str, embeddings: Any, algorithm: str, timeout: float | None
+    ) -> None:
         from openevals.embeddings import parse_embedding_model, resolve_embeddings
 
         if algorithm not in _ALGORITHMS:
             raise ValueError(
-                f"`algorithm` must be one of {', '.join(map(repr, _ALGORITHMS))}; got {algorithm!r}"
+                f"`algorithm` must be one of {', '.join(map(repr, _ALGORITHMS))}; got {show(algorithm)}"
             )
         self.algorithm = algorithm
         self.model = model
+        self.timeout = _checked_timeout(timeout, model, embeddings)
         self._client: Embeddings | None = None
         self._given: Embeddings | None = None
         self._lock = threading.Lock()
@@ -160,8 +168,49 @@ class _Core:
                 if self._client is None:
                     from openevals.embeddings import resolve_embeddings
 
-                    self._client = resolve_embeddings(model=self.model)
+                    options: dict[str, Any] = {}
+                    if self.model.strip().lower().startswith("openai:"):
+                        # One retry policy (embed_flow's), not the SDK's on top of it.
+                        options["max_retries"] = 0
+                        if self.timeout is not None:
+                            options["timeout"] = self.timeout
+                    self._client = resolve_embeddings(model=self.model, **options)
         return self._client
+
+    def flow(self, texts: list[str]) -> Any:
+        """The retried embedding request for ``texts`` (run by ``drive`` / ``adrive``)."""
+        from openevals._embed_calls import embed_flow, is_sdk_client
+        from openevals._judge.errors import timeout_seconds
+
+        timeout = self.timeout
+        if timeout is None and self._given is not None:
+            timeout = timeout_seconds(getattr(self._given, "request_timeout", None))
+        sdk = is_sdk_client(self.client)
+        return embed_flow(texts, model=self.label, timeout=timeout, sdk=sdk)
+
+    def perform(self, step: Any) -> Any:
+        from openevals._embed_calls import Embed
+
+        if isinstance(step, Embed):
+            return self.client.embed_documents(step.texts)
+        time.sleep(step.seconds)
+        return None
+
+    async def aperform(self, step: Any) -> Any:
+        from openevals._embed_calls import Embed
+
+        if isinstance(step, Embed):
+            return await self.client.aembed_documents(step.texts)
+        await asyncio.sleep(step.seconds)
+        return None
+
+    def embed(self, texts: list[str]) -> Any:
+        """Vectors for ``texts``, transient failures retried (blocking)."""
+        return drive(self.flow(texts), self.perform)
+
+    async def aembed(self, texts: list[str]) -> Any:
+        """Vectors for ``texts``, transient failures retried (asyncio)."""
+        return await adrive(self.flow(texts), self.aperform)
 
     @property
     def label(self) -> str:
@@ -211,6 +260,34 @@ class _Core:
         ]
 
 
+def _checked_timeout(timeout: Any, model: str, embeddings: Any) -> float | None:
+    """``timeout=``: None, or seconds > 0 for a remote model built from ``model``."""
+    if timeout is None:
+        return None
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ValueError(
+            f"`timeout` must be a number of seconds > 0 (or None for the client's default); "
+            f"got {show(timeout)}"
+        )
+    if embeddings is not None:
+        raise ValueError(
+            "`timeout` applies to a model built from `model`; you passed `embeddings`, so set "
+            "the timeout on that object (e.g. OpenAIEmbeddings(timeout=...))"
+        )
+    if not model.strip().lower().startswith("openai:"):
+        raise ValueError(
+            f"`timeout` is supported for 'openai:...' models; {show(model)} is not one (a "
+            "'local:' model runs in this process). For another provider, build its embeddings "
+            "object with a timeout and pass it as `embeddings`"
+        )
+    return float(timeout)
+
+
 def _texts(outputs: Any, reference_outputs: Any) -> list[str]:
     return [_as_text(outputs, "outputs"), _as_text(reference_outputs, "reference_outputs")]
 
@@ -246,6 +323,7 @@ def create_embedding_similarity_evaluator(
     model: str = "openai:text-embedding-3-small",
     embeddings: Embeddings | None = None,
     algorithm: Algorithm = "cosine",
+    timeout: float | None = None,
 ) -> EmbeddingSimilarityEvaluator:
     """Score how close ``outputs`` is to ``reference_outputs`` in embedding space.
 
@@ -253,16 +331,24 @@ def create_embedding_similarity_evaluator(
     the offline model, or any provider ``langchain.embeddings.init_embeddings`` knows); a LangChain
     ``embeddings`` instance wins over ``model``. ``algorithm`` is ``"cosine"`` (default) or
     ``"dot_product"``. Scores are rounded to 2 decimals under the key ``embedding_similarity``.
-    Non-string values are JSON-serialised (sorted keys) first.
+    Non-string values are JSON-serialised (sorted keys) first, at any depth (a value that
+    contains itself raises ``ValueError`` naming the parameter).
+
+    ``timeout`` bounds each request to an ``"openai:..."`` model, in seconds (None: the
+    client's default). Timeouts, 5xx and 429 replies (``Retry-After`` honoured), dropped
+    connections and unreadable replies are retried; when the retries are used up the evaluator
+    raises :class:`~openevals.embeddings.EmbeddingTimeoutError` or
+    :class:`~openevals.embeddings.EmbeddingServerError` (both :class:`EmbeddingError`, naming
+    the model), never a score.
 
     The returned evaluator also has ``batch(outputs=[...], reference_outputs=[...])`` (or
     ``batch([(out, ref), ...])``), which embeds every distinct text in one call and returns one
     result per pair.
     """
-    core = _Core(model=model, embeddings=embeddings, algorithm=algorithm)
+    core = _Core(model=model, embeddings=embeddings, algorithm=algorithm, timeout=timeout)
 
     def scorer(*, outputs: Any, reference_outputs: Any) -> float:
-        return core.pair_score(core.client.embed_documents(_texts(outputs, reference_outputs)))
+        return core.pair_score(core.embed(_texts(outputs, reference_outputs)))
 
     embedding_similarity = make_evaluator(scorer, _INFO, **_SHELL)
 
@@ -274,7 +360,7 @@ def create_embedding_similarity_evaluator(
     ) -> list[EvaluatorResult]:
         outs, refs = _batch_inputs(pairs, outputs, reference_outputs)
         distinct, positions = _unique(outs + refs)
-        vectors = core.client.embed_documents(distinct) if distinct else []
+        vectors = core.embed(distinct) if distinct else []
         scores = core.batch_scores(vectors, positions, len(outs), pairs is not None)
         return [
             cast(
@@ -298,13 +384,14 @@ def create_async_embedding_similarity_evaluator(
     model: str = "openai:text-embedding-3-small",
     embeddings: Embeddings | None = None,
     algorithm: Algorithm = "cosine",
+    timeout: float | None = None,
 ) -> AsyncEmbeddingSimilarityEvaluator:
     """Async twin of :func:`create_embedding_similarity_evaluator` (``aembed_documents``)."""
-    core = _Core(model=model, embeddings=embeddings, algorithm=algorithm)
+    core = _Core(model=model, embeddings=embeddings, algorithm=algorithm, timeout=timeout)
 
     async def scorer(*, outputs: Any, reference_outputs: Any) -> float:
         texts = _texts(outputs, reference_outputs)
-        return core.pair_score(await core.client.aembed_documents(texts))
+        return core.pair_score(await core.aembed(texts))
 
     embedding_similarity = make_async_evaluator(scorer, _INFO.as_async(), **_SHELL)
 
@@ -316,7 +403,7 @@ def create_async_embedding_similarity_evaluator(
     ) -> list[EvaluatorResult]:
         outs, refs = _batch_inputs(pairs, outputs, reference_outputs)
         distinct, positions = _unique(outs + refs)
-        vectors = await core.client.aembed_documents(distinct) if distinct else []
+        vectors = await core.aembed(distinct) if distinct else []
         scores = core.batch_scores(vectors, positions, len(outs), pairs is not None)
         return [
             cast(

@@ -44,12 +44,18 @@ def _unmatched_from_matching(
     return unmatched_left, unmatched_right
 
 
+def _names(out: ToolCall, ref: ToolCall) -> tuple[str, str]:
+    """How errors name the two calls' arguments: side, message index and tool."""
+    return out.parsed.where, ref.parsed.where
+
+
 def _match_pairwise(
     rule: ArgsRule, outs: Sequence[ToolCall], refs: Sequence[ToolCall]
 ) -> tuple[list[int], list[int]]:
     """General case: ask the rule about every pair, then solve the bipartite matching."""
     adjacency = [
-        [j for j, ref in enumerate(refs) if rule.matches(out.args, ref.args)] for out in outs
+        [j for j, ref in enumerate(refs) if rule.matches(out.args, ref.args, _names(out, ref))]
+        for out in outs
     ]
     matching = maximum_bipartite_matching(len(outs), len(refs), adjacency)
     return _unmatched_from_matching(matching, len(refs))
@@ -123,7 +129,9 @@ def _match_same_tool(
 
 
 def _pairs(config: MatchConfig, out: ToolCall, ref: ToolCall) -> bool:
-    return out.name == ref.name and config.rule_for(out.name).matches(out.args, ref.args)
+    return out.name == ref.name and config.rule_for(out.name).matches(
+        out.args, ref.args, _names(out, ref)
+    )
 
 
 def _small_perfect_match(

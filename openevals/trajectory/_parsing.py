@@ -17,6 +17,7 @@ from openevals._messages import (
     is_langchain_message,
     normalize_to_openai_messages_list,
 )
+from openevals._repr import show
 from openevals._structure import Unfreezable, encode_json, freeze, load_json, short_repr
 
 __all__ = [
@@ -39,7 +40,7 @@ def _items(args: Mapping[str, Any], where: str) -> frozenset[tuple[Any, Any]]:
     """The argument dict as a set of ``(key, frozen value)`` items (see ``freeze``)."""
     return frozenset(
         [
-            (k, v if type(v) in _PLAIN_SCALARS else freeze(v, f"{where}[{k!r}]"))
+            (k, v if type(v) in _PLAIN_SCALARS else freeze(v, f"{where}[{show(k)}]"))
             for k, v in args.items()
         ]
     )
@@ -61,7 +62,7 @@ class ParsedArgs:
         if self.origin is None:
             return "arguments"
         side, index, name = self.origin
-        return f"{side}[{index}] tool call {name!r} arguments"
+        return f"{side}[{index}] tool call {show(name)} arguments"
 
     def items(self) -> frozenset[tuple[Any, Any]]:
         """Canonical item set (computed once); raises ``Unkeyable`` for non-JSON values or
@@ -193,7 +194,7 @@ class _Parser:
         if isinstance(raw, Mapping):
             return ParsedArgs(dict(raw), (side, message_index, name))
         raise ValueError(
-            f"`{side}` message {message_index}, tool call {name!r}: arguments must be a JSON "
+            f"`{side}` message {message_index}, tool call {show(name)}: arguments must be a JSON "
             f"object string or a dict, got {type(raw).__name__}"
         )
 
@@ -260,7 +261,7 @@ class _Parser:
 
 
 def _load_arguments(raw: str, side: str, message_index: int, name: str) -> dict[str, Any]:
-    where = f"`{side}` message {message_index}, tool call {name!r}"
+    where = f"`{side}` message {message_index}, tool call {show(name)}"
     try:
         value = load_json(raw)
     except ValueError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from openevals._repr import show
 from openevals._structure import equal, freeze
 from openevals.trajectory._parsing import ToolCall
 
@@ -34,17 +35,20 @@ def _get_path(args: Any, path: tuple[str, ...]) -> Any:
     return current
 
 
-def _same(output_value: Any, reference_value: Any) -> bool:
-    """``output_value == reference_value``, at any nesting depth."""
+_NAMES: Final = ("output tool-call arguments", "reference tool-call arguments")
+
+
+def _same(output_value: Any, reference_value: Any, names: tuple[str, str] = _NAMES) -> bool:
+    """``output_value == reference_value``, at any nesting depth; a value that contains itself
+    raises ``ValueError`` naming it by ``names`` (side, message index and tool of each call)."""
     try:
         return bool(output_value == reference_value)
     except RecursionError:
-        return equal(
-            output_value,
-            reference_value,
-            "output tool-call arguments",
-            "reference tool-call arguments",
-        )
+        return equal(output_value, reference_value, names[0], names[1])
+
+
+def _at(names: tuple[str, str], key: Any) -> tuple[str, str]:
+    return (f"{names[0]}[{show(key)}]", f"{names[1]}[{show(key)}]")
 
 
 class ArgsRule:
@@ -68,25 +72,40 @@ class ArgsRule:
         self.paths = paths
         self.comparator = comparator
 
-    def matches(self, output_args: dict[str, Any], reference_args: dict[str, Any]) -> bool:
-        """Pairwise predicate (used for comparators and for values without a canonical key)."""
+    def matches(
+        self,
+        output_args: dict[str, Any],
+        reference_args: dict[str, Any],
+        names: tuple[str, str] = _NAMES,
+    ) -> bool:
+        """Pairwise predicate (used for comparators and for values without a canonical key).
+
+        ``names`` name the two argument dicts in errors, e.g. ``outputs[2] tool call 'search'
+        arguments`` (see ``ParsedArgs.where``).
+        """
         kind = self.kind
         if kind == "exact":
-            return _same(output_args, reference_args)
+            return _same(output_args, reference_args, names)
         if kind == "ignore":
             return True
         if kind == "subset":
             return all(
-                k in reference_args and _same(v, reference_args[k]) for k, v in output_args.items()
+                k in reference_args and _same(v, reference_args[k], _at(names, k))
+                for k, v in output_args.items()
             )
         if kind == "superset":
             return all(
-                k in output_args and _same(output_args[k], v) for k, v in reference_args.items()
+                k in output_args and _same(output_args[k], v, _at(names, k))
+                for k, v in reference_args.items()
             )
         if kind == "paths":
             for path in self.paths:
                 left, right = _get_path(output_args, path), _get_path(reference_args, path)
-                if left is _MISSING or right is _MISSING or not _same(left, right):
+                if left is _MISSING or right is _MISSING:
+                    return False
+                dotted = ".".join(path)
+                where = (f"{names[0]} path {show(dotted)}", f"{names[1]} path {show(dotted)}")
+                if not _same(left, right, where):
                     return False
             return True
         assert self.comparator is not None
@@ -101,7 +120,7 @@ class ArgsRule:
             value = _get_path(call.args, path)
             if value is _MISSING:
                 return _MISSING
-            frozen.append(freeze(value, f"{call.parsed.where} path {'.'.join(path)!r}"))
+            frozen.append(freeze(value, f"{call.parsed.where} path {show('.'.join(path))}"))
         return tuple(frozen)
 
 
@@ -122,14 +141,14 @@ def _override_rule(tool: str, value: Any) -> ArgsRule | None:
     if isinstance(value, str):
         if value not in TOOL_ARGS_MATCH_MODES:
             raise ValueError(
-                f"tool_args_match_overrides[{tool!r}] = {value!r} is not a valid override; "
+                f"tool_args_match_overrides[{show(tool)}] = {show(value)} is not a valid override; "
                 + _OVERRIDE_HELP
             )
         return _mode_rule(value)
     if isinstance(value, (list, tuple)):
         if not value:
             raise ValueError(
-                f"tool_args_match_overrides[{tool!r}] is an empty list, which would compare "
+                f"tool_args_match_overrides[{show(tool)}] is an empty list, which would compare "
                 "nothing (use 'ignore' for that); " + _OVERRIDE_HELP
             )
         paths = []
@@ -137,7 +156,7 @@ def _override_rule(tool: str, value: Any) -> ArgsRule | None:
             parts = tuple(path.split(".")) if isinstance(path, str) else ()
             if not parts or not all(parts):
                 raise ValueError(
-                    f"tool_args_match_overrides[{tool!r}] contains {path!r}, which is not a "
+                    f"tool_args_match_overrides[{show(tool)}] contains {show(path)}, which is not a "
                     "field path (a non-empty string, dots separating nested keys); "
                     + _OVERRIDE_HELP
                 )
@@ -146,7 +165,7 @@ def _override_rule(tool: str, value: Any) -> ArgsRule | None:
     if callable(value):
         return ArgsRule("custom", comparator=value)
     raise ValueError(
-        f"tool_args_match_overrides[{tool!r}] = {value!r} ({type(value).__name__}) is not a valid "
+        f"tool_args_match_overrides[{show(tool)}] = {show(value)} ({type(value).__name__}) is not a valid "
         "override; " + _OVERRIDE_HELP
     )
 
@@ -184,7 +203,7 @@ class MatchConfig:
                 if not isinstance(tool, str):
                     raise TypeError(
                         "tool_args_match_overrides keys must be tool names (str); got "
-                        f"{tool!r} ({type(tool).__name__})"
+                        f"{show(tool)} ({type(tool).__name__})"
                     )
                 rule = _override_rule(tool, value)
                 if rule is not None:

@@ -73,6 +73,7 @@ def create_trajectory_llm_as_judge(
     max_retries: int = 3,
     samples: int = 1,
     score_weighting: ScoreWeighting | None = None,
+    timeout: float | None = None,
 ) -> SimpleEvaluator:
     """Grade an agent trajectory (``outputs``), optionally against ``reference_outputs``.
 
@@ -100,6 +101,7 @@ def create_async_trajectory_llm_as_judge(
     max_retries: int = 3,
     samples: int = 1,
     score_weighting: ScoreWeighting | None = None,
+    timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_trajectory_llm_as_judge`."""
     core = build_core(ASYNC_TRAJECTORY_JUDGE, locals())

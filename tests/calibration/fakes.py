@@ -9,7 +9,7 @@ from typing import Any
 from openai import AsyncOpenAI, OpenAI
 
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nGrade the answer."
 

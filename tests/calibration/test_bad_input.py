@@ -6,9 +6,16 @@ from typing import Any
 
 import pytest
 
-from openevals.calibration import acalibrate, calibrate, cross_validate, suggest_few_shot_examples
+from openevals.calibration import (
+    JudgeFailedError,
+    JudgeScoresError,
+    acalibrate,
+    calibrate,
+    cross_validate,
+    suggest_few_shot_examples,
+)
+from openevals.testing import FakeOpenAIServer
 from tests.calibration.fakes import sync_judge
-from tests.fakes.openai_server import FakeOpenAIServer
 
 
 def _rows(labels: list[Any], column: str = "label") -> list[dict[str, Any]]:
@@ -28,7 +35,8 @@ CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], type[Exception], li
     ("boolean", _rows([True, False], "verdict"), {}, ValueError, ["'label'", "verdict", "label="]),
     ("boolean", _rows([True, None, False]), {}, ValueError, ["1 row(s) have no label", "rows 1"]),
     ("boolean", _rows([0.2, 0.9, 0.5]), {}, ValueError, ["boolean (pass/fail)", "continuous"]),
-    ("boolean", _rows(["good", "bad"]), {}, ValueError, ["text labels", "label_map"]),
+    ("boolean", _rows(["good", "bad"]), {}, ValueError, ["text labels", "label_map={'good'"]),
+    ("continuous", _rows(["good", "bad"]), {}, ValueError, ["text labels", "label_map="]),
     ("continuous", _rows([True, False]), {}, ValueError, ["boolean", "continuous scores"]),
     ("continuous", _rows([1, 5, 3]), {}, ValueError, ["outside [0, 1]", "rescale"]),
     ("choices", _rows([1, 4, 2]), {}, ValueError, ["[4]", "outside the judge's choices"]),
@@ -102,8 +110,16 @@ def test_an_undeclared_judge_is_checked_against_the_labels_after_the_run() -> No
     def judge(**kw: Any) -> float:
         return 0.7
 
-    with pytest.raises(ValueError, match=r"scored row 0 .* 0.7, but the labels .* boolean"):
+    with pytest.raises(
+        JudgeScoresError, match=r"scored row 0 .* 0.7, but the labels .* boolean"
+    ) as e:
         calibrate(_rows([True, False]), judge, progress=False)
+    assert isinstance(e.value, ValueError)
+    # the run is not lost with the report: every row and its score are on the error
+    assert [r["evaluations"]["judge"]["results"][0]["score"] for r in e.value.result.rows] == [
+        0.7,
+        0.7,
+    ]
     # declaring its score type moves the check before the run
     calls: list[Any] = []
 
@@ -114,6 +130,29 @@ def test_an_undeclared_judge_is_checked_against_the_labels_after_the_run() -> No
     with pytest.raises(ValueError, match="continuous scores"):
         calibrate(_rows([True, False]), counting, judge_scores="continuous", progress=False)
     assert calls == []
+
+
+def test_rows_the_labels_cannot_use_are_reported_not_fatal() -> None:
+    """Issue 28: a check that can only run after the model calls never discards the rows it
+    does not concern."""
+    scores = iter([True, 0.7, False, True])
+
+    def judge(**kw: Any) -> Any:
+        return next(scores)
+
+    report = calibrate(_rows([True, False, False, True]), judge, progress=False, concurrency=1)
+    assert report.n == 3 and [f.id for f in report.failed] == [report.result.rows[1]["id"]]
+    assert "cannot be compared with the labels" in report.notes[0]
+    assert "scored row 1" in report.failed[0].error
+
+
+def test_a_judge_that_fails_everywhere_keeps_its_run() -> None:
+    def judge(**kw: Any) -> bool:
+        raise RuntimeError("server down")
+
+    with pytest.raises(JudgeFailedError, match="server down") as e:
+        calibrate(_rows([True, False]), judge, progress=False)
+    assert len(e.value.result.rows) == 2
 
 
 def test_a_judge_with_several_results_needs_a_feedback_key() -> None:

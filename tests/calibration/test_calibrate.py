@@ -14,8 +14,8 @@ from openevals.calibration import (
     calibrate,
     suggest_few_shot_examples,
 )
+from openevals.testing import FakeOpenAIServer
 from tests.calibration.fakes import async_judge, row_tag, scripted, sync_judge
-from tests.fakes.openai_server import FakeOpenAIServer
 
 # Human labels and the judge's scripted verdicts for 10 rows: 3 disagreements (rows 1 and 4 are
 # failures the judge passed; row 7 a pass the judge failed).
@@ -183,6 +183,66 @@ def test_csv_text_labels_are_read_as_booleans(
     fake_openai.set_responder(scripted(_script(JUDGE)))
     report = calibrate(str(path), sync_judge(fake_openai), label="human_label", progress=False)
     assert report.agreement.accuracy.value == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl"])
+def test_label_map_reads_the_same_from_every_format(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, suffix: str
+) -> None:
+    """Issue 28: 0/1 labels with label_map={0: False, 1: True} work from CSV as from JSONL."""
+    path = tmp_path / f"labels{suffix}"
+    if suffix == ".jsonl":
+        path.write_text(
+            "".join(
+                json.dumps({"id": f"r{i}", "inputs": "q", "outputs": f"[row{i}]", "y": int(h)})
+                + "\n"
+                for i, h in enumerate(HUMAN)
+            ),
+            encoding="utf-8",
+        )
+    else:
+        sep = "," if suffix == ".csv" else "\t"
+        lines = [sep.join(["id", "inputs", "outputs", "y"])] + [
+            sep.join([f"r{i}", "q", f"[row{i}]", str(int(h))]) for i, h in enumerate(HUMAN)
+        ]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fake_openai.set_responder(scripted(_script(JUDGE)))
+    report = calibrate(
+        str(path), sync_judge(fake_openai), label="y", label_map={0: False, 1: True}, progress=False
+    )
+    assert report.agreement.accuracy.value == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize(
+    ("human", "judge", "tolerance", "disagrees"),
+    [
+        (0.6, 0.8, 0.2, False),  # 0.8 - 0.6 == 0.20000000000000007: at the boundary, not over
+        (0.1, 0.3, 0.2, False),
+        (0.7, 0.4, 0.3, False),
+        (0.6, 0.8000001, 0.2, True),
+        (0.6, 0.85, 0.2, True),
+    ],
+)
+def test_tolerance_boundary_is_not_a_disagreement(
+    fake_openai: FakeOpenAIServer, human: float, judge: float, tolerance: float, disagrees: bool
+) -> None:
+    """Issue 27: a gap of exactly `tolerance` does not exceed it, floating point aside."""
+    fake_openai.set_responder(scripted(_script([judge, 0.5])))
+    report = calibrate(
+        _rows([human, 0.5]),
+        sync_judge(fake_openai, continuous=True),
+        label="human_label",
+        tolerance=tolerance,
+        progress=False,
+    )
+    assert [d.id for d in report.disagreements] == (["r0"] if disagrees else [])
+
+
+def test_label_map_miss_says_csv_cells_are_text(fake_openai: FakeOpenAIServer) -> None:
+    rows = [{"inputs": "q", "outputs": "a", "y": "2"}, {"inputs": "q", "outputs": "b", "y": "1"}]
+    with pytest.raises(ValueError, match=r"label '2' .*also looked up as 2: CSV/TSV cells"):
+        calibrate(rows, sync_judge(fake_openai), label="y", label_map={1: True}, progress=False)
+    assert fake_openai.chat_requests == []
 
 
 def test_html_report_has_the_calibration_section_escaped(

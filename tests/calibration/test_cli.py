@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from openevals.cli import main
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 JUDGE_FILE = """
 def judge(*, inputs, outputs):

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from openevals.calibration import CrossValidation, across_validate, cross_validate
+from openevals.testing import FakeOpenAIServer
 from tests.calibration.fakes import sync_judge
-from tests.fakes.openai_server import FakeOpenAIServer
 
 N = 400
 BLIND = "units"

@@ -9,7 +9,7 @@ from openevals.prompts import (
     CODE_CORRECTNESS_PROMPT,
     CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS,
 )
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
+from openevals.testing import FakeOpenAIServer, chat_model, openai_client
 
 INPUTS = "Rewrite the code below to be async:\n\n```python\ndef f():\n    return 1\n```\n"
 OUTPUTS = (

@@ -30,8 +30,8 @@ from openevals.code.e2b.pyright import (
     pyright_plan,
 )
 from openevals.code.e2b.sandbox import CommandOutcome, RunCommand, WriteFile
+from openevals.testing import FakeAsyncSandbox, FakeSandbox
 from tests.code.checkers import requires_pyright
-from tests.fakes.sandbox import FakeAsyncSandbox, FakeSandbox
 
 # --------------------------------------------------------------------------- import detection
 

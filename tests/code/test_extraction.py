@@ -11,17 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
+from openevals._judge.core import RetryPolicy
 from openevals.code.base import _create_async_base_code_evaluator, _create_base_code_evaluator
 from openevals.code.extraction import (
     SKIPPED_LANGUAGES,
     CodeExtraction,
-    Extraction,
     extract_code_from_markdown,
     iter_code_blocks,
     outputs_to_text,
-    read_langchain_reply,
 )
-from tests.fakes.openai_server import (
+from openevals.llm import JudgeOutputError
+from openevals.testing import (
     FakeOpenAIServer,
     async_openai_client,
     chat_model,
@@ -322,8 +322,8 @@ def test_public_names_of_base_module() -> None:
 # --------------------------------------------------------------------------- LLM strategy
 
 
-def _code_reply(code: str) -> list[dict[str, Any]]:
-    return [{"name": "ExtractCode", "arguments": {"code": code}}]
+def _code_reply(code: str) -> dict[str, Any]:
+    return {"json": {"code": code}}
 
 
 def _llm_evaluator(**options: Any) -> Any:
@@ -336,48 +336,53 @@ def _llm_evaluator(**options: Any) -> Any:
     )
 
 
+def _schema_of(body: dict[str, Any]) -> Any:
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return fmt["json_schema"]["schema"]
+    return body["tools"][0]["function"]["parameters"]
+
+
 def test_llm_strategy_with_langchain_model(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.queue_chat(tool_calls=_code_reply("def f() -> int:\n    return 1"))
+    fake_openai.queue_chat(**_code_reply("def f() -> int:\n    return 1"))
     evaluator = _llm_evaluator(client=chat_model(fake_openai))
     result = evaluator(outputs="Here you go: def f() -> int: return 1 (trust me)")
     assert result["score"] is True
     assert result["comment"] == "def f() -> int:\n    return 1"
     body = fake_openai.last_chat_body
-    assert [t["function"]["name"] for t in body["tools"]] == ["ExtractCode", "NoCode"]
-    assert body["tool_choice"] == "required"
+    # One structured question through the judge pipeline: a `{code}` answer.
+    assert _schema_of(body)["required"] == ["code"]
     assert body["messages"][0]["role"] == "system"
     assert "Here you go" in body["messages"][1]["content"]
 
 
 def test_llm_strategy_no_code_and_unusable_reply(fake_openai: FakeOpenAIServer) -> None:
-    evaluator = _llm_evaluator(client=chat_model(fake_openai))
-    fake_openai.queue_chat(tool_calls=[{"name": "NoCode", "arguments": {"no_code": True}}])
+    evaluator = _llm_evaluator(client=openai_client(fake_openai), model="gpt-test")
+    fake_openai.queue_chat(**_code_reply(""))
     assert evaluator(outputs="just prose") == {
         "key": "k",
         "score": False,
         "comment": None,
         "metadata": {"code_extraction_failed": True},
     }
-    # a reply without any tool call: extraction failure with the raw reply, not IndexError
-    fake_openai.queue_chat("I refuse to call tools")
-    result = evaluator(outputs="x")
-    assert result["score"] is False
-    assert result["metadata"] == {
-        "code_extraction_failed": True,
-        "extraction_reply": "I refuse to call tools",
-    }
-    # ExtractCode with an empty code string is no code either
-    fake_openai.queue_chat(tool_calls=_code_reply("   "))
+    # whitespace only is no code either
+    fake_openai.queue_chat(**_code_reply("   "))
     assert evaluator(outputs="x")["metadata"]["code_extraction_failed"] is True
+    # a reply that is no `{code}` answer gets the judge's repair request, then raises: an
+    # extraction model that fails is an error, never a made-up "no code"
+    fake_openai.set_default_chat("I refuse to answer in JSON")
+    with pytest.raises(JudgeOutputError, match="did not match the expected format"):
+        evaluator(outputs="x")
+    assert "cannot be used" in fake_openai.last_chat_body["messages"][-1]["content"]
 
 
 def test_llm_strategy_with_openai_client(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.queue_chat(tool_calls=_code_reply("x = 1"))
+    fake_openai.queue_chat(**_code_reply("x = 1"))
     evaluator = _llm_evaluator(client=openai_client(fake_openai), model="openai:gpt-test")
     assert evaluator(outputs="x = 1 is the code")["comment"] == "x = 1"
     body = fake_openai.last_chat_body
     assert body["model"] == "gpt-test"
-    assert body["tool_choice"] == "required"
+    assert body["response_format"]["type"] == "json_schema"
 
 
 def test_sync_evaluator_rejects_async_openai_client(fake_openai: FakeOpenAIServer) -> None:
@@ -392,7 +397,7 @@ async def test_llm_strategy_async_paths(fake_openai: FakeOpenAIServer) -> None:
         (async_openai_client(fake_openai), "gpt-test"),
         (openai_client(fake_openai), "gpt-test"),
     ):
-        fake_openai.queue_chat(tool_calls=_code_reply("y = 2"))
+        fake_openai.queue_chat(**_code_reply("y = 2"))
         evaluator = _create_async_base_code_evaluator(
             scorer=lambda *, outputs, **_: (True, outputs),
             code_extraction_strategy="llm",
@@ -402,30 +407,86 @@ async def test_llm_strategy_async_paths(fake_openai: FakeOpenAIServer) -> None:
             feedback_key="k",
         )
         assert (await evaluator(outputs="y = 2 please"))["comment"] == "y = 2"
-    fake_openai.queue_chat("no tools today")
+    fake_openai.queue_chat(**_code_reply(""))
     result = await evaluator(outputs="x")
-    assert result["metadata"] == {
-        "code_extraction_failed": True,
-        "extraction_reply": "no tools today",
-    }
+    assert result["metadata"] == {"code_extraction_failed": True}
 
 
 @pytest.mark.usefixtures("openai_env")
 def test_llm_strategy_resolves_model_string(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.queue_chat(tool_calls=_code_reply("z = 3"))
+    fake_openai.queue_chat(**_code_reply("z = 3"))
     evaluator = _llm_evaluator(model="openai:gpt-test-mini")
     assert evaluator(outputs="z = 3")["comment"] == "z = 3"
     assert fake_openai.last_chat_body["model"] == "gpt-test-mini"
 
 
 def test_model_errors_propagate(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.queue_chat(status=400, body={"error": {"message": "bad request"}})
+    fake_openai.queue_chat(status=401, body={"error": {"message": "bad key"}})
     evaluator = _llm_evaluator(client=chat_model(fake_openai))
-    with pytest.raises(Exception, match="bad request"):
+    with pytest.raises(Exception, match="bad key"):
         evaluator(outputs="x")
 
 
-def test_langchain_reply_reading() -> None:
+@pytest.mark.parametrize("use_async", [False, True])
+def test_extraction_gets_the_judges_retries(fake_openai: FakeOpenAIServer, use_async: bool) -> None:
+    """A rate limit and a malformed body are retried by the judge pipeline, then answered."""
+    import asyncio
+
+    fake_openai.queue_chat(status=429, headers={"retry-after-ms": "1"})
+    fake_openai.queue_malformed("empty_choices")
+    fake_openai.queue_chat(**_code_reply("w = 4"))
+    factory: Any = _create_async_base_code_evaluator if use_async else _create_base_code_evaluator
+    client = (async_openai_client if use_async else openai_client)(fake_openai)
+    evaluator = factory(
+        scorer=lambda *, outputs, **_: (True, outputs),
+        code_extraction_strategy="llm",
+        client=client,
+        model="gpt-test",
+        run_name="x",
+        feedback_key="k",
+    )
+    out = evaluator(outputs="w = 4")
+    result = asyncio.run(out) if asyncio.iscoroutine(out) else out
+    assert result["comment"] == "w = 4"
+    assert len(fake_openai.chat_requests) == 3
+
+
+@pytest.mark.usefixtures("openai_env")
+@pytest.mark.parametrize("use_async", [False, True])
+def test_extraction_timeout_on_a_hung_server(
+    fake_openai: FakeOpenAIServer, use_async: bool
+) -> None:
+    import asyncio
+    import time
+
+    from openevals.code.llm import create_async_code_llm_as_judge, create_code_llm_as_judge
+    from openevals.llm import JudgeTimeoutError
+
+    fake_openai.set_default_chat(hang=True)
+    factory: Any = create_async_code_llm_as_judge if use_async else create_code_llm_as_judge
+    judge = factory(
+        prompt="Grade {outputs}",
+        model="openai:gpt-test",
+        code_extraction_strategy="llm",
+        timeout=0.3,
+        max_retries=0,
+    )
+    # The extraction asks first; with the judge's default retries it would try 4 times.
+    judge.extraction._judge.retry = RetryPolicy(max_retries=0)
+    started = time.monotonic()
+    with pytest.raises(JudgeTimeoutError) as info:
+        out = judge(outputs="print(1)")
+        if asyncio.iscoroutine(out):
+            asyncio.run(out)
+    assert time.monotonic() - started < 2
+    assert info.value.timeout == 0.3
+    assert len(fake_openai.chat_requests) == 1  # the extraction's request, which hung
+
+
+def test_tool_call_readers_kept_for_importers() -> None:
+    from openevals.code.extraction import Extraction, extraction_tools, read_langchain_reply
+
+    assert [t["function"]["name"] for t in extraction_tools()] == ["ExtractCode", "NoCode"]
     several = AIMessage(
         content="",
         tool_calls=[

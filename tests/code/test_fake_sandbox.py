@@ -7,7 +7,7 @@ import time
 import pytest
 from e2b import CommandExitException, CommandResult, TimeoutException
 
-from tests.fakes.sandbox import FakeAsyncSandbox, FakeSandbox, _pip_packages
+from openevals.testing.sandbox import FakeAsyncSandbox, FakeSandbox, _pip_packages
 
 
 @pytest.mark.parametrize(

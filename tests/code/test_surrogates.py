@@ -54,6 +54,9 @@ def test_llm_extraction_refuses_surrogates_even_for_custom_scorers() -> None:
         def invoke(self, *_: Any, **__: Any) -> Any:
             raise AssertionError("the model must not be called")
 
+        async def ainvoke(self, *_: Any, **__: Any) -> Any:
+            raise AssertionError("the model must not be called")
+
     evaluator = _create_base_code_evaluator(
         scorer=lambda **_: True,
         code_extraction_strategy="llm",

@@ -26,8 +26,8 @@ def _factories() -> dict[str, Callable[[], Any]]:
     from openevals.json import match as json_match
     from openevals.rag import ranking, steps
     from openevals.string import embedding_similarity as emb
+    from openevals.testing import FakeSandbox
     from openevals.trajectory import match as trajectory
-    from tests.fakes.sandbox import FakeSandbox
 
     made: dict[str, Callable[[], Any]] = {
         "json": json_match.create_json_match_evaluator,

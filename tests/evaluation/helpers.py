@@ -7,7 +7,7 @@ from typing import Any
 from openevals._judge.core import RetryPolicy
 from openevals._judge.shell import judge_core
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import (
+from openevals.testing import (
     FakeOpenAIServer,
     async_openai_client,
     chat_model,

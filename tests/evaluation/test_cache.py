@@ -10,8 +10,8 @@ import pytest
 
 from openevals.evaluation import SQLiteJudgeCache, evaluate
 from openevals.evaluation.cache import CountingCache, default_cache_path, open_cache
+from openevals.testing import FakeOpenAIServer
 from tests.evaluation.helpers import JUDGE_KINDS, make_judge, qa_rows
-from tests.fakes.openai_server import FakeOpenAIServer
 
 VERDICT = {"reasoning": "The sum is right.", "score": True}
 

@@ -162,9 +162,11 @@ def test_example_datasets_load() -> None:
 
 
 def test_unknown_suffix_and_missing_file(tmp_path: Path) -> None:
-    path = tmp_path / "data.parquet"
+    path = (
+        tmp_path / "data.xlsx"
+    )  # (.parquet is read since issue 22: tests/evaluation/test_sources.py)
     path.write_text("x", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"accepted: \.csv, \.json, \.jsonl"):
+    with pytest.raises(ValueError, match=r"accepted: \.csv, \.json, \.jsonl.*\.parquet"):
         iter_rows(path)
     with pytest.raises(FileNotFoundError, match="no such file"):
         iter_rows(tmp_path / "missing.jsonl")

@@ -21,7 +21,7 @@ from openevals.exact import exact_match, exact_match_async
 from openevals.json import create_json_match_evaluator
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from openevals.string.levenshtein import levenshtein_distance
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
+from openevals.testing import FakeOpenAIServer, chat_model, openai_client
 
 REPO = Path(__file__).resolve().parents[2]
 ROWS = [{"outputs": "a", "reference_outputs": "a"}, {"outputs": "b", "reference_outputs": "a"}]

@@ -12,7 +12,7 @@ from openai import AsyncOpenAI, OpenAI
 
 from openevals.evaluation import aevaluate, evaluate
 from openevals.pairwise import create_async_pairwise_llm_as_judge, create_pairwise_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 QUALITY = {"alpha": 3, "beta": 2, "gamma": 1}
 

@@ -157,8 +157,9 @@ KNOWN_OPTIONS = {
         "rubric",
         "use_reasoning",
         "model",
+        "timeout",
     },
-    "embedding_similarity": {"model", "algorithm"},
+    "embedding_similarity": {"model", "algorithm", "timeout"},
     "trajectory_match": {"trajectory_match_mode", "tool_args_match_mode"},
     "recall": {"k", "mode", "key", "empty_reference", "feedback_key"},
     "precision": {"k", "denominator", "key", "empty_reference", "feedback_key"},
@@ -176,6 +177,7 @@ KNOWN_OPTIONS = {
         "max_retries",
         "samples",
         "score_weighting",
+        "timeout",
     },
 }
 

@@ -62,6 +62,7 @@ class _State:
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
     examples: dict[str, dict[str, Any]] = field(default_factory=dict)
     feedback: list[dict[str, Any]] = field(default_factory=list)
+    tags: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -100,6 +101,58 @@ class FakeLangSmith:
             self.state.sessions.clear()
             self.state.examples.clear()
             self.state.feedback.clear()
+            self.state.tags.clear()
+
+    # ------------------------------------------------------------------ stored data
+
+    def add_dataset(self, name: str) -> str:
+        """Store a dataset named ``name``; returns its id."""
+        ds = {
+            "id": str(uuid.uuid4()),
+            "name": name,
+            "description": None,
+            "data_type": "kv",
+            "created_at": _now(),
+            "modified_at": _now(),
+            "tenant_id": self.tenant_id,
+        }
+        with self.state.lock:
+            self.state.datasets[ds["id"]] = ds
+        return str(ds["id"])
+
+    def add_example(
+        self,
+        dataset_id: str,
+        inputs: dict[str, Any],
+        outputs: dict[str, Any] | None = None,
+        *,
+        split: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        example_id: str | None = None,
+    ) -> str:
+        """Store an example in a dataset (``split`` goes to ``metadata['dataset_split']``, as
+        LangSmith keeps it); returns its id."""
+        meta = dict(metadata or {})
+        if split is not None:
+            meta["dataset_split"] = [split]
+        ex = {
+            "id": example_id or str(uuid.uuid4()),
+            "dataset_id": dataset_id,
+            "inputs": inputs,
+            "outputs": outputs,
+            "metadata": meta or None,
+            "created_at": _now(),
+            "modified_at": _now(),
+        }
+        with self.state.lock:
+            self.state.examples[str(ex["id"])] = ex
+        return str(ex["id"])
+
+    def tag_version(self, dataset_id: str, tag: str) -> None:
+        """Name the dataset's current version ``tag``: listing examples ``as_of=tag`` then leaves
+        out examples added later."""
+        with self.state.lock:
+            self.state.tags[(dataset_id, tag)] = len(self.state.examples)
 
     # ------------------------------------------------------------------ what was sent
 
@@ -273,6 +326,8 @@ class _Handler(BaseHTTPRequestHandler):
             }
             self.state.examples[str(ex["id"])] = ex
             return 200, ex
+        if req.method == "GET" and len(segments) == 1:
+            return 200, self._list_examples(req)
         if len(segments) == 2 and segments[1] in self.state.examples:
             if req.method == "PATCH":
                 self.state.examples[segments[1]].update(req.json())
@@ -280,3 +335,30 @@ class _Handler(BaseHTTPRequestHandler):
         if len(segments) == 2 and req.method == "GET":
             return 404, {"detail": "example not found"}
         return 200, {}
+
+    def _list_examples(self, req: RecordedRequest) -> list[dict[str, Any]]:
+        """``GET /examples``: filtered by ``dataset``, ``splits`` and ``as_of`` (a tag made with
+        :meth:`FakeLangSmith.tag_version`), paged by ``offset`` / ``limit``."""
+        dataset = (req.query.get("dataset") or [None])[0]
+        splits = set(req.query.get("splits") or ())
+        found = [
+            ex
+            for ex in self.state.examples.values()
+            if dataset is None or ex.get("dataset_id") == dataset
+        ]
+        as_of = (req.query.get("as_of") or [None])[0]
+        if as_of is not None and as_of != "latest":
+            if (dataset, as_of) not in self.state.tags:
+                return []
+            cutoff = self.state.tags[(str(dataset), as_of)]
+            order = list(self.state.examples)
+            found = [ex for ex in found if order.index(str(ex["id"])) < cutoff]
+        if splits:
+            found = [
+                ex
+                for ex in found
+                if splits & set((ex.get("metadata") or {}).get("dataset_split") or ["base"])
+            ]
+        offset = int((req.query.get("offset") or ["0"])[0])
+        limit = int((req.query.get("limit") or ["100"])[0])
+        return found[offset : offset + limit]

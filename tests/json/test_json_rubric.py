@@ -14,7 +14,7 @@ from openevals.json import (
     create_async_json_match_evaluator,
     create_json_match_evaluator,
 )
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
+from openevals.testing import FakeOpenAIServer, chat_model, openai_client
 
 OUTPUTS = [
     {"a": "Mango, Bananas", "b": 2},

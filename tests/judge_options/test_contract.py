@@ -16,11 +16,11 @@ from openevals.evaluation.description import describe_evaluator
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from openevals.pairwise import create_async_pairwise_llm_as_judge, create_pairwise_llm_as_judge
 from openevals.rag import llm_metrics
+from openevals.testing import FakeOpenAIServer, chat_model
 from openevals.trajectory.llm import (
     create_async_trajectory_llm_as_judge,
     create_trajectory_llm_as_judge,
 )
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model
 
 PACKAGE = Path(__file__).resolve().parents[2] / "openevals"
 

@@ -20,11 +20,11 @@ from openevals.code.llm import create_async_code_llm_as_judge, create_code_llm_a
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from openevals.pairwise import create_async_pairwise_llm_as_judge, create_pairwise_llm_as_judge
 from openevals.rag import llm_metrics
+from openevals.testing import FakeOpenAIServer, async_openai_client, openai_client
 from openevals.trajectory.llm import (
     create_async_trajectory_llm_as_judge,
     create_trajectory_llm_as_judge,
 )
-from tests.fakes.openai_server import FakeOpenAIServer, async_openai_client, openai_client
 
 RAG = ("answer_correctness", "faithfulness", "context_relevance", "answer_relevancy")
 

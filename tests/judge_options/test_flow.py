@@ -12,7 +12,7 @@ from openevals._drivers import drive
 from openevals._judge.shell import judge_core
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from openevals.simulators import run_multiturn_simulation, run_multiturn_simulation_async
-from tests.fakes.openai_server import FakeOpenAIServer, openai_client
+from openevals.testing import FakeOpenAIServer, openai_client
 
 
 def _reply(score: bool) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from openevals.llm import (
     create_async_llm_as_judge,
     create_llm_as_judge,
 )
-from tests.fakes.openai_server import (
+from openevals.testing import (
     FakeOpenAIServer,
     async_openai_client,
     chat_model,

@@ -13,13 +13,13 @@ from openevals._judge.schema import default_score_schema
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
 from openevals.pairwise import create_pairwise_llm_as_judge
 from openevals.rag.llm_metrics import create_async_faithfulness_evaluator
-from openevals.trajectory.llm import create_trajectory_llm_as_judge
-from tests.fakes.openai_server import (
+from openevals.testing import (
     FakeOpenAIServer,
     async_openai_client,
     chat_model,
     openai_client,
 )
+from openevals.trajectory.llm import create_trajectory_llm_as_judge
 
 BOOL = default_score_schema(continuous=False, choices=None, use_reasoning=True)
 CHOICES = default_score_schema(continuous=False, choices=[1, 2, 3], use_reasoning=True)

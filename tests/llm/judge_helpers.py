@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from openevals._judge.shell import judge_core, register_core
+from openevals._judge.shell import attach_core, judge_core
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import (
+from openevals.testing import (
     FakeOpenAIServer,
     async_openai_client,
     chat_model,
@@ -38,7 +38,7 @@ def make_judge(kind: str, server: FakeOpenAIServer, **options: Any) -> Callable[
         def run_async(**kwargs: Any) -> Any:
             return loop.run_until_complete(evaluator(**kwargs))
 
-        register_core(run_async, judge_core(evaluator))
+        attach_core(run_async, judge_core(evaluator))
         return run_async
     return create_llm_as_judge(**options)
 

@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 from openevals._judge.core import RetryPolicy
 from openevals._judge.shell import judge_core
 from openevals.llm import JudgeOutputError, create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
+from openevals.testing import FakeOpenAIServer, chat_model, openai_client
 from tests.llm.judge_helpers import make_judge, user_text
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nReference: {reference_outputs}"

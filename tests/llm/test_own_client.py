@@ -16,8 +16,8 @@ from langsmith import Client, tracing_context
 from openevals._judge.core import RetryPolicy
 from openevals._judge.shell import judge_core
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
+from openevals.testing import FakeOpenAIServer, async_openai_client, openai_client
 from tests.fakes.fake_langsmith import FakeLangSmith
-from tests.fakes.openai_server import FakeOpenAIServer, async_openai_client, openai_client
 
 GOOD = {"reasoning": "The answer is right.", "score": True}
 
@@ -133,21 +133,26 @@ def test_client_without_retries_gets_the_judges_policy(
 
 @pytest.mark.parametrize("use_async", [False, True])
 @pytest.mark.usefixtures("openai_env")
-def test_model_strings_keep_the_direct_sdk_path(
+def test_model_strings_call_the_sdks_own_create(
     fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, use_async: bool
 ) -> None:
-    """For ``openai:`` strings the judge owns the client and skips create()'s transforms."""
+    """For ``openai:`` strings the judge owns the client and calls its public create()."""
     from openai.resources.chat.completions import AsyncCompletions, Completions
 
-    def forbidden(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("create() should not be used for a judge-owned client")
+    seen: list[str] = []
+    cls: Any = AsyncCompletions if use_async else Completions
+    original = cls.create
 
-    monkeypatch.setattr(Completions, "create", forbidden)
-    monkeypatch.setattr(AsyncCompletions, "create", forbidden)
+    def spy(self: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["model"])
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(cls, "create", spy)
     fake_openai.queue_chat(json=GOOD)
     factory = create_async_llm_as_judge if use_async else create_llm_as_judge
     judge = factory(prompt="{outputs}", model="openai:gpt-test")
     assert _run(judge, outputs="x")["score"] is True
+    assert seen == ["gpt-test"]
 
 
 @pytest.mark.parametrize("use_async", [False, True])

@@ -15,7 +15,7 @@ from typing_extensions import TypedDict
 
 from openevals._judge.cache import active_cache
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import (
+from openevals.testing import (
     FakeOpenAIServer,
     async_openai_client,
     chat_model,

@@ -14,7 +14,7 @@ from openevals.pairwise import (
     create_async_pairwise_llm_as_judge,
     create_pairwise_llm_as_judge,
 )
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 
 def _positions(body: dict[str, Any]) -> tuple[str, str]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from openevals.pairwise.stats import bradley_terry, win_probability, win_rates
+from openevals.pairwise.stats import bradley_terry, connected_groups, win_probability, win_rates
 
 
 def _simulate(strengths: dict[str, float], n: int, seed: int, tie: float = 0.1) -> list:  # type: ignore[type-arg]
@@ -81,6 +81,30 @@ def test_prior_keeps_an_undefeated_system_finite() -> None:
     ranking = bradley_terry(rows, resamples=50)
     assert ranking.order()[0] == "a"
     assert win_probability(ranking, "a", "b") > 0.5
+
+
+@pytest.mark.parametrize("prior", [0.5, 2.0, 0])
+def test_groups_that_never_met_are_named_not_blamed_on_the_prior(prior: float) -> None:
+    """Issue 28: every system won and lost, the prior is positive, yet {a, b} and {c, d} never
+    met. The error names the groups; it must not advise a prior that cannot help."""
+    rows = [("a", "b", "a"), ("a", "b", "b"), ("c", "d", "c"), ("d", "c", "d")] * 3
+    with pytest.raises(ValueError, match=r"2 groups .*\['a', 'b'\] \| \['c', 'd'\]") as info:
+        bradley_terry(rows, prior=prior, resamples=10)
+    assert "use prior > 0" not in str(info.value)
+    assert connected_groups(rows) == [("a", "b"), ("c", "d")]
+
+
+def test_connected_groups_largest_first_and_any_direction() -> None:
+    rows = [("z", "y", None), ("x", "y", "x"), ("b", "a", "a")]
+    assert connected_groups(rows) == [("x", "y", "z"), ("a", "b")]
+    assert connected_groups([(1, 2, 1), (3, 2, None)]) == [(1, 2, 3)]
+
+
+def test_prior_zero_names_the_systems_that_never_lost_or_won() -> None:
+    rows = [("a", "b", "a")] * 3 + [("b", "c", "b"), ("c", "b", "c")]
+    with pytest.raises(ValueError, match=r"\['a'\] never won or never lost") as info:
+        bradley_terry(rows, prior=0, resamples=0)
+    assert "use prior > 0" in str(info.value)
 
 
 def test_win_rates_count_from_the_first_system_side() -> None:

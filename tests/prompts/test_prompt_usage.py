@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 import openevals.prompts as P
 from openevals.llm import create_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model
+from openevals.testing import FakeOpenAIServer, chat_model
 from tests.trajectory.match_helpers import ai, tool, user
 
 CONVERSATION = [

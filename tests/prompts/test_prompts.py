@@ -377,12 +377,15 @@ def test_trajectory_reference_prompt_handles_missing_reference() -> None:
     assert "if the reference block is empty" in text
 
 
-def test_extraction_prompts_name_both_tools() -> None:
+def test_extraction_prompts_describe_the_structured_answer() -> None:
+    """The extraction model answers ``{"code": ...}`` through the judge pipeline; an empty
+    ``code`` says there is none (the 0.2.2 tools ExtractCode / NoCode are no longer offered)."""
     system = code_prompts.LLM_EXTRACTION_SYSTEM_PROMPT
     user = code_prompts.LLM_EXTRACTION_USER_PROMPT
     for text in (system, user):
-        assert "ExtractCode" in text and "NoCode" in text
-    assert "no_code" in system and "code" in system
+        assert "code field" in _flat(text) or "field, code" in _flat(text)
+        assert "ExtractCode" not in text and "NoCode" not in text
+    assert "empty string" in _flat(system) and "empty code field" in _flat(user)
     assert "verbatim" in _flat(system) and "verbatim" in _flat(user)
 
 

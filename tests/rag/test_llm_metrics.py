@@ -22,7 +22,7 @@ from openevals.rag import (
     create_context_relevance_evaluator,
     create_faithfulness_evaluator,
 )
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model
+from openevals.testing import FakeOpenAIServer, chat_model
 
 PYTHON_CONTEXT = (
     "Python, created by Guido van Rossum in the late 1980s, is a high-level general-purpose "

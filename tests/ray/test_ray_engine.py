@@ -18,7 +18,7 @@ import pytest
 from openevals.evaluation import aevaluate, evaluate
 from openevals.evaluation.cache import SQLiteJudgeCache
 from openevals.llm import create_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 from tests.ray.conftest import canon, canon_result, file_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ray_session")]
@@ -296,3 +296,31 @@ def test_shared_storage_backend_goes_to_workers_directly(
     assert (first.summary["cache"]["misses"], second.summary["cache"]["hits"]) == (6, 6)
     assert canon(second.aggregates) == canon(first.aggregates)
     backend.close()
+
+
+def test_cassette_records_and_replays_on_workers(
+    tmp_path: Path, fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Cassette reaches the workers through the cache actor: recorded there, replayed there
+    with no request, and a miss on a worker is that row's error, never a live call."""
+    from openevals.testing import Cassette
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    fake_openai.set_default_chat(json={"reasoning": "fine", "score": True})
+    data = rows(8)
+    path = tmp_path / "judges.jsonl"
+    recorded = evaluate(
+        data, [_judge()], cache=Cassette(path, mode="record"), engine="ray", progress=False
+    )
+    assert len(fake_openai.chat_requests) == 8
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 1 + 8
+    assert SECRET not in path.read_text(encoding="utf-8")
+    replayed = evaluate(data, [_judge()], cache=Cassette(path), engine="ray", progress=False)
+    assert len(fake_openai.chat_requests) == 8, "replay made no request"
+    assert replayed.aggregates == recorded.aggregates
+    missing = evaluate(rows(10), [_judge()], cache=Cassette(path), engine="ray", progress=False)
+    assert len(fake_openai.chat_requests) == 8
+    errors = [r for r in missing.rows if r["status"] == "error"]
+    assert [r["id"] for r in errors] == ["r8", "r9"]
+    assert "CassetteMissError" in json.dumps(errors)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Iterator
 from typing import Any
 from unittest import mock
@@ -33,8 +34,8 @@ from openevals.code.e2b.pyright import (
 )
 from openevals.code.mypy import create_async_mypy_evaluator, create_mypy_evaluator
 from openevals.code.pyright import create_async_pyright_evaluator, create_pyright_evaluator
+from openevals.testing import FakeAsyncSandbox, FakeSandbox
 from tests.code.checkers import requires_mypy, requires_pyright
-from tests.fakes.sandbox import FakeAsyncSandbox, FakeSandbox
 from tests.robustness.surrogates import SURROGATES, VALID_TEXT, text_with_surrogate
 
 EXAMPLES = 80
@@ -102,7 +103,8 @@ def no_checker_process() -> Iterator[None]:
 
 
 class StubChat:
-    """A LangChain-shaped chat model for the 'llm' extraction strategy: replies with ``code``."""
+    """A minimal LangChain-shaped chat model for the 'llm' extraction strategy: replies with the
+    structured answer ``{"code": code}`` as JSON text."""
 
     def __init__(self, code: str) -> None:
         self.code = code
@@ -113,8 +115,7 @@ class StubChat:
 
     def invoke(self, messages: Any, config: Any = None) -> AIMessage:
         self.calls += 1
-        call = {"name": "ExtractCode", "args": {"code": self.code}, "id": "call_1"}
-        return AIMessage(content="", tool_calls=[call])
+        return AIMessage(content=json.dumps({"code": self.code}))
 
     async def ainvoke(self, messages: Any, config: Any = None) -> AIMessage:
         return self.invoke(messages, config)

@@ -29,7 +29,7 @@ from openevals.string import (
     create_async_embedding_similarity_evaluator,
     create_embedding_similarity_evaluator,
 )
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 from tests.robustness.surrogates import text_with_surrogate
 
 EXAMPLES = 60

@@ -30,7 +30,7 @@ from openevals.llm import (
     create_async_llm_as_judge,
     create_llm_as_judge,
 )
-from tests.fakes.openai_server import (
+from openevals.testing import (
     MALFORMED_REPLIES,
     FakeOpenAIServer,
     async_openai_client,

@@ -317,3 +317,58 @@ def test_a_dense_retrieval_level_finishes() -> None:
     result, seconds = _timed(create_steps_evaluator(), actual, reference)
     assert 0.0 < result["score"] <= 1.0
     assert seconds < 4.0, seconds
+
+
+# --------------------------------------------------------------------------- large CSV cells (27.4)
+
+BIG = 200_000  # over csv's default field limit of 131,072 characters
+
+
+@pytest.mark.parametrize(
+    ("media_type", "sep"), [("text/csv", ","), ("text/tab-separated-values", "\t")]
+)
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_cell_over_128_kb_is_scored_on_both_sides(
+    media_type: str, sep: str, is_async: bool
+) -> None:
+    import csv
+
+    limit = csv.field_size_limit()
+    cell = "x" * BIG
+    table = sep.join(["id", "text"]) + "\n" + sep.join(["1", cell])
+    reference = [[{"name": "t", "output": table, "output_media_type": media_type}]]
+    same = [{"name": "t", "output": table, "status": "success"}]
+    other = [{"name": "t", "output": table.replace("xx", "xy", 1), "status": "success"}]
+    factory = create_async_steps_evaluator if is_async else create_steps_evaluator
+    evaluator = factory()
+
+    def score(outputs: Any) -> Any:
+        result = evaluator(outputs=outputs, reference_outputs=reference)
+        if is_async:
+            result = asyncio.run(result)
+        return result["score"]
+
+    assert score(same) == 1.0
+    assert score(other) == 0.0
+    assert csv.field_size_limit() == limit  # the process-wide limit is restored
+
+
+def test_a_large_output_cell_against_a_small_reference_is_scored() -> None:
+    reference = [[{"name": "t", "output": "id,text\n1,a", "output_media_type": "text/csv"}]]
+    outputs = [{"name": "t", "output": "id,text\n1," + "a" * BIG, "status": "success"}]
+    result = create_steps_evaluator()(outputs=outputs, reference_outputs=reference)
+    assert result["score"] == 0.0
+
+
+def test_a_caller_lowered_field_limit_is_left_as_it_was() -> None:
+    import csv
+
+    previous = csv.field_size_limit(1000)
+    try:
+        table = "id,text\n1," + "a" * 5000
+        reference = [[{"name": "t", "output": table, "output_media_type": "text/csv"}]]
+        outputs = [{"name": "t", "output": table, "status": "success"}]
+        assert create_steps_evaluator()(outputs=outputs, reference_outputs=reference)["score"] == 1
+        assert csv.field_size_limit() == 1000
+    finally:
+        csv.field_size_limit(previous)

@@ -18,7 +18,7 @@ from openevals.simulators import (
     run_multiturn_simulation,
     run_multiturn_simulation_async,
 )
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
+from openevals.testing import FakeOpenAIServer, chat_model, openai_client
 
 PERSONA = "You are an angry and belligerent customer who wants a refund."
 
@@ -130,10 +130,46 @@ async def test_never_returns_the_model_response_id(
 async def test_empty_model_answer_is_an_error(
     factory: Factory, fake_openai: FakeOpenAIServer
 ) -> None:
-    fake_openai.queue_chat("   ")
+    """An empty reply is asked again once (the judge pipeline's repair); still empty, it raises
+    JudgeOutputError (a ValueError), never an empty user turn."""
+    from openevals.llm import JudgeOutputError
+
+    fake_openai.set_default_chat("   ")
     user = factory(system=PERSONA, client=chat_model(fake_openai))
-    with pytest.raises(ValueError, match="empty message"):
+    with pytest.raises(JudgeOutputError, match="the reply is empty"):
         await _call(user, [], turn_counter=0)
+    assert len(fake_openai.chat_requests) == 2
+    fake_openai.reset()
+    fake_openai.queue_chat("")
+    fake_openai.queue_chat("Fine, then give me store credit.")
+    assert (await _call(user, [], turn_counter=0))["content"] == "Fine, then give me store credit."
+
+
+@FACTORIES
+@pytest.mark.usefixtures("openai_env")
+async def test_the_model_call_gets_the_judge_pipeline(
+    factory: Factory, fake_openai: FakeOpenAIServer
+) -> None:
+    """A model string: the plain request (no response format, no tools), a rate limit retried,
+    a hung server bounded by ``timeout=``."""
+    from openevals._judge.core import RetryPolicy
+    from openevals._judge.shell import judge_core
+    from openevals.llm import JudgeTimeoutError
+
+    fake_openai.queue_chat(status=429, headers={"retry-after-ms": "1"})
+    fake_openai.queue_chat("Where is my refund?")
+    user = factory(system=PERSONA, model="openai:gpt-test", timeout=0.3)
+    assert (await _call(user, [], turn_counter=0))["content"] == "Where is my refund?"
+    first, second = fake_openai.chat_requests
+    assert first == second and set(second) == {"model", "messages"}
+    assert second["messages"][0] == {"role": "system", "content": PERSONA}
+
+    fake_openai.set_default_chat(hang=True)
+    user = factory(system=PERSONA, model="openai:gpt-test", timeout=0.3)
+    judge_core(user).retry = RetryPolicy(max_retries=0)  # retries would only multiply the wait
+    with pytest.raises(JudgeTimeoutError) as info:
+        await _call(user, [], turn_counter=0)
+    assert info.value.timeout == 0.3
 
 
 # --------------------------------------------------------------------------- fixed responses

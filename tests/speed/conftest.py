@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 VERDICT = {"reasoning": "fine", "score": True}
 

@@ -18,7 +18,7 @@ from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.progress import RichProgress, print_summary
 from openevals.evaluation.stats import RunStats
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nCorrect?"
 LIMIT, LATENCY, CAP, ROWS = 6, 0.03, 24, 360

@@ -1,4 +1,4 @@
-"""Clients the judge builds for itself: their own aiohttp session, pool sized to the concurrency, one pool
+"""Clients the judge builds for itself: the SDK's client on its own aiohttp transport, pool sized to the concurrency, one pool
 per event loop, closed with its loop; a caller's own client is used as it is; a sync judge used from
 threads keeps one keep-alive pool."""
 
@@ -13,24 +13,24 @@ from typing import Any
 import openai
 
 from openevals._judge.shell import judge_core
-from openevals._judge.wire import WireClient
 from openevals.evaluation import aevaluate, evaluate
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nCorrect?"
 
 
-async def test_owned_async_client_posts_on_its_own_aiohttp_session(
+async def test_owned_async_client_is_the_sdks_on_its_aiohttp_transport(
     server: FakeOpenAIServer,
 ) -> None:
     judge = create_async_llm_as_judge(prompt=PROMPT, model="openai:gpt-test")
     result = await judge(inputs="2+2", outputs="4")
     assert result["score"] is True
-    client = judge_core(judge).backend._loop_client()
-    assert isinstance(client, WireClient)
+    backend = judge_core(judge).backend
+    client = backend._loop_client()
+    assert type(client) is openai.AsyncOpenAI and client.max_retries == 0
     # Outside a batch run the pool has the SDK's default size.
-    assert client.pool_size == 1000
+    assert backend.pool_size() == 1000
 
 
 async def test_pool_is_sized_to_the_run_concurrency(server: FakeOpenAIServer) -> None:
@@ -39,7 +39,7 @@ async def test_pool_is_sized_to_the_run_concurrency(server: FakeOpenAIServer) ->
 
     async def judged(**kwargs: Any) -> Any:
         result = await judge(**kwargs)
-        seen.append(judge_core(judge).backend._loop_client().pool_size)
+        seen.append(judge_core(judge).backend.pool_size())
         return result
 
     rows = [{"inputs": f"q{i}", "outputs": "a"} for i in range(12)]
@@ -74,8 +74,7 @@ def test_a_bigger_run_on_the_same_loop_gets_a_bigger_pool(server: FakeOpenAIServ
 
         async def judged(**kwargs: Any) -> Any:
             result = await judge(**kwargs)
-            client = judge_core(judge).backend._loop_client()
-            sizes.append(client.pool_size)
+            sizes.append(judge_core(judge).backend.pool_size())
             return result
 
         result = evaluate(rows, [judged], concurrency=concurrency, progress=False)
@@ -91,9 +90,7 @@ async def test_a_callers_client_is_used_as_it_is(server: FakeOpenAIServer) -> No
     assert result.summary["pairs"]["failed"] == 0
     backend = judge_core(judge).backend
     assert backend.client is mine and backend._async_clients is None
-    assert mine.max_retries == 5 and not isinstance(
-        mine._client, type(openai.DefaultAioHttpClient())
-    )
+    assert mine.max_retries == 5
     await mine.close()
 
 

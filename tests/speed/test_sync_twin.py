@@ -15,7 +15,7 @@ from openevals._judge.shell import judge_core
 from openevals.evaluation import aevaluate, evaluate
 from openevals.exact import exact_match
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nReference: {reference_outputs}\nCorrect?"
 

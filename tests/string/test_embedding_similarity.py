@@ -15,7 +15,7 @@ from openevals.string import (
     create_async_embedding_similarity_evaluator,
     create_embedding_similarity_evaluator,
 )
-from tests.fakes.openai_server import FakeOpenAIServer
+from openevals.testing import FakeOpenAIServer
 
 FACTORIES = pytest.mark.parametrize(
     "factory",
@@ -134,7 +134,7 @@ async def test_client_is_built_once_per_evaluator_and_lazily(
     assert calls == []  # nothing is built (no API key needed) until the first evaluation
     for i in range(3):
         await evaluate(evaluator, outputs=f"a{i}", reference_outputs=f"b{i}")
-    assert calls == [((), {"model": MODEL})]
+    assert calls == [((), {"model": MODEL, "max_retries": 0})]  # one retry policy: ours
     assert len(server.embedding_requests) == 3
 
 

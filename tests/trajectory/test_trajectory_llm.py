@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from openevals import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
 from openevals.prompts import TRAJECTORY_ACCURACY_PROMPT, TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE
-from tests.fakes.openai_server import FakeOpenAIServer, chat_model, openai_client
+from openevals.testing import FakeOpenAIServer, chat_model, openai_client
 from tests.trajectory.match_helpers import ai, tool, user
 
 OUTPUTS = [

@@ -35,6 +35,20 @@ class CacheActor:
     def set(self, key: str, value: dict[str, Any]) -> None:
         self.backend.set(key, value)
 
+    def features(self) -> tuple[bool, bool]:
+        """``(replay_only, describes_requests)`` of the backend (a replaying cassette: both)."""
+        return (
+            bool(getattr(self.backend, "replay_only", False)),
+            callable(getattr(self.backend, "describe_request", None)),
+        )
+
+    def describe_request(self, key: str, material: dict[str, Any]) -> None:
+        self.backend.describe_request(key, material)
+
+    def miss(self, key: str, stale: bool) -> Exception:
+        error: Exception = self.backend.miss(key, stale)
+        return error
+
     def close(self) -> None:
         close = getattr(self.backend, "close", None)
         if callable(close):
@@ -49,10 +63,19 @@ class ActorCache:
 
     def __init__(self, actor: Any) -> None:
         self.actor = actor
+        self.replay_only, self._describes = ray.get(actor.features.remote())
 
     def get(self, key: str) -> dict[str, Any] | None:
         value: dict[str, Any] | None = ray.get(self.actor.get.remote(key))
         return value
+
+    def describe_request(self, key: str, material: dict[str, Any]) -> None:
+        if self._describes:
+            ray.get(self.actor.describe_request.remote(key, material))
+
+    def miss(self, key: str, stale: bool) -> Exception:
+        error: Exception = ray.get(self.actor.miss.remote(key, stale))
+        return error
 
     def set(self, key: str, value: dict[str, Any]) -> None:
         ray.get(self.actor.set.remote(key, value))

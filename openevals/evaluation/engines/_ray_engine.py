@@ -47,6 +47,7 @@ from ray import cloudpickle
 
 from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
+from openevals.evaluation.engines.ray_connect import probe_ray_address
 from openevals.evaluation.engines.worker import RowOutcome, WorkerRun, WorkItem, counts_of
 from openevals.evaluation.evaluators import RunEvaluator
 from openevals.evaluation.options import RunOptions
@@ -96,8 +97,10 @@ class _EvalWorker:
 class _Session:
     """The Ray session of one run: joined, or started (and stopped) here."""
 
-    def __init__(self, address: str | None) -> None:
+    def __init__(self, address: str | None, connect_timeout: float) -> None:
+        self.from_env = not address
         self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.connect_timeout = connect_timeout
         self.started = False
 
     def __enter__(self) -> _Session:
@@ -108,6 +111,7 @@ class _Session:
                 "include_dashboard": False,
             }
             if self.address is not None:
+                probe_ray_address(self.address, self.connect_timeout, from_env=self.from_env)
                 ray.init(address=self.address, **quiet)
             else:
                 ray.init(num_cpus=os.cpu_count() or 1, **quiet)
@@ -124,6 +128,7 @@ class RayRun(_Run):
 
     def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
         super().__init__(data, evaluators, options)
+        self.data = data
         self.stop = threading.Event()
         self._outcome: RowOutcome | None = None
         worker_options = replace(
@@ -158,7 +163,7 @@ class RayRun(_Run):
             loop.close()
 
     async def _schedule(self) -> None:
-        with _Session(self.options.ray_address):
+        with _Session(self.options.ray_address, self.options.ray_connect_timeout):
             await self._replay_all()
 
     def _needs_work(self, row: Row) -> bool:
@@ -166,6 +171,19 @@ class RayRun(_Run):
         return any(ev.name not in finished for ev in self.evaluators)
 
     async def _replay_all(self) -> None:
+        if not (self._previous.evals or self._previous.rows):  # nothing to resume
+            from openevals.evaluation.engines._ray_parquet import parquet_stream
+
+            streamed = parquet_stream(self.data, self.options, self._payload, self.cache)
+            if streamed is not None:  # Parquet: Ray Data reads it on the workers
+                try:
+                    for row, self._outcome in streamed:
+                        if self.stop.is_set():
+                            raise KeyboardInterrupt
+                        await self._process_row(row)
+                finally:
+                    streamed.close()
+                return
         rows = list(self.rows_iter)
         work = [row for row in rows if self._needs_work(row)]
         outcomes = self._outcomes(work)

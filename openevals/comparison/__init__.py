@@ -1,0 +1,48 @@
+"""Comparing two runs on paired rows: per-key paired statistics, verdicts, a CI gate, a report.
+
+    from openevals.comparison import compare
+
+    comparison = compare("baseline.jsonl", "candidate.jsonl")
+    print(comparison)
+    comparison.check(max_drop={"correctness": 0.02})  # AssertionError when a gate trips
+
+Names resolve lazily (see :func:`openevals._lazy_exports`): importing ``openevals.comparison``
+loads no numpy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_COMPARE = "openevals.comparison.paired"
+_GATE = "openevals.comparison.gate"
+
+_EXPORTS: dict[str, str] = {
+    "compare": _COMPARE,
+    "acompare": _COMPARE,
+    "HeadToHead": "openevals.comparison.head_to_head",
+    "Comparison": _COMPARE,
+    "KeyComparison": _COMPARE,
+    "ChangedRow": _COMPARE,
+    "assert_no_regression": _GATE,
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.comparison.paired import (
+        ChangedRow as ChangedRow,
+        Comparison as Comparison,
+        KeyComparison as KeyComparison,
+        acompare as acompare,
+        compare as compare,
+    )
+    from openevals.comparison.head_to_head import HeadToHead as HeadToHead
+    from openevals.comparison.gate import assert_no_regression as assert_no_regression
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

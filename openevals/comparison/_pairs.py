@@ -1,0 +1,273 @@
+"""Pairing two runs' scores by row id and building the :class:`Comparison` from them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from openevals.comparison import stats
+from openevals.comparison._runs import ERROR, NAN, VALUE, RunScores, row_details
+from openevals.comparison.paired import (
+    ChangedRow,
+    Comparison,
+    KeyComparison,
+    key_comparison,
+    verdict,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = ["build"]
+
+_LISTED = 100
+
+
+def _aligned(run: RunScores, key: str, positions: NDArray[np.int64]) -> tuple[Any, Any]:
+    """(values, states) of ``key`` at ``positions`` (rows past the key's arrays are missing)."""
+    import numpy as np
+
+    scores = run.keys[key]
+    values = np.frombuffer(scores.values, dtype=np.float64) if len(scores.values) else np.zeros(0)
+    states = np.frombuffer(scores.states, dtype=np.int8) if len(scores.states) else np.zeros(0)
+    inside = positions < len(states)
+    v = np.full(len(positions), np.nan)
+    s = np.zeros(len(positions), dtype=np.int8)
+    v[inside] = values[positions[inside]]
+    s[inside] = states[positions[inside]]
+    return v, s
+
+
+def _excluded(sb: Any, sc: Any) -> dict[str, int]:
+    out = {
+        "missing in baseline": int(((sb == 0) & (sc == VALUE)).sum()),
+        "missing in candidate": int(((sc == 0) & (sb == VALUE)).sum()),
+        "error in baseline": int(((sb == ERROR) & (sc != ERROR)).sum()),
+        "error in candidate": int(((sc == ERROR) & (sb != ERROR)).sum()),
+        "error in both": int(((sb == ERROR) & (sc == ERROR)).sum()),
+        "NaN or no score": int(((sb == NAN) | (sc == NAN)).sum()),
+    }
+    return {reason: count for reason, count in out.items() if count}
+
+
+def _holm(items: list[KeyComparison], alpha: float, min_effect: float) -> tuple[KeyComparison, ...]:
+    adjusted = stats.holm([k.p_value for k in items])
+    return tuple(
+        replace(k, p_adjusted=p, verdict=verdict(k, p, alpha, min_effect))
+        for k, p in zip(items, adjusted, strict=True)
+    )
+
+
+def build(
+    base: RunScores,
+    cand: RunScores,
+    *,
+    keys: Sequence[str] | None,
+    group_by: str | None,
+    alpha: float,
+    min_effect: float,
+    seed: int,
+    test: str,
+    lower: set[str],
+    resamples: int,
+    max_rows: int,
+    judged: bool = False,
+) -> Comparison:
+    import numpy as np
+
+    shared = [i for i in base.ids if i in cand.ids]
+    if not shared:
+        raise ValueError(
+            f"the runs share no row id (baseline {len(base.ids)} rows, candidate "
+            f"{len(cand.ids)}): compare two runs of the same dataset (rows are paired by `id`; "
+            "give your rows stable ids)"
+        )
+    only_b = [i for i in base.ids if i not in cand.ids]
+    only_c = [i for i in cand.ids if i not in base.ids]
+    pb = np.fromiter((base.ids[i] for i in shared), dtype=np.int64, count=len(shared))
+    pc = np.fromiter((cand.ids[i] for i in shared), dtype=np.int64, count=len(shared))
+    _errors_as_keys(base, cand)
+    _errors_as_keys(cand, base)
+    common = [k for k in base.keys if k in cand.keys]
+    if keys is not None:
+        unknown = [k for k in keys if k not in base.keys and k not in cand.keys]
+        if unknown:
+            raise ValueError(
+                f"`keys` names {unknown}, which neither run has; the runs' keys: "
+                f"{sorted(set(base.keys) | set(cand.keys))}"
+            )
+        common = [k for k in keys if k in base.keys and k in cand.keys]
+    excluded_keys: dict[str, str] = {}
+    items: list[KeyComparison] = []
+    pairs: dict[str, tuple[Any, Any, Any]] = {}
+    for key in common:
+        kinds = base.keys[key].kinds | cand.keys[key].kinds
+        odd = sorted(k for k in kinds if k not in ("boolean", "continuous"))
+        if odd:
+            excluded_keys[key] = f"scores that are not numbers or booleans: {odd}"
+            continue
+        if (
+            base.keys[key].kinds
+            and cand.keys[key].kinds
+            and (base.keys[key].kinds != cand.keys[key].kinds)
+        ):
+            excluded_keys[key] = (
+                f"{'/'.join(sorted(base.keys[key].kinds))} in the baseline but "
+                f"{'/'.join(sorted(cand.keys[key].kinds))} in the candidate: the runs scored it "
+                "differently, so its rows cannot be paired"
+            )
+            continue
+        kind = "boolean" if kinds == {"boolean"} else "continuous"
+        vb, sb = _aligned(base, key, pb)
+        vc, sc = _aligned(cand, key, pc)
+        both = (sb == VALUE) & (sc == VALUE)
+        pairs[key] = (vb, vc, both)
+        item, _ = key_comparison(
+            key,
+            kind,
+            vb[both],
+            vc[both],
+            alpha=alpha,
+            min_effect=min_effect,
+            seed=seed,
+            test=test,
+            higher=key not in lower,
+            resamples=resamples,
+            excluded=_excluded(sb, sc),
+        )
+        items.append(item)
+    if not items and not excluded_keys and not judged:
+        raise ValueError(
+            "the runs have no feedback key in common to compare (baseline: "
+            f"{sorted(base.keys)}, candidate: {sorted(cand.keys)})"
+        )
+    compared = _holm(items, alpha, min_effect)
+    groups: dict[str, tuple[KeyComparison, ...]] = {}
+    if group_by is not None:
+        labels = np.array([str(base.groups[p]) for p in pb], dtype=object)
+        for group in sorted(set(labels.tolist())):
+            mask = labels == group
+            per_group = []
+            for item in items:
+                vb, vc, both = pairs[item.key]
+                chosen = both & mask
+                result, _ = key_comparison(
+                    item.key,
+                    item.kind,
+                    vb[chosen],
+                    vc[chosen],
+                    alpha=alpha,
+                    min_effect=min_effect,
+                    seed=seed,
+                    test=test,
+                    higher=item.higher_is_better,
+                    resamples=resamples,
+                    excluded={},
+                )
+                per_group.append(result)
+            groups[group] = _holm(per_group, alpha, min_effect)
+    changed = _changed(base, cand, shared, compared, pairs, max_rows)
+    notes = []
+    if only_b or only_c:
+        notes.append(
+            f"{len(only_b)} row(s) only in the baseline and {len(only_c)} only in the candidate "
+            "are not paired (listed in `only_in_baseline` / `only_in_candidate`)"
+        )
+    for key, reason in excluded_keys.items():
+        notes.append(f"key {key!r} not compared: {reason}")
+    return Comparison(
+        baseline=_label(base),
+        candidate=_label(cand),
+        keys=compared,
+        rows_baseline=len(base.ids),
+        rows_candidate=len(cand.ids),
+        rows_paired=len(shared),
+        only_in_baseline=tuple(only_b[:_LISTED]),
+        only_in_candidate=tuple(only_c[:_LISTED]),
+        count_only_in_baseline=len(only_b),
+        count_only_in_candidate=len(only_c),
+        keys_only_in_baseline=tuple(sorted(k for k in base.keys if k not in cand.keys)),
+        keys_only_in_candidate=tuple(sorted(k for k in cand.keys if k not in base.keys)),
+        excluded_keys=excluded_keys,
+        evaluators_only_in_baseline=tuple(sorted(base.evaluators - cand.evaluators)),
+        evaluators_only_in_candidate=tuple(sorted(cand.evaluators - base.evaluators)),
+        changed=changed,
+        groups=groups,
+        alpha=alpha,
+        min_effect=min_effect,
+        seed=seed,
+        notes=tuple(notes),
+    )
+
+
+def _errors_as_keys(run: RunScores, other: RunScores) -> None:
+    """A key ``other`` scored whose evaluator failed on ``run``'s rows is ``run``'s too (errors
+    on those rows), so the failures show as exclusions instead of a key 'in one run only'."""
+    from openevals.comparison._runs import KeyScores
+
+    for key, scores in other.keys.items():
+        failed = run.errors.get(scores.evaluator)
+        if key in run.keys or not failed:
+            continue
+        mine = run.keys[key] = KeyScores(evaluator=scores.evaluator)
+        for pos in failed:
+            mine.put(pos, ERROR)
+
+
+def _label(run: RunScores) -> str:
+    source = run.source
+    return (
+        str(source)
+        if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__")
+        else (f"{run.label} (EvaluationResult)")
+    )
+
+
+def _changed(
+    base: RunScores,
+    cand: RunScores,
+    shared: list[str],
+    compared: tuple[KeyComparison, ...],
+    pairs: dict[str, tuple[Any, Any, Any]],
+    max_rows: int,
+) -> tuple[ChangedRow, ...]:
+    """Flips (boolean keys) and the largest changes (numbers), with outputs and comments."""
+    import numpy as np
+
+    picked: list[tuple[str, int, str]] = []
+    for item in compared:
+        vb, vc, both = pairs[item.key]
+        d = np.where(both, vc - vb, 0.0)
+        order = np.argsort(-np.abs(d), kind="stable")
+        for index in order[d[order] != 0][:max_rows]:
+            if item.kind == "boolean":
+                change = "fail -> pass" if d[index] > 0 else "pass -> fail"
+            else:
+                change = "up" if d[index] > 0 else "down"
+            picked.append((item.key, int(index), change))
+    wanted = {shared[i] for _, i, _ in picked}
+    details_b = row_details(base, wanted)
+    details_c = row_details(cand, wanted)
+    rows = []
+    for key, index, change in picked:
+        row_id = shared[index]
+        vb, vc, _ = pairs[key]
+        db = details_b.get(row_id, {})
+        dc = details_c.get(row_id, {})
+        rows.append(
+            ChangedRow(
+                id=row_id,
+                key=key,
+                change=change,
+                baseline_score=float(vb[index]),
+                candidate_score=float(vc[index]),
+                group=base.groups[base.ids[row_id]],
+                baseline_outputs=db.get("outputs"),
+                candidate_outputs=dc.get("outputs"),
+                baseline_comment=(db.get("comments") or {}).get(key),
+                candidate_comment=(dc.get("comments") or {}).get(key),
+            )
+        )
+    return tuple(rows)

@@ -1,0 +1,264 @@
+"""Reading a run for a comparison: an :class:`EvaluationResult` or a run's ``output=`` JSONL file,
+streamed, into per-key score arrays indexed by row position (nothing else of the run is kept).
+
+A score's state per row and key: missing, a value, a NaN/None score, or the evaluator failed on
+the row. The file is read line by line; the last ``eval`` record of a row and evaluator wins, as
+on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from array import array
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ERROR", "MISSING", "NAN", "VALUE", "RunScores", "read_run", "row_details"]
+
+MISSING, VALUE, NAN, ERROR = 0, 1, 2, 3
+
+
+@dataclass
+class KeyScores:
+    values: array[float] = field(default_factory=lambda: array("d"))
+    states: array[int] = field(default_factory=lambda: array("b"))
+    kinds: set[str] = field(default_factory=set)
+    evaluator: str = ""
+
+    def put(self, pos: int, state: int, value: float = math.nan) -> None:
+        size = len(self.states)
+        if pos == size:  # rows usually arrive in order: append
+            self.values.append(value)
+            self.states.append(state)
+            return
+        if pos > size:
+            self.values.extend([math.nan] * (pos - size))
+            self.states.extend([MISSING] * (pos - size))
+            self.values.append(value)
+            self.states.append(state)
+            return
+        self.values[pos] = value
+        self.states[pos] = state
+
+
+@dataclass
+class RunScores:
+    """One run, reduced to what a comparison needs."""
+
+    label: str
+    ids: dict[str, int] = field(default_factory=dict)
+    keys: dict[str, KeyScores] = field(default_factory=dict)
+    evaluators: set[str] = field(default_factory=set)
+    errors: dict[str, set[int]] = field(default_factory=dict)
+    """evaluator -> positions of rows it failed on."""
+    groups: list[Any] = field(default_factory=list)
+    source: Any = None
+    row_offsets: array[int] = field(default_factory=lambda: array("q"))
+    """A file's byte offset of each row's ``row`` line (-1: none), by position."""
+    eval_offsets: dict[str, array[int]] = field(default_factory=dict)
+    """evaluator -> byte offset of each row's last ``eval`` line, by position."""
+
+    def position(self, row_id: str) -> int:
+        pos = self.ids.get(row_id)
+        if pos is None:
+            pos = self.ids[row_id] = len(self.ids)
+            self.groups.append(None)
+        return pos
+
+    def add_eval(self, row_id: str, evaluator: str, status: Any, results: Any) -> int:
+        pos = self.position(row_id)
+        self._add_eval(pos, evaluator, status, results)
+        return pos
+
+    def _add_eval(self, pos: int, evaluator: str, status: Any, results: Any) -> None:
+        self.evaluators.add(evaluator)
+        if status != "success":
+            self.errors.setdefault(evaluator, set()).add(pos)
+            return
+        self.errors.get(evaluator, set()).discard(pos)
+        for result in results or ():
+            if type(result) is not dict or "key" not in result:
+                continue
+            key = str(result["key"])
+            scores = self.keys.get(key)
+            if scores is None:
+                scores = self.keys[key] = KeyScores(evaluator=evaluator)
+            score = result.get("score")
+            if score is True or score is False:
+                scores.kinds.add("boolean")
+                scores.put(pos, VALUE, 1.0 if score else 0.0)
+            elif isinstance(score, (int, float)) and math.isfinite(float(score)):
+                scores.kinds.add("continuous")
+                scores.put(pos, VALUE, float(score))
+            elif score is None or (isinstance(score, float) and math.isnan(score)):
+                scores.put(pos, NAN)
+            else:
+                scores.kinds.add(f"unsupported ({type(score).__name__})")
+                scores.put(pos, NAN)
+
+    def finish(self) -> None:
+        """Failed evaluations mark every key of their evaluator as an error on that row."""
+        for scores in self.keys.values():
+            for pos in self.errors.get(scores.evaluator, ()):
+                if pos >= len(scores.states) or scores.states[pos] == MISSING:
+                    scores.put(pos, ERROR)
+
+
+def _group_of(record: Mapping[str, Any], group_by: str | None) -> Any:
+    if group_by is None:
+        return None
+    node: Any = record
+    for part in group_by.split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        else:
+            extra = record.get("extra")
+            if isinstance(extra, Mapping) and group_by in extra:
+                return extra[group_by]
+            group = record.get("group")
+            return group if isinstance(group, (str, int, float, bool)) else None
+    return node if isinstance(node, (str, int, float, bool)) or node is None else str(node)
+
+
+_KIND = re.compile(rb'^\{"kind": "(\w+)"')
+_ROW_ID = re.compile(rb'"row_id": ("(?:[^"\\]|\\.)*")')
+
+
+def _set(offsets: array[int], pos: int, value: int) -> None:
+    if pos >= len(offsets):
+        offsets.extend([-1] * (pos + 1 - len(offsets)))
+    offsets[pos] = value
+
+
+def _decode(path: Path, line: bytes, number: int) -> dict[str, Any] | None:
+    """A record of a run file (``None`` for a torn line), or ``ValueError`` naming the line."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except ValueError:
+        if number == 1:
+            raise ValueError(
+                f"{path} is not a run's output file: line 1 is not JSON (pass the JSONL file an "
+                "`evaluate(..., output=...)` run wrote)"
+            ) from None
+        return None  # a torn last line of an interrupted run, as resume treats it
+    if not isinstance(record, dict) or "kind" not in record:
+        raise ValueError(
+            f"{path}, line {number}: not a record of a run's output file (no `kind`); pass the "
+            "JSONL file an `evaluate(..., output=...)` run wrote"
+        )
+    return record
+
+
+def _scan(path: Path, run: RunScores, group_by: str | None) -> None:
+    """Read a run file once: scores, groups, and where each row's lines are (for the rows shown
+    later). A ``row`` line is decoded only for ``group_by``; otherwise its id is enough."""
+    offset = 0
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            start, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            kind = _KIND.match(line)
+            if kind is not None and kind.group(1) == b"row" and group_by is None:
+                found = _ROW_ID.search(line)
+                if found is not None:
+                    raw = found.group(1)
+                    row_id = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
+                    _set(run.row_offsets, run.position(row_id), start)
+                    continue
+            record = _decode(path, line, number)
+            if record is None:
+                continue
+            if record["kind"] == "row":
+                pos = run.position(str(record.get("row_id")))
+                run.groups[pos] = _group_of(record, group_by)
+                _set(run.row_offsets, pos, start)
+            elif record["kind"] == "eval":
+                evaluator = str(record.get("evaluator"))
+                pos = run.add_eval(
+                    str(record.get("row_id")),
+                    evaluator,
+                    record.get("status"),
+                    record.get("results"),
+                )
+                offsets = run.eval_offsets.get(evaluator)
+                if offsets is None:
+                    offsets = run.eval_offsets[evaluator] = array("q")
+                _set(offsets, pos, start)
+
+
+def read_run(source: Any, label: str, group_by: str | None) -> RunScores:
+    """The scores of ``source``: an ``EvaluationResult`` or the path of a run's output file."""
+    run = RunScores(label=label, source=source)
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"`{label}`: no such run file: {path}")
+        _scan(path, run, group_by)
+    elif hasattr(source, "rows") and hasattr(source, "aggregates"):
+        for rec in source.rows:
+            pos = run.position(str(rec.get("id")))
+            run.groups[pos] = _group_of(rec, group_by)
+            for name, entry in (rec.get("evaluations") or {}).items():
+                run.add_eval(str(rec.get("id")), name, entry.get("status"), entry.get("results"))
+    else:
+        raise TypeError(
+            f"`{label}` must be an EvaluationResult or the path of a run's output JSONL file; "
+            f"got {type(source).__name__}"
+        )
+    run.finish()
+    return run
+
+
+def row_details(run: RunScores, wanted: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Outputs and per-key comments of the rows ``wanted`` (a second pass over a file)."""
+    want = set(wanted)
+    out: dict[str, dict[str, Any]] = {}
+    if not want:
+        return out
+
+    def entry(row_id: str) -> dict[str, Any]:
+        return out.setdefault(row_id, {"outputs": None, "comments": {}, "errors": {}})
+
+    source = run.source
+    if isinstance(source, (str, os.PathLike)):
+        with Path(source).open("rb") as handle:
+
+            def at(offset: int) -> Any:
+                handle.seek(offset)
+                return json.loads(handle.readline())
+
+            for row_id in want:
+                pos = run.ids[row_id]
+                item = entry(row_id)
+                if pos < len(run.row_offsets) and run.row_offsets[pos] >= 0:
+                    item["outputs"] = at(run.row_offsets[pos]).get("outputs")
+                for offsets in run.eval_offsets.values():
+                    if pos < len(offsets) and offsets[pos] >= 0:
+                        _comments(item, at(offsets[pos]))
+    else:
+        for rec in source.rows:
+            row_id = str(rec.get("id"))
+            if row_id in want:
+                item = entry(row_id)
+                item["outputs"] = rec.get("outputs")
+                for name, value in (rec.get("evaluations") or {}).items():
+                    _comments(item, {"evaluator": name, **value})
+    return out
+
+
+def _comments(item: dict[str, Any], record: Mapping[str, Any]) -> None:
+    if record.get("status") != "success":
+        error = record.get("error") or {}
+        item["errors"][str(record.get("evaluator"))] = (
+            f"{error.get('type')}: {error.get('message')}"
+        )
+        return
+    for result in record.get("results") or ():
+        if isinstance(result, Mapping) and "key" in result:
+            item["comments"][str(result["key"])] = result.get("comment")

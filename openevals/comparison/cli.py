@@ -1,0 +1,96 @@
+"""``openevals compare BASE CAND``: the command-line face of :func:`~openevals.comparison.paired`.
+
+Exit status: 0 when no gate trips, 1 when one does (a significant regression with
+``--fail-on-regression``, or a drop beyond a ``--max-drop KEY=X``), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["add_parser", "run_compare"]
+
+
+def add_parser(sub: Any) -> None:
+    cmp = sub.add_parser("compare", help="compare two runs' output files on paired rows")
+    cmp.add_argument("baseline", help="the baseline run's output file (JSONL from --output)")
+    cmp.add_argument("candidate", help="the candidate run's output file")
+    cmp.add_argument("--report", metavar="FILE", help="write the HTML comparison report")
+    cmp.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when any key regressed significantly",
+    )
+    cmp.add_argument(
+        "--max-drop",
+        action="append",
+        default=[],
+        metavar="KEY=X",
+        help="exit 1 when KEY's mean falls by more than X (repeatable)",
+    )
+    cmp.add_argument("--key", action="append", metavar="KEY", help="compare only KEY (repeatable)")
+    cmp.add_argument("--group-by", metavar="FIELD", help="also compare within each group")
+    cmp.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    cmp.add_argument(
+        "--min-effect", type=float, default=0.02, help="smallest difference of interest (0.02)"
+    )
+    cmp.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    cmp.add_argument("--sign-test", action="store_true", help="use the sign test for every key")
+    cmp.add_argument(
+        "--lower-is-better", action="append", default=[], metavar="KEY", help="repeatable"
+    )
+
+
+def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
+    """Compare, print the table (rich when the terminal is one), write the report, gate."""
+    from openevals.comparison.gate import failures, parse_max_drop
+    from openevals.comparison.paired import compare
+
+    try:
+        max_drop = parse_max_drop(args.max_drop)
+        comparison = compare(
+            args.baseline,
+            args.candidate,
+            keys=args.key,
+            group_by=args.group_by,
+            alpha=args.alpha,
+            min_effect=args.min_effect,
+            seed=args.seed,
+            test="sign" if args.sign_test else "auto",
+            lower_is_better=args.lower_is_better,
+        )
+        tripped = failures(
+            comparison, fail_on_regression=args.fail_on_regression, max_drop=max_drop
+        )
+    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
+        raise usage_error(str(exc).splitlines()[0]) from None
+    _print(comparison)
+    if args.report:
+        print(f"Report: {comparison.report_html(args.report)}")
+    for line in tripped:
+        print(f"gate: {line}", file=sys.stderr)
+    return 1 if tripped else 0
+
+
+def _print(comparison: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from openevals.comparison.report import HEADER, _line
+
+    table = Table(
+        title=f"{comparison.candidate} vs {comparison.baseline}: "
+        f"{comparison.rows_paired} paired rows"
+    )
+    for name in HEADER:
+        table.add_column(name, justify="right" if name not in ("key", "verdict") else "left")
+    styles = {"improved": "green", "regressed": "bold red", "underpowered": "yellow"}
+    for item in comparison.keys:
+        table.add_row(*_line(item), style=styles.get(item.verdict))
+    console = Console(width=max(100, Console().width))
+    console.print(table)
+    rest = str(comparison).splitlines()[2 + len(comparison.keys) :]
+    for line in rest:
+        console.print(line, markup=False, highlight=False)

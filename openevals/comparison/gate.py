@@ -1,0 +1,101 @@
+"""The CI gate of a comparison: significant regressions and drops beyond a threshold."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openevals.comparison.paired import Comparison
+
+__all__ = ["assert_no_regression", "check", "failures", "parse_max_drop"]
+
+
+def _check_drops(max_drop: Mapping[str, float] | None) -> dict[str, float]:
+    if max_drop is None:
+        return {}
+    if not isinstance(max_drop, Mapping):
+        raise TypeError(f"`max_drop` must be a dict of feedback key -> threshold; got {max_drop!r}")
+    out = {}
+    for key, value in max_drop.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"`max_drop[{key!r}]` must be a number >= 0; got {value!r}")
+        out[str(key)] = float(value)
+    return out
+
+
+def failures(
+    comparison: Comparison,
+    *,
+    fail_on_regression: bool = True,
+    max_drop: Mapping[str, float] | None = None,
+) -> list[str]:
+    """One line per tripped gate (empty: the candidate may ship)."""
+    drops = _check_drops(max_drop)
+    compared = {k.key: k for k in comparison.keys}
+    unknown = [key for key in drops if key not in compared]
+    if unknown:
+        raise ValueError(
+            f"`max_drop` names {unknown}, which the comparison does not have; compared keys: "
+            f"{sorted(compared)}"
+        )
+    out = []
+    for item in comparison.keys:
+        if fail_on_regression and item.verdict == "regressed":
+            out.append(
+                f"{item.key}: significant regression, {item.baseline_mean:.4g} -> "
+                f"{item.candidate_mean:.4g} (difference {item.difference:+.4g}, adjusted p "
+                f"{item.p_adjusted:.3g})"
+            )
+        limit = drops.get(item.key)
+        if limit is not None and item.difference is not None:
+            drop = -item.difference if item.higher_is_better else item.difference
+            if drop > limit:
+                out.append(f"{item.key}: mean fell by {drop:.4g}, more than the allowed {limit:g}")
+    return out
+
+
+def check(
+    comparison: Comparison,
+    *,
+    fail_on_regression: bool = True,
+    max_drop: Mapping[str, float] | None = None,
+) -> None:
+    """Raise ``AssertionError`` naming the tripped gates, with the per-key table."""
+    tripped = failures(comparison, fail_on_regression=fail_on_regression, max_drop=max_drop)
+    if tripped:
+        raise AssertionError(
+            "the candidate regressed:\n  " + "\n  ".join(tripped) + "\n\n" + str(comparison)
+        )
+
+
+def assert_no_regression(
+    baseline: Any,
+    candidate: Any,
+    *,
+    fail_on_regression: bool = True,
+    max_drop: Mapping[str, float] | None = None,
+    **options: Any,
+) -> Comparison:
+    """For pytest: compare the runs (``options`` go to :func:`compare`) and fail the test with
+    the per-key table when a gate trips; returns the comparison otherwise."""
+    from openevals.comparison.paired import compare
+
+    comparison = compare(baseline, candidate, **options)
+    check(comparison, fail_on_regression=fail_on_regression, max_drop=max_drop)
+    return comparison
+
+
+def parse_max_drop(items: list[str]) -> dict[str, float]:
+    """``["KEY=0.02", ...]`` (the CLI's ``--max-drop``) as a dict; ``ValueError`` names the bad one."""
+    out = {}
+    for item in items:
+        key, sep, value = item.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not sep or not key or number < 0:
+            raise ValueError(f"--max-drop expects KEY=NUMBER (e.g. correctness=0.02); got {item!r}")
+        out[key] = number
+    return out

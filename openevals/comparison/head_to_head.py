@@ -1,0 +1,126 @@
+"""Head-to-head judging for :func:`~openevals.comparison.compare`: when there is no reference
+answer, a pairwise judge compares the two runs' outputs row by row.
+
+Each paired row becomes one row of a batch run with ``systems=["baseline", "candidate"]``, so the
+judge sees both outputs in both orders through the runner (concurrency, judge cache, ``output=``
+resume, progress), and the run's pairwise summary gives the candidate's win rate with its
+interval and the order-flip rate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openevals._stats import Estimate
+from openevals.comparison._runs import RunScores
+
+__all__ = ["HeadToHead", "JudgeRun", "judge_rows", "summarize"]
+
+SYSTEMS = ("candidate", "baseline")
+
+
+@dataclass(frozen=True)
+class JudgeRun:
+    """The step a comparison yields: run ``judge`` over ``rows`` (the driver calls evaluate or
+    aevaluate with these arguments and sends back the result)."""
+
+    rows: Iterator[dict[str, Any]]
+    judge: Any
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """The candidate against the baseline, judged pair by pair (rates from the candidate's side)."""
+
+    comparisons: int
+    errors: int
+    wins: int
+    ties: int
+    losses: int
+    win_rate: Estimate | None
+    tie_rate: Estimate | None
+    loss_rate: Estimate | None
+    order_flip_rate: Estimate | None
+    """Of the pairs judged in both orders, the share whose verdict followed the position."""
+    result: Any
+    """The judging run's :class:`~openevals.evaluation.EvaluationResult`."""
+
+    def as_dict(self) -> dict[str, Any]:
+        def est(value: Estimate | None) -> Any:
+            return None if value is None else value.as_dict()
+
+        return {
+            "comparisons": self.comparisons,
+            "errors": self.errors,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "win_rate": est(self.win_rate),
+            "tie_rate": est(self.tie_rate),
+            "loss_rate": est(self.loss_rate),
+            "order_flip_rate": est(self.order_flip_rate),
+        }
+
+
+def _records(run: RunScores, ids: list[str]) -> Iterator[dict[str, Any]]:
+    """Each row record of ``ids`` (a file is read at the rows' offsets, one line at a time)."""
+    source = run.source
+    if isinstance(source, (str, os.PathLike)):
+        with Path(source).open("rb") as handle:
+            for row_id in ids:
+                pos = run.ids[row_id]
+                if pos < len(run.row_offsets) and run.row_offsets[pos] >= 0:
+                    handle.seek(run.row_offsets[pos])
+                    yield json.loads(handle.readline().decode("utf-8"))
+                else:
+                    yield {"row_id": row_id}
+        return
+    by_id = {str(rec.get("id")): rec for rec in source.rows}
+    for row_id in ids:
+        yield by_id[row_id]
+
+
+def judge_rows(base: RunScores, cand: RunScores, shared: list[str]) -> Iterator[dict[str, Any]]:
+    """One row per paired id: its inputs and reference, and both runs' outputs."""
+    for b, c in zip(_records(base, shared), _records(cand, shared), strict=True):
+        yield {
+            "id": str(b.get("row_id", b.get("id"))),
+            "inputs": b.get("inputs"),
+            "reference_outputs": b.get("reference_outputs"),
+            "outputs": {"baseline": b.get("outputs"), "candidate": c.get("outputs")},
+        }
+
+
+def summarize(result: Any) -> HeadToHead:
+    """The head-to-head figures from the judging run's pairwise summary."""
+    summary = next(iter(result.pairwise.values()))
+    record = next(iter(summary.pairs), None)
+    wins = ties = losses = 0
+    rates: tuple[Any, Any, Any] = (None, None, None)
+    if record is not None:
+        flip = record.a != "candidate"
+        wins, losses = (record.losses, record.wins) if flip else (record.wins, record.losses)
+        ties = record.ties
+        rates = (
+            (record.loss_rate, record.tie_rate, record.win_rate)
+            if flip
+            else (record.win_rate, record.tie_rate, record.loss_rate)
+        )
+    return HeadToHead(
+        comparisons=summary.comparisons,
+        errors=summary.errors,
+        wins=wins,
+        ties=ties,
+        losses=losses,
+        win_rate=rates[0],
+        tie_rate=rates[1],
+        loss_rate=rates[2],
+        order_flip_rate=summary.order_flip_rate,
+        result=result,
+    )

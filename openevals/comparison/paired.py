@@ -1,0 +1,452 @@
+"""``compare(baseline, candidate)``: did the candidate run get better, key by key, on paired rows?
+
+Rows are paired by row id. For each feedback key both runs scored: the mean difference with a
+paired bootstrap interval, the paired test that fits the score type (exact McNemar for booleans,
+Wilcoxon signed-rank for numbers, or the sign test on request), Holm-adjusted p-values across keys,
+and a verdict. Rows and keys present in one run only, NaN scores and rows whose evaluator failed on
+one side are counted, listed and excluded from the pairs, never dropped silently. See
+:mod:`openevals.comparison.stats` for the tests' exact definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openevals.comparison import stats
+from openevals.comparison._runs import read_run
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = ["ChangedRow", "Comparison", "KeyComparison", "acompare", "compare"]
+
+VERDICTS = ("improved", "regressed", "no detectable change", "underpowered")
+TESTS = ("auto", "sign")
+
+
+@dataclass(frozen=True)
+class KeyComparison:
+    """One feedback key compared on its paired rows (differences are candidate - baseline)."""
+
+    key: str
+    kind: str
+    """``"boolean"`` or ``"continuous"``."""
+    n: int
+    baseline_mean: float | None
+    candidate_mean: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+    test: str
+    statistic: float | None
+    p_value: float
+    p_adjusted: float
+    verdict: str
+    detectable: float | None
+    """The smallest difference these pairs would detect at ``alpha`` with 80% power."""
+    higher_is_better: bool = True
+    flips_to_fail: int = 0
+    """Boolean keys: rows that passed in the baseline and fail in the candidate."""
+    flips_to_pass: int = 0
+    excluded: Mapping[str, int] = field(default_factory=dict)
+    """Rows left out of the pairs, by reason."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__} | {
+            "excluded": dict(self.excluded)
+        }
+
+
+@dataclass(frozen=True)
+class ChangedRow:
+    """A row whose score changed: a boolean flip or one of the largest continuous changes."""
+
+    id: str
+    key: str
+    change: str
+    """``"pass -> fail"``, ``"fail -> pass"``, or ``"up"`` / ``"down"`` for numbers."""
+    baseline_score: float
+    candidate_score: float
+    group: Any = None
+    baseline_outputs: Any = None
+    candidate_outputs: Any = None
+    baseline_comment: Any = None
+    candidate_comment: Any = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What :func:`compare` returns. Print it for the per-key table; ``to_dict()`` for data;
+    ``report_html(path)`` for the HTML report; ``failures(...)`` / ``check(...)`` for a CI gate."""
+
+    baseline: str
+    candidate: str
+    keys: tuple[KeyComparison, ...]
+    rows_baseline: int
+    rows_candidate: int
+    rows_paired: int
+    only_in_baseline: tuple[str, ...]
+    """Row ids present in the baseline only (the first 100; ``count_only_in_baseline`` has all)."""
+    only_in_candidate: tuple[str, ...]
+    count_only_in_baseline: int
+    count_only_in_candidate: int
+    keys_only_in_baseline: tuple[str, ...]
+    keys_only_in_candidate: tuple[str, ...]
+    excluded_keys: Mapping[str, str]
+    """Keys both runs have that cannot be compared, with the reason."""
+    evaluators_only_in_baseline: tuple[str, ...]
+    evaluators_only_in_candidate: tuple[str, ...]
+    changed: tuple[ChangedRow, ...]
+    groups: Mapping[str, tuple[KeyComparison, ...]]
+    alpha: float
+    min_effect: float
+    seed: int
+    notes: tuple[str, ...] = ()
+    head_to_head: Any = None
+    """With ``judge=``: the :class:`~openevals.comparison.head_to_head.HeadToHead` figures."""
+
+    def key(self, name: str) -> KeyComparison:
+        for item in self.keys:
+            if item.key == name:
+                return item
+        raise KeyError(f"no compared key {name!r}; compared: {[k.key for k in self.keys]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "alpha": self.alpha,
+            "min_effect": self.min_effect,
+            "seed": self.seed,
+            "rows": {
+                "baseline": self.rows_baseline,
+                "candidate": self.rows_candidate,
+                "paired": self.rows_paired,
+                "only_in_baseline": self.count_only_in_baseline,
+                "only_in_candidate": self.count_only_in_candidate,
+                "only_in_baseline_ids": list(self.only_in_baseline),
+                "only_in_candidate_ids": list(self.only_in_candidate),
+            },
+            "keys": [k.as_dict() for k in self.keys],
+            "keys_only_in_baseline": list(self.keys_only_in_baseline),
+            "keys_only_in_candidate": list(self.keys_only_in_candidate),
+            "excluded_keys": dict(self.excluded_keys),
+            "evaluators_only_in_baseline": list(self.evaluators_only_in_baseline),
+            "evaluators_only_in_candidate": list(self.evaluators_only_in_candidate),
+            "groups": {g: [k.as_dict() for k in ks] for g, ks in self.groups.items()},
+            "changed": [_row(r) for r in self.changed],
+            "notes": list(self.notes),
+            "head_to_head": None if self.head_to_head is None else self.head_to_head.as_dict(),
+        }
+
+    def failures(
+        self, *, fail_on_regression: bool = True, max_drop: Mapping[str, float] | None = None
+    ) -> list[str]:
+        """Why the candidate should not ship: significant regressions and drops beyond
+        ``max_drop`` (key -> largest allowed fall of its mean); empty when no gate trips."""
+        from openevals.comparison.gate import failures
+
+        return failures(self, fail_on_regression=fail_on_regression, max_drop=max_drop)
+
+    def check(
+        self, *, fail_on_regression: bool = True, max_drop: Mapping[str, float] | None = None
+    ) -> None:
+        """Raise ``AssertionError`` with the per-key table when a gate trips (for pytest)."""
+        from openevals.comparison.gate import check
+
+        check(self, fail_on_regression=fail_on_regression, max_drop=max_drop)
+
+    def __str__(self) -> str:
+        from openevals.comparison.report import text_table
+
+        return text_table(self)
+
+    def _repr_html_(self) -> str:
+        from openevals.comparison.report import summary_html
+
+        return summary_html(self)
+
+    def report_html(self, path: Any, *, title: str = "openevals comparison") -> Any:
+        """Write the self-contained HTML comparison report to ``path``; return the path."""
+        from openevals.comparison.report import write_report
+
+        return write_report(self, path, title=title)
+
+
+def _row(row: ChangedRow) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in row.__dataclass_fields__}
+
+
+def _check_options(alpha: Any, min_effect: Any, seed: Any, test: Any, resamples: Any) -> None:
+    if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0.0 < alpha < 1.0:
+        raise ValueError(f"`alpha` must be a float strictly between 0 and 1; got {alpha!r}")
+    if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or min_effect < 0:
+        raise ValueError(f"`min_effect` must be a number >= 0; got {min_effect!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"`seed` must be an int; got {seed!r}")
+    if test not in TESTS:
+        raise ValueError(f"`test` must be one of {TESTS}; got {test!r}")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 100:
+        raise ValueError(f"`resamples` must be a whole number >= 100; got {resamples!r}")
+
+
+def compare(
+    baseline: Any,
+    candidate: Any,
+    *,
+    keys: Sequence[str] | None = None,
+    group_by: str | None = None,
+    alpha: float = 0.05,
+    min_effect: float = 0.02,
+    seed: int = 0,
+    test: str = "auto",
+    lower_is_better: Sequence[str] = (),
+    resamples: int = 2000,
+    max_rows: int = 50,
+    judge: Any = None,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Comparison:
+    """Compare ``candidate`` with ``baseline`` on the rows both scored (paired by row id).
+
+    Args:
+        baseline, candidate: an :class:`~openevals.evaluation.EvaluationResult`, or the path of a
+            run's ``output=`` JSONL file (read as a stream: only the per-key scores are kept).
+        keys: the feedback keys to compare (default: every key both runs have).
+        group_by: a row field (dotted path, e.g. ``"extra.topic"`` or a column name) to compare
+            within each group too.
+        alpha: the significance level, after Holm's adjustment across keys.
+        min_effect: the smallest difference of interest: a key with no significant change whose
+            pairs could not detect a difference this large (at ``alpha``, 80% power) is
+            ``"underpowered"`` rather than ``"no detectable change"``.
+        seed: for the bootstrap intervals.
+        test: ``"auto"`` (exact McNemar for boolean keys, Wilcoxon signed-rank for numbers) or
+            ``"sign"`` (the exact sign test for every key).
+        lower_is_better: keys where a smaller score is the better one (distances, costs).
+        resamples: bootstrap resamples.
+        max_rows: how many flipped / most-changed rows per key to show with their outputs.
+        judge: a pairwise judge (``create_pairwise_llm_as_judge``): also judge the two runs'
+            outputs head to head on every paired row, in both orders, through the batch runner
+            (``comparison.head_to_head``: the candidate's win rate with its interval and the
+            order-flip rate). ``judge_options``: ``concurrency``, ``cache``, ``output``,
+            ``progress``, ``retry_errors`` for that run.
+
+    Raises:
+        ValueError / TypeError: bad options; a file that is not a run's output; runs with no
+            scored rows; runs that share no row id; ``keys`` naming a key neither run has.
+        FileNotFoundError: a run file that does not exist.
+    """
+    from openevals._drivers import drive
+    from openevals.evaluation.runner import evaluate
+
+    flow = _flow(
+        baseline,
+        candidate,
+        keys=keys,
+        group_by=group_by,
+        alpha=alpha,
+        min_effect=min_effect,
+        seed=seed,
+        test=test,
+        lower_is_better=lower_is_better,
+        resamples=resamples,
+        max_rows=max_rows,
+        judge=judge,
+        judge_options=judge_options,
+    )
+    return drive(flow, lambda step: evaluate(step.rows, [step.judge], **step.options))
+
+
+async def acompare(
+    baseline: Any,
+    candidate: Any,
+    *,
+    keys: Sequence[str] | None = None,
+    group_by: str | None = None,
+    alpha: float = 0.05,
+    min_effect: float = 0.02,
+    seed: int = 0,
+    test: str = "auto",
+    lower_is_better: Sequence[str] = (),
+    resamples: int = 2000,
+    max_rows: int = 50,
+    judge: Any = None,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Comparison:
+    """Async twin of :func:`compare`: head-to-head judging runs through ``aevaluate``."""
+    from openevals._drivers import adrive
+    from openevals.evaluation.runner import aevaluate
+
+    flow = _flow(
+        baseline,
+        candidate,
+        keys=keys,
+        group_by=group_by,
+        alpha=alpha,
+        min_effect=min_effect,
+        seed=seed,
+        test=test,
+        lower_is_better=lower_is_better,
+        resamples=resamples,
+        max_rows=max_rows,
+        judge=judge,
+        judge_options=judge_options,
+    )
+    return await adrive(flow, lambda step: aevaluate(step.rows, [step.judge], **step.options))
+
+
+_JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors")
+
+
+def _flow(
+    baseline: Any,
+    candidate: Any,
+    *,
+    keys: Sequence[str] | None,
+    group_by: str | None,
+    alpha: float,
+    min_effect: float,
+    seed: int,
+    test: str,
+    lower_is_better: Sequence[str],
+    resamples: int,
+    max_rows: int,
+    judge: Any,
+    judge_options: Mapping[str, Any] | None,
+) -> Generator[Any, Any, Comparison]:
+    """The comparison as a flow: it yields one :class:`JudgeRun` when ``judge`` is given."""
+    from dataclasses import replace
+
+    from openevals.comparison._pairs import build
+    from openevals.comparison.head_to_head import JudgeRun, judge_rows, summarize
+
+    _check_options(alpha, min_effect, seed, test, resamples)
+    if isinstance(keys, str):
+        raise TypeError(f"`keys` must be a list of feedback keys; got the string {keys!r}")
+    if isinstance(lower_is_better, str):
+        raise TypeError(f"`lower_is_better` must be a list of keys; got {lower_is_better!r}")
+    options = dict(judge_options or {})
+    unknown = sorted(set(options) - set(_JUDGE_OPTIONS))
+    if unknown:
+        raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {unknown}")
+    if judge is not None and not callable(judge):
+        raise TypeError(
+            f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {judge!r}"
+        )
+    base = read_run(baseline, "baseline", group_by)
+    cand = read_run(candidate, "candidate", group_by)
+    for run in (base, cand):
+        if not run.ids:
+            raise ValueError(f"the {run.label} run is empty: it has no rows to compare")
+    comparison = build(
+        base,
+        cand,
+        keys=keys,
+        group_by=group_by,
+        alpha=float(alpha),
+        min_effect=float(min_effect),
+        seed=seed,
+        test=test,
+        lower=set(lower_is_better),
+        resamples=resamples,
+        max_rows=max_rows,
+        judged=judge is not None,
+    )
+    if judge is None:
+        return comparison
+    shared = [i for i in base.ids if i in cand.ids]
+    options.setdefault("progress", False)
+    result = yield JudgeRun(
+        judge_rows(base, cand, shared), judge, {**options, "systems": ["candidate", "baseline"]}
+    )
+    return replace(comparison, head_to_head=summarize(result))
+
+
+def key_comparison(
+    key: str,
+    kind: str,
+    b: NDArray[np.float64],
+    c: NDArray[np.float64],
+    *,
+    alpha: float,
+    min_effect: float,
+    seed: int,
+    test: str,
+    higher: bool,
+    resamples: int,
+    excluded: Mapping[str, int],
+) -> tuple[KeyComparison, float]:
+    """The comparison of one key on aligned pairs (verdict decided after Holm, by the caller)."""
+    n = len(b)
+    d = c - b
+    if n == 0:
+        empty = KeyComparison(
+            key=key,
+            kind=kind,
+            n=0,
+            baseline_mean=None,
+            candidate_mean=None,
+            difference=None,
+            ci_low=None,
+            ci_high=None,
+            ci_method="no pairs",
+            test="none",
+            statistic=None,
+            p_value=1.0,
+            p_adjusted=1.0,
+            verdict="underpowered",
+            detectable=None,
+            higher_is_better=higher,
+            excluded=dict(excluded),
+        )
+        return empty, 1.0
+    low, high, ci_method = stats.paired_bootstrap_ci(
+        d, confidence=1.0 - alpha, resamples=resamples, seed=seed
+    )
+    flips_to_fail = flips_to_pass = 0
+    if kind == "boolean":
+        flips_to_fail = int(((b == 1) & (c == 0)).sum())
+        flips_to_pass = int(((b == 0) & (c == 1)).sum())
+    if test == "sign" or kind == "boolean":
+        ups, downs = int((d > 0).sum()), int((d < 0).sum())
+        name = "sign test" if test == "sign" else "exact McNemar"
+        p = stats.sign_test(ups, ups + downs)
+        statistic: float | None = float(min(ups, downs))
+    else:
+        statistic, p, method = stats.wilcoxon(d)
+        name = f"Wilcoxon signed-rank ({method})"
+    sd = float(d.std(ddof=1)) if n > 1 else 0.0
+    item = KeyComparison(
+        key=key,
+        kind=kind,
+        n=n,
+        baseline_mean=float(b.mean()),
+        candidate_mean=float(c.mean()),
+        difference=float(d.mean()),
+        ci_low=low,
+        ci_high=high,
+        ci_method=ci_method,
+        test=name,
+        statistic=statistic,
+        p_value=p,
+        p_adjusted=p,
+        verdict="",
+        detectable=stats.detectable_difference(sd, n, alpha=alpha),
+        higher_is_better=higher,
+        flips_to_fail=flips_to_fail,
+        flips_to_pass=flips_to_pass,
+        excluded=dict(excluded),
+    )
+    return item, p
+
+
+def verdict(item: KeyComparison, adjusted: float, alpha: float, min_effect: float) -> str:
+    if item.n and adjusted < alpha and item.difference:
+        better = (item.difference > 0) == item.higher_is_better
+        return "improved" if better else "regressed"
+    if item.n < 2 or item.detectable is None or item.detectable > min_effect:
+        return "underpowered"
+    return "no detectable change"

@@ -1,0 +1,231 @@
+"""Column mapping shared by the tabular sources (DataFrames, Parquet, Arrow, Hugging Face).
+
+A table becomes rows the way a CSV file does (:mod:`openevals.evaluation.data`):
+
+* a column named ``inputs``, ``outputs``, ``reference_outputs``, ``id`` or anything else becomes
+  the row field of that name (graphrag-eval's ``Question`` / ``Actual answer`` /
+  ``Reference answer`` are renamed later, as for every source);
+* a dotted name under one of the three fields builds a nested dict: ``inputs.question`` and
+  ``inputs.context`` become ``inputs = {"question": ..., "context": ...}``;
+* a string cell that holds a JSON object or array (``{...}`` / ``[...]``) is decoded.
+
+Values become plain Python: numpy scalars become ``int`` / ``float`` / ``bool``, arrays become
+lists, dates and times become ISO-8601 strings and decimals become floats. A *missing* cell
+(``None``, ``NaN``, ``pd.NA``, ``NaT``) leaves its field out of that row, as if the column were
+absent there (a missing ``id`` falls back to the content hash); inside a nested value (a list or
+a struct) a missing element stays as ``None``. Binary data, complex numbers, durations and other
+objects have no JSON form and raise a ``TypeError`` naming the column.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openevals.evaluation.data import FIELDS, GRAPHRAG_COLUMNS
+
+__all__ = ["ABSENT", "ColumnPlan", "plain_value", "plan_columns"]
+
+ABSENT: Any = object()
+"""What :func:`plain_value` returns for a missing cell (the field is left out of the row)."""
+
+_MISSING_TYPES = frozenset({"NAType", "NaTType"})
+_OUTPUT_COLUMNS = ("outputs", *(c for c, f in GRAPHRAG_COLUMNS.items() if f == "outputs"))
+_INPUT_COLUMNS = ("inputs", *(c for c, f in GRAPHRAG_COLUMNS.items() if f == "inputs"))
+
+
+def _decode(text: str) -> Any:
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            return text
+    return text
+
+
+def _unsupported(value: Any, column: str, source: str) -> TypeError:
+    kind = type(value)
+    name = (
+        f"{kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else kind.__name__
+    )
+    return TypeError(
+        f"{source}: column {column!r} holds a value of type {name} ({value!r:.60}), which has no "
+        "plain form for an evaluator; accepted: text, numbers, booleans, dates, lists and "
+        "dicts of those. Convert the column (for example to str) or drop it"
+    )
+
+
+def _nested(value: Any, column: str, source: str) -> Any:
+    """A value inside a list or struct cell: plain Python, missing elements as ``None``."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return None if value != value else value
+    if isinstance(value, str):  # nested text is kept as it is (only whole cells are decoded)
+        return str(value)
+    out = _convert(value, column, source)
+    return None if out is ABSENT else out
+
+
+def _convert(value: Any, column: str, source: str) -> Any:
+    """The slow path of :func:`plain_value` (anything but str / int / float / bool / None)."""
+    kind = type(value)
+    if kind.__name__ in _MISSING_TYPES:  # pd.NA, pd.NaT
+        return ABSENT
+    if isinstance(value, Mapping):
+        return {str(k): _nested(v, column, source) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nested(v, column, source) for v in value]
+    if isinstance(value, str):  # subclasses of the plain types (numpy.float64 is a float)
+        return _decode(str(value))
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return ABSENT if value != value else float(value)
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return ABSENT if value.is_nan() else float(value)
+    module = kind.__module__
+    if module == "numpy":
+        if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:  # an array
+            if value.dtype.kind in "biuf" or value.dtype.kind == "U" or value.dtype.kind == "O":
+                return [_nested(v, column, source) for v in value.tolist()]
+            raise _unsupported(value, column, source)
+        if value.dtype.kind in "biuf":  # a numpy scalar
+            item = value.item()
+            return ABSENT if isinstance(item, float) and item != item else item
+        if value.dtype.kind == "M":  # numpy.datetime64
+            return ABSENT if str(value) == "NaT" else str(value)
+        raise _unsupported(value, column, source)
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray, memoryview)):
+        # array-likes of other libraries (a polars Series in a list cell, an Arrow scalar list)
+        tolist = getattr(value, "tolist", None) or getattr(value, "to_list", None)
+        if callable(tolist):
+            return [_nested(v, column, source) for v in tolist()]
+    raise _unsupported(value, column, source)
+
+
+def plain_value(value: Any, column: str, source: str) -> Any:
+    """``value`` as plain Python for the row field of ``column``; :data:`ABSENT` if missing.
+
+    Raises:
+        TypeError: the value has no plain form (bytes, complex numbers, durations, objects),
+            naming ``column`` and ``source``.
+    """
+    kind = type(value)
+    if kind is str:
+        return _decode(value)
+    if kind is int or kind is bool:
+        return value
+    if kind is float:
+        return ABSENT if value != value else value
+    if value is None:
+        return ABSENT
+    return _convert(value, column, source)
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """Where each column of a table goes in a row: a top-level field or a nested path."""
+
+    names: tuple[str, ...]
+    paths: tuple[tuple[str, ...] | None, ...]
+    source: str
+
+    def record(self, values: Sequence[Any]) -> dict[str, Any]:
+        """One row dict from the cells of one table row (in column order)."""
+        record: dict[str, Any] = {}
+        source = self.source
+        for name, path, cell in zip(self.names, self.paths, values):  # noqa: B905 - same length
+            # The common cells inline (this runs once per cell of every table row).
+            kind = type(cell)
+            if kind is str:
+                first = cell[:1]
+                value = _decode(cell) if first in "{[" or first.isspace() else cell
+            elif kind is int or kind is bool:
+                value = cell
+            elif kind is float:
+                if cell != cell:
+                    continue
+                value = cell
+            elif cell is None:
+                continue
+            else:
+                value = _convert(cell, name, source)
+                if value is ABSENT:
+                    continue
+            if path is None:
+                record[name] = value
+                continue
+            node = record
+            for part in path[:-1]:
+                child = node.get(part)
+                if child is None:
+                    child = node[part] = {}
+                node = child
+            node[path[-1]] = value
+        return record
+
+
+def plan_columns(columns: Iterable[Any], source: str) -> ColumnPlan:
+    """Check a table's column names and plan how they map to row fields.
+
+    Raises:
+        TypeError: a column name is not a string.
+        ValueError: duplicate names; a field given both whole and dotted (``inputs`` and
+            ``inputs.question``), or a dotted name inside another (``inputs.a`` and
+            ``inputs.a.b``); or a table with neither an ``outputs`` nor an ``inputs`` column.
+    """
+    names = list(columns)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"{source}: column names must be strings; got {name!r} "
+                f"({type(name).__name__}). Rename the column"
+            )
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(
+                f"{source}: duplicate column name {name!r}; column names must be unique"
+            )
+        seen.add(name)
+    paths: list[tuple[str, ...] | None] = []
+    for name in names:
+        head, _, rest = name.partition(".")
+        if rest and head in FIELDS:
+            parts = tuple(name.split("."))
+            if any(not p for p in parts):
+                raise ValueError(f"{source}: column {name!r} has an empty part in its dotted name")
+            paths.append(parts)
+        else:
+            paths.append(None)
+    dotted = {".".join(p) for p in paths if p is not None}
+    for name, path in zip(names, paths):  # noqa: B905 - same length
+        prefixes = [".".join(path[:i]) for i in range(1, len(path))] if path else []
+        clash = next((p for p in prefixes if p in seen and (p in FIELDS or p in dotted)), None)
+        if clash is not None:
+            raise ValueError(
+                f"{source}: columns {clash!r} and {name!r} both set {name!r}; keep either the "
+                "whole value or the dotted columns"
+            )
+    if not any(_holds(n, _OUTPUT_COLUMNS) or _holds(n, _INPUT_COLUMNS) for n in names):
+        raise ValueError(
+            f"{source}: no 'outputs' column (columns: {names[:12]}{'...' if len(names) > 12 else ''}); "
+            "add the outputs to score as an 'outputs' column (or 'outputs.<name>' columns), or "
+            "give an 'inputs' column and pass target= to produce them"
+        )
+    return ColumnPlan(names=tuple(names), paths=tuple(paths), source=source)
+
+
+def _holds(name: str, fields: tuple[str, ...]) -> bool:
+    return name in fields or name.partition(".")[0] == fields[0]

@@ -1,0 +1,146 @@
+"""Parquet input on ``engine="ray"``: Ray Data reads the files, on the workers.
+
+When the data of a Ray run is Parquet (a file, a directory or a glob) and the ``output=`` file
+holds nothing to resume, the driver does not read the rows. ``ray.data.read_parquet`` reads the
+files in blocks on the cluster; ``map_batches`` hands each batch of ``ray_batch_size`` rows, as an
+Arrow batch, to an evaluation actor (the engine's own worker, see :mod:`._ray_engine`), which maps
+its columns to rows exactly as the local reader does (:mod:`openevals.evaluation.columns`) and
+scores them. Batches come back in file order (``preserve_order``) carrying each row's record and
+outcome; the driver gives rows their index and id in that order (so content-hash ids equal the
+local ones) and replays the outcomes through the engine's recording code, one batch in memory at
+a time.
+
+With something to resume, the run takes the engine's general path, which needs each row's id
+before scoring (the driver then streams the Parquet rows through pyarrow itself).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import pickle
+from collections import deque
+from collections.abc import Generator, Iterator
+from typing import Any
+
+import numpy as np
+import ray
+import ray.data
+
+from openevals.evaluation.data import Row, iter_rows, normalize_row
+from openevals.evaluation.engines._ray_cache import start_cache, stop_cache
+from openevals.evaluation.engines.worker import RowOutcome, WorkItem
+from openevals.evaluation.sources import check_arrow_schema, parquet_files, require
+
+__all__ = ["ParquetWorker", "parquet_stream"]
+
+
+def _worker_class() -> Any:
+    from openevals.evaluation.engines._ray_engine import _EvalWorker
+
+    class ParquetWorker(_EvalWorker):
+        """The engine's evaluation actor, fed Arrow batches of Parquet rows."""
+
+        def __call__(self, batch: Any) -> dict[str, Any]:
+            pa = require("pyarrow", "parquet", "Reading Parquet")
+            plan = check_arrow_schema(pa, batch.schema, "Parquet batch")
+            columns = [column.to_pylist() for column in batch.columns]
+            raws = [plan.record(values) for values in zip(*columns)]  # noqa: B905
+            # Ids here only key the batch's outcomes; the driver assigns the real ones.
+            items = [
+                WorkItem(row=Row(index=i, id=f"#{i}", fields=normalize_row(raw, i).fields))
+                for i, raw in enumerate(raws)
+            ]
+            outcomes = self.run.run_items(items)
+            blob = pickle.dumps(list(zip(raws, outcomes)), pickle.HIGHEST_PROTOCOL)  # noqa: B905
+            return {"result": np.array([blob], dtype=object)}
+
+    return ParquetWorker
+
+
+ParquetWorker: Any = None
+"""The actor class (made on first use: it subclasses the engine's worker)."""
+
+
+def parquet_stream(
+    data: Any, options: Any, payload: bytes, cache: Any
+) -> Generator[tuple[Row, RowOutcome], None, None] | None:
+    """``(row, outcome)`` pairs of a Ray run over Parquet ``data``, in data order, or ``None``
+    when ``data`` is not Parquet. ``payload`` is the run's pickled evaluators and worker options,
+    ``cache`` the driver's judge cache (shared with the workers). The caller runs this only when
+    there is nothing to resume."""
+    global ParquetWorker
+    try:
+        files = parquet_files(data)
+    except (OSError, ValueError):
+        return None
+    if files is None:
+        return None
+    if ParquetWorker is None:
+        ParquetWorker = _worker_class()
+    return _pairs([str(f) for f in files], options, payload, cache)
+
+
+def _pairs(
+    files: list[str], options: Any, payload: bytes, cache: Any
+) -> Generator[tuple[Row, RowOutcome], None, None]:
+    outcomes: deque[RowOutcome] = deque()
+
+    def records() -> Iterator[dict[str, Any]]:
+        for raw, outcome in _results(files, options, payload, cache):
+            outcomes.append(outcome)
+            yield raw
+
+    for row in iter_rows(records()):  # indexes, ids and the duplicate-id check, as locally
+        yield row, outcomes.popleft()
+
+
+def _results(
+    files: list[str], options: Any, payload: bytes, cache: Any
+) -> Iterator[tuple[dict[str, Any], RowOutcome]]:
+    from openevals.evaluation.engines._ray_engine import worker_env
+
+    context = ray.data.DataContext.get_current()
+    saved = (
+        context.execution_options.preserve_order,
+        context.enable_progress_bars,
+        context.print_on_execution_start,
+    )
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    ray_logger = logging.getLogger("ray.data")
+    level = ray_logger.level
+    ray_logger.setLevel(logging.ERROR)
+    shared = start_cache(cache)
+    payload_ref = ray.put(payload)
+    try:
+        cpus = ray.cluster_resources().get("CPU", 1)
+        workers = options.ray_workers or max(1, int(cpus))
+        # Ray Data schedules the read tasks beside the actor pool: they need CPU left over, so
+        # the actors share what the reads do not take (with as many whole-CPU actors as CPUs,
+        # no read would ever start).
+        read_cpus = 1.0 if cpus >= 2 else 0.5
+        actor_cpus = min(1.0, (cpus - read_cpus) / workers)
+        dataset: Any = ray.data.read_parquet(files, num_cpus=read_cpus)
+        dataset = dataset.map_batches(
+            ParquetWorker,
+            fn_constructor_args=(payload_ref, shared, worker_env(options.ray_env)),
+            batch_size=options.ray_batch_size,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=workers),
+            num_cpus=actor_cpus,
+        )
+        for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+            for blob in batch["result"]:
+                yield from pickle.loads(blob)
+    finally:
+        (
+            context.execution_options.preserve_order,
+            context.enable_progress_bars,
+            context.print_on_execution_start,
+        ) = saved
+        ray_logger.setLevel(level)
+        with contextlib.suppress(Exception):
+            stop_cache(shared)
+        del payload_ref

@@ -1,0 +1,463 @@
+"""Data where users keep it: DataFrames, Parquet, Hugging Face and LangSmith datasets as rows.
+
+:func:`openevals.evaluation.data.iter_rows` (what ``evaluate``, ``aevaluate``, ``calibrate`` and
+the ``openevals`` command read rows with) asks :func:`open_source` first; every source here then
+yields plain row dicts that go through the same normalisation, ids and duplicate-id check as a
+list of dicts. Accepted, besides lists of dicts and JSONL/JSON/CSV/TSV files:
+
+* a **pandas** or **polars** ``DataFrame``, a **pyarrow** ``Table`` or ``RecordBatch``: one row
+  per table row; columns map as in :mod:`.columns` (dotted names, JSON cells, missing values);
+* **Parquet**: a file (``.parquet``, ``.pq``, ``.parq``), a directory of them (read in sorted
+  order, recursively) or a glob (``"data/*.parquet"``), read through pyarrow in record batches,
+  so a large file never sits in memory as a whole;
+* a Hugging Face ``datasets.Dataset`` or ``IterableDataset`` (read in batches; streamed datasets
+  stay streamed);
+* a **LangSmith** dataset: ``"langsmith://NAME"`` (options ``?split=test`` - repeatable - and
+  ``&version=TAG-or-ISO-time``), :func:`langsmith_dataset`, or an iterable of LangSmith
+  ``Example`` objects. See :mod:`.langsmith_source`.
+
+No library is imported until such an object or path is passed; a missing one raises an
+``ImportError`` naming the extra to install (``openevals[pandas]``, ``[polars]``, ``[parquet]``,
+``[datasets]``).
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import itertools
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from openevals.evaluation.columns import ColumnPlan, plan_columns
+
+__all__ = [
+    "NOT_A_SOURCE",
+    "PARQUET_SUFFIXES",
+    "Source",
+    "count_source",
+    "open_source",
+    "parquet_files",
+]
+
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+"""File suffixes read as Parquet."""
+
+NOT_A_SOURCE: Any = object()
+"""What :func:`count_source` returns for data it does not handle."""
+
+_BATCH_ROWS = 4096
+_GLOB_CHARS = ("*", "?", "[")
+
+
+@dataclass(frozen=True)
+class Source:
+    """An opened data source: ``records()`` streams raw row dicts; ``count()`` their number
+    (``None`` when it cannot be known without reading everything). ``name`` is what errors call
+    the source (a file path, ``"pandas DataFrame"``, ``"langsmith://NAME"``)."""
+
+    name: str
+    records: Callable[[], Iterator[Any]]
+    count: Callable[[], int | None]
+
+
+def require(module: str, extra: str, what: str) -> ModuleType:
+    """Import ``module`` for ``what``, or raise an ``ImportError`` naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(
+            f"{what} needs the {module.split('.')[0]!r} package, which is not installed; install "
+            f"it with `pip install 'openevals[{extra}]'`"
+        ) from None
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def _library_kind(data: Any) -> str | None:
+    """Which library object ``data`` is, by its type's module (nothing is imported to tell)."""
+    kind = type(data)
+    root, name = kind.__module__.split(".")[0], kind.__name__
+    if root == "pandas" and name == "DataFrame":
+        return "pandas"
+    if root == "polars" and name == "DataFrame":
+        return "polars"
+    if root == "polars" and name == "LazyFrame":
+        raise TypeError(
+            "data: got a polars LazyFrame; collect it first (`lazy_frame.collect()`), or write it "
+            "to Parquet (`sink_parquet`) and pass the file path to stream it"
+        )
+    if root == "pyarrow" and name in ("Table", "RecordBatch"):
+        return "arrow"
+    if root == "datasets" and name in ("Dataset", "IterableDataset"):
+        return "hf"
+    if root == "datasets" and name in ("DatasetDict", "IterableDatasetDict"):
+        raise TypeError(
+            f"data: got a Hugging Face {name} with the splits {sorted(data)}; pass one split, "
+            "for example `dataset['test']`"
+        )
+    if root == "pandas" and name == "Series":
+        raise TypeError(
+            "data: got a pandas Series; pass a DataFrame with 'inputs', 'outputs' and "
+            "'reference_outputs' columns (for example `series.to_frame('outputs')`)"
+        )
+    return None
+
+
+def _as_text_path(data: Any) -> str | None:
+    if isinstance(data, os.PathLike):
+        text = os.fspath(data)
+        return text if isinstance(text, str) else None
+    return data if isinstance(data, str) else None
+
+
+def parquet_files(data: Any) -> list[Path] | None:
+    """The Parquet files ``data`` names (a file, a directory or a glob), or ``None`` if it names
+    none of those.
+
+    Raises:
+        FileNotFoundError: a Parquet path that does not exist, or a directory or glob that holds
+            no Parquet file.
+        ValueError: a glob matching files that are not Parquet.
+    """
+    text = _as_text_path(data)
+    if text is None or text.startswith("langsmith://"):
+        return None
+    path = Path(text)
+    if path.suffix.lower() in PARQUET_SUFFIXES and not any(c in text for c in _GLOB_CHARS):
+        if not path.exists():
+            raise FileNotFoundError(f"data: no such file {text!r}")
+        if path.is_file():
+            return [path]
+    if path.is_dir():
+        found = sorted(
+            p for p in path.rglob("*") if p.suffix.lower() in PARQUET_SUFFIXES and p.is_file()
+        )
+        if not found:
+            raise FileNotFoundError(
+                f"data: the directory {text!r} holds no Parquet files "
+                f"({', '.join('*' + s for s in PARQUET_SUFFIXES)})"
+            )
+        return found
+    if any(c in text for c in _GLOB_CHARS) and not path.exists():
+        matched = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+        if not matched:
+            raise FileNotFoundError(f"data: no file matches the pattern {text!r}")
+        others = [str(p) for p in matched if p.suffix.lower() not in PARQUET_SUFFIXES]
+        if others:
+            raise ValueError(
+                f"data: the pattern {text!r} matches files that are not Parquet ({others[:3]}); "
+                "patterns are read as Parquet datasets - narrow it (for example '*.parquet')"
+            )
+        return matched
+    return None
+
+
+def open_source(data: Any) -> Source | None:
+    """``data`` opened as a :class:`Source`, or ``None`` when it is a plain list / text file.
+
+    Opening checks what can be checked before the first row: columns, column types, duplicate
+    ids of in-memory tables, Parquet footers, that a LangSmith dataset exists.
+
+    Raises:
+        TypeError, ValueError, FileNotFoundError: bad input, naming the column or file.
+        ImportError: the library the source needs is missing (naming the extra).
+    """
+    text = _as_text_path(data)
+    if text is not None:
+        if text.startswith("langsmith://"):
+            from openevals.evaluation.langsmith_source import parse_uri
+
+            return parse_uri(text).open()
+        files = parquet_files(text)
+        return None if files is None else _parquet_source(text, files)
+    kind = _library_kind(data)
+    if kind == "pandas":
+        return _pandas_source(data)
+    if kind == "polars":
+        return _polars_source(data)
+    if kind == "arrow":
+        return _arrow_source(data)
+    if kind == "hf":
+        return _hf_source(data)
+    from openevals.evaluation.langsmith_source import open_examples
+
+    return open_examples(data)
+
+
+def count_source(data: Any) -> Any:
+    """The number of rows of a source (``None`` if unknown), or :data:`NOT_A_SOURCE`.
+
+    Reads no rows and makes no network call (Parquet footers only).
+    """
+    text = _as_text_path(data)
+    if text is not None:
+        if text.startswith("langsmith://"):
+            return None
+        try:
+            files = parquet_files(text)
+        except (OSError, ValueError):
+            return None
+        if files is None:
+            return NOT_A_SOURCE
+        try:
+            return sum(_open_parquet(f).metadata.num_rows for f in files)
+        except ValueError:
+            return None
+    try:
+        kind = _library_kind(data)
+    except TypeError:
+        return None
+    if kind is None:
+        from openevals.evaluation.langsmith_source import LangSmithDataset
+
+        return None if isinstance(data, LangSmithDataset) else NOT_A_SOURCE
+    if kind == "hf" and type(data).__name__ == "IterableDataset":
+        return None
+    return len(data)
+
+
+# --------------------------------------------------------------------------- shared checks
+
+
+def first_duplicate(ids: Iterable[Any]) -> tuple[int, int, str] | None:
+    """The first repeated id (as the row id text) with both positions; missing ids are skipped."""
+    seen: dict[str, int] = {}
+    for index, value in enumerate(ids):
+        if value is None or value == "" or (isinstance(value, float) and value != value):
+            continue
+        key = str(value)
+        first = seen.setdefault(key, index)
+        if first != index:
+            return first, index, key
+    return None
+
+
+def _check_ids(ids: Iterable[Any], source: str) -> None:
+    found = first_duplicate(ids)
+    if found is not None:
+        first, second, key = found
+        raise ValueError(
+            f"{source}: rows {first} and {second} share the id {key!r} (column 'id'); row ids "
+            "must be unique (drop the 'id' column to identify rows by content and position)"
+        )
+
+
+def _zip_records(plan: ColumnPlan, columns: Sequence[Sequence[Any]]) -> Iterator[dict[str, Any]]:
+    record = plan.record
+    for values in zip(*columns):  # noqa: B905 - columns of one table have one length
+        yield record(values)
+
+
+# --------------------------------------------------------------------------- pandas / polars
+
+
+_PANDAS_BAD_KINDS = {
+    "c": "complex numbers",
+    "m": "durations (timedelta)",
+    "S": "bytes",
+    "V": "raw bytes",
+}
+
+
+def _pandas_source(df: Any) -> Source:
+    require("pandas", "pandas", "a pandas DataFrame")
+    name = "pandas DataFrame"
+    plan = plan_columns(df.columns, name)
+    for column, dtype in df.dtypes.items():
+        bad = _PANDAS_BAD_KINDS.get(getattr(dtype, "kind", "O"))
+        if bad is not None:
+            raise TypeError(
+                f"{name}: column {column!r} has dtype {dtype} ({bad}), which has no plain form "
+                "for an evaluator; convert it (for example `df[col].astype(str)`) or drop it"
+            )
+    if "id" in plan.names:
+        _check_ids(df["id"].tolist(), name)
+
+    def records() -> Iterator[dict[str, Any]]:
+        record = plan.record
+        for values in df.itertuples(index=False, name=None):
+            yield record(values)
+
+    return Source(name=name, records=records, count=lambda: len(df))
+
+
+def _polars_source(df: Any) -> Source:
+    pl = require("polars", "polars", "a polars DataFrame")
+    name = "polars DataFrame"
+    plan = plan_columns(df.columns, name)
+    for column, dtype in df.schema.items():
+        if dtype in (pl.Binary, pl.Duration) or isinstance(dtype, pl.Duration):
+            raise TypeError(
+                f"{name}: column {column!r} has dtype {dtype}, which has no plain form for an "
+                "evaluator; convert it (for example `pl.col(name).cast(pl.String)`) or drop it"
+            )
+    if "id" in plan.names:
+        _check_ids(df.get_column("id").to_list(), name)
+
+    def records() -> Iterator[dict[str, Any]]:
+        record = plan.record
+        for values in df.iter_rows():
+            yield record(values)
+
+    return Source(name=name, records=records, count=lambda: len(df))
+
+
+# --------------------------------------------------------------------------- Arrow / Parquet
+
+
+def unsupported_arrow_type(pa: ModuleType, kind: Any) -> Any:
+    """The part of an Arrow type with no plain form (binary, durations, intervals), or None."""
+    types = pa.types
+    if (
+        types.is_binary(kind)
+        or types.is_large_binary(kind)
+        or types.is_fixed_size_binary(kind)
+        or types.is_duration(kind)
+        or types.is_interval(kind)
+        or (hasattr(types, "is_binary_view") and types.is_binary_view(kind))
+    ):
+        return kind
+    if types.is_dictionary(kind):
+        return unsupported_arrow_type(pa, kind.value_type)
+    if types.is_struct(kind):
+        for index in range(kind.num_fields):
+            bad = unsupported_arrow_type(pa, kind.field(index).type)
+            if bad is not None:
+                return bad
+        return None
+    if types.is_map(kind):
+        return unsupported_arrow_type(pa, kind.key_type) or unsupported_arrow_type(
+            pa, kind.item_type
+        )
+    if hasattr(kind, "value_type"):  # list, large list, fixed-size list, list view
+        return unsupported_arrow_type(pa, kind.value_type)
+    return None
+
+
+def check_arrow_schema(pa: ModuleType, schema: Any, source: str) -> ColumnPlan:
+    """Plan the columns of an Arrow schema, rejecting types with no plain form."""
+    plan = plan_columns(schema.names, source)
+    for field in schema:
+        bad = unsupported_arrow_type(pa, field.type)
+        if bad is not None:
+            raise TypeError(
+                f"{source}: column {field.name!r} has type {field.type} (holding {bad}), which "
+                "has no plain form for an evaluator; convert it (for example to a string) or "
+                "drop it"
+            )
+    return plan
+
+
+def _arrow_source(table: Any) -> Source:
+    pa = require("pyarrow", "parquet", "a pyarrow Table")
+    name = f"pyarrow {type(table).__name__}"
+    plan = check_arrow_schema(pa, table.schema, name)
+    if "id" in plan.names:
+        _check_ids(table.column("id").to_pylist(), name)
+
+    def records() -> Iterator[dict[str, Any]]:
+        batches = (
+            table.to_batches(max_chunksize=_BATCH_ROWS) if hasattr(table, "to_batches") else [table]
+        )
+        for batch in batches:
+            yield from _zip_records(plan, [column.to_pylist() for column in batch.columns])
+
+    return Source(name=name, records=records, count=lambda: table.num_rows)
+
+
+def _open_parquet(path: Path) -> Any:
+    require("pyarrow", "parquet", "Reading Parquet")
+    pa = importlib.import_module("pyarrow")
+    pq = importlib.import_module("pyarrow.parquet")
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(
+            f"{str(path)!r} is not a readable Parquet file ({type(exc).__name__}: {exc}); it may "
+            "be truncated or corrupt - write it again"
+        ) from None
+
+
+def parquet_batches(path: Path, batch_rows: int | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the row dicts of one Parquet file, one record batch in memory at a time.
+
+    Raises:
+        ValueError: the file is corrupt or truncated (naming it), or has a column layout the
+            mapping rejects.
+        TypeError: a column type with no plain form.
+    """
+    pa = require("pyarrow", "parquet", "Reading Parquet")
+    handle = _open_parquet(path)
+    plan = check_arrow_schema(pa, handle.schema_arrow, str(path))
+    batches = handle.iter_batches(batch_size=batch_rows or _BATCH_ROWS)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (pa.ArrowException, OSError) as exc:
+            raise ValueError(
+                f"{str(path)!r}: cannot read its data ({type(exc).__name__}: {exc}); the file is "
+                "truncated or corrupt - write it again"
+            ) from None
+        yield from _zip_records(plan, [column.to_pylist() for column in batch.columns])
+
+
+def _parquet_source(text: str, files: list[Path]) -> Source:
+    pa = require("pyarrow", "parquet", "Reading Parquet")
+    handles = [_open_parquet(path) for path in files]  # corrupt footers fail now
+    for path, handle in zip(files, handles):  # noqa: B905 - same length
+        check_arrow_schema(pa, handle.schema_arrow, str(path))
+    total = sum(handle.metadata.num_rows for handle in handles)
+    del handles
+
+    def records() -> Iterator[dict[str, Any]]:
+        for path in files:
+            yield from parquet_batches(path)
+
+    return Source(name=text, records=records, count=lambda: total)
+
+
+# --------------------------------------------------------------------------- Hugging Face
+
+
+def _hf_source(dataset: Any) -> Source:
+    datasets = require("datasets", "datasets", "a Hugging Face dataset")
+    pa = require("pyarrow", "datasets", "a Hugging Face dataset")
+    streamed = isinstance(dataset, datasets.IterableDataset)
+    name = f"Hugging Face {'IterableDataset' if streamed else 'Dataset'}"
+    features = dataset.features
+    plan: ColumnPlan | None = None
+    if features is not None:
+        plan = check_arrow_schema(pa, features.arrow_schema, name)
+        if not streamed and "id" in plan.names:
+            _check_ids(dataset["id"], name)
+
+    def records() -> Iterator[dict[str, Any]]:
+        current = plan
+        for batch in dataset.iter(batch_size=_BATCH_ROWS):
+            if current is None:  # a streamed dataset whose columns are known only now
+                current = plan_columns(batch.keys(), name)
+            yield from _zip_records(current, [batch[column] for column in current.names])
+
+    count: Callable[[], int | None] = (lambda: None) if streamed else (lambda: len(dataset))
+    return Source(name=name, records=records, count=count)
+
+
+def peek_iterable(data: Iterable[Any]) -> tuple[Any, Iterator[Any]] | None:
+    """The first item of ``data`` and an iterator over all of it (``None`` when empty).
+
+    A list is looked at, not consumed; a one-shot iterator is consumed by one item and chained.
+    """
+    if isinstance(data, Sequence):
+        return (data[0], iter(data)) if len(data) else None
+    iterator = iter(data)
+    for first in iterator:
+        return first, itertools.chain((first,), iterator)
+    return None
