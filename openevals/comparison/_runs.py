@@ -80,26 +80,42 @@ class RunScores:
         if status != "success":
             self.errors.setdefault(evaluator, set()).add(pos)
             return
-        self.errors.get(evaluator, set()).discard(pos)
+        failed = self.errors.get(evaluator)
+        if failed:
+            failed.discard(pos)
+        keys = self.keys
         for result in results or ():
             if type(result) is not dict or "key" not in result:
                 continue
-            key = str(result["key"])
-            scores = self.keys.get(key)
+            key = result["key"]
+            scores = keys.get(key) if type(key) is str else None
             if scores is None:
-                scores = self.keys[key] = KeyScores(evaluator=evaluator)
-            score = result.get("score")
-            if score is True or score is False:
-                scores.kinds.add("boolean")
-                scores.put(pos, VALUE, 1.0 if score else 0.0)
+                key = str(key)
+                scores = keys.get(key)
+                if scores is None:
+                    scores = keys[key] = KeyScores(evaluator=evaluator)
+            score: Any = result.get("score")
+            kind: type[Any] = type(score)
+            if kind is bool:
+                value, label = (1.0 if score else 0.0), "boolean"
+            elif (kind is float or kind is int) and math.isfinite(score):
+                value, label = float(score), "continuous"
             elif isinstance(score, (int, float)) and math.isfinite(float(score)):
-                scores.kinds.add("continuous")
-                scores.put(pos, VALUE, float(score))
+                value, label = float(score), "continuous"  # int and float subclasses
             elif score is None or (isinstance(score, float) and math.isnan(score)):
                 scores.put(pos, NAN)
+                continue
             else:
                 scores.kinds.add(f"unsupported ({type(score).__name__})")
                 scores.put(pos, NAN)
+                continue
+            if label not in scores.kinds:
+                scores.kinds.add(label)
+            if pos == len(scores.states):  # the usual case: rows arrive in order
+                scores.values.append(value)
+                scores.states.append(VALUE)
+            else:
+                scores.put(pos, VALUE, value)
 
     def finish(self) -> None:
         """Failed evaluations mark every key of their evaluator as an error on that row."""

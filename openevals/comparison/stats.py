@@ -7,8 +7,10 @@ references the tests check these against).
 * :func:`wilcoxon`: the Wilcoxon signed-rank test, two-sided. Zero differences are dropped before
   ranking (``zero_method="wilcox"``); tied absolute differences get their average rank. With 50 or
   fewer non-zero differences and no ties the p-value is exact (the null distribution counted by
-  dynamic programming); otherwise it is the normal approximation with the tie correction of the
-  variance and no continuity correction (``scipy.stats.wilcoxon(..., method="approx")``).
+  dynamic programming); with ties and 13 or fewer non-zero differences it is exact over all 2**n
+  sign flips of the average ranks (what ``scipy.stats.wilcoxon``'s default does there); otherwise
+  it is the normal approximation with the tie correction of the variance and no continuity
+  correction (``scipy.stats.wilcoxon(..., method="approx")``).
 * :func:`holm`: Holm's step-down adjustment of several p-values (``multipletests(method="holm")``).
 * :func:`paired_bootstrap_ci`: a percentile bootstrap interval for the mean difference, resampling
   pairs. Differences with few distinct values (booleans: -1, 0, 1) are resampled exactly through
@@ -40,6 +42,7 @@ __all__ = [
 
 BOOTSTRAP_LIMIT = 20_000
 _EXACT_LIMIT = 50
+_FLIP_LIMIT = 13
 _FEW_VALUES = 64
 _BLOCK = 200
 
@@ -114,6 +117,15 @@ def wilcoxon(differences: NDArray[np.float64]) -> tuple[float, float, str]:
     if n <= _EXACT_LIMIT and bool((ties == 1).all()):
         p = min(1.0, 2.0 * _exact_signed_rank_cdf(statistic, n))
         return statistic, p, "exact"
+    if n <= _FLIP_LIMIT:
+        # Ties with few pairs: the normal approximation is poor, so count all 2**n sign flips of
+        # the (average) ranks, as scipy's default does there (an exact permutation test).
+        signs = (np.arange(2**n)[:, None] >> np.arange(n)) & 1
+        sums = signs.astype(np.float64) @ ranks
+        tol = 1e-9 * max(1.0, plus)
+        low = np.count_nonzero(sums <= plus + tol) / sums.size
+        high = np.count_nonzero(sums >= plus - tol) / sums.size
+        return statistic, float(min(1.0, 2.0 * min(low, high))), "exact (all sign flips)"
     mean = n * (n + 1) / 4.0
     variance = n * (n + 1) * (2 * n + 1) / 24.0 - float((ties**3 - ties).sum()) / 48.0
     if variance <= 0:

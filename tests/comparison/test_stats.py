@@ -44,12 +44,16 @@ def test_wilcoxon_exact_equals_scipy_without_ties(values: list[int]) -> None:
     )
 )
 def test_wilcoxon_with_zeros_and_ties_equals_scipy(values: list[float]) -> None:
-    """Zeros are dropped; then exact without ties (n <= 50), else the tie-corrected normal."""
+    """Zeros are dropped; then exact without ties (n <= 50), all sign flips with ties (n <= 13),
+    else the tie-corrected normal."""
     d = np.array(values)
     statistic, p, method = stats.wilcoxon(d)
     nonzero = d[d != 0]
     tied = len(np.unique(np.abs(nonzero))) < len(nonzero)
-    if tied or len(nonzero) > 50:
+    if tied and len(nonzero) <= 13:
+        assert method == "exact (all sign flips)"
+        ref = sp.wilcoxon(nonzero)  # scipy's default: a permutation test over all 2**n flips
+    elif tied or len(nonzero) > 50:
         assert method == "normal approximation"
         ref = sp.wilcoxon(d, zero_method="wilcox", method="approx", correction=False)
     else:
@@ -104,3 +108,12 @@ def test_detectable_difference() -> None:
     # z_{0.975} + z_{0.8} = 2.8016; sd 0.5, 400 pairs -> 0.0700
     assert stats.detectable_difference(0.5, 400, alpha=0.05) == pytest.approx(0.07004, rel=1e-3)
     assert stats.detectable_difference(0.5, 1, alpha=0.05) is None
+
+
+def test_wilcoxon_few_tied_pairs_are_exact_not_normal() -> None:
+    """Nine pairs with ties: the normal approximation gives p = 0.13, the exact test 0.19."""
+    d = np.array([1.0, 1.0, 2.0, 2.0, 2.0, 3.0, -1.0, 0.0, -2.0])
+    statistic, p, method = stats.wilcoxon(d)
+    ref = sp.wilcoxon(d)
+    assert method == "exact (all sign flips)"
+    assert (statistic, p) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue, rel=1e-9))
