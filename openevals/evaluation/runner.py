@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from openevals._contract import is_async_callable
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.cache import CountingCache, open_cache
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.data import Row, count_rows, group_of, iter_rows
-from openevals.evaluation.description import is_async_callable
 from openevals.evaluation.evaluators import (
     RunEvaluator,
     counting_cache,
@@ -279,7 +279,7 @@ class _Run:
         counting: CountingCache | None,
     ) -> None:
         usage = usage_of(results)
-        model = ev.description.model
+        model = ev.info.model if ev.info is not None else None
         entry: Evaluation = self.recorder.evaluation(
             results,
             error,
