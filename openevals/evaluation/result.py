@@ -6,7 +6,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openevals.evaluation.report import ReportSection
 
 __all__ = ["EvaluationInterrupted", "EvaluationResult"]
 
@@ -87,6 +90,15 @@ class EvaluationResult:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render_report(self, title=title, max_rows=max_rows), encoding="utf-8")
         return target
+
+    def report_sections(self) -> list[ReportSection]:
+        """The optional report sections this result brings: the pairwise ranking and win-rate
+        matrix of each pairwise evaluator (a run with ``systems=``); else none."""
+        if not self.pairwise:
+            return []
+        from openevals.pairwise.report_section import pairwise_sections
+
+        return pairwise_sections(self.pairwise)
 
     def __repr__(self) -> str:
         keys = ", ".join(
