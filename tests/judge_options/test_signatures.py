@@ -4,116 +4,28 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
+import json
 from typing import Any
 
 import pytest
 
 from openevals._judge.options import FACTORIES, OPTIONS
-
-MODULES = (
-    "openevals.llm",
-    "openevals.trajectory.llm",
-    "openevals.code.llm",
-    "openevals.rag.llm_metrics",
-    "openevals.pairwise.judge",
+from tests.contract.snapshot import (
+    JUDGE_FILE,
+    JUDGE_MODULES,
+    NEW_JUDGE_OPTIONS,
+    default_text,
+    judge_signature,
 )
-NEW = {"samples": "int = 1", "score_weighting": "ScoreWeighting | None = None"}
 
-# The signatures before this change (printed from main with inspect.signature); long prompt
-# defaults as a hash of their text.
-BEFORE = {
-    "openevals.llm:create_llm_as_judge": (
-        "prompt: Any = <required>, feedback_key: str = 'score', judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.llm:create_async_llm_as_judge": (
-        "prompt: Any = <required>, feedback_key: str = 'score', judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.llm:create_pairwise_llm_as_judge": (
-        "prompt: Any = sha1:5ad02f41c729, feedback_key: str = 'pairwise_preference', judge: Any = None, model: str | None = None, system: str | None = None, criteria: str | None = None, allow_ties: bool = True, swap_positions: bool = True, max_retries: int = 3"
-        + " -> "
-        + "Any"
-    ),
-    "openevals.llm:create_async_pairwise_llm_as_judge": (
-        "prompt: Any = sha1:5ad02f41c729, feedback_key: str = 'pairwise_preference', judge: Any = None, model: str | None = None, system: str | None = None, criteria: str | None = None, allow_ties: bool = True, swap_positions: bool = True, max_retries: int = 3"
-        + " -> "
-        + "Any"
-    ),
-    "openevals.trajectory.llm:create_trajectory_llm_as_judge": (
-        "prompt: Any = sha1:1d874edb4d8e, model: str | None = None, feedback_key: str = 'trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.trajectory.llm:create_async_trajectory_llm_as_judge": (
-        "prompt: Any = sha1:1d874edb4d8e, model: str | None = None, feedback_key: str = 'trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.code.llm:create_code_llm_as_judge": (
-        "prompt: Any = <required>, feedback_key: str = 'code_correctness', code_extraction_strategy: CodeExtractionStrategy = 'none', code_extractor: Callable[[Any], str | None] | None = None, judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, max_retries: int = 3"
-        + " -> "
-        + "CodeEvaluator"
-    ),
-    "openevals.code.llm:create_async_code_llm_as_judge": (
-        "prompt: Any = <required>, feedback_key: str = 'code_correctness', code_extraction_strategy: CodeExtractionStrategy = 'none', code_extractor: Callable[[Any], Any] | None = None, judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, max_retries: int = 3"
-        + " -> "
-        + "AsyncCodeEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_answer_correctness_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:c9979b8c8893, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_async_answer_correctness_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:c9979b8c8893, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_faithfulness_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:a6067023ca23, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_async_faithfulness_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:a6067023ca23, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_context_relevance_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:b7a1bb4b0da1, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_async_context_relevance_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:b7a1bb4b0da1, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_answer_relevancy_evaluator": (
-        "model: str | None = None, judge: Any = None, embeddings: Any = None, embedding_model: str | None = None, strictness: int = 3, prompt: Any = sha1:88b62a754991, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_async_answer_relevancy_evaluator": (
-        "model: str | None = None, judge: Any = None, embeddings: Any = None, embedding_model: str | None = None, strictness: int = 3, prompt: Any = sha1:88b62a754991, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-}
+MODULES = JUDGE_MODULES
+NEW = NEW_JUDGE_OPTIONS
 
-
-def _default(value: Any) -> str:
-    if value is inspect.Parameter.empty:
-        return "<required>"
-    if isinstance(value, str) and len(value) > 40:
-        return "sha1:" + hashlib.sha1(value.encode()).hexdigest()[:12]
-    return repr(value)
+# The snapshot (long prompt defaults as a hash of their text); rewrite it for an intended change
+# with `python -m tests.contract.snapshot --update` (see CONTRIBUTING.md).
+BEFORE: dict[str, str] = json.loads(JUDGE_FILE.read_text(encoding="utf-8"))
 
 
 def _factory(path: str) -> Any:
@@ -124,14 +36,9 @@ def _factory(path: str) -> Any:
 @pytest.mark.parametrize("path", sorted(BEFORE))
 def test_signature_is_unchanged_apart_from_the_new_options(path: str) -> None:
     sig = inspect.signature(_factory(path))
-    old = [
-        f"{p.name}: {p.annotation} = {_default(p.default)}"
-        for p in sig.parameters.values()
-        if p.name not in NEW
-    ]
-    assert ", ".join(old) + " -> " + str(sig.return_annotation) == BEFORE[path]
+    assert judge_signature(_factory(path)) == BEFORE[path]
     assert all(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
-    added = {p.name: f"{p.annotation} = {_default(p.default)}" for p in sig.parameters.values()}
+    added = {p.name: f"{p.annotation} = {default_text(p.default)}" for p in sig.parameters.values()}
     assert added["samples"] == NEW["samples"]
     if "output_schema" in sig.parameters or "continuous" in sig.parameters:
         assert added["score_weighting"] == NEW["score_weighting"]
