@@ -28,9 +28,10 @@ from typing import Any, Literal, TypeVar, cast
 from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
 from openevals.utils import (
     _arun_evaluator_untyped,
+    _ascore_untraced,
     _needs_langsmith,
     _run_evaluator_untyped,
-    _to_results,
+    _score_untraced,
 )
 
 __all__ = [
@@ -39,10 +40,13 @@ __all__ = [
     "arun_scorer",
     "async_twin_of",
     "attach_info",
+    "display_name",
     "info_of",
+    "is_async_callable",
     "make_async_evaluator",
     "make_evaluator",
     "run_scorer",
+    "unwrap",
 ]
 
 INFO_ATTRIBUTE = "openevals_info"
@@ -129,26 +133,64 @@ def attach_info(fn: F, info: EvaluatorInfo) -> F:
     return fn
 
 
+def unwrap(evaluator: Any) -> tuple[Any, list[functools.partial[Any]]]:
+    """The callable inside any ``functools.partial`` wrappers of ``evaluator``, and those
+    wrappers, outermost first. The one place the package looks through ``partial``."""
+    target, partials = evaluator, []
+    while isinstance(target, functools.partial):
+        partials.append(target)
+        target = target.func
+    return target, partials
+
+
 def info_of(evaluator: Any) -> EvaluatorInfo | None:
     """The :class:`EvaluatorInfo` of an evaluator of this package, or ``None`` for foreign ones.
 
     ``functools.partial`` wrappers are looked through, so ``partial(create_...(), ...)`` keeps
     its description.
     """
-    target = evaluator
-    while isinstance(target, functools.partial):
-        target = target.func
-    info = getattr(target, INFO_ATTRIBUTE, None)
+    info = getattr(unwrap(evaluator)[0], INFO_ATTRIBUTE, None)
     return info if isinstance(info, EvaluatorInfo) else None
+
+
+def is_async_callable(evaluator: Any) -> bool:
+    """Whether calling ``evaluator`` returns an awaitable: its info says so, or (for a foreign
+    callable) it is a coroutine function or an object with an ``async __call__``. Partials are
+    looked through. The one place the package decides async-ness of an evaluator."""
+    target = unwrap(evaluator)[0]
+    info = getattr(target, INFO_ATTRIBUTE, None)
+    if isinstance(info, EvaluatorInfo):
+        return info.is_async
+    if inspect.iscoroutinefunction(target):
+        return True
+    call = getattr(target, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+_GENERIC_NAMES = frozenset(
+    {"evaluator", "_evaluator", "<lambda>", "wrapper", "inner", "scorer", "_scorer", "fn"}
+)
+
+
+def display_name(evaluator: Any) -> str:
+    """The name an evaluator goes by in results: its ``__name__`` (without leading underscores)
+    unless that is generic (``evaluator``, ``<lambda>``, ...), else its info's run name."""
+    target = unwrap(evaluator)[0]
+    name = getattr(target, "__name__", None)
+    if isinstance(name, str) and name not in _GENERIC_NAMES:
+        return name.lstrip("_") or name
+    info = info_of(target)
+    if info is not None:
+        return info.run_name
+    if isinstance(name, str):
+        return name
+    return type(target).__name__
 
 
 def async_twin_of(evaluator: Any) -> Callable[..., Awaitable[Any]] | None:
     """The async twin of a sync evaluator of this package (see :attr:`EvaluatorInfo.twin`), with
     the arguments of any ``functools.partial`` around it bound the same way; else ``None``."""
-    target, partials = evaluator, []
-    while isinstance(target, functools.partial):
-        partials.append(target)
-        target = target.func
+    target, partials = unwrap(evaluator)
     info = getattr(target, INFO_ATTRIBUTE, None)
     if not isinstance(info, EvaluatorInfo) or info.twin is None:
         return None
@@ -220,8 +262,7 @@ def _sync_runner(
                 return_raw_outputs=raw,
                 **call,
             )
-        value = scorer(**call)
-        return value if raw else _to_results(feedback_key, value)
+        return _score_untraced(scorer, feedback_key, raw, call)
 
     return run
 
@@ -249,10 +290,7 @@ def _async_runner(
                 return_raw_outputs=raw,
                 **call,
             )
-        value = scorer(**call)
-        if inspect.isawaitable(value):
-            value = await value
-        return value if raw else _to_results(feedback_key, value)
+        return await _ascore_untraced(scorer, feedback_key, raw, call)
 
     return run
 
@@ -279,8 +317,8 @@ def _sync_shell(
                     outputs=outputs,
                     reference_outputs=reference_outputs,
                 )
-            value = scorer(outputs=outputs, reference_outputs=reference_outputs)
-            return _to_results(feedback_key, value)
+            call = {"outputs": outputs, "reference_outputs": reference_outputs}
+            return _score_untraced(scorer, feedback_key, False, call)
 
         if paired:
 

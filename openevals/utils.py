@@ -328,6 +328,28 @@ async def _arun_traced(
         )
 
 
+def _score_untraced(
+    scorer: Callable[..., Any], feedback_key: str, raw: bool, kwargs: dict[str, Any]
+) -> Any:
+    """The fast path of every evaluator call (no tracing, no feedback hook): call the scorer and
+    map its value to results (or pass it through raw). Shared with :mod:`openevals._contract`."""
+    value = scorer(**kwargs)
+    return value if raw else _to_results(feedback_key, value)
+
+
+async def _ascore_untraced(
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    feedback_key: str,
+    raw: bool,
+    kwargs: dict[str, Any],
+) -> Any:
+    """Async twin of :func:`_score_untraced`; awaits the scorer's value when it is awaitable."""
+    value = scorer(**kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value if raw else _to_results(feedback_key, value)
+
+
 def _run_evaluator_untyped(
     *,
     run_name: str,
@@ -348,8 +370,7 @@ def _run_evaluator_untyped(
             kwargs=kwargs,
         )
     else:
-        raw = scorer(**kwargs)
-        out = raw if return_raw_outputs else _to_results(feedback_key, raw)
+        out = _score_untraced(scorer, feedback_key, return_raw_outputs, kwargs)
     return _report(run_name, kwargs, out)
 
 
@@ -373,10 +394,7 @@ async def _arun_evaluator_untyped(
             kwargs=kwargs,
         )
     else:
-        raw = scorer(**kwargs)
-        if inspect.isawaitable(raw):
-            raw = await raw
-        out = raw if return_raw_outputs else _to_results(feedback_key, raw)
+        out = await _ascore_untraced(scorer, feedback_key, return_raw_outputs, kwargs)
     return _report(run_name, kwargs, out)
 
 

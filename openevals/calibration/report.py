@@ -168,11 +168,14 @@ class CalibrationReport:
         self, path: str | os.PathLike[str], *, title: str = "openevals calibration"
     ) -> Path:
         """Write the HTML report of the run with its calibration section; returns the path."""
+        from openevals.calibration.report_section import calibration_section
         from openevals.evaluation.report import render_report
 
+        sections = [*self.result.report_sections(), calibration_section(self)]
+        page = render_report(self.result, title=title, sections=sections)
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_report(self.result, title=title, calibration=self), "utf-8")
+        target.write_text(page, "utf-8")
         return target
 
     def _repr_html_(self) -> str:

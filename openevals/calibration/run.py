@@ -133,27 +133,20 @@ def judge_spec(
 
 
 def drive_plan(plan: Plan[T], runner: Mapping[str, Any]) -> T:
-    """Run every batch ``plan`` asks for with :func:`evaluate`; return the plan's value."""
+    """Run every batch ``plan`` asks for with :func:`evaluate` (on :func:`openevals._drivers.drive`);
+    return the plan's value. A failed run is thrown into the plan at its ``yield``."""
+    from openevals._drivers import drive
     from openevals.evaluation.runner import evaluate
 
-    try:
-        request = next(plan)
-        while True:
-            request = plan.send(evaluate(request.rows, [request.judge], **runner))
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+    return drive(plan, lambda request: evaluate(request.rows, [request.judge], **runner))
 
 
 async def adrive_plan(plan: Plan[T], runner: Mapping[str, Any]) -> T:
-    """Async twin of :func:`drive_plan` (runs go through :func:`aevaluate`)."""
+    """Async twin of :func:`drive_plan` (:func:`openevals._drivers.adrive`, :func:`aevaluate`)."""
+    from openevals._drivers import adrive
     from openevals.evaluation.runner import aevaluate
 
-    try:
-        request = next(plan)
-        while True:
-            request = plan.send(await aevaluate(request.rows, [request.judge], **runner))
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+    return await adrive(plan, lambda request: aevaluate(request.rows, [request.judge], **runner))
 
 
 def _calibration_plan(data: Any, judge: Any, settings: Settings) -> Plan[CalibrationReport]:

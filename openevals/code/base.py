@@ -168,6 +168,43 @@ def _contract_info(run_name: str, feedback_key: str, info: EvaluatorInfo | None)
     return info or EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
 
 
+class _CodeEvaluatorState:
+    """The attributes both code evaluator classes set in :func:`_init`."""
+
+    scorer: Callable[..., Any]
+    extraction: CodeExtraction
+    run_name: str
+    feedback_key: str
+    code_sink: str | None
+    batch_scorer: Any
+    _info: EvaluatorInfo
+    _evaluate: Callable[..., Any]
+
+
+def _init(evaluator: Any, arguments: dict[str, Any], *, asynchronous: bool) -> None:
+    """The one constructor body of :class:`CodeEvaluator` and :class:`AsyncCodeEvaluator` (their
+    explicit ``__init__`` signatures differ only in the batch scorer's type): store the
+    arguments, build the contract evaluator, attach the info, offer ``batch`` / ``abatch``."""
+    scorer, batch_scorer, info = arguments["scorer"], arguments["batch_scorer"], arguments["info"]
+    _scorers(scorer, batch_scorer)
+    for name in ("scorer", "extraction", "run_name", "feedback_key", "code_sink", "batch_scorer"):
+        setattr(evaluator, name, arguments[name])
+    contract = _contract_info(arguments["run_name"], arguments["feedback_key"], info)
+    if asynchronous:
+        contract = contract.as_async()
+        evaluator._evaluate = make_async_evaluator(evaluator._score, contract)
+    else:
+        evaluator._evaluate = make_evaluator(evaluator._score, contract)
+    evaluator._info = contract
+    if info is not None:
+        attach_info(evaluator, contract if asynchronous else info)
+    if batch_scorer is not None:
+        if asynchronous:
+            evaluator.abatch = evaluator._abatch
+        else:
+            evaluator.batch = evaluator._batch
+
+
 def _checked(extracted: Extraction, sink: str | None) -> str | None:
     return None if extracted.code is None else checked_code(extracted.code, "outputs", sink)
 
@@ -175,7 +212,7 @@ def _checked(extracted: Extraction, sink: str | None) -> str | None:
 # --------------------------------------------------------------------------- the two classes
 
 
-class CodeEvaluator:
+class CodeEvaluator(_CodeEvaluatorState):
     """A code evaluator: ``evaluator(outputs=..., inputs=..., reference_outputs=...)``.
 
     Args:
@@ -203,19 +240,7 @@ class CodeEvaluator:
         batch_scorer: BatchScorer | None = None,
         info: EvaluatorInfo | None = None,
     ) -> None:
-        _scorers(scorer, batch_scorer)
-        self.scorer = scorer
-        self.extraction = extraction
-        self.run_name = run_name
-        self.feedback_key = feedback_key
-        self.code_sink = code_sink
-        self.batch_scorer = batch_scorer
-        self._info = _contract_info(run_name, feedback_key, info)
-        self._evaluate = make_evaluator(self._score, self._info)
-        if info is not None:
-            attach_info(self, info)
-        if batch_scorer is not None:
-            self.batch = self._batch
+        _init(self, locals(), asynchronous=False)
 
     def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
         extracted = self.extraction.extract(outputs)
@@ -265,7 +290,7 @@ class CodeEvaluator:
         return f"<{type(self).__name__} {self.feedback_key!r}>"
 
 
-class AsyncCodeEvaluator:
+class AsyncCodeEvaluator(_CodeEvaluatorState):
     """The async twin of :class:`CodeEvaluator`; the scorer, batch scorer and extractor may be
     async. Built with a ``batch_scorer`` it has :meth:`abatch`."""
 
@@ -283,19 +308,7 @@ class AsyncCodeEvaluator:
         batch_scorer: AsyncBatchScorer | None = None,
         info: EvaluatorInfo | None = None,
     ) -> None:
-        _scorers(scorer, batch_scorer)
-        self.scorer = scorer
-        self.extraction = extraction
-        self.run_name = run_name
-        self.feedback_key = feedback_key
-        self.code_sink = code_sink
-        self.batch_scorer = batch_scorer
-        self._info = _contract_info(run_name, feedback_key, info).as_async()
-        self._evaluate = make_async_evaluator(self._score, self._info)
-        if info is not None:
-            attach_info(self, self._info)
-        if batch_scorer is not None:
-            self.abatch = self._abatch
+        _init(self, locals(), asynchronous=True)
 
     async def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
         extracted = await self.extraction.aextract(outputs)

@@ -13,8 +13,8 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from openevals._contract import display_name
 from openevals.evaluation.data import FIELDS
-from openevals.evaluation.description import display_name
 from openevals.evaluation.records import Recorder, ResultRow
 
 __all__ = ["BatchMetrics"]

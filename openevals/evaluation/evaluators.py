@@ -5,7 +5,7 @@ a call returns.
 registry names (``"exact_match"``, ``"recall:k=5"``) or a dict of name -> any of those. Each
 becomes a :class:`RunEvaluator`: a unique name (it identifies finished work on resume), the
 callable, the keyword arguments it accepts, its field mapping, and its
-:class:`~openevals.evaluation.description.EvaluatorDescription`.
+:class:`~openevals._contract.EvaluatorInfo` (``None`` for a foreign callable).
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openevals._contract import async_twin_of
+from openevals._contract import (
+    EvaluatorInfo,
+    async_twin_of,
+    display_name,
+    info_of,
+    is_async_callable,
+)
 from openevals._judge.cache import active_cache
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.data import MISSING, field_at
-from openevals.evaluation.description import (
-    EvaluatorDescription,
-    describe_evaluator,
-    display_name,
-    is_async_callable,
-)
 from openevals.evaluation.pricing import add_usage, normalize_usage
 from openevals.evaluation.spec import EvaluatorSpec
 
@@ -46,7 +46,7 @@ class RunEvaluator:
 
     name: str
     fn: Callable[..., Any]
-    description: EvaluatorDescription
+    info: EvaluatorInfo | None
     is_async: bool
     accepts: frozenset[str] | None
     fields: Mapping[str, str]
@@ -182,16 +182,16 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
             name = f"{name}_{n}"
         used.add(name)
         fn = spec.evaluator
-        description = describe_evaluator(fn)
+        info = info_of(fn)
         is_async = is_async_callable(fn)
-        inline = spec.inline if spec.inline is not None else description.pure
+        inline = spec.inline if spec.inline is not None else info is not None and info.pure
         # A sync judge that owns its client is awaited through its async twin: no worker thread.
         twin = None if is_async or inline else async_twin_of(fn)
         out.append(
             RunEvaluator(
                 name=name,
                 fn=fn if twin is None else twin,
-                description=description,
+                info=info,
                 is_async=is_async or twin is not None,
                 accepts=_accepted(fn),
                 fields=dict(spec.fields or {}),

@@ -141,7 +141,7 @@ def _pair_evaluator(ev: RunEvaluator, systems: Systems, a: str, b: str) -> RunEv
     return RunEvaluator(
         name=name,
         fn=fn,
-        description=ev.description,
+        info=ev.info,
         is_async=ev.is_async,
         accepts=None,
         fields={},

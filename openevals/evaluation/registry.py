@@ -30,7 +30,7 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from openevals.evaluation.description import describe_evaluator
+from openevals._contract import info_of
 from openevals.evaluation.spec import EvaluatorSpec
 
 __all__ = [
@@ -339,5 +339,5 @@ def build_evaluator(text: str, *, model: str | None = None) -> EvaluatorSpec:
         evaluator=evaluator,
         name=str(name) if name is not None else spec.text,
         fields=fields or None,
-        inline=describe_evaluator(evaluator).pure,
+        inline=getattr(info_of(evaluator), "pure", False),
     )

@@ -3,9 +3,11 @@
 One file, no external assets: inline CSS, inline SVG charts and a few lines of inline JavaScript
 (only for filtering the rows table; the page reads fine without it). Sections: summary (score
 statistics, evaluators with errors, tokens, cost and cache hits), a histogram per score, per-group
-bars with confidence-interval whiskers (with ``group_by``), dataset metrics, calibration against
-human labels (from :meth:`CalibrationReport.report_html`), the pairwise ranking and win-rate matrix
-(a run with ``systems=``), and a filterable table of rows with scores, comments and errors.
+bars with confidence-interval whiskers (with ``group_by``), dataset metrics, the optional
+sections given in ``sections=`` (:class:`ReportSection`: calibration against human labels comes
+from :mod:`openevals.calibration.report_section`, the pairwise ranking and win-rate matrix from
+:mod:`openevals.pairwise.report_section`; this module imports neither), and a filterable table of
+rows with scores, comments and errors.
 
 The page is the Jinja2 template ``templates/report.html.j2`` (shipped in the package) with
 autoescaping on; this module only turns the result into plain values for it (formatted numbers,
@@ -18,13 +20,21 @@ import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["ReportData", "histogram_bins", "render_report"]
+__all__ = [
+    "ReportData",
+    "ReportSection",
+    "estimate_text",
+    "histogram_bins",
+    "json_text",
+    "render_report",
+]
 
 TEMPLATE = "report.html.j2"
 _TEXT_LIMIT = 400
@@ -45,6 +55,20 @@ class ReportData(Protocol):
     histograms: dict[str, list[float]]
 
 
+@dataclass(frozen=True)
+class ReportSection:
+    """One optional section of the report, made by the package that owns its data.
+
+    Attributes:
+        kind: which block of the template shows it: ``"calibration"`` (at most one per report)
+            or ``"pairwise"`` (one per pairwise evaluator).
+        values: plain, pre-formatted values for that block (the template autoescapes them).
+    """
+
+    kind: Literal["calibration", "pairwise"]
+    values: Mapping[str, Any]
+
+
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     import jinja2
@@ -62,17 +86,31 @@ def render_report(
     *,
     title: str = "openevals report",
     max_rows: int = 5000,
-    calibration: Any = None,
+    sections: Sequence[ReportSection] | None = None,
 ) -> str:
     """The report as one HTML string (see the module docstring).
 
-    ``calibration`` (a :class:`~openevals.calibration.report.CalibrationReport`) adds the
-    calibration section; a run with ``systems=`` gets its pairwise section on its own.
+    ``sections`` are the optional sections to show; ``None`` means the result's own (its
+    ``report_sections()``, e.g. the pairwise sections of a run with ``systems=``).
     """
-    from openevals.evaluation.report_sections import calibration_section, pairwise_sections
-
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
         raise ValueError(f"max_rows must be an integer >= 0; got {max_rows!r}")
+    if sections is None:
+        own = getattr(result, "report_sections", None)
+        sections = own() if callable(own) else ()
+    if isinstance(sections, ReportSection) or not all(
+        isinstance(s, ReportSection) for s in sections
+    ):
+        raise TypeError(
+            f"sections must be a sequence of ReportSection; got {sections!r}; make them with "
+            "openevals.calibration.report_section.calibration_section or "
+            "openevals.pairwise.report_section.pairwise_sections"
+        )
+    calibration = [s.values for s in sections if s.kind == "calibration"]
+    if len(calibration) > 1:
+        raise ValueError(
+            f"sections holds {len(calibration)} calibration sections; pass at most one"
+        )
     summary = result.summary
     return (
         _environment()
@@ -97,8 +135,8 @@ def render_report(
             grouped=result.by_group is not None,
             rows=_rows(result, max_rows),
             rows_total=len(result.rows),
-            calibration=calibration_section(calibration) if calibration is not None else None,
-            pairwise=pairwise_sections(getattr(result, "pairwise", None) or {}),
+            calibration=calibration[0] if calibration else None,
+            pairwise=[s.values for s in sections if s.kind == "pairwise"],
         )
     )
 
@@ -115,7 +153,8 @@ def _num(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def _json_text(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """A value as display text: strings unchanged, else JSON (``repr`` when not serialisable)."""
     if isinstance(value, str):
         return value
     try:
@@ -124,6 +163,17 @@ def _json_text(value: Any) -> str:
         from openevals.evaluation.records import encode
 
         return encode(value)
+
+
+def estimate_text(estimate: Any, digits: int = 3) -> dict[str, str]:
+    """An :class:`~openevals._stats.Estimate` as text: value, interval and note."""
+    if estimate is None or estimate.value is None:
+        note = getattr(estimate, "note", None) or ""
+        return {"value": "n/a", "ci": "-", "note": note}
+    ci = "-"
+    if estimate.low is not None and estimate.high is not None:
+        ci = f"[{estimate.low:.{digits}f}, {estimate.high:.{digits}f}]"
+    return {"value": f"{estimate.value:.{digits}f}", "ci": ci, "note": estimate.note or ""}
 
 
 # --------------------------------------------------------------------------- charts
@@ -431,9 +481,9 @@ def _rows(result: ReportData, max_rows: int) -> list[dict[str, Any]]:
         target = row.get("target") or {}
         if target.get("status") == "error":
             notes.append({"kind": "target", "type": str((target.get("error") or {}).get("type"))})
-        inputs = _json_text(row.get("inputs"))
-        outputs = _json_text(row.get("outputs"))
-        reference = _json_text(row.get("reference_outputs"))
+        inputs = json_text(row.get("inputs"))
+        outputs = json_text(row.get("outputs"))
+        reference = json_text(row.get("reference_outputs"))
         status = row.get("status", "")
         head = [str(row.get("id")), str(row.get("group") or ""), status]
         search = " ".join([*head, inputs, outputs, reference, *failed]).lower()[:4000]

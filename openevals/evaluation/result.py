@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openevals.evaluation.report import ReportSection
 
 __all__ = ["EvaluationInterrupted", "EvaluationResult"]
 
@@ -129,6 +132,15 @@ class EvaluationResult:
         from openevals.evaluation.notebook import result_summary_html
 
         return result_summary_html(self)
+
+    def report_sections(self) -> list[ReportSection]:
+        """The optional report sections this result brings: the pairwise ranking and win-rate
+        matrix of each pairwise evaluator (a run with ``systems=``); else none."""
+        if not self.pairwise:
+            return []
+        from openevals.pairwise.report_section import pairwise_sections
+
+        return pairwise_sections(self.pairwise)
 
     def __repr__(self) -> str:
         keys = ", ".join(

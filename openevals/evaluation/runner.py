@@ -30,13 +30,13 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from openevals._contract import is_async_callable
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.blocks import columnar_fits, run_blocks
 from openevals.evaluation.cache import CountingCache, open_cache
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.data import Row, RowDataError, count_rows, group_of, iter_rows
-from openevals.evaluation.description import is_async_callable
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
 from openevals.evaluation.evaluators import (
     RunEvaluator,
@@ -322,7 +322,7 @@ class _Run:
         counting: CountingCache | None,
     ) -> None:
         usage = usage_of(results)
-        model = ev.description.model
+        model = ev.info.model if ev.info is not None else None
         entry: Evaluation = self.recorder.evaluation(
             results,
             error,

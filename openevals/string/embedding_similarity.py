@@ -11,7 +11,7 @@ import asyncio
 import math
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from openevals._contract import (
@@ -308,6 +308,30 @@ _SHELL: dict[str, Any] = {
 }
 
 
+# One flow per entry point, run by openevals._drivers: it yields the texts to embed and receives
+# their vectors; the sync factory performs that with ``embed_documents``, the async one with
+# ``aembed_documents``. Nothing else differs between the two.
+Texts = list[str]
+
+
+def _pair_flow(core: _Core, outputs: Any, reference_outputs: Any) -> Generator[Texts, Any, float]:
+    vectors = yield _texts(outputs, reference_outputs)
+    return core.pair_score(vectors)
+
+
+def _batch_flow(
+    core: _Core,
+    pairs: Iterable[tuple[Any, Any]] | None,
+    outputs: Sequence[Any] | None,
+    reference_outputs: Sequence[Any] | None,
+) -> Generator[Texts, Any, list[tuple[Any, Any, float]]]:
+    outs, refs = _batch_inputs(pairs, outputs, reference_outputs)
+    distinct, positions = _unique(outs + refs)
+    vectors = (yield distinct) if distinct else []
+    scores = core.batch_scores(vectors, positions, len(outs), pairs is not None)
+    return list(zip(outs, refs, scores, strict=True))
+
+
 def _precomputed(score: float) -> Any:
     def scorer(**_: Any) -> float:
         return score
@@ -347,8 +371,11 @@ def create_embedding_similarity_evaluator(
     """
     core = _Core(model=model, embeddings=embeddings, algorithm=algorithm, timeout=timeout)
 
+    def embed(texts: Texts) -> Any:
+        return core.embed(texts)  # the embeddings' retries, timeout and errors
+
     def scorer(*, outputs: Any, reference_outputs: Any) -> float:
-        return core.pair_score(core.embed(_texts(outputs, reference_outputs)))
+        return drive(_pair_flow(core, outputs, reference_outputs), embed)
 
     embedding_similarity = make_evaluator(scorer, _INFO, **_SHELL)
 
@@ -358,21 +385,13 @@ def create_embedding_similarity_evaluator(
         outputs: Sequence[Any] | None = None,
         reference_outputs: Sequence[Any] | None = None,
     ) -> list[EvaluatorResult]:
-        outs, refs = _batch_inputs(pairs, outputs, reference_outputs)
-        distinct, positions = _unique(outs + refs)
-        vectors = core.embed(distinct) if distinct else []
-        scores = core.batch_scores(vectors, positions, len(outs), pairs is not None)
+        scored = drive(_batch_flow(core, pairs, outputs, reference_outputs), embed)
         return [
             cast(
                 EvaluatorResult,
-                run_scorer(
-                    _INFO,
-                    _precomputed(score),
-                    outputs=out,
-                    reference_outputs=ref,
-                ),
+                run_scorer(_INFO, _precomputed(score), outputs=o, reference_outputs=r),
             )
-            for out, ref, score in zip(outs, refs, scores, strict=True)
+            for o, r, score in scored
         ]
 
     embedding_similarity.batch = batch  # type: ignore[attr-defined]
@@ -389,9 +408,11 @@ def create_async_embedding_similarity_evaluator(
     """Async twin of :func:`create_embedding_similarity_evaluator` (``aembed_documents``)."""
     core = _Core(model=model, embeddings=embeddings, algorithm=algorithm, timeout=timeout)
 
+    def aembed(texts: Texts) -> Awaitable[Any]:
+        return core.aembed(texts)
+
     async def scorer(*, outputs: Any, reference_outputs: Any) -> float:
-        texts = _texts(outputs, reference_outputs)
-        return core.pair_score(await core.aembed(texts))
+        return await adrive(_pair_flow(core, outputs, reference_outputs), aembed)
 
     embedding_similarity = make_async_evaluator(scorer, _INFO.as_async(), **_SHELL)
 
@@ -401,21 +422,13 @@ def create_async_embedding_similarity_evaluator(
         outputs: Sequence[Any] | None = None,
         reference_outputs: Sequence[Any] | None = None,
     ) -> list[EvaluatorResult]:
-        outs, refs = _batch_inputs(pairs, outputs, reference_outputs)
-        distinct, positions = _unique(outs + refs)
-        vectors = await core.aembed(distinct) if distinct else []
-        scores = core.batch_scores(vectors, positions, len(outs), pairs is not None)
+        scored = await adrive(_batch_flow(core, pairs, outputs, reference_outputs), aembed)
         return [
             cast(
                 EvaluatorResult,
-                await arun_scorer(
-                    _INFO,
-                    _precomputed(score),
-                    outputs=out,
-                    reference_outputs=ref,
-                ),
+                await arun_scorer(_INFO, _precomputed(score), outputs=o, reference_outputs=r),
             )
-            for out, ref, score in zip(outs, refs, scores, strict=True)
+            for o, r, score in scored
         ]
 
     embedding_similarity.batch = batch  # type: ignore[attr-defined]

@@ -183,3 +183,31 @@ def test_report_and_result_do_not_import_each_other() -> None:
         [sys.executable, "-c", code_result], capture_output=True, text=True, env=env, check=True
     )
     assert "openevals.evaluation.report" not in json.loads(alone.stdout)
+
+
+def test_sections_are_passed_in_and_checked() -> None:
+    from openevals.evaluation.report import ReportSection
+
+    result = evaluate([{"outputs": "a", "reference_outputs": "a"}], [exact_match], progress=False)
+    assert result.report_sections() == []
+    with pytest.raises(TypeError, match="sections must be a sequence of ReportSection"):
+        render_report(result, sections=[{"kind": "pairwise"}])  # type: ignore[list-item]
+    values = {
+        "label": "human",
+        "label_type": "boolean",
+        "feedback_key": "k",
+        "n": 1,
+        "confidence": 95,
+        "figures": [],
+        "notes": ["a <note>"],
+        "confusion": None,
+        "disagreements": [],
+        "disagreements_total": 0,
+        "failed": [],
+    }
+    section = ReportSection(kind="calibration", values=values)
+    page = render_report(result, sections=[section])
+    assert "a &lt;note&gt;" in page and "against human labels" in page
+    assert "against human labels" not in render_report(result)
+    with pytest.raises(ValueError, match="at most one"):
+        render_report(result, sections=[section, section])

@@ -4,134 +4,28 @@
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import importlib
 import inspect
-from pathlib import Path
+import json
 from typing import Any
 
 import pytest
 
 from openevals._judge.options import FACTORIES, OPTIONS
+from tests.contract.snapshot import (
+    JUDGE_FILE,
+    JUDGE_MODULES,
+    NEW_JUDGE_OPTIONS,
+    default_text,
+    judge_signature,
+)
 
-PACKAGE = Path(__file__).resolve().parents[2] / "openevals"
+MODULES = JUDGE_MODULES
+NEW = NEW_JUDGE_OPTIONS
 
-
-def _declaring_modules() -> tuple[str, ...]:
-    """Every module of the package that declares judge factories (a module-level ``declare(...)``
-    call), found by reading the source: a new judge family needs no entry here."""
-    found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in tree.body:
-            value = getattr(node, "value", None)
-            if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "declare":
-                parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-                found.append(".".join(p for p in parts if p != "__init__"))
-                break
-    return tuple(found)
-
-
-MODULES = _declaring_modules()
-NEW = {
-    "samples": "int = 1",
-    "score_weighting": "ScoreWeighting | None = None",
-    "timeout": "float | None = None",
-}
-
-# The signatures before this change (printed from main with inspect.signature); long prompt
-# defaults as a hash of their text.
-BEFORE = {
-    "openevals.llm:create_llm_as_judge": (
-        "prompt: Any = <required>, feedback_key: str = 'score', judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.llm:create_async_llm_as_judge": (
-        "prompt: Any = <required>, feedback_key: str = 'score', judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.llm:create_pairwise_llm_as_judge": (
-        "prompt: Any = sha1:5ad02f41c729, feedback_key: str = 'pairwise_preference', judge: Any = None, model: str | None = None, system: str | None = None, criteria: str | None = None, allow_ties: bool = True, swap_positions: bool = True, max_retries: int = 3"
-        + " -> "
-        + "Any"
-    ),
-    "openevals.llm:create_async_pairwise_llm_as_judge": (
-        "prompt: Any = sha1:5ad02f41c729, feedback_key: str = 'pairwise_preference', judge: Any = None, model: str | None = None, system: str | None = None, criteria: str | None = None, allow_ties: bool = True, swap_positions: bool = True, max_retries: int = 3"
-        + " -> "
-        + "Any"
-    ),
-    "openevals.trajectory.llm:create_trajectory_llm_as_judge": (
-        "prompt: Any = sha1:1d874edb4d8e, model: str | None = None, feedback_key: str = 'trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.trajectory.llm:create_async_trajectory_llm_as_judge": (
-        "prompt: Any = sha1:1d874edb4d8e, model: str | None = None, feedback_key: str = 'trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.code.llm:create_code_llm_as_judge": (
-        "prompt: Any = <required>, feedback_key: str = 'code_correctness', code_extraction_strategy: CodeExtractionStrategy = 'none', code_extractor: Callable[[Any], str | None] | None = None, judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, max_retries: int = 3"
-        + " -> "
-        + "CodeEvaluator"
-    ),
-    "openevals.code.llm:create_async_code_llm_as_judge": (
-        "prompt: Any = <required>, feedback_key: str = 'code_correctness', code_extraction_strategy: CodeExtractionStrategy = 'none', code_extractor: Callable[[Any], Any] | None = None, judge: Any = None, model: str | None = None, system: str | None = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, max_retries: int = 3"
-        + " -> "
-        + "AsyncCodeEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_answer_correctness_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:c9979b8c8893, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_async_answer_correctness_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:c9979b8c8893, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_faithfulness_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:a6067023ca23, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_async_faithfulness_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:a6067023ca23, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_context_relevance_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:b7a1bb4b0da1, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_async_context_relevance_evaluator": (
-        "model: str | None = None, judge: Any = None, prompt: Any = sha1:b7a1bb4b0da1, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_answer_relevancy_evaluator": (
-        "model: str | None = None, judge: Any = None, embeddings: Any = None, embedding_model: str | None = None, strictness: int = 3, prompt: Any = sha1:88b62a754991, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleEvaluator"
-    ),
-    "openevals.rag.llm_metrics:create_async_answer_relevancy_evaluator": (
-        "model: str | None = None, judge: Any = None, embeddings: Any = None, embedding_model: str | None = None, strictness: int = 3, prompt: Any = sha1:88b62a754991, system: str | None = None, max_retries: int = 3"
-        + " -> "
-        + "SimpleAsyncEvaluator"
-    ),
-}
-
-
-def _default(value: Any) -> str:
-    if value is inspect.Parameter.empty:
-        return "<required>"
-    if isinstance(value, str) and len(value) > 40:
-        return "sha1:" + hashlib.sha1(value.encode()).hexdigest()[:12]
-    return repr(value)
+# The snapshot (long prompt defaults as a hash of their text); rewrite it for an intended change
+# with `python -m tests.contract.snapshot --update` (see CONTRIBUTING.md).
+BEFORE: dict[str, str] = json.loads(JUDGE_FILE.read_text(encoding="utf-8"))
 
 
 def _factory(path: str) -> Any:
@@ -142,16 +36,10 @@ def _factory(path: str) -> Any:
 @pytest.mark.parametrize("path", sorted(BEFORE))
 def test_signature_is_unchanged_apart_from_the_new_options(path: str) -> None:
     sig = inspect.signature(_factory(path))
-    old = [
-        f"{p.name}: {p.annotation} = {_default(p.default)}"
-        for p in sig.parameters.values()
-        if p.name not in NEW
-    ]
-    assert ", ".join(old) + " -> " + str(sig.return_annotation) == BEFORE[path]
+    assert judge_signature(_factory(path)) == BEFORE[path]
     assert all(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
-    added = {p.name: f"{p.annotation} = {_default(p.default)}" for p in sig.parameters.values()}
+    added = {p.name: f"{p.annotation} = {default_text(p.default)}" for p in sig.parameters.values()}
     assert added["samples"] == NEW["samples"]
-    assert added["timeout"] == NEW["timeout"]  # every factory that calls a model takes it
     if "output_schema" in sig.parameters or "continuous" in sig.parameters:
         assert added["score_weighting"] == NEW["score_weighting"]
 
@@ -163,26 +51,8 @@ def _declared() -> dict[str, Any]:
 
 
 def test_every_judge_factory_is_declared() -> None:
-    """Every factory of the snapshot is still declared; the modules were found by reading the
-    package (the five judge families at least)."""
     declared = _declared()
-    assert {path.split(":")[1] for path in BEFORE} <= set(declared)
-    assert {
-        "openevals.llm",
-        "openevals.trajectory.llm",
-        "openevals.code.llm",
-        "openevals.rag.llm_metrics",
-        "openevals.pairwise.judge",
-    } <= set(MODULES)
-
-
-def _path_of(name: str) -> str:
-    """``module:factory`` of a declared factory (the snapshot's path when it has one)."""
-    known = [p for p in BEFORE if p.endswith(":" + name)]
-    if known:
-        return known[0]
-    module = next(m for m in MODULES if hasattr(importlib.import_module(m), name))
-    return f"{module}:{name}"
+    assert {path.split(":")[1] for path in BEFORE} == set(declared)
 
 
 def _disagreements(spec: Any, params: Any) -> list[str]:
@@ -203,11 +73,10 @@ def _disagreements(spec: Any, params: Any) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("name", sorted(_declared()))
+@pytest.mark.parametrize("name", sorted({p.split(":")[1] for p in BEFORE}))
 def test_signature_agrees_with_the_declaration(name: str) -> None:
-    """Every declared judge factory, the ones added after the snapshot included."""
     spec = _declared()[name]
-    path = _path_of(name)
+    path = next(p for p in BEFORE if p.endswith(":" + name))
     assert _disagreements(spec, inspect.signature(_factory(path)).parameters) == []
     twin = _declared()[spec.async_twin or spec.sync_twin or ""]
     assert twin.takes == spec.takes and dict(twin.defaults) == dict(spec.defaults)

@@ -1,4 +1,5 @@
-"""``describe_evaluator``: the one place that looks inside evaluators, and what the runner reads."""
+"""``EvaluatorInfo`` is the only description of an evaluator: what the runner, the CLI and the
+report read (through ``info_of``), with async-ness and partial unwrapping decided in _contract."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from typing import Any
 
 import pytest
 
-from openevals.evaluation import EvaluatorSpec, build_evaluator, evaluate
-from openevals.evaluation.description import (
-    EvaluatorDescription,
-    describe_evaluator,
+from openevals._contract import (
+    EvaluatorInfo,
     display_name,
+    info_of,
+    is_async_callable,
+    unwrap,
 )
+from openevals.evaluation import EvaluatorSpec, build_evaluator, evaluate
 from openevals.exact import exact_match, exact_match_async
 from openevals.json import create_json_match_evaluator
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
@@ -29,12 +32,16 @@ ROWS = [{"outputs": "a", "reference_outputs": "a"}, {"outputs": "b", "reference_
 
 def test_deterministic_evaluators_are_pure_and_judge_free() -> None:
     for fn in (exact_match, levenshtein_distance, functools.partial(exact_match)):
-        info = describe_evaluator(fn)
-        assert info.pure and not info.uses_judge and not info.is_async, fn
+        info = info_of(fn)
+        assert info is not None and info.pure and not info.judge and not info.is_async, fn
+        assert not is_async_callable(fn)
     for name in ("recall:k=3", "ndcg", "mrr", "trajectory_match"):
-        assert describe_evaluator(build_evaluator(name).evaluator).pure, name
-    asynchronous = describe_evaluator(exact_match_async)
-    assert asynchronous.is_async and not asynchronous.pure
+        described = info_of(build_evaluator(name).evaluator)
+        assert described is not None and described.pure, name
+    asynchronous = info_of(exact_match_async)
+    assert asynchronous is not None and asynchronous.is_async and not asynchronous.pure
+    assert is_async_callable(exact_match_async)
+    assert is_async_callable(functools.partial(functools.partial(exact_match_async)))
 
 
 def test_unknown_callables_are_neither_pure_nor_judges() -> None:
@@ -45,42 +52,45 @@ def test_unknown_callables_are_neither_pure_nor_judges() -> None:
         async def __call__(self, **kwargs: Any) -> float:
             return 1.0
 
-    assert describe_evaluator(custom) == EvaluatorDescription()
-    assert describe_evaluator(Scorer()) == EvaluatorDescription(is_async=True)
+    assert info_of(custom) is None and not is_async_callable(custom)
+    assert info_of(Scorer()) is None and is_async_callable(Scorer())
+    assert is_async_callable(functools.partial(Scorer()))
     # JSON match is deterministic, but pairing long lists is not cheap: it is not run inline.
-    assert describe_evaluator(create_json_match_evaluator()) == EvaluatorDescription(
-        run_name="json_match_evaluator"
-    )
+    assert info_of(create_json_match_evaluator()) == EvaluatorInfo(run_name="json_match_evaluator")
 
 
 def test_judges_report_run_name_key_and_model() -> None:
     by_string = create_llm_as_judge(
         prompt="Is {outputs} right?", feedback_key="correct", model="openai:gpt-4.1-mini"
     )
-    info = describe_evaluator(by_string)
-    assert info == EvaluatorDescription(
-        run_name="llm_as_correct_judge",
-        feedback_keys=("correct",),
-        model="gpt-4.1-mini",
-        uses_judge=True,
+    info = info_of(by_string)
+    assert info is not None
+    assert (info.run_name, info.feedback_keys, info.model, info.judge, info.pure) == (
+        "llm_as_correct_judge",
+        ("correct",),
+        "gpt-4.1-mini",
+        True,
+        False,
     )
     with FakeOpenAIServer() as server:
         client = create_llm_as_judge(prompt="{outputs}", judge=openai_client(server), model="m-1")
         langchain = create_async_llm_as_judge(prompt="{outputs}", judge=chat_model(server))
-    assert describe_evaluator(client).model == "m-1"
-    assert describe_evaluator(client).feedback_keys == ("score",)
-    described = describe_evaluator(langchain)
-    assert described.is_async and described.uses_judge and described.model == "gpt-test"
+    client_info = info_of(client)
+    assert client_info is not None
+    assert client_info.model == "m-1" and client_info.feedback_keys == ("score",)
+    described = info_of(langchain)
+    assert described is not None
+    assert described.is_async and described.judge and described.model == "gpt-test"
 
 
 def test_json_match_with_a_rubric_uses_a_judge() -> None:
     graded = create_json_match_evaluator(rubric={"tone": "is it polite"}, model="openai:gpt-x")
-    info = describe_evaluator(graded)
-    assert info.uses_judge and not info.pure
+    info = info_of(graded)
+    assert info is not None and info.judge and not info.pure
 
 
 def test_info_a_user_attaches_is_what_the_runner_reads() -> None:
-    from openevals._contract import EvaluatorInfo, attach_info
+    from openevals._contract import attach_info
 
     def evaluator(**kwargs: Any) -> dict[str, Any]:
         usage = {"input_tokens": 1000, "output_tokens": 0, "total_tokens": 1000}
@@ -88,9 +98,8 @@ def test_info_a_user_attaches_is_what_the_runner_reads() -> None:
 
     attached = EvaluatorInfo(run_name="mine", model="my-model", pure=True)
     attach_info(evaluator, attached)
-    expected = EvaluatorDescription(run_name="mine", model="my-model", pure=True)
-    assert describe_evaluator(evaluator) == expected
-    assert describe_evaluator(functools.partial(evaluator)) == expected
+    assert info_of(evaluator) is attached
+    assert info_of(functools.partial(evaluator)) is attached
     assert display_name(evaluator) == "mine"
 
     threads: list[str] = []
@@ -152,14 +161,16 @@ def test_inline_evaluators_run_on_the_loop_thread_and_others_in_the_pool() -> No
     assert seen["pooled"].startswith("openevals-eval_")
 
 
-def test_only_the_description_module_reads_evaluator_internals() -> None:
+def test_no_runner_module_reads_evaluator_internals() -> None:
     """No other module of the runner, the CLI or the report reads ``.core`` / ``_backend``."""
-    private = re.compile(r"""\.core\b|["']core["']|_backend\b|\._model\b|_PURE_MODULES""")
+    # (``openevals.comparison.core`` is a module path, not a judge's core.)
+    private = re.compile(
+        r"""(?<!comparison)\.core\b|["']core["']|_backend\b|\._model\b|_PURE_MODULES"""
+    )
     files = [*sorted((REPO / "openevals" / "evaluation").glob("*.py")), REPO / "openevals/cli.py"]
     offenders = [
         f"{path.name}:{n}"
         for path in files
-        if path.name != "description.py"
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if private.search(line)
     ]
@@ -168,19 +179,39 @@ def test_only_the_description_module_reads_evaluator_internals() -> None:
 
 def test_async_judges_are_described_without_being_called() -> None:
     judge = create_async_llm_as_judge(prompt="{outputs}", model="openai:gpt-4o")
-    info = describe_evaluator(judge)
-    assert info.is_async and info.model == "gpt-4o" and info.uses_judge
+    info = info_of(judge)
+    assert info is not None and info.is_async and info.model == "gpt-4o" and info.judge
     assert asyncio.iscoroutinefunction(judge)
 
 
 def test_the_contract_info_is_what_the_runner_reads() -> None:
-    from openevals._contract import EvaluatorInfo, make_evaluator
+    from openevals._contract import make_evaluator
 
     info = EvaluatorInfo(run_name="contracted", feedback_keys=("k",), model="m-1", pure=True)
     evaluator = make_evaluator(lambda **kw: 1.0, info)
-    description = describe_evaluator(evaluator)
-    assert description == EvaluatorDescription(
-        run_name="contracted", feedback_keys=("k",), model="m-1", pure=True, uses_judge=False
-    )
-    # Without the info the same function is described as unknown (neither pure nor a judge).
-    assert describe_evaluator(lambda **kw: 1.0).pure is False
+    assert info_of(evaluator) is info
+    # Without the info the same function is unknown (no info: neither pure nor a judge).
+    assert info_of(lambda **kw: 1.0) is None
+
+
+def test_unwrap_returns_the_target_and_its_partials() -> None:
+    bound = functools.partial(exact_match, outputs=1)
+    assert unwrap(bound) == (exact_match, [bound])
+    assert unwrap(exact_match) == (exact_match, [])
+
+
+def test_async_ness_and_partials_are_decided_only_in_the_contract() -> None:
+    """No module outside ``_contract.py`` (and the judge internals, owned elsewhere) looks
+    through ``functools.partial`` or asks ``inspect`` whether an evaluator is a coroutine."""
+    pattern = re.compile(r"iscoroutinefunction|isinstance\([^)]*functools\.partial")
+    allowed = {"_contract.py", "testing/sandbox.py", "code/extraction.py"}
+    offenders = [
+        f"{relative}:{n}"
+        for path in sorted((REPO / "openevals").rglob("*.py"))
+        if (relative := path.relative_to(REPO / "openevals").as_posix()) not in allowed
+        and not relative.startswith("_judge/")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert offenders == []
+    assert not (REPO / "openevals" / "evaluation" / "description.py").exists()

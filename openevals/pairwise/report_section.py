@@ -1,0 +1,67 @@
+"""The pairwise section of the HTML report: per pairwise evaluator of a run with ``systems=``,
+the ranking of systems and the win-rate matrix, as plain values for the report template. The
+generic report does not import this module: an
+:class:`~openevals.evaluation.result.EvaluationResult` hands its pairwise sections to it
+(``report_sections()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from openevals.evaluation.report import ReportSection, estimate_text
+
+__all__ = ["pairwise_sections"]
+
+
+def pairwise_sections(pairwise: Mapping[str, Any]) -> list[ReportSection]:
+    """One section per pairwise evaluator (name -> :class:`~openevals.evaluation.pairwise.
+    PairwiseSummary`): the ranking and the win-rate matrix."""
+    sections = []
+    for name, summary in pairwise.items():
+        # Several groups that never met: one ranking per group, ranks labelled by group.
+        grouped = summary.ranking is None and bool(summary.group_rankings)
+        rankings = [summary.ranking] if summary.ranking is not None else summary.group_rankings
+        order = [s.system for ranking in rankings for s in ranking.systems]
+        order += [s for s in summary.systems if s not in order]
+        ranked = []
+        for number, ranking in enumerate(rankings, 1):
+            for s in ranking.systems:
+                low, high = s.rank_low, s.rank_high
+                ranked.append(
+                    {
+                        "rank": f"{s.rank} (group {number})" if grouped else s.rank,
+                        "system": s.system,
+                        "rank_ci": "-" if low is None else f"{low}–{high}",
+                        **estimate_text(s.strength),
+                    }
+                )
+        matrix = []
+        for a in order:
+            cells = []
+            for b in order:
+                est = None if a == b else summary.win_rate(a, b)
+                cell = estimate_text(est, 2) if est is not None else None
+                shade = f"{0.08 + 0.6 * est.value:.2f}" if est and est.value is not None else "0"
+                cells.append({"self": a == b, "rate": cell, "shade": shade})
+            matrix.append({"system": a, "cells": cells})
+        sections.append(
+            ReportSection(
+                kind="pairwise",
+                values={
+                    "evaluator": name,
+                    "comparisons": summary.comparisons,
+                    "errors": summary.errors,
+                    "flip": estimate_text(summary.order_flip_rate),
+                    "flips": summary.order_flips,
+                    "judged_twice": summary.judged_twice,
+                    "inconsistent": summary.inconsistent,
+                    "ranking": ranked,
+                    "systems": order,
+                    "matrix": matrix,
+                    "notes": list(summary.notes),
+                },
+            )
+        )
+    return sections
