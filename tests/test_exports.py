@@ -36,6 +36,7 @@ MAPPED_PACKAGES = (
     "openevals.rag",
     "openevals.simulators",
     "openevals.string",
+    "openevals.text",
     "openevals.trajectory",
 )
 
