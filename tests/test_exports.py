@@ -31,6 +31,7 @@ MAPPED_PACKAGES = (
     "openevals.code",
     "openevals.code.e2b",
     "openevals.evaluation",
+    "openevals.graph_trajectory",
     "openevals.json",
     "openevals.pairwise",
     "openevals.rag",

@@ -61,6 +61,7 @@ from openevals.prompts.security import (
     PROMPT_INJECTION_PROMPT,
 )
 from openevals.prompts.trajectory import (
+    GRAPH_TRAJECTORY_ACCURACY_PROMPT,
     TOOL_SELECTION_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
@@ -83,6 +84,7 @@ __all__ = [
     "CORRECTNESS_PROMPT",
     "EXPLICIT_CONTENT_PROMPT",
     "FAIRNESS_PROMPT",
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT",
     "HALLUCINATION_PROMPT",
     "KNOWLEDGE_RETENTION_PROMPT",
     "LANGUAGE_DETECTION_PROMPT",
@@ -143,6 +145,7 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
     "TRAJECTORY_ACCURACY_PROMPT": _OUT,
     "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE": frozenset({"reference_outputs", "outputs"}),
     "TOOL_SELECTION_PROMPT": _OUT,
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": frozenset({"thread", "reference_outputs"}),
     # conversation
     "PERCEIVED_ERROR_PROMPT": _OUT,
     "WINS_PROMPT": _OUT,
@@ -168,6 +171,7 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
 """Constant name -> every ``{placeholder}`` in its template (required and optional)."""
 
 _OPTIONAL: dict[str, frozenset[str]] = {
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": frozenset({"reference_outputs"}),
     "CORRECTNESS_PROMPT": frozenset({"reference_outputs"}),
     "HALLUCINATION_PROMPT": frozenset({"context", "reference_outputs"}),
     "PAIRWISE_PREFERENCE_PROMPT": _PAIR_OPTIONAL,

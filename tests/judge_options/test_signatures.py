@@ -19,6 +19,7 @@ MODULES = (
     "openevals.code.llm",
     "openevals.rag.llm_metrics",
     "openevals.pairwise.judge",
+    "openevals.graph_trajectory.llm",
 )
 NEW = {"samples": "int = 1", "score_weighting": "ScoreWeighting | None = None"}
 
@@ -44,6 +45,16 @@ BEFORE = {
         "prompt: Any = sha1:5ad02f41c729, feedback_key: str = 'pairwise_preference', judge: Any = None, model: str | None = None, system: str | None = None, criteria: str | None = None, allow_ties: bool = True, swap_positions: bool = True, max_retries: int = 3"
         + " -> "
         + "Any"
+    ),
+    "openevals.graph_trajectory.llm:create_graph_trajectory_llm_as_judge": (
+        "prompt: Any = sha1:94acbd4f8ac0, model: str | None = None, feedback_key: str = 'graph_trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleEvaluator"
+    ),
+    "openevals.graph_trajectory.llm:create_async_graph_trajectory_llm_as_judge": (
+        "prompt: Any = sha1:94acbd4f8ac0, model: str | None = None, feedback_key: str = 'graph_trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleAsyncEvaluator"
     ),
     "openevals.trajectory.llm:create_trajectory_llm_as_judge": (
         "prompt: Any = sha1:1d874edb4d8e, model: str | None = None, feedback_key: str = 'trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"

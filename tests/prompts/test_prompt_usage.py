@@ -130,6 +130,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {"outputs": TRAJECTORY, "reference_outputs": TRAJECTORY},
     ),
     "TOOL_SELECTION_PROMPT": ("tool_selection", {"outputs": TRAJECTORY}),
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": (
+        "graph_trajectory_accuracy",
+        {"thread": "<trajectory>\n['__start__', 'agent']\n</trajectory>"},
+    ),
     "PERCEIVED_ERROR_PROMPT": ("perceived_error", {"outputs": CONVERSATION}),
     "WINS_PROMPT": ("wins", {"outputs": CONVERSATION}),
     "TASK_COMPLETION_PROMPT": ("task_completion", {"outputs": CONVERSATION}),

@@ -67,6 +67,11 @@ SPEC: dict[str, tuple[str, str, set[str]]] = {
         {"reference_outputs", "outputs"},
     ),
     "TOOL_SELECTION_PROMPT": ("trajectory", "tool_selection", {"outputs"}),
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": (
+        "trajectory",
+        "graph_accuracy",
+        {"thread", "reference_outputs"},
+    ),
     "PERCEIVED_ERROR_PROMPT": ("conversation", "perceived_error", {"outputs"}),
     "WINS_PROMPT": ("conversation", "wins", {"outputs"}),
     "TASK_COMPLETION_PROMPT": ("conversation", "task_completion", {"outputs"}),
@@ -96,6 +101,7 @@ EXTRA_SPEC: dict[str, tuple[str, str, set[str]]] = {
 EXTRA_MODULES = {"code": code_prompts, "json": json_prompts}
 
 OPTIONAL = {
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": {"reference_outputs"},
     "CORRECTNESS_PROMPT": {"reference_outputs"},
     "HALLUCINATION_PROMPT": {"context", "reference_outputs"},
 }
@@ -122,6 +128,7 @@ TRUE_MEANS = {
     "CODE_INJECTION_PROMPT": "True means code injection was detected.",
     "TRAJECTORY_ACCURACY_PROMPT": "True means the trajectory is accurate.",
     "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE": "True means the trajectory is accurate.",
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": "True means the trajectory is accurate.",
     "TOOL_SELECTION_PROMPT": "True means the agent's tool choices were appropriate.",
     "PERCEIVED_ERROR_PROMPT": "True means the user perceived an error by the agent",
     "WINS_PROMPT": "True means the user praised, thanked or complimented the assistant.",
@@ -164,8 +171,8 @@ def _flat(text: str) -> str:
 # --------------------------------------------------------------------------- names and modules
 
 
-def test_public_all_is_exactly_the_36_constants() -> None:
-    assert len(SPEC) == 36
+def test_public_all_is_exactly_the_37_constants() -> None:
+    assert len(SPEC) == 37
     assert sorted(prompts.__all__) == sorted(SPEC)
     assert len(set(prompts.__all__)) == len(prompts.__all__)
     for name in prompts.__all__:
@@ -368,7 +375,8 @@ def test_optional_variables_read_sensibly_when_empty(name: str, optional: tuple[
     values = {v: ("" if v in optional else "filled") for v in SPEC[name][2]}
     rendered = _flat(template.format(**values))
     assert "is empty" in rendered
-    assert "well-established facts" in rendered
+    if name != "GRAPH_TRAJECTORY_ACCURACY_PROMPT":  # a reference thread, not facts
+        assert "well-established facts" in rendered
 
 
 def test_trajectory_reference_prompt_handles_missing_reference() -> None:
