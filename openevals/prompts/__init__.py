@@ -48,6 +48,7 @@ from openevals.prompts.quality import (
     HALLUCINATION_PROMPT,
     LAZINESS_PROMPT,
     PLAN_ADHERENCE_PROMPT,
+    RUBRIC_PROMPT,
 )
 from openevals.prompts.rag import (
     RAG_GROUNDEDNESS_PROMPT,
@@ -99,6 +100,7 @@ __all__ = [
     "RAG_GROUNDEDNESS_PROMPT",
     "RAG_HELPFULNESS_PROMPT",
     "RAG_RETRIEVAL_RELEVANCE_PROMPT",
+    "RUBRIC_PROMPT",
     "SENSITIVE_IMAGERY_PROMPT",
     "SUPPORT_INTENT_PROMPT",
     "TASK_COMPLETION_PROMPT",
@@ -130,6 +132,7 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
     "CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS": _IO_REF,
     "PLAN_ADHERENCE_PROMPT": frozenset({"inputs", "plan", "outputs"}),
     "LAZINESS_PROMPT": _IO,
+    "RUBRIC_PROMPT": frozenset({"criteria", "inputs", "outputs", "reference_outputs"}),
     # rag
     "RAG_GROUNDEDNESS_PROMPT": frozenset({"context", "outputs"}),
     "RAG_HELPFULNESS_PROMPT": _IO,
@@ -171,6 +174,7 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
 """Constant name -> every ``{placeholder}`` in its template (required and optional)."""
 
 _OPTIONAL: dict[str, frozenset[str]] = {
+    "RUBRIC_PROMPT": frozenset({"inputs", "reference_outputs"}),
     "GRAPH_TRAJECTORY_ACCURACY_PROMPT": frozenset({"reference_outputs"}),
     "CORRECTNESS_PROMPT": frozenset({"reference_outputs"}),
     "HALLUCINATION_PROMPT": frozenset({"context", "reference_outputs"}),

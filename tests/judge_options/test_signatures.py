@@ -20,6 +20,7 @@ MODULES = (
     "openevals.rag.llm_metrics",
     "openevals.pairwise.judge",
     "openevals.graph_trajectory.llm",
+    "openevals.rubric",
 )
 NEW = {"samples": "int = 1", "score_weighting": "ScoreWeighting | None = None"}
 
@@ -53,6 +54,16 @@ BEFORE = {
     ),
     "openevals.graph_trajectory.llm:create_async_graph_trajectory_llm_as_judge": (
         "prompt: Any = sha1:94acbd4f8ac0, model: str | None = None, feedback_key: str = 'graph_trajectory_accuracy', judge: Any = None, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True, few_shot_examples: Sequence[FewShotExample] | None = None, system: str | None = None, output_schema: Any = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleAsyncEvaluator"
+    ),
+    "openevals.rubric:create_rubric_judge": (
+        "criteria: Mapping[str, Any] | Sequence[Criterion] = <required>, prompt: Any = sha1:25f682c040cc, judge: Any = None, model: str | None = None, system: str | None = None, few_shot_examples: Sequence[FewShotExample] | None = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
+        + " -> "
+        + "SimpleEvaluator"
+    ),
+    "openevals.rubric:create_async_rubric_judge": (
+        "criteria: Mapping[str, Any] | Sequence[Criterion] = <required>, prompt: Any = sha1:25f682c040cc, judge: Any = None, model: str | None = None, system: str | None = None, few_shot_examples: Sequence[FewShotExample] | None = None, structured_output_kwargs: Mapping[str, Any] | None = None, max_retries: int = 3"
         + " -> "
         + "SimpleAsyncEvaluator"
     ),

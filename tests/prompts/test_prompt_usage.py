@@ -190,7 +190,8 @@ def test_every_boolean_prompt_has_a_case() -> None:
     categorical = {"LANGUAGE_DETECTION_PROMPT", "SUPPORT_INTENT_PROMPT"}
     pairwise = {name for name in P.__all__ if name.startswith("PAIRWISE_")}  # tests/pairwise
     assert len(pairwise) == 3
-    assert set(CASES) | categorical | pairwise == set(P.__all__)
+    rubric = {"RUBRIC_PROMPT"}  # several criteria per answer: tests/rubric
+    assert set(CASES) | categorical | pairwise | rubric == set(P.__all__)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -67,6 +67,7 @@ SPEC: dict[str, tuple[str, str, set[str]]] = {
         {"reference_outputs", "outputs"},
     ),
     "TOOL_SELECTION_PROMPT": ("trajectory", "tool_selection", {"outputs"}),
+    "RUBRIC_PROMPT": ("quality", "rubric", {"criteria", "inputs", "outputs", "reference_outputs"}),
     "GRAPH_TRAJECTORY_ACCURACY_PROMPT": (
         "trajectory",
         "graph_accuracy",
@@ -101,6 +102,7 @@ EXTRA_SPEC: dict[str, tuple[str, str, set[str]]] = {
 EXTRA_MODULES = {"code": code_prompts, "json": json_prompts}
 
 OPTIONAL = {
+    "RUBRIC_PROMPT": {"inputs", "reference_outputs"},
     "GRAPH_TRAJECTORY_ACCURACY_PROMPT": {"reference_outputs"},
     "CORRECTNESS_PROMPT": {"reference_outputs"},
     "HALLUCINATION_PROMPT": {"context", "reference_outputs"},
@@ -129,6 +131,7 @@ TRUE_MEANS = {
     "TRAJECTORY_ACCURACY_PROMPT": "True means the trajectory is accurate.",
     "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE": "True means the trajectory is accurate.",
     "GRAPH_TRAJECTORY_ACCURACY_PROMPT": "True means the trajectory is accurate.",
+    "RUBRIC_PROMPT": "True, for a boolean criterion, means the output meets that criterion.",
     "TOOL_SELECTION_PROMPT": "True means the agent's tool choices were appropriate.",
     "PERCEIVED_ERROR_PROMPT": "True means the user perceived an error by the agent",
     "WINS_PROMPT": "True means the user praised, thanked or complimented the assistant.",
@@ -171,8 +174,8 @@ def _flat(text: str) -> str:
 # --------------------------------------------------------------------------- names and modules
 
 
-def test_public_all_is_exactly_the_37_constants() -> None:
-    assert len(SPEC) == 37
+def test_public_all_is_exactly_the_38_constants() -> None:
+    assert len(SPEC) == 38
     assert sorted(prompts.__all__) == sorted(SPEC)
     assert len(set(prompts.__all__)) == len(prompts.__all__)
     for name in prompts.__all__:

@@ -135,7 +135,7 @@ def test_installed_copy_reads_its_packaged_files(installed: tuple[Path, Path]) -
             assert text == report["texts"][name], (path, name)
             seen.add(name)
     # The pairwise and graph-trajectory prompts are new: no 0.2.2 module paths.
-    assert seen == set(SPEC) - PAIRWISE - {"GRAPH_TRAJECTORY_ACCURACY_PROMPT"}
+    assert seen == set(SPEC) - PAIRWISE - {"GRAPH_TRAJECTORY_ACCURACY_PROMPT", "RUBRIC_PROMPT"}
     # Reading prompts pulled in no model stack.
     assert not [m for m in report["modules"] if m.startswith(("langchain", "openai"))]
 
