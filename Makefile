@@ -91,3 +91,10 @@ $(BASELINE)/.compat-installed:
 compat: $(STAMP) $(BASELINE)/.compat-installed $(COMPAT_SDIST)
 	$(BIN)/python scripts/run_upstream_tests.py --sdist $(COMPAT_SDIST) \
 		--ours-python $(BIN)/python --baseline-python $(BASELINE)/bin/python
+
+# The public repository's current tests, from a checkout: make compat-current UPSTREAM=/path
+.PHONY: compat-current
+compat-current: $(STAMP) $(BASELINE)/.compat-installed
+	@test -n "$(UPSTREAM)" || { echo "usage: make compat-current UPSTREAM=<openevals checkout>"; exit 2; }
+	$(BIN)/python scripts/run_upstream_checkout_tests.py $(UPSTREAM) \
+		--ours-python $(BIN)/python --baseline-python $(BASELINE)/bin/python
