@@ -84,7 +84,7 @@ $(COMPAT_SDIST): | $(STAMP)
 $(BASELINE)/.compat-installed:
 	test -x $(BASELINE)/bin/python || $(PYTHON) -m venv $(BASELINE)
 	$(BASELINE)/bin/python -m pip install --quiet openevals==0.2.2 "pytest>=8.3.4" \
-		"pytest-asyncio>=0.25.3" mypy pyright e2b-code-interpreter
+		"pytest-asyncio>=0.25.3" "mypy<2" pyright e2b-code-interpreter
 	touch $@
 
 .PHONY: compat
