@@ -103,3 +103,20 @@ $(BASELINE)/.compat-installed:
 compat: $(STAMP) $(BASELINE)/.compat-installed $(COMPAT_SDIST)
 	$(BIN)/python scripts/run_upstream_tests.py --sdist $(COMPAT_SDIST) \
 		--ours-python $(BIN)/python --baseline-python $(BASELINE)/bin/python
+
+# The public repository's current tests, from a checkout: make compat-current UPSTREAM=/path
+# Its own 0.2.2 venv: the code tests need mypy (<2, as in 0.2.2's day), pyright and e2b, which
+# .venv-baseline must not have (tests/compat builds 0.2.2's module list from it).
+BASELINE_CURRENT := .venv-baseline-current
+
+$(BASELINE_CURRENT)/.compat-installed:
+	test -x $(BASELINE_CURRENT)/bin/python || $(PYTHON) -m venv $(BASELINE_CURRENT)
+	$(BASELINE_CURRENT)/bin/python -m pip install --quiet openevals==0.2.2 "pytest>=8.3.4" \
+		"pytest-asyncio>=0.25.3" "mypy<2" pyright e2b-code-interpreter
+	touch $@
+
+.PHONY: compat-current
+compat-current: $(STAMP) $(BASELINE_CURRENT)/.compat-installed
+	@test -n "$(UPSTREAM)" || { echo "usage: make compat-current UPSTREAM=<openevals checkout>"; exit 2; }
+	$(BIN)/python scripts/run_upstream_checkout_tests.py $(UPSTREAM) \
+		--ours-python $(BIN)/python --baseline-python $(BASELINE_CURRENT)/bin/python

@@ -83,6 +83,8 @@ _EXPORTS: dict[str, str] = {
     "create_async_trajectory_match_evaluator": "openevals.trajectory.match",
     "create_trajectory_llm_as_judge": "openevals.trajectory.llm",
     "create_async_trajectory_llm_as_judge": "openevals.trajectory.llm",
+    "create_rubric_judge": "openevals.rubric",
+    "create_async_rubric_judge": "openevals.rubric",
     "evaluate": "openevals.evaluation.runner",
     "aevaluate": "openevals.evaluation.runner",
     "compare": "openevals.comparison.paired",
@@ -114,6 +116,10 @@ if TYPE_CHECKING:
     from openevals.pairwise.judge import (
         create_async_pairwise_llm_as_judge as create_async_pairwise_llm_as_judge,
         create_pairwise_llm_as_judge as create_pairwise_llm_as_judge,
+    )
+    from openevals.rubric import (
+        create_async_rubric_judge as create_async_rubric_judge,
+        create_rubric_judge as create_rubric_judge,
     )
     from openevals.string.levenshtein import (
         levenshtein_distance as levenshtein_distance,

@@ -89,7 +89,7 @@ def test_run_writes_results_report_and_summary(
     [
         ([], "usage"),
         (["run", "DATA"], "the following arguments are required: -e/--evaluator"),
-        (["run", "DATA", "-e", "bleu"], "unknown evaluator 'bleu'"),
+        (["run", "DATA", "-e", "meteor"], "unknown evaluator 'meteor'"),
         (["run", "DATA", "-e", "exact_match:strict=1"], "does not take option"),
         (["run", "DATA", "-e", "llm:CORRECTNESS_PROMPT"], "pass --model"),
         (["run", "missing.jsonl", "-e", "exact_match"], "no such file"),

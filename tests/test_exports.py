@@ -32,12 +32,14 @@ MAPPED_PACKAGES = (
     "openevals.code.e2b",
     "openevals.comparison",
     "openevals.evaluation",
+    "openevals.graph_trajectory",
     "openevals.json",
     "openevals.pairwise",
     "openevals.rag",
     "openevals.simulators",
     "openevals.string",
     "openevals.testing",
+    "openevals.text",
     "openevals.trajectory",
 )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -122,6 +123,37 @@ def outputs_to_text(outputs: Any) -> str:
     )
 
 
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside ``openevals``."""
+    here = inspect.currentframe()
+    frame = here.f_back if here is not None else None  # the function that calls warnings.warn
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("openevals"):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _known_strategy(strategy: Any) -> str:
+    """``strategy`` if it is a known strategy; an unknown string is treated as ``"none"`` (as 0.2.2
+    does) with a DeprecationWarning. Raises TypeError for a value that is not a string."""
+    if not isinstance(strategy, str):
+        raise TypeError(
+            f"`code_extraction_strategy` must be one of {list(CODE_EXTRACTION_STRATEGIES)}, "
+            f"got {type(strategy).__name__} {strategy!r}"
+        )
+    if strategy in CODE_EXTRACTION_STRATEGIES:
+        return strategy
+    warnings.warn(
+        f"code_extraction_strategy={strategy!r} is not one of {list(CODE_EXTRACTION_STRATEGIES)}; "
+        "it is treated as 'none' (the whole output is the code), as openevals 0.2.2 does. "
+        "Unknown values will raise ValueError in a future release: pass 'none' instead.",
+        DeprecationWarning,
+        stacklevel=_caller_stacklevel(),
+    )
+    return "none"
+
+
 # --------------------------------------------------------------------------- markdown blocks
 
 _OPENING_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -200,10 +232,16 @@ def iter_code_blocks(text: str) -> Iterator[CodeBlock]:
 def extract_code_from_markdown(text: str) -> str | None:
     """The code of all fenced blocks not tagged with a :data:`SKIPPED_LANGUAGES` language.
 
-    Blocks are joined with ``"\\n"``. Returns None when there is no such block, or when all of them
+    Each block's code ends with a newline and blocks are joined with ``"\\n"`` (as 0.2.2 does). Returns None when there is no such block, or when all of them
     are empty.
     """
-    bodies = [b.code for b in iter_code_blocks(text) if b.language not in SKIPPED_LANGUAGES]
+    # Each body keeps the newline that ends its last line, as 0.2.2 returns it; bodies are
+    # joined with "\n", so consecutive blocks are separated by a blank line.
+    bodies = [
+        f"{b.code}\n" if b.code else ""
+        for b in iter_code_blocks(text)
+        if b.language not in SKIPPED_LANGUAGES
+    ]
     code = "\n".join(bodies)
     return code if code.strip() else None
 
@@ -415,7 +453,8 @@ def _from_answer(answer: Any) -> Extraction:
 class CodeExtraction:
     """Validated extraction options plus the sync (:meth:`extract`) and async (:meth:`aextract`) shells.
 
-    Validation (at creation): an unknown strategy, a ``code_extractor`` together with a strategy
+    Validation (at creation): an unknown strategy string is treated as ``"none"`` with a
+    DeprecationWarning (as 0.2.2 accepts it); a ``code_extractor`` together with a strategy
     other than ``"none"``, or strategy ``"llm"`` without ``model`` or ``client`` raise
     ``ValueError``. ``client`` may be a LangChain chat model or an OpenAI-style client
     (``client.chat.completions.create``, then ``model`` names the model); ``model`` alone is a
@@ -432,11 +471,7 @@ class CodeExtraction:
         client: Any = None,
         timeout: float | None = None,
     ) -> None:
-        if strategy not in CODE_EXTRACTION_STRATEGIES:
-            raise ValueError(
-                f"`code_extraction_strategy` must be one of {list(CODE_EXTRACTION_STRATEGIES)}, "
-                f"got {strategy!r}"
-            )
+        strategy = _known_strategy(strategy)
         if code_extractor is not None:
             if not callable(code_extractor):
                 raise TypeError(

@@ -5,22 +5,37 @@ gets the batch as columns - ``id``, ``inputs``, ``outputs``, ``reference_outputs
 columns and ``scores`` (feedback key -> score per row) - and returns ``{name: {"value": ...}}``.
 The per-batch values are combined by ``accumulate`` (default: summed). A metric that raises is
 recorded in ``summary["batch_metric_errors"]``; it never stops the run.
+
+A metric with ``collect(batch)`` and ``finish(parts)`` methods (a :class:`CorpusMetric`, such as
+``openevals.text.reference_batch_metric("bleu")``) is a corpus metric: ``collect`` runs on every
+batch and ``finish`` once on all the parts, so its final value is computed over the whole run
+(corpus BLEU pools n-gram counts; summing per-batch scores would be wrong). Its value is not part
+of the running combination, and ``accumulate`` does not see it.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from openevals._contract import display_name
 from openevals.evaluation.data import FIELDS
 from openevals.evaluation.records import Recorder, ResultRow
 
-__all__ = ["BatchMetrics"]
+__all__ = ["BatchMetrics", "CorpusMetric"]
 
 BatchFn = Callable[[dict[str, list[Any]]], Any]
 Accumulate = Callable[[dict[str, list[dict[str, Any]]]], Any]
+
+
+@runtime_checkable
+class CorpusMetric(Protocol):
+    """A dataset-level metric computed once over the parts collected from every batch."""
+
+    def collect(self, batch: dict[str, list[Any]]) -> Any: ...
+
+    def finish(self, parts: list[Any]) -> Mapping[str, Mapping[str, Any]]: ...
 
 
 class BatchMetrics:
@@ -41,6 +56,7 @@ class BatchMetrics:
         self.per_batch: dict[str, list[dict[str, Any]]] = {}
         self.errors: list[dict[str, Any]] = []
         self.current: dict[str, dict[str, Any]] = {}
+        self.parts: dict[int, list[Any]] = {}
 
     def add(self, fields: Mapping[str, Any], rec: ResultRow) -> None:
         """Buffer one finished row (its fields as the evaluators saw them, and its record)."""
@@ -56,6 +72,12 @@ class BatchMetrics:
         columns = _columns(rows)
         for fn in self.fns:
             label = display_name(fn)
+            if isinstance(fn, CorpusMetric):
+                try:
+                    self.parts.setdefault(id(fn), []).append(fn.collect(dict(columns)))
+                except Exception as exc:
+                    self.errors.append({"metric_fn": label, "rows": len(rows), **self._error(exc)})
+                continue
             try:
                 out = fn({k: list(v) for k, v in columns.items()})
                 if not isinstance(out, Mapping):
@@ -115,6 +137,19 @@ class BatchMetrics:
         except Exception as exc:
             metrics = {}
             errors.append({"metric_fn": "accumulate", **self._error(exc)})
+        failed = {e["metric_fn"] for e in self.errors}
+        for fn in self.fns:
+            label = display_name(fn)
+            if not isinstance(fn, CorpusMetric) or id(fn) not in self.parts or label in failed:
+                continue
+            try:
+                out = fn.finish(self.parts[id(fn)])
+                for metric, value in out.items():
+                    metrics[self.recorder.data(str(metric))] = self.recorder.data(
+                        {**dict(value), "batches": len(self.parts[id(fn)])}
+                    )
+            except Exception as exc:
+                errors.append({"metric_fn": label, **self._error(exc)})
         return metrics, errors
 
     def _error(self, exc: Exception) -> dict[str, Any]:

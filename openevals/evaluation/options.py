@@ -93,7 +93,7 @@ class RunOptions:
         if metrics is not None:
             if callable(metrics) or not isinstance(metrics, Iterable):
                 raise TypeError("batch_metrics must be a list of functions batch -> dict")
-            fns = tuple(metrics)
+            fns = tuple(_batch_metric(fn) for fn in metrics)
             for fn in fns:
                 if not callable(fn):
                     raise TypeError(
@@ -155,3 +155,13 @@ class RunOptions:
                     f"ray_env must hold environment variable names (no values); got {bad[0]!r}"
                 )
             object.__setattr__(self, "ray_env", names)
+
+
+def _batch_metric(item: Any) -> Any:
+    """A ``batch_metrics`` entry: a function, or the name of a registered dataset-level metric
+    (``"bleu"``, ``"rouge:use_stemmer=true"``, ...; see ``registry.build_batch_metric``)."""
+    if isinstance(item, str):
+        from openevals.evaluation.registry import build_batch_metric
+
+        return build_batch_metric(item)
+    return item

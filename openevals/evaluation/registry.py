@@ -14,7 +14,9 @@ Names: ``exact_match``, ``levenshtein_distance``, ``json_match`` (``aggregator``
 ``algorithm``), ``trajectory_match`` (``mode``, ``tool_args_match_mode``), the retrieval metrics
 ``recall``, ``precision``, ``hit_rate``, ``reciprocal_rank`` (``mrr``), ``average_precision``
 (``map``), ``ndcg`` (``k``, ``mode``, ``denominator``, ``normalize_by``, ``key``,
-``empty_reference``, ``feedback_key``), and ``llm:<PROMPT_CONSTANT>`` (``feedback_key``,
+``empty_reference``, ``feedback_key``), the reference text metrics ``bleu`` (``tokenize``,
+``lowercase``, ``smooth_method``, ...), ``chrf``, ``chrf++``, ``ter`` and ``rouge`` (``rouge_types``
+as ``rouge1,rougeL``, ``use_stemmer``; the ``[text]`` extra), and ``llm:<PROMPT_CONSTANT>`` (``feedback_key``,
 ``continuous``, ``choices``, ``use_reasoning``, ``system``; the model comes from ``--model`` or a
 ``model=`` option).
 """
@@ -34,9 +36,11 @@ from openevals._contract import info_of
 from openevals.evaluation.spec import EvaluatorSpec
 
 __all__ = [
+    "BATCH_METRIC_NAMES",
     "EVALUATOR_NAMES",
     "NOT_FROM_TEXT",
     "SpecError",
+    "build_batch_metric",
     "build_evaluator",
     "factory_options",
     "parse_spec",
@@ -267,6 +271,61 @@ def _retrieval(metric: str) -> Builder:
     return build
 
 
+_TEXT = {
+    "bleu": "create_bleu_evaluator",
+    "chrf": "create_chrf_evaluator",
+    "chrf++": "create_chrf_evaluator",
+    "ter": "create_ter_evaluator",
+    "rouge": "create_rouge_evaluator",
+}
+
+
+def _text_options(options: dict[str, Any]) -> dict[str, Any]:
+    opts = dict(options)
+    if isinstance(opts.get("rouge_types"), str):
+        opts["rouge_types"] = [t.strip() for t in opts["rouge_types"].split(",") if t.strip()]
+    return opts
+
+
+def _text(metric: str) -> Builder:
+    def build(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
+        from openevals.text import reference
+
+        factory = getattr(reference, _TEXT[metric])
+        _no_positional(spec)
+        _only(spec, options, factory_options(factory))
+        opts = _text_options(options)
+        if metric == "chrf++":
+            opts.setdefault("word_order", 2)
+        return factory(**opts)  # type: ignore[no-any-return]
+
+    return build
+
+
+BATCH_METRIC_NAMES: tuple[str, ...] = tuple(sorted(_TEXT))
+"""Every name :func:`build_batch_metric` accepts."""
+
+
+def build_batch_metric(text: str) -> Callable[..., Any]:
+    """The dataset-level metric named by spec ``text`` (``bleu``, ``chrf``, ``chrf++``, ``ter``,
+    ``rouge``, with ``:option=value`` settings, e.g. ``bleu:tokenize=intl``): the corpus score of
+    the whole run (:func:`openevals.text.reference_batch_metric`). Raises :class:`SpecError`."""
+    spec = parse_spec(text)
+    if spec.name not in _TEXT:
+        raise SpecError(
+            f"unknown batch metric {spec.name!r} in {spec.text!r}; available: "
+            f"{', '.join(BATCH_METRIC_NAMES)}"
+        )
+    _no_positional(spec)
+    options = _text_options({k: _parse_value(v) for k, v in spec.options.items()})
+    from openevals.text import reference_batch_metric
+
+    try:
+        return reference_batch_metric(spec.name, **options)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"cannot build batch metric {spec.text!r}: {exc}") from None
+
+
 def _prompt_key(constant: str) -> str:
     key = constant[: -len("_PROMPT")] if constant.endswith("_PROMPT") else constant
     return key.lower() or "score"
@@ -306,6 +365,7 @@ _BUILDERS: dict[str, Builder] = {
     "trajectory_match": _trajectory,
     "llm": _llm,
     **{name: _retrieval(name) for name in _RETRIEVAL},
+    **{name: _text(name) for name in _TEXT},
 }
 
 EVALUATOR_NAMES: tuple[str, ...] = tuple(sorted([*_BUILDERS, *_ALIASES]))

@@ -450,7 +450,9 @@ def evaluate(
             with the same file resumes, skipping finished pairs.
         batch_metrics: dataset-level metrics ``fn(batch: dict[str, list]) -> {name: {"value":
             ...}}`` run on batches of ``batch_size`` finished rows (columns ``id``, ``inputs``,
-            ``outputs``, ``reference_outputs``, extra columns, and ``scores``).
+            ``outputs``, ``reference_outputs``, extra columns, and ``scores``); or the name of a
+            corpus metric (``"bleu"``, ``"chrf"``, ``"chrf++"``, ``"ter"``, ``"rouge"``, with
+            ``:option=value`` settings), computed once over the whole run.
         accumulate: combines the per-batch metrics ``{name: [per-batch dicts]}`` into the final
             ones; by default values are summed.
         batch_size: rows per ``batch_metrics`` batch.

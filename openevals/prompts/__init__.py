@@ -48,6 +48,7 @@ from openevals.prompts.quality import (
     HALLUCINATION_PROMPT,
     LAZINESS_PROMPT,
     PLAN_ADHERENCE_PROMPT,
+    RUBRIC_PROMPT,
 )
 from openevals.prompts.rag import (
     RAG_GROUNDEDNESS_PROMPT,
@@ -61,6 +62,7 @@ from openevals.prompts.security import (
     PROMPT_INJECTION_PROMPT,
 )
 from openevals.prompts.trajectory import (
+    GRAPH_TRAJECTORY_ACCURACY_PROMPT,
     TOOL_SELECTION_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
@@ -83,6 +85,7 @@ __all__ = [
     "CORRECTNESS_PROMPT",
     "EXPLICIT_CONTENT_PROMPT",
     "FAIRNESS_PROMPT",
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT",
     "HALLUCINATION_PROMPT",
     "KNOWLEDGE_RETENTION_PROMPT",
     "LANGUAGE_DETECTION_PROMPT",
@@ -97,6 +100,7 @@ __all__ = [
     "RAG_GROUNDEDNESS_PROMPT",
     "RAG_HELPFULNESS_PROMPT",
     "RAG_RETRIEVAL_RELEVANCE_PROMPT",
+    "RUBRIC_PROMPT",
     "SENSITIVE_IMAGERY_PROMPT",
     "SUPPORT_INTENT_PROMPT",
     "TASK_COMPLETION_PROMPT",
@@ -128,6 +132,7 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
     "CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS": _IO_REF,
     "PLAN_ADHERENCE_PROMPT": frozenset({"inputs", "plan", "outputs"}),
     "LAZINESS_PROMPT": _IO,
+    "RUBRIC_PROMPT": frozenset({"criteria", "inputs", "outputs", "reference_outputs"}),
     # rag
     "RAG_GROUNDEDNESS_PROMPT": frozenset({"context", "outputs"}),
     "RAG_HELPFULNESS_PROMPT": _IO,
@@ -143,6 +148,7 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
     "TRAJECTORY_ACCURACY_PROMPT": _OUT,
     "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE": frozenset({"reference_outputs", "outputs"}),
     "TOOL_SELECTION_PROMPT": _OUT,
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": frozenset({"thread", "reference_outputs"}),
     # conversation
     "PERCEIVED_ERROR_PROMPT": _OUT,
     "WINS_PROMPT": _OUT,
@@ -168,6 +174,8 @@ PROMPT_VARIABLES: Final[dict[str, frozenset[str]]] = {
 """Constant name -> every ``{placeholder}`` in its template (required and optional)."""
 
 _OPTIONAL: dict[str, frozenset[str]] = {
+    "RUBRIC_PROMPT": frozenset({"inputs", "reference_outputs"}),
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": frozenset({"reference_outputs"}),
     "CORRECTNESS_PROMPT": frozenset({"reference_outputs"}),
     "HALLUCINATION_PROMPT": frozenset({"context", "reference_outputs"}),
     "PAIRWISE_PREFERENCE_PROMPT": _PAIR_OPTIONAL,

@@ -67,6 +67,13 @@ def _request_prompt(*, inputs: Any = None, **_: Any) -> Any:
     return inputs
 
 
+def _is_internal_message(message: Mapping[str, Any]) -> bool:
+    """True for a message the simulated user does not see: anything but a user message or an
+    assistant message without tool calls (0.2.2's name; its current tests import it)."""
+    role = message.get("role")
+    return role not in _FLIP or bool(role == "assistant" and message.get("tool_calls"))
+
+
 class _SimulatedUserCore:
     """Everything except the model call: fixed responses, the request, the returned message."""
 
@@ -132,10 +139,9 @@ class _SimulatedUserCore:
         """The messages sent to the model: persona, then the visible conversation, roles flipped."""
         messages: list[dict[str, Any]] = [{"role": "system", "content": self.system}]
         for message in normalize_to_openai_messages_list(trajectory):
-            role = message.get("role")
-            if role not in _FLIP or (role == "assistant" and message.get("tool_calls")):
+            if _is_internal_message(message):
                 continue
-            messages.append({"role": _FLIP[role], "content": message.get("content", "")})
+            messages.append({"role": _FLIP[message["role"]], "content": message.get("content", "")})
         if len(messages) == 1:
             messages.append({"role": "user", "content": _OPENING_REQUEST})
         return messages

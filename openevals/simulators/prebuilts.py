@@ -7,6 +7,9 @@ They are defined in :mod:`openevals.simulators.prebuilt`; this module only re-ex
 from __future__ import annotations
 
 from openevals.simulators.prebuilt import (
+    _is_internal_message as _is_internal_message,  # 0.2.2's helper; upstream's tests import it
+)
+from openevals.simulators.prebuilt import (
     create_async_llm_simulated_user,
     create_llm_simulated_user,
 )

@@ -295,7 +295,7 @@ async def test_extraction_runs_before_the_sandbox(harness: Harness) -> None:
     before = copy.deepcopy(outputs)
     ok = await harness.call(evaluator, outputs=outputs)
     assert ok["score"] is True
-    assert box.written == {"openevals/outputs.py": "print(1 + 1)"}
+    assert box.written == {"openevals/outputs.py": "print(1 + 1)\n"}
     assert outputs == before
 
 

@@ -34,31 +34,31 @@ from openevals.testing import (
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("```python\nx = 1\n```", "x = 1"),
-        ("Here:\n```\nx = 1\n```\nDone.", "x = 1"),
-        ("~~~python\nx = 1\n~~~", "x = 1"),
+        ("```python\nx = 1\n```", "x = 1\n"),
+        ("Here:\n```\nx = 1\n```\nDone.", "x = 1\n"),
+        ("~~~python\nx = 1\n~~~", "x = 1\n"),
         # indented fence (inside a list item): the indentation is removed from the body
         (
             "1. Do this:\n   ```python\n   def f():\n       return 1\n   ```\n",
-            "def f():\n    return 1",
+            "def f():\n    return 1\n",
         ),
         # info string with a title, and a language with a dash
-        ('```python title="main.py"\nprint(1)\n```', "print(1)"),
-        ("```objective-c\nint x = 1;\n```", "int x = 1;"),
-        ("```{.python .numberLines}\nx = 2\n```", "x = 2"),
+        ('```python title="main.py"\nprint(1)\n```', "print(1)\n"),
+        ("```objective-c\nint x = 1;\n```", "int x = 1;\n"),
+        ("```{.python .numberLines}\nx = 2\n```", "x = 2\n"),
         # closing fence glued to the last code line (no newline before it)
-        ("```python\nprint('hi')```", "print('hi')"),
-        ("```python\na = 1\nb = 2```\ntext", "a = 1\nb = 2"),
+        ("```python\nprint('hi')```", "print('hi')\n"),
+        ("```python\na = 1\nb = 2```\ntext", "a = 1\nb = 2\n"),
         # a longer fence can contain a shorter one
-        ("````markdown\n```python\nx\n```\n````", "```python\nx\n```"),
+        ("````markdown\n```python\nx\n```\n````", "```python\nx\n```\n"),
         # unclosed block runs to the end
-        ("```python\nx = 1\ny = 2", "x = 1\ny = 2"),
+        ("```python\nx = 1\ny = 2", "x = 1\ny = 2\n"),
         # CRLF line endings
-        ("```python\r\nx = 1\r\n```\r\n", "x = 1"),
-        # several blocks are joined with a newline; shell/json blocks are skipped (any case)
+        ("```python\r\nx = 1\r\n```\r\n", "x = 1\n"),
+        # each block ends with its newline and blocks are joined with one (0.2.2's output); shell/json blocks are skipped (any case)
         (
             "```python\na = 1\n```\n```bash\npip install x\n```\n```JSON\n{}\n```\n```py\nb = 2\n```",
-            "a = 1\nb = 2",
+            "a = 1\n\nb = 2\n",
         ),
     ],
 )
@@ -112,7 +112,7 @@ def test_markdown_round_trip(
         [f"{indent}{fence}{language}", *(f"{indent}{line}" for line in body), f"{indent}{fence}"]
     )
     text = f"{prose[0]}\n{fenced}\n{prose[1]}"
-    expected = "\n".join(body)
+    expected = "\n".join(body) + "\n"
     result = extract_code_from_markdown(text)
     if language.lower() in SKIPPED_LANGUAGES or not expected.strip():
         assert result is None
@@ -161,7 +161,7 @@ def test_outputs_bad_shapes(bad: Any, error: type[Exception], words: str) -> Non
 @pytest.mark.parametrize(
     ("options", "error", "words"),
     [
-        ({"strategy": "regex"}, ValueError, "must be one of"),
+        ({"strategy": 3}, TypeError, "must be one of"),
         ({"strategy": "llm"}, ValueError, "needs a model"),
         (
             {"strategy": "markdown_code_blocks", "code_extractor": lambda o: o},
@@ -206,7 +206,7 @@ def test_base_evaluator_passes_code_and_context_to_scorer() -> None:
         "key": "echo_key",
         "score": True,
         "comment": json.dumps(
-            {"extra": 5, "inputs": {"q": 1}, "outputs": "x = 1", "reference_outputs": "r"},
+            {"extra": 5, "inputs": {"q": 1}, "outputs": "x = 1\n", "reference_outputs": "r"},
             sort_keys=True,
         ),
         "metadata": None,
@@ -286,7 +286,7 @@ async def test_async_base_with_sync_scorer_and_failure() -> None:
         run_name="x",
         feedback_key="k",
     )
-    assert (await evaluator(outputs="```\ny\n```"))["comment"] == "y"
+    assert (await evaluator(outputs="```\ny\n```"))["comment"] == "y\n"
     assert (await evaluator(outputs="nothing"))["metadata"] == {"code_extraction_failed": True}
 
 
@@ -302,7 +302,7 @@ def test_inputs_are_not_mutated() -> None:
         run_name="x",
         feedback_key="k",
     )
-    assert evaluator(outputs=outputs, inputs=inputs)["comment"] == "z"
+    assert evaluator(outputs=outputs, inputs=inputs)["comment"] == "z\n"
     assert (outputs, inputs) == before
 
 
@@ -312,7 +312,7 @@ def test_public_names_of_base_module() -> None:
 
     assert base.LLM_EXTRACTION_SYSTEM_PROMPT == LLM_EXTRACTION_SYSTEM_PROMPT
     assert "{outputs}" in base.LLM_EXTRACTION_USER_PROMPT
-    assert base._extract_code_from_markdown_code_blocks("```\nq\n```") == "q"
+    assert base._extract_code_from_markdown_code_blocks("```\nq\n```") == "q\n"
     assert set(base.ExtractCode.__annotations__) == {"code"}
     assert set(base.NoCode.__annotations__) == {"no_code"}
     with pytest.raises(AttributeError):
@@ -499,3 +499,31 @@ def test_tool_call_readers_kept_for_importers() -> None:
         content="", tool_calls=[{"name": "ExtractCode", "args": {"source": "x"}, "id": "1"}]
     )
     assert read_langchain_reply(bad_args).code is None
+
+
+# --------------------------------------------------------------------------- 0.2.2 leniency
+
+
+@pytest.mark.parametrize("strategy", ["all", "regex", "Markdown_Code_Blocks", ""])
+def test_unknown_strategy_is_none_with_a_deprecation_warning(strategy: str) -> None:
+    with pytest.warns(DeprecationWarning, match="'markdown_code_blocks'") as caught:
+        extraction = CodeExtraction(strategy=strategy)
+    assert extraction.strategy == "none"
+    # The warning points at the caller (this file), not into the package.
+    assert caught[0].filename == __file__
+    assert extraction.extract("```python\nx = 1\n```").code == "```python\nx = 1\n```"
+
+
+def test_known_strategies_do_not_warn() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for strategy in ("none", "markdown_code_blocks"):
+            assert CodeExtraction(strategy=strategy).strategy == strategy
+
+
+def test_markdown_blocks_keep_their_newline_and_are_separated_by_a_blank_line() -> None:
+    # 0.2.2 returns every block body with its final newline, joined with "\n".
+    text = "Intro\n```python\nimport os\n```\nthen\n```bash\nls\n```\n```\nx = os.sep\n```\n"
+    assert extract_code_from_markdown(text) == "import os\n\nx = os.sep\n"

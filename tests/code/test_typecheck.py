@@ -235,6 +235,20 @@ def test_markdown_strategy_batch_mixes_failures_and_checks() -> None:
 
 
 @requires_mypy
+async def test_unknown_strategy_checks_the_whole_output_like_0_2_2() -> None:
+    # 0.2.2 treats an unknown code_extraction_strategy (upstream's tests pass "all") as "none".
+    with pytest.warns(DeprecationWarning, match="code_extraction_strategy='all'"):
+        evaluator = create_mypy_evaluator(code_extraction_strategy="all")
+    with pytest.warns(DeprecationWarning, match="treated as 'none'"):
+        async_evaluator = create_async_mypy_evaluator(code_extraction_strategy="all")
+    good, bad = "def f(a: int) -> int:\n    return a\n", "x: int = 'a'\n"
+    assert [evaluator(outputs=o)["score"] for o in (good, bad)] == [True, False]
+    assert [(await async_evaluator(outputs=o))["score"] for o in (good, bad)] == [True, False]
+    # The whole output is the code: a markdown answer is not extracted.
+    assert evaluator(outputs="```python\nx: int = 1\n```")["score"] is False
+
+
+@requires_mypy
 def test_bad_mypy_arguments_raise() -> None:
     evaluator = create_mypy_evaluator(mypy_cli_args=["--definitely-not-a-flag"])
     with pytest.raises(RuntimeError, match="mypy failed"):
@@ -298,8 +312,8 @@ async def test_async_check_does_not_block_the_loop_and_cancels_cleanly(
         (create_async_mypy_evaluator, {"code_extraction_strategy": "llm"}, ValueError, "model"),
         (
             create_async_pyright_evaluator,
-            {"code_extraction_strategy": "markdown"},
-            ValueError,
+            {"code_extraction_strategy": ["markdown"]},
+            TypeError,
             "must be one of",
         ),
         (

@@ -102,7 +102,7 @@ def test_llm_spec_needs_a_model_and_a_known_prompt() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("bleu", "unknown evaluator 'bleu'"),
+        ("meteor", "unknown evaluator 'meteor'"),
         ("exact_match:strict=true", "does not take option"),
         ("recall:k=0", "cannot build evaluator 'recall:k=0'"),
         ("json_match:aggregator=most", "cannot build evaluator"),

@@ -130,6 +130,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {"outputs": TRAJECTORY, "reference_outputs": TRAJECTORY},
     ),
     "TOOL_SELECTION_PROMPT": ("tool_selection", {"outputs": TRAJECTORY}),
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": (
+        "graph_trajectory_accuracy",
+        {"thread": "<trajectory>\n['__start__', 'agent']\n</trajectory>"},
+    ),
     "PERCEIVED_ERROR_PROMPT": ("perceived_error", {"outputs": CONVERSATION}),
     "WINS_PROMPT": ("wins", {"outputs": CONVERSATION}),
     "TASK_COMPLETION_PROMPT": ("task_completion", {"outputs": CONVERSATION}),
@@ -186,7 +190,8 @@ def test_every_boolean_prompt_has_a_case() -> None:
     categorical = {"LANGUAGE_DETECTION_PROMPT", "SUPPORT_INTENT_PROMPT"}
     pairwise = {name for name in P.__all__ if name.startswith("PAIRWISE_")}  # tests/pairwise
     assert len(pairwise) == 3
-    assert set(CASES) | categorical | pairwise == set(P.__all__)
+    rubric = {"RUBRIC_PROMPT"}  # several criteria per answer: tests/rubric
+    assert set(CASES) | categorical | pairwise | rubric == set(P.__all__)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

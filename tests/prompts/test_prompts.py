@@ -67,6 +67,12 @@ SPEC: dict[str, tuple[str, str, set[str]]] = {
         {"reference_outputs", "outputs"},
     ),
     "TOOL_SELECTION_PROMPT": ("trajectory", "tool_selection", {"outputs"}),
+    "RUBRIC_PROMPT": ("quality", "rubric", {"criteria", "inputs", "outputs", "reference_outputs"}),
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": (
+        "trajectory",
+        "graph_accuracy",
+        {"thread", "reference_outputs"},
+    ),
     "PERCEIVED_ERROR_PROMPT": ("conversation", "perceived_error", {"outputs"}),
     "WINS_PROMPT": ("conversation", "wins", {"outputs"}),
     "TASK_COMPLETION_PROMPT": ("conversation", "task_completion", {"outputs"}),
@@ -96,6 +102,8 @@ EXTRA_SPEC: dict[str, tuple[str, str, set[str]]] = {
 EXTRA_MODULES = {"code": code_prompts, "json": json_prompts}
 
 OPTIONAL = {
+    "RUBRIC_PROMPT": {"inputs", "reference_outputs"},
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": {"reference_outputs"},
     "CORRECTNESS_PROMPT": {"reference_outputs"},
     "HALLUCINATION_PROMPT": {"context", "reference_outputs"},
 }
@@ -122,6 +130,8 @@ TRUE_MEANS = {
     "CODE_INJECTION_PROMPT": "True means code injection was detected.",
     "TRAJECTORY_ACCURACY_PROMPT": "True means the trajectory is accurate.",
     "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE": "True means the trajectory is accurate.",
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT": "True means the trajectory is accurate.",
+    "RUBRIC_PROMPT": "True, for a boolean criterion, means the output meets that criterion.",
     "TOOL_SELECTION_PROMPT": "True means the agent's tool choices were appropriate.",
     "PERCEIVED_ERROR_PROMPT": "True means the user perceived an error by the agent",
     "WINS_PROMPT": "True means the user praised, thanked or complimented the assistant.",
@@ -373,7 +383,8 @@ def test_optional_variables_read_sensibly_when_empty(name: str, optional: tuple[
     values = {v: ("" if v in optional else "filled") for v in SPEC[name][2]}
     rendered = _flat(template.format(**values))
     assert "is empty" in rendered
-    assert "well-established facts" in rendered
+    if name != "GRAPH_TRAJECTORY_ACCURACY_PROMPT":  # a reference thread, not facts
+        assert "well-established facts" in rendered
 
 
 def test_trajectory_reference_prompt_handles_missing_reference() -> None:

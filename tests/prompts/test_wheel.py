@@ -134,7 +134,8 @@ def test_installed_copy_reads_its_packaged_files(installed: tuple[Path, Path]) -
             assert ALL_SPEC[name][0] == family, (path, name)
             assert text == report["texts"][name], (path, name)
             seen.add(name)
-    assert seen == set(SPEC) - PAIRWISE  # the pairwise prompts are new: no 0.2.2 module paths
+    # The pairwise and graph-trajectory prompts are new: no 0.2.2 module paths.
+    assert seen == set(SPEC) - PAIRWISE - {"GRAPH_TRAJECTORY_ACCURACY_PROMPT", "RUBRIC_PROMPT"}
     # Reading prompts pulled in no model stack.
     assert not [m for m in report["modules"] if m.startswith(("langchain", "openai"))]
 

@@ -1,4 +1,5 @@
-"""General output quality: correctness, conciseness, hallucination, relevance, code, plans, laziness.
+"""General output quality: correctness, conciseness, hallucination, relevance, code, plans, laziness,
+and a multi-criteria rubric.
 
 Read from ``prompts/quality/`` on import; see :mod:`openevals.prompts` for the submodules.
 """
@@ -17,5 +18,6 @@ CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS: str = load_prompt(
 )
 PLAN_ADHERENCE_PROMPT: str = load_prompt("quality/plan_adherence.txt")
 LAZINESS_PROMPT: str = load_prompt("quality/laziness.txt")
+RUBRIC_PROMPT: str = load_prompt("quality/rubric.txt")
 
 __all__ = prompt_names(globals())

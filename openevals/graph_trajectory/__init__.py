@@ -1,0 +1,55 @@
+"""Graph trajectories of LangGraph threads (agentevals' ``graph_trajectory`` module): extraction
+from a thread's checkpoints, strict match, and an LLM judge.
+
+Names resolve lazily (see :func:`openevals._lazy_exports`): extraction loads LangGraph only when
+called, and the strict match loads no model code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_UTILS = "openevals.graph_trajectory.utils"
+_STRICT = "openevals.graph_trajectory.strict"
+_LLM = "openevals.graph_trajectory.llm"
+_TYPES = "openevals.graph_trajectory.types"
+
+_EXPORTS: dict[str, str] = {
+    "extract_langgraph_trajectory_from_thread": _UTILS,
+    "aextract_langgraph_trajectory_from_thread": _UTILS,
+    "extract_langgraph_trajectory_from_snapshots": _UTILS,
+    "graph_trajectory_strict_match": _STRICT,
+    "graph_trajectory_strict_match_async": _STRICT,
+    "create_graph_trajectory_llm_as_judge": _LLM,
+    "create_async_graph_trajectory_llm_as_judge": _LLM,
+    "GraphTrajectory": _TYPES,
+    "ExtractedLangGraphThreadTrajectory": _TYPES,
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.graph_trajectory.llm import (
+        create_async_graph_trajectory_llm_as_judge as create_async_graph_trajectory_llm_as_judge,
+        create_graph_trajectory_llm_as_judge as create_graph_trajectory_llm_as_judge,
+    )
+    from openevals.graph_trajectory.strict import (
+        graph_trajectory_strict_match as graph_trajectory_strict_match,
+        graph_trajectory_strict_match_async as graph_trajectory_strict_match_async,
+    )
+    from openevals.graph_trajectory.types import (
+        ExtractedLangGraphThreadTrajectory as ExtractedLangGraphThreadTrajectory,
+        GraphTrajectory as GraphTrajectory,
+    )
+    from openevals.graph_trajectory.utils import (
+        aextract_langgraph_trajectory_from_thread as aextract_langgraph_trajectory_from_thread,
+        extract_langgraph_trajectory_from_snapshots as extract_langgraph_trajectory_from_snapshots,
+        extract_langgraph_trajectory_from_thread as extract_langgraph_trajectory_from_thread,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

@@ -1,0 +1,78 @@
+"""Strict match of graph trajectories: the same steps, turn by turn, in the same order."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+
+__all__ = ["graph_trajectory_strict_match", "graph_trajectory_strict_match_async"]
+
+
+def _steps(value: Any, name: str) -> list[list[str]]:
+    if value is None:
+        raise ValueError(
+            "graph_trajectory_strict_match needs both `outputs` and `reference_outputs` (graph "
+            f"trajectories with a 'steps' list); `{name}` is None"
+        )
+    if not isinstance(value, Mapping) or "steps" not in value:
+        raise TypeError(
+            f"`{name}` must be a graph trajectory, a dict with a 'steps' list of lists of node "
+            f"names (e.g. extract_langgraph_trajectory_from_thread(...)['outputs']); got "
+            f"{type(value).__name__}"
+        )
+    steps = value["steps"]
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
+        raise TypeError(f"`{name}['steps']` must be a list of lists of node names; got {steps!r}")
+    turns: list[list[str]] = []
+    for i, turn in enumerate(steps):
+        if isinstance(turn, (str, bytes)) or not isinstance(turn, Sequence):
+            raise TypeError(
+                f"`{name}['steps'][{i}]` must be a list of node names; got {type(turn).__name__}"
+            )
+        turns.append(list(turn))
+    return turns
+
+
+def _score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
+    got = _steps(outputs, "outputs")
+    want = _steps(reference_outputs, "reference_outputs")
+    if len(got) != len(want):
+        return False, f"{len(got)} turn(s) in outputs, {len(want)} in reference_outputs"
+    for i, (a, b) in enumerate(zip(got, want, strict=True)):
+        if a != b:
+            return False, f"turn {i} differs: {a!r} vs reference {b!r}"
+    return True, None
+
+
+_INFO = EvaluatorInfo(
+    run_name="graph_trajectory_strict_match",
+    feedback_keys=("graph_trajectory_strict_match",),
+    pure=True,
+)
+_DOC = """True when ``outputs`` took exactly the steps of ``reference_outputs``: the same number of
+    turns and, in each turn, the same node names in the same order (key
+    ``graph_trajectory_strict_match``; a mismatch says which turn differs in the comment). Both are
+    graph trajectories (``{"steps": [[...], ...]}``; ``results`` and ``inputs`` are not compared).
+    Raises ValueError when either is None, TypeError for another shape."""
+
+graph_trajectory_strict_match = make_evaluator(
+    _score,
+    _INFO,
+    passes=("outputs", "reference_outputs"),
+    paired=True,
+    name="graph_trajectory_strict_match",
+    module=__name__,
+    doc=_DOC,
+)
+
+graph_trajectory_strict_match_async = make_async_evaluator(
+    _score,
+    _INFO.as_async(),
+    passes=("outputs", "reference_outputs"),
+    paired=True,
+    name="graph_trajectory_strict_match_async",
+    module=__name__,
+    doc=_DOC,
+)

@@ -1,0 +1,370 @@
+"""Multi-criteria rubric judge: one model call grades several named criteria.
+
+Each criterion has a description and a kind of grade: ``"boolean"`` (true/false),
+``"continuous"`` (0 to 1) or ``"choices"`` (one of given numbers). The judge answers with one
+structured object (the shared reasoning plus a grade per criterion, under the criterion's name);
+the evaluator returns one result per criterion (``key`` = its name) carrying that reasoning and the
+call's usage. An answer that misses a criterion, adds an unknown one or gives a grade of the wrong
+kind is sent back once for repair and then raises :class:`~openevals._judge.errors.JudgeOutputError`;
+it never becomes a score.
+
+The judge is built on the shared judge core: :func:`_answer_model` (the answer's schema) and
+:func:`_results` (answer -> results) are the only rubric-specific steps.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from openevals._judge.core import JudgeCore
+from openevals._judge.options import declare
+from openevals._judge.schema import default_score_schema
+from openevals._judge.shell import Ask, JudgeCall, build_core, judge_evaluator
+from openevals.prompts.quality import RUBRIC_PROMPT
+from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
+
+__all__ = [
+    "RUBRIC_PROMPT",
+    "Criterion",
+    "calibrate_rubric",
+    "create_async_rubric_judge",
+    "create_rubric_judge",
+]
+
+_CRITERIA: weakref.WeakKeyDictionary[Any, tuple[Criterion, ...]] = weakref.WeakKeyDictionary()
+CriterionKind = Literal["boolean", "continuous", "choices"]
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,63}")
+_RESERVED = frozenset({"reasoning"})
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One graded criterion: its ``name`` (the result's key), what it checks (``description``),
+    its ``kind`` of grade and, for ``"choices"``, the allowed numbers."""
+
+    name: str
+    description: str
+    kind: CriterionKind = "boolean"
+    choices: tuple[float, ...] = ()
+
+    def line(self) -> str:
+        if self.kind == "choices":
+            allowed = ", ".join(f"{c:g}" for c in self.choices)
+            return f"- {self.name} (choices: one of {allowed}): {self.description}"
+        return f"- {self.name} ({self.kind}): {self.description}"
+
+
+def _criterion(name: Any, spec: Any) -> Criterion:
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name in _RESERVED:
+        raise ValueError(
+            f"criterion names must be identifiers (letters, digits, '_' or '-', up to 64 "
+            f"characters) other than 'reasoning'; got {name!r}"
+        )
+    if isinstance(spec, str):
+        spec = {"description": spec}
+    if isinstance(spec, Criterion):
+        spec = {"description": spec.description, "kind": spec.kind, "choices": spec.choices}
+    if not isinstance(spec, Mapping):
+        raise TypeError(
+            f"`criteria[{name!r}]` must be a description string or a dict with 'description', "
+            f"'kind' ('boolean', 'continuous' or 'choices') and 'choices'; got "
+            f"{type(spec).__name__}"
+        )
+    unknown = sorted(set(spec) - {"description", "kind", "choices"})
+    if unknown:
+        raise ValueError(
+            f"`criteria[{name!r}]` has unknown fields {unknown}; accepted: description, kind, "
+            "choices"
+        )
+    description = spec.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError(f"`criteria[{name!r}]['description']` must be a non-empty string")
+    choices = spec.get("choices")
+    kind = spec.get("kind", "choices" if choices is not None else "boolean")
+    if kind not in ("boolean", "continuous", "choices"):
+        raise ValueError(
+            f"`criteria[{name!r}]['kind']` must be 'boolean', 'continuous' or 'choices'; got "
+            f"{kind!r}"
+        )
+    allowed: tuple[float, ...] = ()
+    if kind == "choices":
+        if (
+            isinstance(choices, (str, bytes))
+            or not isinstance(choices, Sequence)
+            or len(choices) < 2
+            or any(isinstance(c, bool) or not isinstance(c, (int, float)) for c in choices)
+            or len(set(choices)) != len(choices)
+        ):
+            raise ValueError(
+                f"`criteria[{name!r}]['choices']` must be two or more distinct numbers; got "
+                f"{choices!r}"
+            )
+        allowed = tuple(float(c) for c in choices)
+    elif choices is not None:
+        raise ValueError(f"`criteria[{name!r}]` has choices but kind={kind!r}; use kind='choices'")
+    return Criterion(name, description.strip(), kind, allowed)
+
+
+def _criteria(criteria: Any) -> tuple[Criterion, ...]:
+    if isinstance(criteria, Mapping):
+        items = list(criteria.items())
+    elif isinstance(criteria, Sequence) and not isinstance(criteria, (str, bytes)):
+        if not all(isinstance(c, Criterion) for c in criteria):
+            raise TypeError("`criteria` as a list must hold Criterion objects")
+        items = [(c.name, c) for c in criteria]
+    else:
+        raise TypeError(
+            "`criteria` must be a dict of criterion name -> description (or spec dict), or a list "
+            f"of Criterion; got {type(criteria).__name__}"
+        )
+    if not items:
+        raise ValueError("`criteria` must name at least one criterion")
+    names = [name for name, _ in items]
+    if len(set(names)) != len(names):
+        raise ValueError(f"`criteria` names must be distinct; got {names}")
+    return tuple(_criterion(name, spec) for name, spec in items)
+
+
+def _answer_model(criteria: tuple[Criterion, ...]) -> Any:
+    """A Pydantic model of the judge's answer: ``reasoning`` plus one grade per criterion, no
+    other field (so a missing, unknown or ill-typed grade fails validation and gets repaired)."""
+    from pydantic import ConfigDict, Field, StrictBool, create_model
+
+    fields: dict[str, Any] = {"reasoning": (str, Field(description="Step-by-step reasoning."))}
+    for i, c in enumerate(criteria):
+        kind: Any
+        if c.kind == "boolean":
+            kind = StrictBool
+        elif c.kind == "continuous":
+            kind = float
+        else:
+            kind = Literal[c.choices]
+        extra: dict[str, Any] = {"ge": 0, "le": 1} if c.kind == "continuous" else {}
+        fields[f"criterion_{i}"] = (kind, Field(alias=c.name, description=c.description, **extra))
+    return create_model(
+        "RubricGrades",
+        __config__=ConfigDict(extra="forbid", populate_by_name=False),
+        **fields,
+    )
+
+
+def _grades(value: Any) -> dict[str, Any]:
+    if hasattr(value, "model_dump"):
+        return dict(value.model_dump(by_alias=True))
+    return dict(value)
+
+
+def _results(criteria: tuple[Criterion, ...], outcome: Any) -> list[dict[str, Any]]:
+    """One result per criterion from the judge's (validated) answers; several samples are combined
+    per criterion (boolean and choices by vote, continuous by mean)."""
+    from openevals._judge.samples import aggregate_scores
+
+    answers = [_grades(v) for v in outcome.values] or [_grades(outcome.value)]
+    reasoning = answers[0].get("reasoning")
+    results = []
+    for c in criteria:
+        metadata: dict[str, Any] = {}
+        scores = [a[c.name] for a in answers]
+        if len(scores) == 1:
+            score: Any = scores[0]
+        else:
+            spec = default_score_schema(
+                continuous=c.kind == "continuous",
+                choices=list(c.choices) if c.kind == "choices" else None,
+                use_reasoning=True,
+            )
+            score, _, metadata = aggregate_scores(
+                spec, scores, [a.get("reasoning") for a in answers], mean=False
+            )
+        if outcome.usage:
+            metadata["usage"] = outcome.usage
+        results.append(
+            {"key": c.name, "score": score, "comment": reasoning, "metadata": metadata or None}
+        )
+    return results
+
+
+def _prepare(criteria: tuple[Criterion, ...]) -> Any:
+    text = "\n".join(c.line() for c in criteria)
+
+    def prepare(call: dict[str, Any]) -> dict[str, Any]:
+        if call.get("outputs") is None:
+            raise ValueError("the rubric judge needs `outputs` (the output to grade); got None")
+        return {**call, "criteria": text}
+
+    return prepare
+
+
+RUBRIC_JUDGE, ASYNC_RUBRIC_JUDGE = declare(
+    "create_rubric_judge",
+    "create_async_rubric_judge",
+    takes=(
+        "prompt",
+        "judge",
+        "model",
+        "system",
+        "few_shot_examples",
+        "structured_output_kwargs",
+        "max_retries",
+        "samples",
+        "timeout",
+    ),
+    prompt=RUBRIC_PROMPT,
+)
+
+
+def _build(spec: Any, criteria: Any, values: Mapping[str, Any]) -> tuple[Any, Any]:
+    checked = _criteria(criteria)
+    core: JudgeCore = build_core(
+        spec, values, run_name="rubric_judge", output_schema=_answer_model(checked)
+    )
+    return checked, core
+
+
+def _flow(checked: tuple[Criterion, ...]) -> Any:
+    """The rubric judge's flow: one judge call, one result per criterion."""
+
+    def flow(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
+    ) -> Generator[Any, Any, list[dict[str, Any]]]:
+        (outcome,) = yield Ask((JudgeCall(inputs, outputs, reference_outputs, kw),))
+        return _results(checked, outcome)
+
+    return flow
+
+
+def _evaluator(checked: tuple[Criterion, ...], core: JudgeCore, *, is_async: bool) -> Any:
+    evaluator = judge_evaluator(
+        core,
+        is_async=is_async,
+        flow=_flow(checked),
+        prepare=_prepare(checked),
+        run_name="rubric_judge",
+        feedback_keys=tuple(c.name for c in checked),
+        raw=True,
+        name="rubric_judge_async" if is_async else "rubric_judge",
+        module=__name__,
+    )
+    _CRITERIA[evaluator] = checked
+    return evaluator
+
+
+def create_rubric_judge(
+    *,
+    criteria: Mapping[str, Any] | Sequence[Criterion],
+    prompt: Any = RUBRIC_PROMPT,
+    judge: Any = None,
+    model: str | None = None,
+    system: str | None = None,
+    few_shot_examples: Sequence[FewShotExample] | None = None,
+    structured_output_kwargs: Mapping[str, Any] | None = None,
+    max_retries: int = 3,
+    samples: int = 1,
+    timeout: float | None = None,
+) -> SimpleEvaluator:
+    """A judge that grades every criterion of ``criteria`` in one model call.
+
+    ``criteria`` maps each name to its description (a boolean criterion) or to a dict with
+    ``description``, ``kind`` (``"boolean"``, ``"continuous"``: 0-1, ``"choices"``) and
+    ``choices`` (numbers); a list of :class:`Criterion` works too. The evaluator takes
+    ``inputs``, ``outputs``, ``reference_outputs`` (and ``attachments``) and returns one result per
+    criterion, ``key`` = its name, ``comment`` = the shared reasoning, ``metadata["usage"]`` = the
+    call's tokens. The prompt gets ``{criteria}`` (the rendered list) besides the usual variables.
+    Other options are those of :func:`openevals.llm.create_llm_as_judge`; with ``samples=n`` each
+    criterion is voted (boolean, choices) or averaged (continuous) over the samples.
+
+    Raises ValueError/TypeError for bad criteria or options at creation, and
+    :class:`~openevals._judge.errors.JudgeOutputError` when the judge's answer (after one repair
+    request) misses a criterion, adds an unknown one or gives a grade of the wrong kind.
+    """
+    checked, core = _build(RUBRIC_JUDGE, criteria, locals())
+    return _evaluator(checked, core, is_async=False)  # type: ignore[no-any-return]
+
+
+def create_async_rubric_judge(
+    *,
+    criteria: Mapping[str, Any] | Sequence[Criterion],
+    prompt: Any = RUBRIC_PROMPT,
+    judge: Any = None,
+    model: str | None = None,
+    system: str | None = None,
+    few_shot_examples: Sequence[FewShotExample] | None = None,
+    structured_output_kwargs: Mapping[str, Any] | None = None,
+    max_retries: int = 3,
+    samples: int = 1,
+    timeout: float | None = None,
+) -> SimpleAsyncEvaluator:
+    """The async twin of :func:`create_rubric_judge`."""
+    checked, core = _build(ASYNC_RUBRIC_JUDGE, criteria, locals())
+    return _evaluator(checked, core, is_async=True)  # type: ignore[no-any-return]
+
+
+class _MemoryCache:
+    """A per-call in-memory judge cache (get/set/close), so the criteria's calibration runs share
+    one model call per row."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[str, Any]] = {}
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.values.get(key)
+
+    def set(self, key: str, value: dict[str, Any]) -> None:
+        self.values[key] = value
+
+    def close(self) -> None:
+        self.values.clear()
+
+
+def calibrate_rubric(
+    data: Any,
+    judge: Any,
+    *,
+    labels: Mapping[str, str],
+    cache: Any = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """One :func:`openevals.calibration.calibrate` report per criterion of a rubric judge.
+
+    ``labels`` maps each criterion to the column holding the human label for it (criteria without
+    a column are skipped). The judge is asked once per row: the runs share ``cache`` (by default an
+    in-memory cache for this call). ``options`` are :func:`calibrate`'s (``reason``, ``tolerance``,
+    ``concurrency``, ...). Raises ValueError for a label column of an unknown criterion.
+    """
+    from openevals._contract import info_of
+    from openevals.calibration import calibrate
+
+    info = info_of(judge)
+    keys = info.feedback_keys if info is not None else ()
+    if not isinstance(labels, Mapping) or not labels:
+        raise TypeError("`labels` must be a non-empty dict of criterion name -> label column")
+    unknown = sorted(set(labels) - set(keys))
+    if unknown:
+        raise ValueError(
+            f"`labels` names criteria the judge does not grade: {unknown}; its criteria: "
+            f"{list(keys)}"
+        )
+    kinds = _criterion_kinds(judge)
+    shared = cache if cache is not None else _MemoryCache()
+    reports = {}
+    for name, column in labels.items():
+        reports[name] = calibrate(
+            data,
+            judge,
+            label=column,
+            feedback_key=name,
+            judge_scores=kinds.get(name),
+            cache=shared,
+            **options,
+        )
+    return reports
+
+
+def _criterion_kinds(judge: Any) -> dict[str, Any]:
+    """Criterion name -> the score type calibration checks labels against."""
+    checked = _CRITERIA.get(judge, ())
+    return {c.name: list(c.choices) if c.kind == "choices" else c.kind for c in checked}

@@ -1,0 +1,54 @@
+"""Reference text metrics: BLEU, chrF/chrF++ and TER (sacrebleu), ROUGE (rouge-score).
+
+Needs the ``[text]`` extra. Names resolve lazily (see :func:`openevals._lazy_exports`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_REFERENCE = "openevals.text.reference"
+
+_EXPORTS: dict[str, str] = {
+    "CorpusBatchMetric": _REFERENCE,
+    "bleu_batch": _REFERENCE,
+    "chrf_batch": _REFERENCE,
+    "create_async_bleu_evaluator": _REFERENCE,
+    "create_async_chrf_evaluator": _REFERENCE,
+    "create_async_rouge_evaluator": _REFERENCE,
+    "create_async_ter_evaluator": _REFERENCE,
+    "create_bleu_evaluator": _REFERENCE,
+    "create_chrf_evaluator": _REFERENCE,
+    "create_rouge_evaluator": _REFERENCE,
+    "create_ter_evaluator": _REFERENCE,
+    "reference_batch_metric": _REFERENCE,
+    "rouge_batch": _REFERENCE,
+    "ter_batch": _REFERENCE,
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.text.reference import (
+        CorpusBatchMetric as CorpusBatchMetric,
+        bleu_batch as bleu_batch,
+        chrf_batch as chrf_batch,
+        create_async_bleu_evaluator as create_async_bleu_evaluator,
+        create_async_chrf_evaluator as create_async_chrf_evaluator,
+        create_async_rouge_evaluator as create_async_rouge_evaluator,
+        create_async_ter_evaluator as create_async_ter_evaluator,
+        create_bleu_evaluator as create_bleu_evaluator,
+        create_chrf_evaluator as create_chrf_evaluator,
+        create_rouge_evaluator as create_rouge_evaluator,
+        create_ter_evaluator as create_ter_evaluator,
+        reference_batch_metric as reference_batch_metric,
+        rouge_batch as rouge_batch,
+        ter_batch as ter_batch,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

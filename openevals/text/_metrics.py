@@ -1,0 +1,313 @@
+"""The reference metrics as computed by their libraries: sacrebleu (BLEU, chrF, chrF++, TER) and
+rouge-score (ROUGE-N, ROUGE-L, ROUGE-Lsum).
+
+Nothing here re-implements a metric: every score is the library's own, on the texts as given. This
+module holds what the public evaluators share: the ``[text]`` extra check, option checks, text
+checks, and one :class:`Metric` per family with a sentence-level and a corpus-level computation.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ROUGE_TYPES",
+    "Metric",
+    "as_hypothesis",
+    "as_references",
+    "bleu_metric",
+    "chrf_metric",
+    "require",
+    "rouge_metric",
+    "ter_metric",
+]
+
+_EXTRA_HINT = "install the text extra: pip install 'openevals[text]'"
+
+
+def require(module: str, package: str) -> Any:
+    """Import ``module`` or raise ImportError naming the ``[text]`` extra."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"this reference metric needs the `{package}` package, which is not installed; "
+            f"{_EXTRA_HINT}"
+        ) from exc
+
+
+# --------------------------------------------------------------------------- text checks
+
+
+def _text_of(value: Any, name: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
+        return str(value["content"])
+    raise TypeError(
+        f"`{name}` must be a string (or a message dict with a string 'content'); got "
+        f"{type(value).__name__}"
+    )
+
+
+def as_hypothesis(value: Any, name: str = "outputs") -> str:
+    """The hypothesis text of ``outputs``: a string or a message dict's string ``content``."""
+    return _text_of(value, name)
+
+
+def as_references(value: Any, name: str = "reference_outputs") -> list[str]:
+    """The reference texts of ``reference_outputs``: one string (or message dict) or a non-empty
+    list of them (several references for the same output)."""
+    if isinstance(value, (str, Mapping)):
+        return [_text_of(value, name)]
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        if not value:
+            raise ValueError(f"`{name}` must hold at least one reference text; got an empty list")
+        return [_text_of(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    raise TypeError(
+        f"`{name}` must be a reference string or a list of reference strings; got "
+        f"{type(value).__name__}"
+    )
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"`{name}` must be True or False; got {value!r}")
+    return value
+
+
+def _count(value: Any, name: str, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"`{name}` must be an integer >= {low}; got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One configured library metric.
+
+    ``sentence(hyp, refs)`` and ``corpus(hyps, refs_per_hyp)`` return ``{key: (score, metadata)}``
+    (one key for the sacrebleu metrics, one per ROUGE type).
+    """
+
+    name: str
+    keys: tuple[str, ...]
+    scorer: Any
+    sentence_scorer: Any
+    kind: str  # "sacrebleu" or "rouge"
+
+    def sentence(self, hyp: str, refs: list[str]) -> dict[str, tuple[float, dict[str, Any]]]:
+        if self.kind == "rouge":
+            scores = self.scorer.score_multi(refs, hyp)
+            return {key: _rouge_value(scores[key]) for key in self.keys}
+        result = self.sentence_scorer.sentence_score(hyp, refs)
+        return {self.keys[0]: (float(result.score), self._details(self.sentence_scorer, result))}
+
+    def corpus(
+        self, hyps: Sequence[str], refs: Sequence[list[str]]
+    ) -> dict[str, tuple[float, dict[str, Any]]]:
+        if len(hyps) != len(refs):
+            raise ValueError(
+                f"`outputs` and `reference_outputs` must have the same length; got {len(hyps)} "
+                f"and {len(refs)}"
+            )
+        if self.kind == "rouge":
+            return self._rouge_corpus(hyps, refs)
+        width = max((len(r) for r in refs), default=1)
+        # sacrebleu takes reference streams; a segment with fewer references gets None.
+        streams = [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
+        result = self.scorer.corpus_score(list(hyps), streams)
+        details = self._details(self.scorer, result)
+        details["segments"] = len(hyps)
+        return {self.keys[0]: (float(result.score), details)}
+
+    def _details(self, scorer: Any, result: Any) -> dict[str, Any]:
+        details: dict[str, Any] = {"signature": str(scorer.get_signature())}
+        if self.name == "bleu":
+            details.update(
+                precisions=[float(p) for p in result.precisions],
+                bp=float(result.bp),
+                sys_len=int(result.sys_len),
+                ref_len=int(result.ref_len),
+            )
+        elif self.name == "ter":
+            details.update(num_edits=float(result.num_edits), ref_length=float(result.ref_length))
+        return details
+
+    def _rouge_corpus(
+        self, hyps: Sequence[str], refs: Sequence[list[str]]
+    ) -> dict[str, tuple[float, dict[str, Any]]]:
+        totals = {key: [0.0, 0.0, 0.0] for key in self.keys}
+        for hyp, ref in zip(hyps, refs, strict=True):
+            scores = self.scorer.score_multi(ref, hyp)
+            for key in self.keys:
+                score = scores[key]
+                row = totals[key]
+                row[0] += score.precision
+                row[1] += score.recall
+                row[2] += score.fmeasure
+        n = max(len(hyps), 1)
+        return {
+            key: (p_r_f[2] / n, {"precision": p_r_f[0] / n, "recall": p_r_f[1] / n, "segments": n})
+            for key, p_r_f in totals.items()
+        }
+
+
+def _rouge_value(score: Any) -> tuple[float, dict[str, Any]]:
+    return float(score.fmeasure), {
+        "precision": float(score.precision),
+        "recall": float(score.recall),
+    }
+
+
+def bleu_metric(
+    *,
+    lowercase: bool,
+    tokenize: str | None,
+    smooth_method: str,
+    smooth_value: float | None,
+    max_ngram_order: int,
+    effective_order: bool,
+) -> Metric:
+    """sacrebleu BLEU with these options (the sentence form uses ``effective_order``)."""
+    metrics = require("sacrebleu.metrics", "sacrebleu")
+    bleu_cls = metrics.BLEU
+    _flag(lowercase, "lowercase")
+    _flag(effective_order, "effective_order")
+    if tokenize is not None and tokenize not in bleu_cls.TOKENIZERS:
+        raise ValueError(
+            f"`tokenize` must be one of {sorted(bleu_cls.TOKENIZERS)} or None (sacrebleu's default"
+            f" '13a'); got {tokenize!r}"
+        )
+    if smooth_method not in bleu_cls.SMOOTH_DEFAULTS:
+        raise ValueError(
+            f"`smooth_method` must be one of {sorted(bleu_cls.SMOOTH_DEFAULTS)}; got "
+            f"{smooth_method!r}"
+        )
+    if smooth_value is not None and (
+        isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float))
+    ):
+        raise TypeError(f"`smooth_value` must be a number or None; got {smooth_value!r}")
+    _count(max_ngram_order, "max_ngram_order", low=1)
+    options = {
+        "lowercase": lowercase,
+        "tokenize": tokenize,
+        "smooth_method": smooth_method,
+        "smooth_value": smooth_value,
+        "max_ngram_order": max_ngram_order,
+    }
+    corpus = bleu_cls(**options, effective_order=False)
+    sentence = bleu_cls(**options, effective_order=effective_order)
+    return Metric("bleu", ("bleu",), corpus, sentence, "sacrebleu")
+
+
+def chrf_metric(
+    *,
+    char_order: int,
+    word_order: int,
+    beta: int,
+    lowercase: bool,
+    whitespace: bool,
+    eps_smoothing: bool,
+    feedback_key: str | None,
+) -> Metric:
+    """sacrebleu chrF (``word_order=0``) or chrF++ (``word_order=2``) with these options."""
+    metrics = require("sacrebleu.metrics", "sacrebleu")
+    _count(char_order, "char_order", low=1)
+    _count(word_order, "word_order", low=0)
+    _count(beta, "beta", low=1)
+    for value, name in (
+        (lowercase, "lowercase"),
+        (whitespace, "whitespace"),
+        (eps_smoothing, "eps_smoothing"),
+    ):
+        _flag(value, name)
+    key = _key(feedback_key, "chrf++" if word_order > 0 else "chrf")
+    scorer = metrics.CHRF(
+        char_order=char_order,
+        word_order=word_order,
+        beta=beta,
+        lowercase=lowercase,
+        whitespace=whitespace,
+        eps_smoothing=eps_smoothing,
+    )
+    return Metric("chrf", (key,), scorer, scorer, "sacrebleu")
+
+
+def ter_metric(
+    *,
+    normalized: bool,
+    no_punct: bool,
+    asian_support: bool,
+    case_sensitive: bool,
+) -> Metric:
+    """sacrebleu TER (an edit rate: lower is better) with these options."""
+    metrics = require("sacrebleu.metrics", "sacrebleu")
+    for value, name in (
+        (normalized, "normalized"),
+        (no_punct, "no_punct"),
+        (asian_support, "asian_support"),
+        (case_sensitive, "case_sensitive"),
+    ):
+        _flag(value, name)
+    scorer = metrics.TER(
+        normalized=normalized,
+        no_punct=no_punct,
+        asian_support=asian_support,
+        case_sensitive=case_sensitive,
+    )
+    return Metric("ter", ("ter",), scorer, scorer, "sacrebleu")
+
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+_ROUGE_TYPE = re.compile(r"rouge[1-9]|rougeL|rougeLsum")
+
+
+def rouge_metric(
+    *,
+    rouge_types: Sequence[str],
+    use_stemmer: bool,
+    split_summaries: bool,
+    tokenizer: Any,
+) -> Metric:
+    """rouge-score's ``RougeScorer`` for these types; ``tokenizer`` is passed through (an object
+    with a ``tokenize(text)`` method, e.g. from ``rouge_score.tokenizers``)."""
+    rouge_scorer = require("rouge_score.rouge_scorer", "rouge-score")
+    if isinstance(rouge_types, str) or not isinstance(rouge_types, Sequence):
+        raise TypeError(
+            f"`rouge_types` must be a list of ROUGE types such as {list(ROUGE_TYPES)}; got "
+            f"{rouge_types!r}"
+        )
+    types = tuple(rouge_types)
+    bad = [t for t in types if not isinstance(t, str) or not _ROUGE_TYPE.fullmatch(t)]
+    if bad or not types or len(set(types)) != len(types):
+        raise ValueError(
+            "`rouge_types` must be distinct ROUGE types 'rouge1'..'rouge9', 'rougeL' or "
+            f"'rougeLsum'; got {list(types)!r}"
+        )
+    _flag(use_stemmer, "use_stemmer")
+    _flag(split_summaries, "split_summaries")
+    if tokenizer is not None and not callable(getattr(tokenizer, "tokenize", None)):
+        raise TypeError(
+            "`tokenizer` must be None or an object with a tokenize(text) method (see "
+            f"rouge_score.tokenizers); got {type(tokenizer).__name__}"
+        )
+    scorer = rouge_scorer.RougeScorer(
+        list(types), use_stemmer=use_stemmer, split_summaries=split_summaries, tokenizer=tokenizer
+    )
+    return Metric("rouge", types, scorer, scorer, "rouge")
+
+
+def _key(value: str | None, default: str) -> str:
+    if value is None:
+        return default
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"`feedback_key` must be a non-empty string or None; got {value!r}")
+    return value

@@ -1,0 +1,477 @@
+"""Classic reference metrics: BLEU, chrF, chrF++ and TER through sacrebleu; ROUGE-1/2/L/Lsum
+through rouge-score. Needs the ``[text]`` extra (``pip install 'openevals[text]'``).
+
+Each metric comes in three forms:
+
+* ``create_<metric>_evaluator`` / ``create_async_<metric>_evaluator``: one output against its
+  reference(s) (sentence level), an evaluator like every other;
+* ``<metric>_batch(outputs, reference_outputs)``: the corpus-level score of many outputs, computed
+  by the library over the whole corpus (corpus BLEU pools n-gram counts, so it is not the mean of
+  sentence BLEU; corpus ROUGE is the mean of the per-pair scores, as rouge-score reports it);
+* :func:`reference_batch_metric`: the corpus score as a dataset-level metric of the batch runner
+  (``evaluate(..., batch_metrics=[reference_batch_metric("bleu")])``), exact over the whole run
+  whatever ``batch_size`` is.
+
+Scores are the libraries' own, on their own scale: BLEU, chrF and TER in 0-100 (TER is an edit
+rate: lower is better, and it can exceed 100); ROUGE F-measures in 0-1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from openevals._contract import (
+    EvaluatorInfo,
+    make_async_evaluator,
+    make_evaluator,
+    run_scorer,
+)
+from openevals.text._metrics import (
+    ROUGE_TYPES,
+    Metric,
+    as_hypothesis,
+    as_references,
+    bleu_metric,
+    chrf_metric,
+    rouge_metric,
+    ter_metric,
+)
+from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
+
+__all__ = [
+    "CorpusBatchMetric",
+    "bleu_batch",
+    "chrf_batch",
+    "create_async_bleu_evaluator",
+    "create_async_chrf_evaluator",
+    "create_async_rouge_evaluator",
+    "create_async_ter_evaluator",
+    "create_bleu_evaluator",
+    "create_chrf_evaluator",
+    "create_rouge_evaluator",
+    "create_ter_evaluator",
+    "reference_batch_metric",
+    "rouge_batch",
+    "ter_batch",
+]
+
+_PASSES = ("outputs", "reference_outputs")
+
+
+def _info(metric: Metric) -> EvaluatorInfo:
+    return EvaluatorInfo(run_name=metric.name, feedback_keys=metric.keys, pure=True)
+
+
+def _results(metric: Metric, values: dict[str, tuple[float, dict[str, Any]]]) -> Any:
+    if metric.kind == "rouge":
+        return [
+            {"key": key, "score": score, "comment": None, "metadata": meta}
+            for key, (score, meta) in values.items()
+        ]
+    (score, meta) = values[metric.keys[0]]
+    return score, None, meta
+
+
+def _scorer(metric: Metric) -> Callable[..., Any]:
+    def score(*, outputs: Any, reference_outputs: Any) -> Any:
+        hyp = as_hypothesis(outputs)
+        refs = as_references(reference_outputs)
+        return _results(metric, metric.sentence(hyp, refs))
+
+    return score
+
+
+def _sync(metric: Metric, name: str, doc: str | None) -> SimpleEvaluator:
+    return make_evaluator(
+        _scorer(metric),
+        _info(metric),
+        passes=_PASSES,
+        paired=True,
+        name=name,
+        module=__name__,
+        doc=doc,
+        returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
+    )
+
+
+def _async(metric: Metric, name: str, doc: str | None) -> SimpleAsyncEvaluator:
+    return make_async_evaluator(
+        _scorer(metric),
+        _info(metric).as_async(),
+        passes=_PASSES,
+        paired=True,
+        name=name,
+        module=__name__,
+        doc=doc,
+        returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
+    )
+
+
+def _pairs(outputs: Any, reference_outputs: Any) -> tuple[list[str], list[list[str]]]:
+    for value, name in ((outputs, "outputs"), (reference_outputs, "reference_outputs")):
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+            raise TypeError(
+                f"`{name}` must be a list with one entry per output; got {type(value).__name__}"
+            )
+    hyps = [as_hypothesis(v, f"outputs[{i}]") for i, v in enumerate(outputs)]
+    refs = [as_references(v, f"reference_outputs[{i}]") for i, v in enumerate(reference_outputs)]
+    if len(hyps) != len(refs):
+        raise ValueError(
+            f"`outputs` and `reference_outputs` must have the same length; got {len(hyps)} and "
+            f"{len(refs)}"
+        )
+    return hyps, refs
+
+
+def _corpus(metric: Metric, outputs: Any, reference_outputs: Any) -> Any:
+    hyps, refs = _pairs(outputs, reference_outputs)
+    values = metric.corpus(hyps, refs)
+    return run_scorer(_info(metric), lambda: _results(metric, values))
+
+
+# --------------------------------------------------------------------------- BLEU
+
+
+def create_bleu_evaluator(
+    *,
+    lowercase: bool = False,
+    tokenize: str | None = None,
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    max_ngram_order: int = 4,
+    effective_order: bool = True,
+) -> SimpleEvaluator:
+    """Sentence BLEU (sacrebleu, 0-100) of ``outputs`` against ``reference_outputs`` (a string or
+    a list of references), key ``bleu``; metadata: n-gram precisions, brevity penalty, lengths and
+    sacrebleu's signature. Options are sacrebleu's ``BLEU`` options (``tokenize``: ``'13a'`` by
+    default, ``'intl'``, ``'char'``, ``'zh'``, ``'none'``, ...). Raises ImportError naming the
+    ``[text]`` extra when sacrebleu is missing, ValueError/TypeError for a bad option."""
+    metric = bleu_metric(
+        lowercase=lowercase,
+        tokenize=tokenize,
+        smooth_method=smooth_method,
+        smooth_value=smooth_value,
+        max_ngram_order=max_ngram_order,
+        effective_order=effective_order,
+    )
+    return _sync(metric, "bleu", create_bleu_evaluator.__doc__)
+
+
+def create_async_bleu_evaluator(
+    *,
+    lowercase: bool = False,
+    tokenize: str | None = None,
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    max_ngram_order: int = 4,
+    effective_order: bool = True,
+) -> SimpleAsyncEvaluator:
+    """Async twin of :func:`create_bleu_evaluator`."""
+    metric = bleu_metric(
+        lowercase=lowercase,
+        tokenize=tokenize,
+        smooth_method=smooth_method,
+        smooth_value=smooth_value,
+        max_ngram_order=max_ngram_order,
+        effective_order=effective_order,
+    )
+    return _async(metric, "bleu_async", create_bleu_evaluator.__doc__)
+
+
+def bleu_batch(
+    outputs: Sequence[Any],
+    reference_outputs: Sequence[Any],
+    *,
+    lowercase: bool = False,
+    tokenize: str | None = None,
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    max_ngram_order: int = 4,
+) -> EvaluatorResult:
+    """Corpus BLEU of the outputs against their references (sacrebleu's ``corpus_score``: n-gram
+    counts and lengths pooled over the corpus). ``reference_outputs[i]`` is a string or a list of
+    references for ``outputs[i]``. Returns one result, key ``bleu``."""
+    metric = bleu_metric(
+        lowercase=lowercase,
+        tokenize=tokenize,
+        smooth_method=smooth_method,
+        smooth_value=smooth_value,
+        max_ngram_order=max_ngram_order,
+        effective_order=False,
+    )
+    return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- chrF / chrF++
+
+
+def create_chrf_evaluator(
+    *,
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+    feedback_key: str | None = None,
+) -> SimpleEvaluator:
+    """Sentence chrF (sacrebleu, 0-100), key ``chrf``; ``word_order=2`` gives chrF++ (key
+    ``chrf++``). Options are sacrebleu's ``CHRF`` options. Raises ImportError naming the
+    ``[text]`` extra when sacrebleu is missing, ValueError/TypeError for a bad option."""
+    metric = chrf_metric(
+        char_order=char_order,
+        word_order=word_order,
+        beta=beta,
+        lowercase=lowercase,
+        whitespace=whitespace,
+        eps_smoothing=eps_smoothing,
+        feedback_key=feedback_key,
+    )
+    return _sync(metric, "chrf", create_chrf_evaluator.__doc__)
+
+
+def create_async_chrf_evaluator(
+    *,
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+    feedback_key: str | None = None,
+) -> SimpleAsyncEvaluator:
+    """Async twin of :func:`create_chrf_evaluator`."""
+    metric = chrf_metric(
+        char_order=char_order,
+        word_order=word_order,
+        beta=beta,
+        lowercase=lowercase,
+        whitespace=whitespace,
+        eps_smoothing=eps_smoothing,
+        feedback_key=feedback_key,
+    )
+    return _async(metric, "chrf_async", create_chrf_evaluator.__doc__)
+
+
+def chrf_batch(
+    outputs: Sequence[Any],
+    reference_outputs: Sequence[Any],
+    *,
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+    feedback_key: str | None = None,
+) -> EvaluatorResult:
+    """Corpus chrF / chrF++ (sacrebleu's ``corpus_score``: character n-gram statistics pooled over
+    the corpus). Returns one result, key ``chrf`` (``chrf++`` with ``word_order > 0``)."""
+    metric = chrf_metric(
+        char_order=char_order,
+        word_order=word_order,
+        beta=beta,
+        lowercase=lowercase,
+        whitespace=whitespace,
+        eps_smoothing=eps_smoothing,
+        feedback_key=feedback_key,
+    )
+    return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- TER
+
+
+def create_ter_evaluator(
+    *,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
+) -> SimpleEvaluator:
+    """Sentence TER (sacrebleu; an edit rate in percent, lower is better), key ``ter``; metadata:
+    the number of edits and the reference length. Options are sacrebleu's ``TER`` options."""
+    metric = ter_metric(
+        normalized=normalized,
+        no_punct=no_punct,
+        asian_support=asian_support,
+        case_sensitive=case_sensitive,
+    )
+    return _sync(metric, "ter", create_ter_evaluator.__doc__)
+
+
+def create_async_ter_evaluator(
+    *,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
+) -> SimpleAsyncEvaluator:
+    """Async twin of :func:`create_ter_evaluator`."""
+    metric = ter_metric(
+        normalized=normalized,
+        no_punct=no_punct,
+        asian_support=asian_support,
+        case_sensitive=case_sensitive,
+    )
+    return _async(metric, "ter_async", create_ter_evaluator.__doc__)
+
+
+def ter_batch(
+    outputs: Sequence[Any],
+    reference_outputs: Sequence[Any],
+    *,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
+) -> EvaluatorResult:
+    """Corpus TER (sacrebleu's ``corpus_score``: total edits over total reference length).
+    Returns one result, key ``ter``."""
+    metric = ter_metric(
+        normalized=normalized,
+        no_punct=no_punct,
+        asian_support=asian_support,
+        case_sensitive=case_sensitive,
+    )
+    return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- ROUGE
+
+
+def create_rouge_evaluator(
+    *,
+    rouge_types: Sequence[str] = ROUGE_TYPES,
+    use_stemmer: bool = False,
+    split_summaries: bool = False,
+    tokenizer: Any = None,
+) -> SimpleEvaluator:
+    """ROUGE F-measures (rouge-score, 0-1) of ``outputs`` against ``reference_outputs``: one result
+    per type in ``rouge_types`` (key = the type, e.g. ``rouge1``, ``rougeLsum``), precision and
+    recall in metadata. With several references, rouge-score's ``score_multi`` keeps the best one
+    per type. ``tokenizer`` (an object with ``tokenize(text)``) is passed to ``RougeScorer``."""
+    metric = rouge_metric(
+        rouge_types=rouge_types,
+        use_stemmer=use_stemmer,
+        split_summaries=split_summaries,
+        tokenizer=tokenizer,
+    )
+    return _sync(metric, "rouge", create_rouge_evaluator.__doc__)
+
+
+def create_async_rouge_evaluator(
+    *,
+    rouge_types: Sequence[str] = ROUGE_TYPES,
+    use_stemmer: bool = False,
+    split_summaries: bool = False,
+    tokenizer: Any = None,
+) -> SimpleAsyncEvaluator:
+    """Async twin of :func:`create_rouge_evaluator`."""
+    metric = rouge_metric(
+        rouge_types=rouge_types,
+        use_stemmer=use_stemmer,
+        split_summaries=split_summaries,
+        tokenizer=tokenizer,
+    )
+    return _async(metric, "rouge_async", create_rouge_evaluator.__doc__)
+
+
+def rouge_batch(
+    outputs: Sequence[Any],
+    reference_outputs: Sequence[Any],
+    *,
+    rouge_types: Sequence[str] = ROUGE_TYPES,
+    use_stemmer: bool = False,
+    split_summaries: bool = False,
+    tokenizer: Any = None,
+) -> list[EvaluatorResult]:
+    """Corpus ROUGE: per type, the mean F-measure over the pairs (mean precision and recall in
+    metadata), one result per type."""
+    metric = rouge_metric(
+        rouge_types=rouge_types,
+        use_stemmer=use_stemmer,
+        split_summaries=split_summaries,
+        tokenizer=tokenizer,
+    )
+    return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- batch-runner metric
+
+
+class CorpusBatchMetric:
+    """A dataset-level metric for ``evaluate(batch_metrics=[...])`` whose value is the corpus
+    score of the whole run.
+
+    Called with a batch (columns ``outputs`` and ``reference_outputs``) it returns that batch's
+    corpus score ``{key: {"value": ..., ...}}``. The batch runner also uses :meth:`collect` on
+    each batch and :meth:`finish` once at the end, so the run's value is computed over every row at
+    once instead of summing per-batch values.
+    """
+
+    def __init__(self, metric: Metric, name: str) -> None:
+        self.metric = metric
+        self.__name__ = name
+
+    def collect(self, batch: Mapping[str, Sequence[Any]]) -> tuple[list[str], list[list[str]]]:
+        """The batch's hypotheses and references (checked)."""
+        if "outputs" not in batch or "reference_outputs" not in batch:
+            raise ValueError(
+                f"batch metric {self.__name__!r} needs the `outputs` and `reference_outputs` "
+                f"columns; got {sorted(batch)}"
+            )
+        return _pairs(list(batch["outputs"]), list(batch["reference_outputs"]))
+
+    def finish(self, parts: Sequence[tuple[list[str], list[list[str]]]]) -> dict[str, Any]:
+        """The corpus score over all collected parts: ``{key: {"value": score, **metadata}}``."""
+        hyps = [h for part in parts for h in part[0]]
+        refs = [r for part in parts for r in part[1]]
+        values = self.metric.corpus(hyps, refs)
+        return {key: {"value": score, **meta} for key, (score, meta) in values.items()}
+
+    def __call__(self, batch: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+        return self.finish([self.collect(batch)])
+
+    def __repr__(self) -> str:
+        return f"CorpusBatchMetric({self.__name__!r})"
+
+
+def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
+    """The corpus-level ``name`` metric (``"bleu"``, ``"chrf"``, ``"chrf++"``, ``"ter"``,
+    ``"rouge"``) as a dataset-level metric of the batch runner, with the options of its ``*_batch``
+    function. Raises ValueError for an unknown name or option."""
+    import inspect
+
+    functions: dict[str, Callable[..., Any]] = {
+        "bleu": bleu_batch,
+        "chrf": chrf_batch,
+        "chrf++": chrf_batch,
+        "ter": ter_batch,
+        "rouge": rouge_batch,
+    }
+    if name not in functions:
+        raise ValueError(f"`name` must be one of {sorted(functions)}; got {name!r}")
+    accepted = [
+        p
+        for p in inspect.signature(functions[name]).parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    allowed = {p.name for p in accepted}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(
+            f"reference_batch_metric({name!r}) does not take {unknown}; accepted: {sorted(allowed)}"
+        )
+    if name == "chrf++":
+        options.setdefault("word_order", 2)
+    settings = {p.name: options.get(p.name, p.default) for p in accepted}
+    makers: dict[str, Callable[..., Metric]] = {
+        "bleu": lambda **o: bleu_metric(**o, effective_order=False),
+        "chrf": chrf_metric,
+        "chrf++": chrf_metric,
+        "ter": ter_metric,
+        "rouge": rouge_metric,
+    }
+    return CorpusBatchMetric(makers[name](**settings), name)
