@@ -9,9 +9,17 @@ from pathlib import Path
 import pytest
 import tomllib
 
+
+def _installed() -> bool:
+    """Whether the ``pytest11`` entry point is installed (after ``pip install``): then every
+    pytester session loads the plugin by itself, and ``-p`` would register it twice."""
+    from importlib.metadata import entry_points
+
+    return any(e.name == "openevals" for e in entry_points(group="pytest11"))
+
+
 PLUGIN = (
-    "-p",
-    "openevals.testing.plugin",
+    *(() if _installed() else ("-p", "openevals.testing.plugin")),
     "-p",
     "no:cacheprovider",
     "-W",
