@@ -40,6 +40,7 @@ __all__ = [
     "arun_scorer",
     "async_twin_of",
     "attach_info",
+    "attach_pair_batch",
     "display_name",
     "info_of",
     "is_async_callable",
@@ -141,6 +142,32 @@ def unwrap(evaluator: Any) -> tuple[Any, list[functools.partial[Any]]]:
         partials.append(target)
         target = target.func
     return target, partials
+
+
+def attach_pair_batch(evaluator: Any, scorer: Callable[..., Any], feedback_key: str) -> None:
+    """Give a pure evaluator of ``outputs`` and ``reference_outputs`` a ``batch`` form (the batch
+    runner's columnar path): ``evaluator.batch(outputs, reference_outputs)`` scores many rows in
+    one call, one result per row, equal to a per-row call's, in order. One bad row raises for the
+    whole call; lists of different lengths raise ``ValueError``."""
+    name = getattr(evaluator, "__name__", feedback_key)
+
+    def batch(outputs: Sequence[Any], reference_outputs: Sequence[Any]) -> list[dict[str, Any]]:
+        if len(outputs) != len(reference_outputs):
+            raise ValueError(
+                f"{name}.batch needs as many outputs as reference_outputs; got {len(outputs)} "
+                f"and {len(reference_outputs)}"
+            )
+        return [
+            {
+                "key": feedback_key,
+                "score": scorer(outputs=o, reference_outputs=r),
+                "comment": None,
+                "metadata": None,
+            }
+            for o, r in zip(outputs, reference_outputs, strict=True)
+        ]
+
+    setattr(evaluator, "batch", batch)  # noqa: B010 (an attribute of a function object)
 
 
 def info_of(evaluator: Any) -> EvaluatorInfo | None:

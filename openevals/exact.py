@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._contract import (
+    EvaluatorInfo,
+    attach_pair_batch,
+    make_async_evaluator,
+    make_evaluator,
+)
 from openevals._structure import encode_json
 
 __all__ = ["exact_match", "exact_match_async"]
@@ -46,26 +50,7 @@ exact_match = make_evaluator(
 )
 
 
-def _batch(outputs: Sequence[Any], reference_outputs: Sequence[Any]) -> list[dict[str, Any]]:
-    """``exact_match`` over many rows at once (the batch runner's columnar path): one result per
-    row, equal to a per-row call's, in order. One bad row raises for the whole call."""
-    if len(outputs) != len(reference_outputs):
-        raise ValueError(
-            f"exact_match.batch needs as many outputs as reference_outputs; got {len(outputs)} "
-            f"and {len(reference_outputs)}"
-        )
-    return [
-        {
-            "key": "exact_match",
-            "score": _score(outputs=o, reference_outputs=r),
-            "comment": None,
-            "metadata": None,
-        }
-        for o, r in zip(outputs, reference_outputs, strict=True)
-    ]
-
-
-setattr(exact_match, "batch", _batch)  # noqa: B010 (an attribute of a function object)
+attach_pair_batch(exact_match, _score, "exact_match")
 
 
 exact_match_async = make_async_evaluator(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._contract import (
+    EvaluatorInfo,
+    attach_pair_batch,
+    make_async_evaluator,
+    make_evaluator,
+)
 from openevals._structure import encode_json
 
 __all__ = ["levenshtein_distance", "levenshtein_distance_async", "levenshtein_similarity"]
@@ -57,26 +61,7 @@ levenshtein_distance = make_evaluator(
 )
 
 
-def _batch(outputs: Sequence[Any], reference_outputs: Sequence[Any]) -> list[dict[str, Any]]:
-    """``levenshtein_distance`` over many rows at once (the batch runner's columnar path): one result per
-    row, equal to a per-row call's, in order. One bad row raises for the whole call."""
-    if len(outputs) != len(reference_outputs):
-        raise ValueError(
-            f"levenshtein_distance.batch needs as many outputs as reference_outputs; got {len(outputs)} "
-            f"and {len(reference_outputs)}"
-        )
-    return [
-        {
-            "key": "levenshtein_distance",
-            "score": _score(outputs=o, reference_outputs=r),
-            "comment": None,
-            "metadata": None,
-        }
-        for o, r in zip(outputs, reference_outputs, strict=True)
-    ]
-
-
-setattr(levenshtein_distance, "batch", _batch)  # noqa: B010 (an attribute of a function object)
+attach_pair_batch(levenshtein_distance, _score, "levenshtein_distance")
 
 
 levenshtein_distance_async = make_async_evaluator(
