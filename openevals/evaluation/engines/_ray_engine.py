@@ -72,6 +72,37 @@ def worker_env(names: Sequence[str] | None) -> dict[str, str]:
     }
 
 
+@contextlib.contextmanager
+def ray_data_session(cache: Any) -> Generator[Any, None, None]:
+    """Ray Data set up for an engine run, and put back afterwards: rows in order, no Ray progress
+    bars or execution banner (our progress display replaces them), and the run's judge cache
+    started for the workers (what :func:`start_cache` returns is yielded; stopped on exit)."""
+    context = ray.data.DataContext.get_current()
+    saved = (
+        context.execution_options.preserve_order,
+        context.enable_progress_bars,
+        context.print_on_execution_start,
+    )
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    ray_logger = logging.getLogger("ray.data")
+    level = ray_logger.level
+    ray_logger.setLevel(logging.ERROR)
+    shared = start_cache(cache)
+    try:
+        yield shared
+    finally:
+        (
+            context.execution_options.preserve_order,
+            context.enable_progress_bars,
+            context.print_on_execution_start,
+        ) = saved
+        ray_logger.setLevel(level)
+        with contextlib.suppress(Exception):
+            stop_cache(shared)
+
+
 class _EvalWorker:
     """A Ray Data actor: unpickles the run's evaluators once, then scores chunk after chunk."""
 
@@ -212,30 +243,8 @@ class RayRun(_Run):
                 for row in work[start : start + size]
             ]
             chunks.append(pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
-        context = ray.data.DataContext.get_current()
-        saved = (
-            context.execution_options.preserve_order,
-            context.enable_progress_bars,
-            context.print_on_execution_start,
-        )
-        context.execution_options.preserve_order = True
-        context.enable_progress_bars = False
-        context.print_on_execution_start = False
-        ray_logger = logging.getLogger("ray.data")
-        level = ray_logger.level
-        ray_logger.setLevel(logging.ERROR)  # our progress bar replaces Ray's
-        shared = start_cache(self.cache)
-        try:
+        with ray_data_session(self.cache) as shared:
             yield from self._stream(chunks, shared)
-        finally:
-            (
-                context.execution_options.preserve_order,
-                context.enable_progress_bars,
-                context.print_on_execution_start,
-            ) = saved
-            ray_logger.setLevel(level)
-            with contextlib.suppress(Exception):
-                stop_cache(shared)
 
     def _stream(self, chunks: list[bytes], shared: Any) -> Generator[RowOutcome, None, None]:
         cpus = ray.cluster_resources().get("CPU", 1)

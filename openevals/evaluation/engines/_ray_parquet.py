@@ -16,8 +16,6 @@ before scoring (the driver then streams the Parquet rows through pyarrow itself)
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import pickle
 from collections import deque
 from collections.abc import Generator, Iterator
@@ -28,7 +26,6 @@ import ray
 import ray.data
 
 from openevals.evaluation.data import Row, iter_rows, normalize_row
-from openevals.evaluation.engines._ray_cache import start_cache, stop_cache
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
 from openevals.evaluation.sources import check_arrow_schema, parquet_files, require
 
@@ -98,23 +95,10 @@ def _pairs(
 def _results(
     files: list[str], options: Any, payload: bytes, cache: Any
 ) -> Iterator[tuple[dict[str, Any], RowOutcome]]:
-    from openevals.evaluation.engines._ray_engine import worker_env
+    from openevals.evaluation.engines._ray_engine import ray_data_session, worker_env
 
-    context = ray.data.DataContext.get_current()
-    saved = (
-        context.execution_options.preserve_order,
-        context.enable_progress_bars,
-        context.print_on_execution_start,
-    )
-    context.execution_options.preserve_order = True
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    ray_logger = logging.getLogger("ray.data")
-    level = ray_logger.level
-    ray_logger.setLevel(logging.ERROR)
-    shared = start_cache(cache)
-    payload_ref = ray.put(payload)
-    try:
+    with ray_data_session(cache) as shared:
+        payload_ref = ray.put(payload)
         cpus = ray.cluster_resources().get("CPU", 1)
         workers = options.ray_workers or max(1, int(cpus))
         # Ray Data schedules the read tasks beside the actor pool: they need CPU left over, so
@@ -134,13 +118,3 @@ def _results(
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
             for blob in batch["result"]:
                 yield from pickle.loads(blob)
-    finally:
-        (
-            context.execution_options.preserve_order,
-            context.enable_progress_bars,
-            context.print_on_execution_start,
-        ) = saved
-        ray_logger.setLevel(level)
-        with contextlib.suppress(Exception):
-            stop_cache(shared)
-        del payload_ref
