@@ -60,11 +60,14 @@ def numeric_score(value: Any) -> float | None:
 
 def median(values: Sequence[float]) -> float:
     """The median (the mean of the two middle values for an even count)."""
-    if len(values) == 0:
+    n = len(values)
+    if n == 0:
         raise ValueError("median needs at least one value; got an empty sequence")
-    import numpy as np
-
-    return float(np.median(np.asarray(values, dtype=float)))
+    ordered = sorted(map(float, values))
+    middle = n // 2
+    if n % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2.0
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -184,6 +187,19 @@ class OnlineStats:
         self.mean += delta / self.count
         self._m2 += delta * (value - self.mean)
 
+    def add_many(self, values: Sequence[float]) -> None:
+        """Merge a batch of values (Chan et al.'s parallel update of Welford's sums)."""
+        n = len(values)
+        if not n:
+            return
+        mean = math.fsum(values) / n
+        m2 = math.fsum((v - mean) ** 2 for v in values)
+        total = self.count + n
+        delta = mean - self.mean
+        self.mean += delta * n / total
+        self._m2 += m2 + delta * delta * self.count * n / total
+        self.count = total
+
     @property
     def stdev(self) -> float | None:
         return math.sqrt(self._m2 / (self.count - 1)) if self.count > 1 else None
@@ -215,6 +231,18 @@ class _KeyValues:
             self.boolean = False
         self.values.append(number)
 
+    def add_many(self, scores: Sequence[Any]) -> None:
+        """:meth:`add` for each of ``scores`` (floats and bools in one step)."""
+        kinds = set(map(type, scores))
+        if kinds == {float} and all(map(math.isfinite, scores)):
+            self.boolean = False
+            self.values.extend(scores)
+        elif kinds == {bool}:
+            self.values.extend(map(float, scores))
+        else:
+            for score in scores:
+                self.add(score)
+
     def describe(self) -> dict[str, Any]:
         out = describe(self.values, boolean=self.boolean and len(self.values) > 0)
         if self.skipped:
@@ -239,6 +267,12 @@ class _Bucket:
             if bucket is None:
                 bucket = self.keys[key] = _KeyValues()
             bucket.add(score)
+
+    def add_rows(self, ok: int, failed: Iterable[Iterable[str]]) -> None:
+        """:meth:`add_row` for ``ok`` rows without errors and one row per ``failed`` entry."""
+        self.rows_ok += ok
+        for names in failed:
+            self.add_row(names)
 
     def add_row(self, failed_evaluators: Iterable[str]) -> None:
         failed = list(failed_evaluators)
@@ -295,6 +329,25 @@ class ScoreAggregator:
                 bucket = self._groups[name] = _Bucket()
             bucket.add_scores(scores)
             bucket.add_row(failed_evaluators)
+
+    def add_block(
+        self, scores: dict[str, list[Any]], ok_rows: int, failed: Iterable[Sequence[str]]
+    ) -> None:
+        """Record finished rows at once (no groups): every score per feedback key, in row
+        order, the number of rows without errors, and the failed evaluators of each other row."""
+        for key, values in scores.items():
+            bucket = self._all.keys.get(key)
+            if bucket is None:
+                bucket = self._all.keys[key] = _KeyValues()
+            before = len(bucket.values)
+            bucket.add_many(values)
+            numbers = bucket.values[before:]  # the numeric scores, as floats
+            if numbers:
+                stats = self.online.get(key)
+                if stats is None:
+                    stats = self.online[key] = OnlineStats()
+                stats.add_many(numbers)
+        self._all.add_rows(ok_rows, failed)
 
     def aggregates(self) -> dict[str, dict[str, Any]]:
         """Per feedback key statistics over all rows (see :func:`describe`)."""

@@ -1,36 +1,64 @@
 """The columnar path of the batch runner: pure evaluators over blocks of rows.
 
 When every evaluator of a run is cheap and pure (run inline: exact match, Levenshtein, the ranking
-metrics, ...), there is no target and no pairwise comparison, the runner takes rows in blocks of
-:data:`BLOCK_ROWS` instead of scheduling them one by one on the event loop:
+metrics, ...) and there is no target and no pairwise comparison, the runner takes the data in
+blocks of :data:`BLOCK_ROWS` raw records instead of scheduling rows one by one:
 
-* each evaluator with a ``batch`` form (:mod:`.engines.batch_forms`) scores the block's rows in one
-  call (when LangSmith tracing is on, rows are scored one by one so each call is traced as usual);
-  rows a batch call cannot score (one of them raises, a mapped field is missing) are scored one by
-  one, so every error lands on its own row;
-* records and statistics are built through the same code as the per-row path, row by row in data
-  order, so results, groups, errors, resume and the report are the same;
-* the block's ``output=`` lines are written with one system call.
+* a block of plain records (dicts with string keys that can be stored as JSON; checked with one
+  encoder call for the whole block) is kept as columns, a :class:`ColumnBlock`: the records, their
+  explicit ids (content ids are computed only when something needs them: the ``output=`` file, or
+  reading ``result.rows``), groups, and per evaluator the results, errors and timings;
+* each evaluator with a ``batch`` form (:mod:`.engines.batch_forms`) scores the block in one call
+  (when LangSmith tracing is on, rows are scored one by one so each call is traced as usual);
+  rows a batch call cannot score are scored one by one, so every error lands on its own row;
+* statistics are counted per block (:meth:`.stats.RunStats.record_block`), the ``output=`` lines
+  of the block are written with one system call, and the block goes to the run's
+  :class:`~.store.RowStore`, which turns it into result dicts only when they are read;
+* a block holding anything else (a record that is not a plain dict, a value that cannot be
+  stored, graphrag-eval column names), and every block of a resumed run, takes the per-row code
+  (:meth:`_Run._start_row` and friends) row by row.
 
-The event loop gets a turn after each block (cancellation, Ctrl-C and progress work as before).
-A crash loses at most the block being built; a rerun resumes from the last block written.
+Results, the ``output=`` file (line by line, keys sorted), groups, errors and the report are those
+of the per-row path; ``tests/evaluation/test_blocks.py`` checks it on generated datasets. The event
+loop gets a turn after each block (cancellation, Ctrl-C and progress work as before). A crash loses
+at most the block being built; a rerun resumes from the last block written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openevals.evaluation.data import (
+    FIELDS,
+    GRAPHRAG_COLUMNS,
+    check_id,
+    group_of,
+    row_hash,
+    storable_check,
+)
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
+from openevals.evaluation.evaluators import counting_cache, usage_of
+from openevals.evaluation.loop import no_gc_pauses
+from openevals.evaluation.pricing import estimate_cost
+from openevals.evaluation.records import ErrorInfo, Evaluation, Recorder, ResultRow, encode
 
 if TYPE_CHECKING:
-    from openevals.evaluation.data import Row
+    from openevals.evaluation.data import Row, RowReader
+    from openevals.evaluation.evaluators import RunEvaluator
     from openevals.evaluation.runner import _Run
 
-__all__ = ["BLOCK_ROWS", "columnar_fits", "run_blocks"]
+__all__ = ["BLOCK_ROWS", "ColumnBlock", "EvalColumn", "columnar_fits", "run_blocks"]
 
 BLOCK_ROWS = 1024
 """Rows per block."""
+
+_ID = "id"
 
 
 def columnar_fits(run: _Run) -> bool:
@@ -49,6 +77,197 @@ def _tracing() -> bool:
     return _needs_langsmith()
 
 
+# --------------------------------------------------------------------------- the columns
+
+
+@dataclass
+class EvalColumn:
+    """One evaluator's outcomes over a block (positions are row offsets in the block)."""
+
+    results: list[list[dict[str, Any]]]
+    elapsed: list[float]
+    errors: dict[int, ErrorInfo] = field(default_factory=dict)
+    counts: dict[int, tuple[int, int]] = field(default_factory=dict)
+    usage: dict[int, dict[str, int]] = field(default_factory=dict)
+    cost: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass
+class ColumnBlock:
+    """Consecutive rows scored on the columnar path, kept as columns (a :class:`~.store.Part`)."""
+
+    start: int
+    records: list[dict[str, Any]]
+    """The raw records (shallow copies), with their ``id`` key when they had one."""
+    ids: list[str | None]
+    """Explicit ids; ``None`` where the id is the content hash, computed when needed."""
+    names: list[str]
+    models: list[str | None]
+    columns: list[EvalColumn]
+    groups: list[str | None] | None = None
+    cached: bool = False
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def row_id(self, pos: int) -> str:
+        row_id = self.ids[pos]
+        if row_id is None:
+            row_id = self.ids[pos] = row_hash(self.start + pos, self.records[pos])
+        return row_id
+
+    def fields(self, pos: int) -> dict[str, Any]:
+        record = self.records[pos]
+        return {k: v for k, v in record.items() if k != _ID} if _ID in record else record
+
+    def evaluation(self, number: int, pos: int) -> Evaluation:
+        column = self.columns[number]
+        error = column.errors.get(pos)
+        counts = column.counts.get(pos, (0, 0))
+        return {
+            "status": "success" if error is None else "error",
+            "results": column.results[pos],
+            "error": error,
+            "elapsed_sec": column.elapsed[pos],
+            "usage": column.usage.get(pos),
+            "cost_usd": column.cost.get(pos),
+            "model": self.models[number],
+            "cache": {"hits": counts[0], "misses": counts[1]} if self.cached else None,
+            "resumed": False,
+        }
+
+    def rows(self) -> list[ResultRow]:
+        """The block as result dicts, as the per-row path makes them."""
+        out: list[ResultRow] = []
+        for pos in range(len(self.records)):
+            fields = self.fields(pos)
+            rec: dict[str, Any] = {
+                "id": self.row_id(pos),
+                "index": self.start + pos,
+                "inputs": fields.get("inputs"),
+                "outputs": fields.get("outputs"),
+                "reference_outputs": fields.get("reference_outputs"),
+            }
+            extra = {k: v for k, v in fields.items() if k not in FIELDS}
+            if extra:
+                rec["extra"] = extra
+            if self.groups is not None:
+                rec["group"] = self.groups[pos]
+            evaluations = {
+                name: self.evaluation(number, pos) for number, name in enumerate(self.names)
+            }
+            rec["evaluations"] = evaluations
+            failed = any(e["status"] != "success" for e in evaluations.values())
+            rec["status"] = "error" if failed else "success"
+            out.append(rec)  # type: ignore[arg-type]
+        return out
+
+    def lines(self) -> list[str]:
+        """The block's ``output=`` lines: per row its ``row`` line, then one ``eval`` line per
+        evaluator (the order the per-row path writes them in), not yet cleared of secrets."""
+        out: list[str] = []
+        writers = [_EvalLines(self, number) for number in range(len(self.names))]
+        for pos in range(len(self.records)):
+            fields = self.fields(pos)
+            row_id, index = self.row_id(pos), self.start + pos
+            extra = {k: v for k, v in fields.items() if k not in FIELDS}
+            row_line = {
+                "kind": "row",
+                "row_id": row_id,
+                "index": index,
+                "inputs": fields.get("inputs"),
+                "outputs": fields.get("outputs"),
+                "reference_outputs": fields.get("reference_outputs"),
+                "extra": extra or None,
+                "group": self.groups[pos] if self.groups is not None else None,
+                "target": None,
+            }
+            out.append(encode(row_line))
+            text_id = _string(row_id)
+            for writer in writers:
+                out.append(writer.line(pos, row_id, text_id, index))
+        return out
+
+
+_RESULT_ORDER = ("key", "score", "comment", "metadata")
+_string = json.encoder.encode_basestring  # JSON text of a str, as the record encoder writes it
+
+
+def _scalar(value: Any) -> str | None:
+    """The JSON text of a score the record encoder would write, for plain scalars; else None."""
+    kind = type(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float:
+        return float.__repr__(value) if math.isfinite(value) else None
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    return None
+
+
+class _EvalLines:
+    """One evaluator's ``eval`` lines of a block, written as text from their constant parts;
+    a pair that is not plain (an error, usage, a structured score or comment) goes through the
+    record encoder. Either way the text is what :func:`~.records.encode` writes for the line."""
+
+    def __init__(self, block: ColumnBlock, number: int) -> None:
+        self.block, self.number = block, number
+        self.column = block.columns[number]
+        self.name = block.names[number]
+        self.head = ', "evaluator": ' + _string(self.name) + ', "status": "success", "results": '
+        model = block.models[number]
+        tail = ', "error": null, "elapsed_sec": {}, "usage": null, "cost_usd": null, "model": '
+        self.tail = tail + ("null" if model is None else _string(model)) + ', "cache": '
+        self.cache = '{"hits": 0, "misses": 0}}' if block.cached else "null}"
+        self.keys: dict[str, str] = {}
+
+    def _results(self, results: list[dict[str, Any]]) -> str | None:
+        if len(results) != 1:
+            return None
+        result = results[0]
+        if type(result) is not dict or tuple(result) != _RESULT_ORDER:
+            return None
+        key, comment = result["key"], result["comment"]
+        score = _scalar(result["score"])
+        if score is None or result["metadata"] is not None or type(key) is not str:
+            return None
+        if comment is None:
+            comment_text = "null"
+        elif type(comment) is str:
+            comment_text = _string(comment)
+        else:
+            return None
+        key_text = self.keys.get(key)
+        if key_text is None:
+            key_text = self.keys[key] = _string(key)
+        return f'[{{"key": {key_text}, "score": {score}, "comment": {comment_text}, "metadata": null}}]'
+
+    def line(self, pos: int, row_id: str, text_id: str, index: int) -> str:
+        column = self.column
+        elapsed = column.elapsed[pos]
+        results = None
+        if (
+            pos not in column.errors
+            and pos not in column.counts
+            and pos not in column.usage
+            and type(elapsed) is float
+            and math.isfinite(elapsed)
+        ):
+            results = self._results(column.results[pos])
+        if results is None:
+            entry = self.block.evaluation(self.number, pos)
+            return encode(Recorder.eval_line(row_id, index, self.name, entry))
+        return (
+            f'{{"kind": "eval", "row_id": {text_id}, "index": {index}{self.head}{results}'
+            f"{self.tail.format(float.__repr__(elapsed))}{self.cache}"
+        )
+
+
+# --------------------------------------------------------------------------- the run
+
+
 async def run_blocks(run: _Run) -> None:
     """Process every row of ``run`` block by block (see the module docs)."""
     forms: dict[str, BatchForm] = {}
@@ -57,48 +276,179 @@ async def run_blocks(run: _Run) -> None:
             form = batch_form(ev)
             if form is not None:
                 forms[ev.name] = form
+    resumed = bool(run._previous.evals or run._previous.rows)
+    reader = run.reader
     while True:
-        block: list[Row] = []
-        while len(block) < BLOCK_ROWS:
-            row = run._next_row()
-            if row is None:
-                break
-            block.append(row)
-        if not block:
-            return
-        batched = await _score_batches(run, forms, block)
-        run._held = []
-        try:
-            for row in block:
-                _process(run, row, batched)
-        finally:
-            lines, run._held = run._held, None
-            if lines and run._out is not None:
-                run._out.write_lines(lines)
+        if reader is None:  # rows handed over already normalised (a distributed worker)
+            rows = [row for row in (run._next_row() for _ in range(BLOCK_ROWS)) if row is not None]
+            if not rows:
+                return
+            await _rows_one_by_one(run, forms, rows)
+        else:
+            start, records = reader.raw_block(BLOCK_ROWS)
+            if not records:
+                return
+            block = None if resumed else _plain_block(run, reader, start, records)
+            if block is not None:
+                with no_gc_pauses():
+                    await _score_block(run, forms, block)
+                    _finish_block(run, block)
+            else:
+                rows = [reader.normalize(raw, start + i) for i, raw in enumerate(records)]
+                await _rows_one_by_one(run, forms, rows)
         await asyncio.sleep(0)
 
 
-async def _score_batches(
-    run: _Run, forms: dict[str, BatchForm], block: list[Row]
-) -> dict[tuple[str, str], Any]:
-    batched: dict[tuple[str, str], Any] = {}
+def _plain_block(run: _Run, reader: RowReader, start: int, raws: list[Any]) -> ColumnBlock | None:
+    """``raws`` as a :class:`ColumnBlock` (not scored yet), or ``None`` when one of them needs
+    the per-row code."""
+    if not all(type(raw) is dict for raw in raws):
+        return None
+    keys: set[Any] = set().union(*raws)
+    if not all(type(k) is str for k in keys) or not keys.isdisjoint(GRAPHRAG_COLUMNS):
+        return None
+    records: list[dict[str, Any]] = list(map(dict, raws))
+    try:  # one encoder call proves every record of the block can be stored
+        storable_check(records)
+    except Exception:
+        return None
+    ids: list[str | None] = [None] * len(records)
+    if _ID in keys:
+        for pos, record in enumerate(records):
+            explicit = check_id(record.get(_ID), start + pos, reader.source)
+            if explicit is not None:
+                reader.claim(explicit, start + pos)
+            ids[pos] = explicit
+    group_by = run.options.group_by
+    block = ColumnBlock(
+        start=start,
+        records=records,
+        ids=ids,
+        names=[ev.name for ev in run.evaluators],
+        models=[ev.info.model if ev.info is not None else None for ev in run.evaluators],
+        columns=[],
+        cached=run.cache is not None,
+    )
+    if group_by is not None:
+        block.groups = [group_of(block.fields(pos), group_by) for pos in range(len(records))]
+    return block
+
+
+async def _score_block(run: _Run, forms: dict[str, BatchForm], block: ColumnBlock) -> None:
+    fields = [block.fields(pos) for pos in range(len(block))]
+    for ev in run.evaluators:
+        form = forms.get(ev.name)
+        outcomes = (
+            await run_batch_form(ev, form, fields, run.cache)
+            if form is not None and len(fields) >= 2
+            else [None] * len(fields)
+        )
+        block.columns.append(_column(run, ev, fields, outcomes))
+
+
+def _column(
+    run: _Run, ev: RunEvaluator, fields: Sequence[Mapping[str, Any]], outcomes: list[Any]
+) -> EvalColumn:
+    """One evaluator's column: the batch outcomes, and per-row calls where there are none."""
+    if None not in outcomes:  # the batch form scored every row
+        column = EvalColumn(
+            results=[outcome[0] for outcome in outcomes],
+            elapsed=[outcome[2] for outcome in outcomes],
+        )
+    else:
+        column = EvalColumn(results=[], elapsed=[])
+        for pos, outcome in enumerate(outcomes):
+            if outcome is None:
+                outcome = _call_inline(run, ev, fields[pos])
+                if outcome[1] is not None:
+                    column.errors[pos] = outcome[1]
+                if outcome[3] is not None:
+                    column.counts[pos] = outcome[3]
+            column.results.append(outcome[0])
+            column.elapsed.append(outcome[2])
+    metadata = [r.get("metadata") for results in column.results for r in results]
+    if metadata.count(None) != len(metadata):  # results that may report token usage
+        model = ev.info.model if ev.info is not None else None
+        for pos, results in enumerate(column.results):
+            usage = usage_of(results)
+            if usage is not None:
+                column.usage[pos] = usage
+                cost = estimate_cost(model, usage, run.prices)
+                if cost is not None:
+                    column.cost[pos] = cost
+    return column
+
+
+def _call_inline(run: _Run, ev: RunEvaluator, fields: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``(results, error, elapsed, cache counts or None)`` of one per-row call."""
+    with counting_cache(run.cache) as counting:
+        began = time.perf_counter()
+        try:
+            found, error = ev.call_inline(fields), None
+        except Exception as exc:
+            found, error = [], run.recorder.error(exc)
+        took = time.perf_counter() - began
+    counts = None
+    if counting is not None and (counting.hits or counting.misses):
+        counts = (counting.hits, counting.misses)
+    return found, error, took, counts
+
+
+def _finish_block(run: _Run, block: ColumnBlock) -> None:
+    """Count, write and keep a scored block (secrets removed first, as :meth:`Recorder.finish`
+    does for a row)."""
+    redactor = run.recorder.redactor
+    if redactor.secrets:
+        records = redactor.data(block.records)
+        if records is not block.records:
+            for pos in range(len(block)):
+                block.row_id(pos)  # ids are hashes of the records as they were given
+            block.records = records
+        for column in block.columns:
+            column.results = redactor.data(column.results)
+    run.stats.record_block(block)
+    if run._out is not None:
+        run._out.write_lines(block.lines(), clean=redactor.json_text)
+    if run.batches is not None:
+        for pos, rec in enumerate(block.rows()):
+            run.batches.add(block.fields(pos), rec)
+    run.store.add_part(block)
+    if run.sink is not None:
+        run.sink.advance(run.stats)
+
+
+async def _rows_one_by_one(run: _Run, forms: dict[str, BatchForm], rows: list[Row]) -> None:
+    """A block the columns cannot hold: the per-row code, row by row, batch forms first."""
+    batched: dict[tuple[int, str], Any] = {}
     for ev in run.evaluators:
         form = forms.get(ev.name)
         if form is None:
             continue
         todo = [
-            (row.id, row.fields)
-            for row in block
+            row
+            for row in rows
             if row.problem is None and ev.name not in run._previous.finished(row.id)
         ]
         if len(todo) < 2:
             continue
-        for row_id, outcome in (await run_batch_form(ev, form, todo, run.cache)).items():
-            batched[(row_id, ev.name)] = outcome
-    return batched
+        outcomes = await run_batch_form(ev, form, [row.fields for row in todo], run.cache)
+        for row, outcome in zip(todo, outcomes, strict=True):
+            if outcome is not None:
+                batched[(row.index, ev.name)] = outcome
+    run._held, run._block_rows = [], []
+    try:
+        with no_gc_pauses():
+            for row in rows:
+                _process(run, row, batched)
+    finally:
+        lines, run._held = run._held, None
+        finished, run._block_rows = run._block_rows, None
+        if lines and run._out is not None:
+            run._out.write_lines(lines)
+        run.store.add_rows(finished)
 
 
-def _process(run: _Run, row: Row, batched: dict[tuple[str, str], Any]) -> None:
+def _process(run: _Run, row: Row, batched: dict[tuple[int, str], Any]) -> None:
     """One row, as :meth:`_Run._process_row` does it for inline evaluators without a target."""
     previous = run._previous.finished(row.id)
     pending = [ev for ev in run.evaluators if ev.name not in previous]
@@ -109,7 +459,7 @@ def _process(run: _Run, row: Row, batched: dict[tuple[str, str], Any]) -> None:
             run._row_failed(row.problem, rec, pending)
         else:
             for ev in pending:
-                outcome = batched.pop((row.id, ev.name), None)
+                outcome = batched.pop((row.index, ev.name), None)
                 if outcome is None:
                     run._run_inline(ev, rec, fields)
                 else:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -38,6 +39,8 @@ __all__ = [
     "MISSING",
     "Row",
     "RowDataError",
+    "RowReader",
+    "check_id",
     "count_rows",
     "field_at",
     "group_of",
@@ -45,7 +48,10 @@ __all__ = [
     "load_rows",
     "normalize_row",
     "placeholder",
+    "raw_source",
     "resolve_path",
+    "row_hash",
+    "storable_check",
 ]
 
 FIELDS = ("inputs", "outputs", "reference_outputs")
@@ -112,7 +118,9 @@ def _hash_bytes(data: bytes) -> str:
 _HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
 
 
-def _row_hash(index: int, raw: Mapping[str, Any]) -> str:
+def row_hash(index: int, raw: Mapping[str, Any]) -> str:
+    """The content id of row ``index`` (raises what the JSON encoder raises for a value that
+    cannot be stored)."""
     text = _HASH_JSON.encode([index, raw])
     return _hash_bytes(text.encode("utf-8"))
 
@@ -130,6 +138,12 @@ def _why_unstorable(value: Any) -> str | None:
             return "it contains itself (a cycle)"
         return f"it cannot be stored as JSON ({exc})"
     return None
+
+
+def storable_check(value: Any) -> None:
+    """Raise what the record encoder raises when ``value`` cannot be stored as UTF-8 JSON text
+    (a cycle, nesting too deep, a lone surrogate, a non-text key)."""
+    _CHECK.encode(value).encode("utf-8")
 
 
 def placeholder(value: Any) -> str:
@@ -190,23 +204,14 @@ def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
             fields[target] = value
         else:
             fields[key] = value
-    explicit = raw.get(_ID_KEY)
-    if explicit is None or explicit == "":
-        try:  # one encoding both hashes the row and proves it can be stored
-            row_id = _row_hash(index, raw)
-        except _UNSTORABLE:
-            return _unstorable_row(index, raw, fields, source)
-    elif isinstance(explicit, (str, int)) and not isinstance(explicit, bool):
-        row_id = str(explicit)
-        try:
+    row_id = check_id(raw.get(_ID_KEY), index, source)
+    try:
+        if row_id is None:  # one encoding both hashes the row and proves it can be stored
+            row_id = row_hash(index, raw)
+        else:
             _CHECK.encode(raw).encode("utf-8")
-        except _UNSTORABLE:
-            return _unstorable_row(index, raw, fields, source)
-    else:
-        raise TypeError(
-            f"{source}: row {index} has an 'id' of type {type(explicit).__name__}; ids must be "
-            "strings or integers"
-        )
+    except _UNSTORABLE:
+        return _unstorable_row(index, raw, fields, source)
     return Row(index=index, id=row_id, fields=fields)
 
 
@@ -380,18 +385,15 @@ def _read_file(path: Path) -> Iterator[Any]:
 # --------------------------------------------------------------------------- public entry points
 
 
-def iter_rows(data: Any) -> Iterator[Row]:
-    """Stream :class:`Row` objects from ``data``: a path or an iterable of dicts, or one of the
+def raw_source(data: Any) -> tuple[Iterator[Any], str]:
+    """``(raw records, source name)`` of ``data``: a path or an iterable of dicts, or one of the
     sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging Face and
-    LangSmith datasets).
-
-    Raises ``ValueError`` for duplicate explicit ids, naming both rows.
-    """
+    LangSmith datasets). The records are not normalised yet (see :class:`RowReader`)."""
     from openevals.evaluation.sources import open_source
 
     opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
     if opened is not None:
-        return _rows(opened.records(), opened.name)
+        return iter(opened.records()), opened.name
     path = resolve_path(data)
     if path is not None:
         # Fail on a missing file / unknown suffix now, not at the first ``next()``.
@@ -412,21 +414,77 @@ def iter_rows(data: Any) -> Iterator[Row]:
             "data must be a list of row dicts or a path to a JSONL/JSON/CSV/TSV file; got "
             f"{type(data).__name__}"
         )
-    return _rows(raw_iter, source)
+    return iter(raw_iter), source
 
 
-def _rows(raw_iter: Iterable[Any], source: str) -> Iterator[Row]:
-    seen: dict[str, int] = {}
-    for index, raw in enumerate(raw_iter):
-        row = normalize_row(raw, index, source=source)
-        first = seen.get(row.id)
-        if first is not None:
+def check_id(value: Any, index: int, source: str) -> str | None:
+    """A row's explicit ``id`` as text, or ``None`` when it has none (identified by content)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return str(value)
+    raise TypeError(
+        f"{source}: row {index} has an 'id' of type {type(value).__name__}; ids must be "
+        "strings or integers"
+    )
+
+
+class RowReader:
+    """The rows of ``data``, normalised one by one (iteration) or taken raw in blocks
+    (:meth:`raw_block`, for the runner's columnar path); both share the row numbering and the
+    check that explicit ids are unique (a content id includes the row's position, so it is
+    unique by construction).
+    """
+
+    def __init__(self, data: Any) -> None:
+        self._raw, self.source = raw_source(data)
+        self.index = 0
+        self._seen: dict[str, int] = {}
+
+    def __iter__(self) -> Iterator[Row]:
+        return self
+
+    def __next__(self) -> Row:
+        raw = next(self._raw)
+        return self.normalize(raw, self._advance())
+
+    def _advance(self) -> int:
+        index = self.index
+        self.index += 1
+        return index
+
+    def normalize(self, raw: Any, index: int) -> Row:
+        """One raw record of this source as a :class:`Row` (its explicit id checked)."""
+        row = normalize_row(raw, index, source=self.source)
+        if isinstance(raw, Mapping) and raw.get(_ID_KEY) not in (None, ""):
+            self.claim(row.id, index)
+        return row
+
+    def claim(self, row_id: str, index: int) -> None:
+        """Record the explicit id ``row_id`` of row ``index``; ``ValueError`` if taken."""
+        first = self._seen.setdefault(row_id, index)
+        if first != index:
             raise ValueError(
-                f"{source}: rows {first} and {index} share the id {row.id!r}; row ids must be "
-                "unique (remove the 'id' field to identify rows by content and position)"
+                f"{self.source}: rows {first} and {index} share the id {row_id!r}; row ids must "
+                "be unique (remove the 'id' field to identify rows by content and position)"
             )
-        seen[row.id] = index
-        yield row
+
+    def raw_block(self, size: int) -> tuple[int, list[Any]]:
+        """``(index of the first, records)``: up to ``size`` raw records, not normalised."""
+        start = self.index
+        block = list(itertools.islice(self._raw, size))
+        self.index += len(block)
+        return start, block
+
+
+def iter_rows(data: Any) -> Iterator[Row]:
+    """Stream :class:`Row` objects from ``data``: a path or an iterable of dicts, or one of the
+    sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging Face and
+    LangSmith datasets).
+
+    Raises ``ValueError`` for duplicate explicit ids, naming both rows.
+    """
+    return RowReader(data)
 
 
 def load_rows(data: Any) -> list[Row]:

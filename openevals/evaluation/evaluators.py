@@ -204,6 +204,9 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
 # --------------------------------------------------------------------------- what a call returns
 
 
+_RESULT_KEYS = frozenset({"key", "score", "comment", "metadata"})
+
+
 def _clean_result(value: Mapping[str, Any]) -> dict[str, Any]:
     out = {
         "key": value["key"],
@@ -219,6 +222,8 @@ def _clean_result(value: Mapping[str, Any]) -> dict[str, Any]:
 def normalize_results(value: Any, name: str) -> list[dict[str, Any]]:
     """An evaluator's return value as a list of ``EvaluatorResult`` dicts (``TypeError`` if it
     is none of the accepted shapes)."""
+    if type(value) is dict and value.keys() == _RESULT_KEYS:  # already clean: kept as it is
+        return [value]
     if isinstance(value, Mapping):
         if "key" in value and "score" in value:
             return [_clean_result(value)]

@@ -26,15 +26,15 @@ schema metadata holds the run's aggregates and summary under ``openevals``.
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.sources import require
 
 if TYPE_CHECKING:
@@ -147,23 +147,10 @@ def _table(result: EvaluationResult, wide: bool) -> tuple[list[str], list[tuple[
     return wide_table(result.rows) if wide else long_table(result.rows)
 
 
-@contextlib.contextmanager
-def _no_gc_pauses() -> Iterator[None]:
-    """Build millions of tuples without cyclic-GC passes over the result's (acyclic) records:
-    each pass would walk every record still alive, for no garbage."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def to_pandas(result: EvaluationResult, *, wide: bool = False) -> Any:
     """``result`` as a ``pandas.DataFrame`` (long form, or wide with ``wide=True``)."""
     pd = require("pandas", "pandas", "EvaluationResult.to_pandas()")
-    with _no_gc_pauses():
+    with no_gc_pauses():
         names, records = _table(result, wide)
         return pd.DataFrame.from_records(records, columns=names)
 

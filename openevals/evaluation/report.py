@@ -45,14 +45,14 @@ _MAX_GROUP_CHARTS = 12
 class ReportData(Protocol):
     """What the report reads (an :class:`~openevals.evaluation.result.EvaluationResult`)."""
 
-    rows: list[dict[str, Any]]
+    rows: Sequence[dict[str, Any]]
     aggregates: dict[str, dict[str, Any]]
     summary: dict[str, Any]
     by_group: dict[str, Any] | None
     batch_metrics: dict[str, dict[str, Any]]
     evaluators: list[str]
     interrupted: bool
-    histograms: dict[str, list[float]]
+    histograms: dict[str, Sequence[float]]
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,10 @@ class EvaluationResult:
     """What :func:`~openevals.evaluation.evaluate` returns.
 
     Attributes:
-        rows: one dict per data row, in data order: ``id``, ``index``, ``inputs``, ``outputs``,
+        rows: one dict per data row, in data order (a read-only sequence,
+            :class:`~openevals.evaluation.store.ResultRows`: a large run keeps its rows as
+            columns or in a temporary file and builds the dicts when they are read; ``list()``
+            it for a list you can change): ``id``, ``index``, ``inputs``, ``outputs``,
             ``reference_outputs``, ``extra`` (other columns), ``group`` (with ``group_by``),
             ``target`` (with a target: ``status``, ``elapsed_sec``, ``usage``, ``error``),
             ``status`` (``"success"`` or ``"error"`` if any evaluator failed) and ``evaluations``:
@@ -41,14 +45,14 @@ class EvaluationResult:
         interrupted: the run was stopped (Ctrl-C) before every row finished.
     """
 
-    rows: list[dict[str, Any]]
+    rows: Sequence[dict[str, Any]]
     aggregates: dict[str, dict[str, Any]]
     summary: dict[str, Any]
     by_group: dict[str, Any] | None = None
     batch_metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluators: list[str] = field(default_factory=list)
     interrupted: bool = False
-    histograms: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    histograms: dict[str, Sequence[float]] = field(default_factory=dict, repr=False)
     pairwise: dict[str, Any] = field(default_factory=dict, repr=False)
     """With ``systems=``: evaluator name -> :class:`~openevals.evaluation.pairwise.PairwiseSummary`."""
 

@@ -36,7 +36,7 @@ from openevals.evaluation.blocks import columnar_fits, run_blocks
 from openevals.evaluation.cache import CountingCache, open_cache
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.data import Row, RowDataError, count_rows, group_of, iter_rows
+from openevals.evaluation.data import Row, RowDataError, RowReader, count_rows, group_of
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
 from openevals.evaluation.evaluators import (
     RunEvaluator,
@@ -57,6 +57,7 @@ from openevals.evaluation.progress import ProgressSink, make_progress
 from openevals.evaluation.records import ErrorInfo, Evaluation, Recorder, ResultRow, TargetInfo
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 from openevals.evaluation.stats import RunStats
+from openevals.evaluation.store import RowStore
 from openevals.evaluation.target import run_target
 
 __all__ = ["aevaluate", "evaluate"]
@@ -78,7 +79,8 @@ class _Run:
         self.names = [ev.name for ev in self.evaluators]
         self.prices = merge_prices(options.prices)
         self.sink: ProgressSink | None = make_progress(options.progress)
-        self.rows_iter: Iterator[Row] = iter_rows(data)
+        self.reader: RowReader | None = RowReader(data)
+        self.rows_iter: Iterator[Row] = self.reader
         rows_total = count_rows(data) if self.sink is not None else None
         if rows_total is None and not isinstance(data, (str, os.PathLike)):
             rows_total = count_rows(data)
@@ -95,7 +97,8 @@ class _Run:
         self.output_path = Path(options.output) if options.output is not None else None
         self.cache: Any = None
         self._owns_cache = False
-        self.rows: list[ResultRow] = []
+        self.store = RowStore()
+        self._block_rows: list[ResultRow] | None = None  # rows of the block being built
         self.interrupted = False
         self._previous = Previous()
         self._out: Checkpoint | None = None
@@ -347,7 +350,10 @@ class _Run:
         rec = self.recorder.finish(rec)
         failed = self.stats.record_row(rec)
         rec["status"] = "error" if failed else "success"
-        self.rows.append(rec)
+        if self._block_rows is not None:
+            self._block_rows.append(rec)
+        else:
+            self.store.add(rec)
         if self.batches is not None:
             self.batches.add(fields, rec)
         if self.sink is not None:
@@ -355,7 +361,7 @@ class _Run:
 
     def result(self) -> EvaluationResult:
         result = self.stats.result(
-            self.rows,
+            self.store.view(),
             cache=self.cache,
             with_target=self.target is not None,
             output=self.output_path,

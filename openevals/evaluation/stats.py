@@ -8,11 +8,12 @@ live progress snapshot and ``EvaluationResult.summary``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openevals.evaluation.aggregates import ScoreAggregator
 from openevals.evaluation.batches import BatchMetrics
@@ -20,6 +21,9 @@ from openevals.evaluation.concurrency import Limiter
 from openevals.evaluation.pricing import add_usage
 from openevals.evaluation.records import Evaluation, ResultRow, TargetInfo, error_type
 from openevals.evaluation.result import EvaluationResult
+
+if TYPE_CHECKING:
+    from openevals.evaluation.blocks import ColumnBlock
 
 __all__ = ["EvaluatorStats", "RunStats"]
 
@@ -149,6 +153,41 @@ class RunStats:
             self.rows_failed += 1
         return bool(failed)
 
+    def record_block(self, block: ColumnBlock) -> None:
+        """Count the rows of a scored :class:`~.blocks.ColumnBlock` and add their scores: what
+        :meth:`record_pair` and :meth:`record_row` count for each of its rows and pairs."""
+        size = len(block)
+        failed_rows: dict[int, list[str]] = {}
+        for name, model, column in zip(block.names, block.models, block.columns, strict=True):
+            ev = self.per_evaluator[name]
+            ev.done += size
+            ev.elapsed += math.fsum(column.elapsed)
+            for hits, misses in column.counts.values():
+                ev.cache_hits += hits
+                ev.cache_misses += misses
+            for pos, error in column.errors.items():
+                failed_rows.setdefault(pos, []).append(name)
+                self._count_error(error["type"])
+            ev.errors += len(column.errors)
+            self.pairs_failed += len(column.errors)
+            for usage in column.usage.values():
+                ev.usage = add_usage(ev.usage, usage)
+            if column.cost:
+                ev.cost = (ev.cost or 0.0) + math.fsum(column.cost.values())
+            if model is not None:
+                ev.model = model
+        self.pairs_done += size * len(block.names)
+        self.rows_done += size
+        self.rows_failed += len(failed_rows)
+        groups = block.groups
+        if groups is None:
+            scores = _scores_by_key([column.results for column in block.columns])
+            self.agg.add_block(scores, size - len(failed_rows), failed_rows.values())
+            return
+        for pos, found in enumerate(zip(*(c.results for c in block.columns), strict=True)):
+            pairs = [(r["key"], r["score"]) for results in found for r in results]
+            self.agg.add_row(pairs, failed_rows.get(pos, ()), groups[pos])
+
     def _count_error(self, kind: str) -> None:
         self.error_types[kind] = self.error_types.get(kind, 0) + 1
 
@@ -203,14 +242,14 @@ class RunStats:
             interrupted=interrupted,
         )
         return EvaluationResult(
-            rows=sorted(rows, key=lambda r: r["index"]),  # type: ignore[arg-type]
+            rows=rows,  # type: ignore[arg-type]
             aggregates=aggregates,
             summary=summary,
             by_group=self.agg.by_group(),
             batch_metrics=batch_metrics,
             evaluators=list(self.evaluators),
             interrupted=interrupted,
-            histograms={key: list(self.agg.histogram_values(key)) for key in aggregates},
+            histograms={key: self.agg.histogram_values(key) for key in aggregates},
         )
 
     def summary(
@@ -278,3 +317,27 @@ class RunStats:
         if batch_errors:
             summary["batch_metric_errors"] = batch_errors
         return summary
+
+
+def _scores_by_key(
+    columns: Sequence[Sequence[Sequence[Mapping[str, Any]]]],
+) -> dict[str, list[Any]]:
+    """The scores of a block per feedback key, in the order the per-row path adds them (row by
+    row, evaluator by evaluator): one column after another when no key comes from two
+    evaluators, which gives the same order."""
+    flats = [[r for results in column for r in results] for column in columns]
+    key_sets = [{r["key"] for r in flat} for flat in flats]
+    scores: dict[str, list[Any]] = {}
+    if sum(map(len, key_sets)) == len(set().union(*key_sets)):
+        for flat, keys in zip(flats, key_sets, strict=True):
+            if len(keys) == 1:
+                scores[next(iter(keys))] = [r["score"] for r in flat]
+            else:
+                for r in flat:
+                    scores.setdefault(r["key"], []).append(r["score"])
+        return scores
+    for found in zip(*columns, strict=True):
+        for results in found:
+            for r in results:
+                scores.setdefault(r["key"], []).append(r["score"])
+    return scores

@@ -115,7 +115,7 @@ def test_both_paths_give_the_same_results(
     slow, slow_file = _run(
         rows, work / "slow.jsonl", columnar=False, resume_at=resume_at, use_async=use_async
     )
-    assert _strip(fast.rows) == _strip(slow.rows)
+    assert _strip(list(fast.rows)) == _strip(list(slow.rows))
     assert fast.aggregates == slow.aggregates
     assert fast.by_group == slow.by_group
     assert {**_strip(fast.summary), "output": None} == {**_strip(slow.summary), "output": None}

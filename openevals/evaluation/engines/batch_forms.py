@@ -67,59 +67,66 @@ Outcome = tuple[list[dict[str, Any]], None, float, Any]
 
 
 async def run_batch_form(
-    ev: RunEvaluator,
-    form: BatchForm,
-    rows: Sequence[tuple[str, Mapping[str, Any]]],
-    cache: Any,
-) -> dict[str, Outcome]:
-    """Score ``rows`` (``(row id, fields)``) with one call of ``form``: ``{row id: outcome}``.
+    ev: RunEvaluator, form: BatchForm, rows: Sequence[Mapping[str, Any]], cache: Any
+) -> list[Outcome | None]:
+    """Score ``rows`` (their fields) with one call of ``form``: one outcome per row, in order.
 
-    Rows whose fields do not fit the evaluator (a missing mapped field) are left out, and so is
-    everything when the call fails, returns the wrong number of results, or touches the judge
-    cache (its hits could not be told apart per row): those rows then run one by one.
+    A row gets ``None`` when its fields do not fit the evaluator (a missing mapped field), and
+    every row does when the call fails, returns the wrong number of results, or touches the
+    judge cache (its hits could not be told apart per row): those rows then run one by one.
     """
-    ids: list[str] = []
-    columns: dict[str, list[Any]] = {name: [] for name in form.columns}
-    for row_id, fields in rows:
-        try:
-            kwargs = ev.kwargs_for(fields)
-        except Exception:
-            continue
-        ids.append(row_id)
-        for name in form.columns:
-            columns[name].append(kwargs.get(name))
-    if not ids:
-        return {}
+    positions: list[int] = []
+    columns: dict[str, list[Any]]
+    if not ev.fields and (ev.accepts is None or ev.accepts.issuperset(form.columns)):
+        # The row fields are the keyword arguments as they are: one list per column.
+        positions = list(range(len(rows)))
+        columns = {name: [fields.get(name) for fields in rows] for name in form.columns}
+    else:
+        columns = {name: [] for name in form.columns}
+        for pos, fields in enumerate(rows):
+            try:
+                kwargs = ev.kwargs_for(fields)
+            except Exception:
+                continue
+            positions.append(pos)
+            for name in form.columns:
+                columns[name].append(kwargs.get(name))
+    out: list[Outcome | None] = [None] * len(rows)
+    if not positions:
+        return out
     with counting_cache(cache) as counting:
         start = time.perf_counter()
-        scored = await _call(ev, form, ids, columns)
+        scored = await _call(ev, form, positions, columns)
         elapsed = time.perf_counter() - start
     if counting is not None and (counting.hits or counting.misses):
-        return {}
+        return out
     share = elapsed / max(1, len(scored))
-    return {row_id: (results, None, share, counting) for row_id, results in scored.items()}
+    for pos, results in scored.items():
+        out[pos] = (results, None, share, counting)
+    return out
 
 
 async def _call(
-    ev: RunEvaluator, form: BatchForm, ids: list[str], columns: dict[str, list[Any]]
-) -> dict[str, list[dict[str, Any]]]:
-    """``{row id: results}`` of one batch call; ``{}`` when it fails. A cheap pure evaluator's
-    failing call is split in halves, so one row that raises costs only its own per-row call."""
+    ev: RunEvaluator, form: BatchForm, positions: list[int], columns: dict[str, list[Any]]
+) -> dict[int, list[dict[str, Any]]]:
+    """``{row position: results}`` of one batch call; ``{}`` when it fails. A cheap pure
+    evaluator's failing call is split in halves, so one row that raises costs only its own
+    per-row call."""
     try:
         value = form.method(**columns)
         if inspect.isawaitable(value):
             value = await value
     except Exception:
-        if not ev.inline or len(ids) < 2:
+        if not ev.inline or len(positions) < 2:
             return {}
-        half = len(ids) // 2
-        left = await _call(ev, form, ids[:half], {k: v[:half] for k, v in columns.items()})
-        right = await _call(ev, form, ids[half:], {k: v[half:] for k, v in columns.items()})
+        half = len(positions) // 2
+        left = await _call(ev, form, positions[:half], {k: v[:half] for k, v in columns.items()})
+        right = await _call(ev, form, positions[half:], {k: v[half:] for k, v in columns.items()})
         return {**left, **right}
-    if not isinstance(value, list) or len(value) != len(ids):
+    if not isinstance(value, list) or len(value) != len(positions):
         return {}
     try:
         per_row = [normalize_results(item, ev.name) for item in value]
     except TypeError:
         return {}
-    return dict(zip(ids, per_row, strict=True))
+    return dict(zip(positions, per_row, strict=True))

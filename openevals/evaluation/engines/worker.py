@@ -87,6 +87,7 @@ class WorkerRun(_Run):
         )
         self._captured = {row.id: RowOutcome() for row in rows}
         self._batched = {}
+        self.reader = None
         self.rows_iter = iter(rows)
         self._exhausted = False
         self.stats.rows_total = len(rows)
@@ -102,12 +103,13 @@ class WorkerRun(_Run):
             form = self.forms.get(ev.name)
             if form is None:
                 continue
-            todo = [(r.id, r.fields) for r in rows if ev.name not in self._previous.finished(r.id)]
+            todo = [r for r in rows if ev.name not in self._previous.finished(r.id)]
             if len(todo) < 2:
                 continue
-            done = await run_batch_form(ev, form, todo, self.options.cache)
-            for row_id, outcome in done.items():
-                self._batched[(row_id, ev.name)] = outcome
+            done = await run_batch_form(ev, form, [r.fields for r in todo], self.options.cache)
+            for row, outcome in zip(todo, done, strict=True):
+                if outcome is not None:
+                    self._batched[(row.id, ev.name)] = outcome
         await self.execute()
 
     # ------------------------------------------------------------------ overrides

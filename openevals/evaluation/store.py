@@ -1,0 +1,222 @@
+"""Where a batch run keeps its finished result rows: :class:`RowStore`, read as :class:`ResultRows`.
+
+A run over a million rows cannot keep a million result dicts in memory. The store keeps rows in
+*parts* of consecutive rows: a list of result dicts, or a block of columns from the runner's
+columnar path (:class:`~openevals.evaluation.blocks.ColumnBlock`, turned into dicts only when read).
+Once more than :data:`SPILL_AFTER` rows are held, further parts are pickled into an anonymous
+temporary file (removed by the operating system when the store is gone) and read back when the
+rows are. Rows that finish out of order (the per-row path) are kept as they come and sorted once.
+
+:class:`ResultRows` is what ``EvaluationResult.rows`` holds: a read-only sequence of the result
+dicts in data order (``len``, indexing, slices, iteration; equal to a list of the same dicts).
+Only secret-free records reach the store (:mod:`.records` removes secrets first).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import pickle
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol, overload
+
+from openevals.evaluation.records import ResultRow
+
+__all__ = ["SPILL_AFTER", "Part", "ResultRows", "RowStore"]
+
+SPILL_AFTER = 32_768
+"""Rows held in memory before further parts are moved to a temporary file."""
+
+
+class Part(Protocol):
+    """Consecutive finished rows, in data order."""
+
+    def __len__(self) -> int: ...
+
+    def rows(self) -> list[ResultRow]: ...
+
+
+class _Rows(list[ResultRow]):
+    """A part that is already a list of result dicts."""
+
+    def rows(self) -> list[ResultRow]:
+        return self
+
+
+class _Spilled:
+    """A part moved to the store's temporary file."""
+
+    __slots__ = ("count", "length", "offset", "spill")
+
+    def __init__(self, spill: _SpillFile, offset: int, length: int, count: int) -> None:
+        self.spill, self.offset, self.length, self.count = spill, offset, length, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def load(self) -> Part:
+        part: Part = pickle.loads(self.spill.read(self.offset, self.length))
+        return part
+
+    def rows(self) -> list[ResultRow]:
+        return self.load().rows()
+
+
+class _SpillFile:
+    """An anonymous temporary file parts are appended to and read back from (``pread``)."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="openevals-rows-")  # noqa: SIM115 (lives with the store)
+        self._end = 0
+        self._lock = threading.Lock()
+
+    def append(self, data: bytes) -> int:
+        with self._lock:
+            offset = self._end
+            self._file.seek(offset)
+            self._file.write(data)
+            self._file.flush()
+            self._end += len(data)
+        return offset
+
+    def read(self, offset: int, length: int) -> bytes:
+        return os.pread(self._file.fileno(), length, offset)
+
+    def __del__(self) -> None:
+        self._file.close()
+
+
+class RowStore:
+    """The finished rows of one run (see the module docs)."""
+
+    def __init__(self, *, spill_after: int | None = None) -> None:
+        self.spill_after = SPILL_AFTER if spill_after is None else spill_after
+        self._parts: list[Part | _Spilled] = []
+        self._loose: list[ResultRow] = []
+        self._held = 0
+        self._spill: _SpillFile | None = None
+
+    def add(self, rec: ResultRow) -> None:
+        """One finished row, in any order (the per-row path)."""
+        self._loose.append(rec)
+
+    def add_part(self, part: Part) -> None:
+        """The next rows in data order (the columnar path: a block, or a list of dicts)."""
+        count = len(part)
+        if not count:
+            return
+        if self._held + count <= self.spill_after:
+            self._parts.append(part)
+            self._held += count
+            return
+        if self._spill is None:
+            self._spill = _SpillFile()
+        data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+        self._parts.append(_Spilled(self._spill, self._spill.append(data), len(data), count))
+
+    def add_rows(self, rows: list[ResultRow]) -> None:
+        """:meth:`add_part` for a list of result dicts."""
+        self.add_part(_Rows(rows))
+
+    def view(self) -> ResultRows:
+        """The rows finished so far, in data order."""
+        parts: list[Part | _Spilled] = list(self._parts)
+        if self._loose:
+            loose = sorted(self._loose, key=lambda r: r["index"])
+            if parts:  # both paths fed this store: merge everything (small runs only)
+                merged = [rec for part in parts for rec in part.rows()] + loose
+                parts = [_Rows(sorted(merged, key=lambda r: r["index"]))]
+            else:
+                parts = [_Rows(loose)]
+        return ResultRows(parts)
+
+    def __len__(self) -> int:
+        return sum(len(part) for part in self._parts) + len(self._loose)
+
+
+class ResultRows(Sequence[ResultRow]):
+    """The result rows of a run, in data order (``EvaluationResult.rows``; see the module docs).
+
+    Read-only. Rows kept in memory as columns are built into dicts once, on first read; rows in
+    the temporary file are built on every read (the part read last is kept, so walking the rows
+    in order builds each part once), so keep a row you mean to change.
+    """
+
+    __slots__ = ("_cache", "_lock", "_parts", "_starts", "_total")
+
+    def __init__(self, parts: Sequence[Part | _Spilled]) -> None:
+        self._parts = list(parts)
+        self._starts: list[int] = []
+        total = 0
+        for part in self._parts:
+            self._starts.append(total)
+            total += len(part)
+        self._total = total
+        self._cache: tuple[int, list[ResultRow]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def parts(self) -> list[Part]:
+        """The parts, loaded (for readers that use a block's columns directly)."""
+        return [p.load() if isinstance(p, _Spilled) else p for p in self._parts]
+
+    def __len__(self) -> int:
+        return self._total
+
+    def _part_rows(self, number: int) -> list[ResultRow]:
+        part = self._parts[number]
+        if not isinstance(part, _Spilled):
+            if not isinstance(part, _Rows):  # built once and kept: the same dicts on every read
+                part = self._parts[number] = _Rows(part.rows())
+            return part.rows()
+        with self._lock:
+            cached = self._cache
+            if cached is not None and cached[0] == number:
+                return cached[1]
+        rows = part.rows()
+        with self._lock:
+            self._cache = (number, rows)
+        return rows
+
+    @overload
+    def __getitem__(self, index: int) -> ResultRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ResultRow]: ...
+
+    def __getitem__(self, index: int | slice) -> ResultRow | list[ResultRow]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._total))]
+        if not isinstance(index, int):
+            raise TypeError(f"result rows are indexed by int or slice; got {type(index).__name__}")
+        if index < 0:
+            index += self._total
+        if not 0 <= index < self._total:
+            raise IndexError(f"row {index} out of range (the result has {self._total} rows)")
+        number = bisect.bisect_right(self._starts, index) - 1
+        return self._part_rows(number)[index - self._starts[number]]
+
+    def __iter__(self) -> Iterator[ResultRow]:
+        for number in range(len(self._parts)):
+            yield from self._part_rows(number)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ResultRows, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        if self._total <= 20:
+            return repr(list(self))
+        return f"<ResultRows: {self._total} rows>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
