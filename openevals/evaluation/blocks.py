@@ -162,6 +162,44 @@ class ColumnBlock:
             out.append(rec)  # type: ignore[arg-type]
         return out
 
+    def long_columns(self, grouped: bool) -> dict[str, list[Any]] | None:
+        """The block's part of ``EvaluationResult.to_pandas()``'s long form, read from the
+        columns (see :func:`~.frames.long_columns`); ``None`` unless every pair has exactly one
+        result and no error (then the result dicts are read instead)."""
+        columns = self.columns
+        if any(column.errors for column in columns):
+            return None
+        if any(len(results) != 1 for column in columns for results in column.results):
+            return None
+        n, width = len(self.records), len(columns)
+
+        def woven(per_evaluator: list[list[Any]]) -> list[Any]:
+            out: list[Any] = [None] * (n * width)
+            for number, values in enumerate(per_evaluator):
+                out[number::width] = values
+            return out
+
+        ids = [self.row_id(pos) for pos in range(n)]
+        indexes = list(range(self.start, self.start + n))
+        out = {
+            "id": woven([ids] * width),
+            "index": woven([indexes] * width),
+            "evaluator": woven([[name] * n for name in self.names]),
+            "key": woven([[r[0]["key"] for r in c.results] for c in columns]),
+            "score": woven([[r[0]["score"] for r in c.results] for c in columns]),
+            "comment": woven([[r[0].get("comment") for r in c.results] for c in columns]),
+            "error": [None] * (n * width),
+            "model": woven([[model] * n for model in self.models]),
+            "tokens": woven(
+                [[_total_tokens(c.usage.get(pos)) for pos in range(n)] for c in columns]
+            ),
+            "cost": woven([[c.cost.get(pos) for pos in range(n)] for c in columns]),
+        }
+        if grouped:
+            groups = self.groups if self.groups is not None else [None] * n
+            out["group"] = woven([groups] * width)
+        return out
+
     def lines(self) -> list[str]:
         """The block's ``output=`` lines: per row its ``row`` line, then one ``eval`` line per
         evaluator (the order the per-row path writes them in), not yet cleared of secrets."""
@@ -187,6 +225,10 @@ class ColumnBlock:
             for writer in writers:
                 out.append(writer.line(pos, row_id, text_id, index))
         return out
+
+
+def _total_tokens(usage: Mapping[str, Any] | None) -> Any:
+    return usage.get("total_tokens") if usage else None
 
 
 _RESULT_ORDER = ("key", "score", "comment", "metadata")
@@ -307,7 +349,8 @@ def _plain_block(run: _Run, reader: RowReader, start: int, raws: list[Any]) -> C
     keys: set[Any] = set().union(*raws)
     if not all(type(k) is str for k in keys) or not keys.isdisjoint(GRAPHRAG_COLUMNS):
         return None
-    records: list[dict[str, Any]] = list(map(dict, raws))
+    # The caller's dicts are copied (a later change to them must not change the results).
+    records: list[dict[str, Any]] = raws if reader.owned else list(map(dict, raws))
     try:  # one encoder call proves every record of the block can be stored
         storable_check(records)
     except Exception:

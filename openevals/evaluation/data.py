@@ -385,15 +385,16 @@ def _read_file(path: Path) -> Iterator[Any]:
 # --------------------------------------------------------------------------- public entry points
 
 
-def raw_source(data: Any) -> tuple[Iterator[Any], str]:
-    """``(raw records, source name)`` of ``data``: a path or an iterable of dicts, or one of the
-    sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging Face and
-    LangSmith datasets). The records are not normalised yet (see :class:`RowReader`)."""
+def raw_source(data: Any) -> tuple[Iterator[Any], str, bool]:
+    """``(raw records, source name, owned)`` of ``data``: a path or an iterable of dicts, or one
+    of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging Face and
+    LangSmith datasets). The records are not normalised yet (see :class:`RowReader`). ``owned``:
+    the records are made by the reader (files, tables), not the caller's own objects."""
     from openevals.evaluation.sources import open_source
 
     opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
     if opened is not None:
-        return iter(opened.records()), opened.name
+        return iter(opened.records()), opened.name, True
     path = resolve_path(data)
     if path is not None:
         # Fail on a missing file / unknown suffix now, not at the first ``next()``.
@@ -414,7 +415,7 @@ def raw_source(data: Any) -> tuple[Iterator[Any], str]:
             "data must be a list of row dicts or a path to a JSONL/JSON/CSV/TSV file; got "
             f"{type(data).__name__}"
         )
-    return iter(raw_iter), source
+    return iter(raw_iter), source, path is not None
 
 
 def check_id(value: Any, index: int, source: str) -> str | None:
@@ -437,7 +438,7 @@ class RowReader:
     """
 
     def __init__(self, data: Any) -> None:
-        self._raw, self.source = raw_source(data)
+        self._raw, self.source, self.owned = raw_source(data)
         self.index = 0
         self._seen: dict[str, int] = {}
 

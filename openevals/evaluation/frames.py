@@ -30,18 +30,20 @@ import importlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.sources import require
+from openevals.evaluation.store import ResultRows
 
 if TYPE_CHECKING:
     from openevals.evaluation.result import EvaluationResult
 
 __all__ = [
     "LONG_COLUMNS",
+    "long_columns",
     "long_table",
     "to_arrow",
     "to_pandas",
@@ -91,12 +93,15 @@ def _error_text(error: Any) -> str | None:
     return str(error)
 
 
-def long_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """The long form: column names and one tuple per dataset row x feedback key."""
-    grouped = _grouped(rows)
-    fallback = _keys_by_evaluator(rows) if any(r.get("status") == "error" for r in rows) else {}
-    out: list[tuple[Any, ...]] = []
-    add = out.append
+def _long_rows(
+    rows: Sequence[dict[str, Any]],
+    grouped: bool,
+    fallback: dict[str, list[str]],
+    columns: dict[str, list[Any]],
+) -> None:
+    """Append the long form of result dicts to ``columns`` (one list per column)."""
+    out = [columns[name] for name in LONG_COLUMNS if grouped or name != "group"]
+    adds = [column.append for column in out]
     for row in rows:
         head: tuple[Any, ...] = (
             (row["id"], row["index"], row.get("group")) if grouped else (row["id"], row["index"])
@@ -111,13 +116,51 @@ def long_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[An
                 entry.get("cost_usd"),
             )
             results = entry.get("results")
-            if results:
-                for res in results:
-                    add((*head, name, res["key"], res["score"], res.get("comment"), *tail))
-            else:
-                for key in fallback.get(name) or [name]:
-                    add((*head, name, key, None, None, *tail))
-    return [c for c in LONG_COLUMNS if grouped or c != "group"], out
+            records = (
+                [
+                    (*head, name, res["key"], res["score"], res.get("comment"), *tail)
+                    for res in results
+                ]
+                if results
+                else [(*head, name, key, None, None, *tail) for key in fallback.get(name) or [name]]
+            )
+            for record in records:
+                for add, value in zip(adds, record, strict=True):
+                    add(value)
+
+
+def long_columns(
+    rows: Sequence[dict[str, Any]], *, failed: bool | None = None
+) -> tuple[list[str], dict[str, list[Any]]]:
+    """The long form as column names and ``{column: values}``.
+
+    ``failed``: whether any evaluation failed, when the caller knows (a run's summary says);
+    otherwise the rows are read once more to find out. Blocks of the runner's columnar path
+    (:class:`~openevals.evaluation.blocks.ColumnBlock`) are read as columns, without building
+    their result dicts.
+    """
+    grouped = _grouped(rows)
+    names = [c for c in LONG_COLUMNS if grouped or c != "group"]
+    columns: dict[str, list[Any]] = {name: [] for name in LONG_COLUMNS}
+    if failed is None:
+        failed = any(r.get("status") == "error" for r in rows)
+    fallback = _keys_by_evaluator(rows) if failed else {}
+    parts: Iterable[Any] = rows.iter_parts() if isinstance(rows, ResultRows) else [rows]
+    for part in parts:
+        direct = getattr(part, "long_columns", None)
+        found = direct(grouped) if direct is not None else None
+        if found is None:
+            _long_rows(part.rows() if hasattr(part, "rows") else part, grouped, fallback, columns)
+        else:
+            for name in names:
+                columns[name].extend(found[name])
+    return names, {name: columns[name] for name in names}
+
+
+def long_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The long form: column names and one tuple per dataset row x feedback key."""
+    names, columns = long_columns(rows)
+    return names, list(zip(*(columns[name] for name in names), strict=True))
 
 
 def wide_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -141,18 +184,24 @@ def wide_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[An
     return names, out
 
 
-def _table(result: EvaluationResult, wide: bool) -> tuple[list[str], list[tuple[Any, ...]]]:
+def _table(result: EvaluationResult, wide: bool) -> tuple[list[str], dict[str, list[Any]]]:
+    """The table of ``result`` as column names and ``{column: values}``."""
     if not isinstance(wide, bool):
         raise TypeError(f"wide must be True or False; got {wide!r}")
-    return wide_table(result.rows) if wide else long_table(result.rows)
+    if not wide:
+        failed = result.summary.get("pairs", {}).get("failed")
+        return long_columns(result.rows, failed=None if failed is None else bool(failed))
+    names, records = wide_table(result.rows)
+    values = list(zip(*records, strict=True)) if records else [() for _ in names]
+    return names, {name: list(column) for name, column in zip(names, values, strict=True)}
 
 
 def to_pandas(result: EvaluationResult, *, wide: bool = False) -> Any:
     """``result`` as a ``pandas.DataFrame`` (long form, or wide with ``wide=True``)."""
     pd = require("pandas", "pandas", "EvaluationResult.to_pandas()")
     with no_gc_pauses():
-        names, records = _table(result, wide)
-        return pd.DataFrame.from_records(records, columns=names)
+        names, columns = _table(result, wide)
+        return pd.DataFrame(columns, columns=names)
 
 
 # --------------------------------------------------------------------------- typed columns
@@ -178,12 +227,7 @@ def _text(values: list[Any]) -> list[Any]:
 
 def typed_columns(result: EvaluationResult, wide: bool) -> dict[str, list[Any]]:
     """The table as ``{column: values}`` with one Arrow-compatible type per column."""
-    names, records = _table(result, wide)
-    columns = (
-        {name: list(values) for name, values in zip(names, zip(*records))}  # noqa: B905
-        if records
-        else {name: [] for name in names}
-    )
+    names, columns = _table(result, wide)
     scores = set(names) - set(_WIDE_FIXED) if wide else {"score"}
     for name, values in columns.items():
         if name in scores:

@@ -366,7 +366,7 @@ def _arrow_source(table: Any) -> Source:
             table.to_batches(max_chunksize=_BATCH_ROWS) if hasattr(table, "to_batches") else [table]
         )
         for batch in batches:
-            yield from _zip_records(plan, [column.to_pylist() for column in batch.columns])
+            yield from arrow_records(plan, batch)
 
     return Source(name=name, records=records, count=lambda: table.num_rows)
 
@@ -406,7 +406,46 @@ def parquet_batches(path: Path, batch_rows: int | None = None) -> Iterator[dict[
                 f"{str(path)!r}: cannot read its data ({type(exc).__name__}: {exc}); the file is "
                 "truncated or corrupt - write it again"
             ) from None
-        yield from _zip_records(plan, [column.to_pylist() for column in batch.columns])
+        yield from arrow_records(plan, batch)
+
+
+_DECODED_START = r"^[\s\x0b\x1c-\x1f\x{85}\p{Z}{\[]"
+
+
+def _as_is(pa: ModuleType, pc: ModuleType, column: Any) -> bool:
+    """Does every cell of an Arrow column map to itself (no missing value, no JSON text to
+    decode)? Then the column goes into the rows as ``to_pylist()`` gives it."""
+    if column.null_count:
+        return False
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        # Text that starts with a bracket or a space may hold JSON: it is decoded cell by cell.
+        # (the class is exactly the first characters ``str.isspace()`` or "{[" accept)
+        return not pc.any(pc.match_substring_regex(column, _DECODED_START)).as_py()
+    if pa.types.is_integer(kind) or pa.types.is_boolean(kind):
+        return True
+    if pa.types.is_floating(kind):
+        return not pc.any(pc.is_nan(column)).as_py()
+    return False
+
+
+def arrow_records(plan: ColumnPlan, batch: Any) -> Iterator[dict[str, Any]]:
+    """The row dicts of one Arrow record batch (or table), mapped by ``plan``.
+
+    A batch of top-level columns whose cells all map to themselves (checked per column, in
+    Arrow) is zipped into dicts directly; any other goes cell by cell through
+    :meth:`ColumnPlan.record`. Both give the same rows.
+    """
+    columns = batch.columns
+    if all(path is None for path in plan.paths):
+        pa = importlib.import_module("pyarrow")
+        pc = importlib.import_module("pyarrow.compute")
+        if all(_as_is(pa, pc, column) for column in columns):
+            names = plan.names
+            values = [column.to_pylist() for column in columns]
+            yield from (dict(zip(names, row)) for row in zip(*values))  # noqa: B905
+            return
+    yield from _zip_records(plan, [column.to_pylist() for column in columns])
 
 
 def _parquet_source(text: str, files: list[Path]) -> Source:

@@ -157,10 +157,11 @@ class ResultRows(Sequence[ResultRow]):
         self._cache: tuple[int, list[ResultRow]] | None = None
         self._lock = threading.Lock()
 
-    @property
-    def parts(self) -> list[Part]:
-        """The parts, loaded (for readers that use a block's columns directly)."""
-        return [p.load() if isinstance(p, _Spilled) else p for p in self._parts]
+    def iter_parts(self) -> Iterator[Part]:
+        """The parts in order, each loaded when reached (for readers that use a block's columns
+        directly, such as ``EvaluationResult.to_pandas``)."""
+        for part in self._parts:
+            yield part.load() if isinstance(part, _Spilled) else part
 
     def __len__(self) -> int:
         return self._total

@@ -158,3 +158,43 @@ def test_plans_refuse_exactly_the_overlapping_columns(names: list[str]) -> None:
         assert overlaps() or not has_io, exc
     else:
         assert not overlaps() and has_io
+
+
+CELLS = {
+    "str": st.one_of(
+        st.text(max_size=6),
+        st.sampled_from([" x", "\u2003y", '{"a": 1}', "[1, 2]", " [3]", "\x1c{}", "", "a"]),
+    ),
+    "int": st.integers(-(2**40), 2**40),
+    "float": st.floats(width=64),
+    "bool": st.booleans(),
+}
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_arrow_batches_map_as_cell_by_cell(data: Any) -> None:
+    """A record batch whose columns map to themselves is zipped into rows directly; the rows
+    are those the cell-by-cell mapping gives, for every batch."""
+    from openevals.evaluation.sources import _zip_records, arrow_records
+
+    kinds = data.draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=3))
+    n = data.draw(st.integers(min_value=1, max_value=6))
+    columns: dict[str, Any] = {"outputs": data.draw(st.lists(CELLS["str"], min_size=n, max_size=n))}
+    for i, kind in enumerate(kinds):
+        cells = st.one_of(CELLS[kind], st.none()) if data.draw(st.booleans()) else CELLS[kind]
+        columns[f"c{i}"] = data.draw(st.lists(cells, min_size=n, max_size=n))
+    batch = pa.RecordBatch.from_pydict(columns)
+    plan = plan_columns(batch.schema.names, "t")
+    fast = list(arrow_records(plan, batch))
+    slow = list(_zip_records(plan, [column.to_pylist() for column in batch.columns]))
+
+    def same(a: Any, b: Any) -> bool:
+        if isinstance(a, float) and isinstance(b, float):
+            return a == b or (math.isnan(a) and math.isnan(b))
+        return type(a) is type(b) and a == b
+
+    assert len(fast) == len(slow)
+    for left, right in zip(fast, slow, strict=True):
+        assert left.keys() == right.keys()
+        assert all(same(left[k], right[k]) for k in left)

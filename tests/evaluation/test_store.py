@@ -55,7 +55,7 @@ def test_in_memory_blocks_are_built_once() -> None:
     result = evaluate([{"outputs": "a", "reference_outputs": "a"}] * 3, [exact_match])
     first = result.rows[0]
     assert result.rows[0] is first
-    assert list(result.rows)[0] is first
+    assert next(iter(result.rows)) is first
 
 
 def test_a_run_larger_than_the_budget_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,7 +124,7 @@ def test_eval_lines_written_as_text_equal_the_record_encoder(
         result = {"score": score, "key": key, "comment": comment, "metadata": None}
     column = EvalColumn(results=[[result]], elapsed=[elapsed])
     if error:
-        column.errors[0] = {"type": "ValueError", "message": "bad \"value\" é"}
+        column.errors[0] = {"type": "ValueError", "message": 'bad "value" é'}
         column.results = [[]]
     block = ColumnBlock(
         start=3,
