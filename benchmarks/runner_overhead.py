@@ -102,7 +102,7 @@ def _output_floor(rows: list[dict[str, Any]], evaluators: dict[str, Any], path: 
 def _evaluate(
     rows: list[dict[str, Any]], evaluators: dict[str, Any], output: Path | None, per_row: bool
 ) -> float:
-    import openevals.evaluation.runner as runner
+    import openevals.evaluation.engines.local as runner
     from openevals import evaluate
 
     if per_row:

@@ -16,7 +16,7 @@ blocks of :data:`BLOCK_ROWS` raw records instead of scheduling rows one by one:
   :class:`~.store.RowStore`, which turns it into result dicts only when they are read;
 * a block holding anything else (a record that is not a plain dict, a value that cannot be
   stored, graphrag-eval column names), and every block of a resumed run, takes the per-row code
-  (:meth:`_Run._start_row` and friends) row by row.
+  (:class:`~.executor.RowExecutor`) row by row.
 
 Results, the ``output=`` file (line by line, keys sorted), groups, errors and the report are those
 of the per-row path; ``tests/evaluation/test_blocks.py`` checks it on generated datasets. The event
@@ -29,11 +29,12 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.data import (
     FIELDS,
     GRAPHRAG_COLUMNS,
@@ -43,7 +44,7 @@ from openevals.evaluation.data import (
     storable_check,
 )
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
-from openevals.evaluation.evaluators import counting_cache, usage_of
+from openevals.evaluation.evaluators import usage_of
 from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.pricing import estimate_cost
 from openevals.evaluation.records import ErrorInfo, Evaluation, Recorder, ResultRow, encode
@@ -51,9 +52,47 @@ from openevals.evaluation.records import ErrorInfo, Evaluation, Recorder, Result
 if TYPE_CHECKING:
     from openevals.evaluation.data import Row, RowReader
     from openevals.evaluation.evaluators import RunEvaluator
-    from openevals.evaluation.runner import _Run
+    from openevals.evaluation.executor import LiveCalls, RowExecutor
+    from openevals.evaluation.options import RunOptions
 
-__all__ = ["BLOCK_ROWS", "ColumnBlock", "EvalColumn", "columnar_fits", "run_blocks"]
+
+class BlockRun(Protocol):
+    """What the columnar path needs of a run (the local engine's, or a Ray worker's)."""
+
+    evaluators: list[RunEvaluator]
+    reader: RowReader | None
+    target: Any
+    pairwise: Any
+    cache: Any
+    recorder: Recorder
+    prices: dict[str, tuple[float, float]]
+    options: RunOptions
+    previous: Previous
+    executor: RowExecutor
+    calls: LiveCalls
+
+    def next_row(self) -> Row | None:
+        """The next normalised row (runs without a raw reader), or ``None`` at the end."""
+        ...
+
+    def block(self) -> AbstractContextManager[None]:
+        """Rows finished one by one inside are written and kept together."""
+        ...
+
+    def add_block(self, block: ColumnBlock) -> None:
+        """A scored block: counted, written and kept."""
+        ...
+
+
+__all__ = [
+    "BLOCK_ROWS",
+    "BlockRun",
+    "ColumnBlock",
+    "EvalColumn",
+    "batch_first",
+    "columnar_fits",
+    "run_blocks",
+]
 
 BLOCK_ROWS = 1024
 """Rows per block."""
@@ -61,7 +100,7 @@ BLOCK_ROWS = 1024
 _ID = "id"
 
 
-def columnar_fits(run: _Run) -> bool:
+def columnar_fits(run: BlockRun) -> bool:
     """May ``run`` take the columnar path (every evaluator inline, no target, no systems)?"""
     return (
         run.target is None
@@ -310,7 +349,7 @@ class _EvalLines:
 # --------------------------------------------------------------------------- the run
 
 
-async def run_blocks(run: _Run) -> None:
+async def run_blocks(run: BlockRun) -> None:
     """Process every row of ``run`` block by block (see the module docs)."""
     forms: dict[str, BatchForm] = {}
     if not _tracing():
@@ -318,11 +357,11 @@ async def run_blocks(run: _Run) -> None:
             form = batch_form(ev)
             if form is not None:
                 forms[ev.name] = form
-    resumed = bool(run._previous.evals or run._previous.rows)
+    resumed = bool(run.previous.evals or run.previous.rows)
     reader = run.reader
     while True:
         if reader is None:  # rows handed over already normalised (a distributed worker)
-            rows = [row for row in (run._next_row() for _ in range(BLOCK_ROWS)) if row is not None]
+            rows = [row for row in (run.next_row() for _ in range(BLOCK_ROWS)) if row is not None]
             if not rows:
                 return
             await _rows_one_by_one(run, forms, rows)
@@ -334,14 +373,16 @@ async def run_blocks(run: _Run) -> None:
             if block is not None:
                 with no_gc_pauses():
                     await _score_block(run, forms, block)
-                    _finish_block(run, block)
+                    run.add_block(block)
             else:
                 rows = [reader.normalize(raw, start + i) for i, raw in enumerate(records)]
                 await _rows_one_by_one(run, forms, rows)
         await asyncio.sleep(0)
 
 
-def _plain_block(run: _Run, reader: RowReader, start: int, raws: list[Any]) -> ColumnBlock | None:
+def _plain_block(
+    run: BlockRun, reader: RowReader, start: int, raws: list[Any]
+) -> ColumnBlock | None:
     """``raws`` as a :class:`ColumnBlock` (not scored yet), or ``None`` when one of them needs
     the per-row code."""
     if not all(type(raw) is dict for raw in raws):
@@ -377,7 +418,7 @@ def _plain_block(run: _Run, reader: RowReader, start: int, raws: list[Any]) -> C
     return block
 
 
-async def _score_block(run: _Run, forms: dict[str, BatchForm], block: ColumnBlock) -> None:
+async def _score_block(run: BlockRun, forms: dict[str, BatchForm], block: ColumnBlock) -> None:
     fields = [block.fields(pos) for pos in range(len(block))]
     for ev in run.evaluators:
         form = forms.get(ev.name)
@@ -390,7 +431,7 @@ async def _score_block(run: _Run, forms: dict[str, BatchForm], block: ColumnBloc
 
 
 def _column(
-    run: _Run, ev: RunEvaluator, fields: Sequence[Mapping[str, Any]], outcomes: list[Any]
+    run: BlockRun, ev: RunEvaluator, fields: Sequence[Mapping[str, Any]], outcomes: list[Any]
 ) -> EvalColumn:
     """One evaluator's column: the batch outcomes, and per-row calls where there are none."""
     if None not in outcomes:  # the batch form scored every row
@@ -402,11 +443,12 @@ def _column(
         column = EvalColumn(results=[], elapsed=[])
         for pos, outcome in enumerate(outcomes):
             if outcome is None:
-                outcome = _call_inline(run, ev, fields[pos])
-                if outcome[1] is not None:
-                    column.errors[pos] = outcome[1]
-                if outcome[3] is not None:
-                    column.counts[pos] = outcome[3]
+                results, error, took, counting = run.calls.run_inline(ev, fields[pos])
+                if error is not None:
+                    column.errors[pos] = error
+                if counting is not None and (counting.hits or counting.misses):
+                    column.counts[pos] = (counting.hits, counting.misses)
+                outcome = (results, error, took, None)
             column.results.append(outcome[0])
             column.elapsed.append(outcome[2])
     metadata = [r.get("metadata") for results in column.results for r in results]
@@ -422,47 +464,9 @@ def _column(
     return column
 
 
-def _call_inline(run: _Run, ev: RunEvaluator, fields: Mapping[str, Any]) -> tuple[Any, ...]:
-    """``(results, error, elapsed, cache counts or None)`` of one per-row call."""
-    with counting_cache(run.cache) as counting:
-        began = time.perf_counter()
-        try:
-            found, error = ev.call_inline(fields), None
-        except Exception as exc:
-            found, error = [], run.recorder.error(exc)
-        took = time.perf_counter() - began
-    counts = None
-    if counting is not None and (counting.hits or counting.misses):
-        counts = (counting.hits, counting.misses)
-    return found, error, took, counts
-
-
-def _finish_block(run: _Run, block: ColumnBlock) -> None:
-    """Count, write and keep a scored block (secrets removed first, as :meth:`Recorder.finish`
-    does for a row)."""
-    redactor = run.recorder.redactor
-    if redactor.secrets:
-        records = redactor.data(block.records)
-        if records is not block.records:
-            for pos in range(len(block)):
-                block.row_id(pos)  # ids are hashes of the records as they were given
-            block.records = records
-        for column in block.columns:
-            column.results = redactor.data(column.results)
-    run.stats.record_block(block)
-    if run._out is not None:
-        run._out.write_lines(block.lines(), clean=redactor.json_text)
-    if run.batches is not None:
-        for pos, rec in enumerate(block.rows()):
-            run.batches.add(block.fields(pos), rec)
-    run.store.add_part(block)
-    if run.sink is not None:
-        run.sink.advance(run.stats)
-
-
-async def _rows_one_by_one(run: _Run, forms: dict[str, BatchForm], rows: list[Row]) -> None:
-    """A block the columns cannot hold: the per-row code, row by row, batch forms first."""
-    batched: dict[tuple[int, str], Any] = {}
+async def batch_first(run: BlockRun, forms: Mapping[str, BatchForm], rows: Sequence[Row]) -> None:
+    """Score ``rows`` with the evaluators' batch forms (where 2+ rows are left for one); the
+    outcomes wait in ``run.calls.batched`` for the per-row code to take them."""
     for ev in run.evaluators:
         form = forms.get(ev.name)
         if form is None:
@@ -470,41 +474,20 @@ async def _rows_one_by_one(run: _Run, forms: dict[str, BatchForm], rows: list[Ro
         todo = [
             row
             for row in rows
-            if row.problem is None and ev.name not in run._previous.finished(row.id)
+            if row.problem is None and ev.name not in run.previous.finished(row.id)
         ]
         if len(todo) < 2:
             continue
         outcomes = await run_batch_form(ev, form, [row.fields for row in todo], run.cache)
         for row, outcome in zip(todo, outcomes, strict=True):
             if outcome is not None:
-                batched[(row.index, ev.name)] = outcome
-    run._held, run._block_rows = [], []
-    try:
-        with no_gc_pauses():
-            for row in rows:
-                _process(run, row, batched)
-    finally:
-        lines, run._held = run._held, None
-        finished, run._block_rows = run._block_rows, None
-        if lines and run._out is not None:
-            run._out.write_lines(lines)
-        run.store.add_rows(finished)
+                run.calls.batched[(row.id, ev.name)] = outcome
 
 
-def _process(run: _Run, row: Row, batched: dict[tuple[int, str], Any]) -> None:
-    """One row, as :meth:`_Run._process_row` does it for inline evaluators without a target."""
-    previous = run._previous.finished(row.id)
-    pending = [ev for ev in run.evaluators if ev.name not in previous]
-    fields = row.fields
-    rec = run._start_row(row, fields, previous, pending, None, False)
-    if pending:
-        if row.problem is not None:
-            run._row_failed(row.problem, rec, pending)
-        else:
-            for ev in pending:
-                outcome = batched.pop((row.index, ev.name), None)
-                if outcome is None:
-                    run._run_inline(ev, rec, fields)
-                else:
-                    run._finish_pair(ev, rec, *outcome)
-    run._complete_row(rec, fields)
+async def _rows_one_by_one(run: BlockRun, forms: dict[str, BatchForm], rows: list[Row]) -> None:
+    """A block the columns cannot hold: the shared per-row code, row by row, with the
+    outcomes of the batch forms computed first."""
+    await batch_first(run, forms, rows)
+    with run.block(), no_gc_pauses():
+        for row in rows:
+            await run.executor.process_row(row)

@@ -25,10 +25,10 @@ class EvaluationResult:
     """What :func:`~openevals.evaluation.evaluate` returns.
 
     Attributes:
-        rows: one dict per data row, in data order (a read-only sequence,
-            :class:`~openevals.evaluation.store.ResultRows`: a large run keeps its rows as
-            columns or in a temporary file and builds the dicts when they are read; ``list()``
-            it for a list you can change): ``id``, ``index``, ``inputs``, ``outputs``,
+        rows: one dict per data row, in data order: a list, or for a run too large to keep
+            in memory (over 32,768 rows) a read-only sequence,
+            :class:`~openevals.evaluation.store.ResultRows`, that reads them back from a
+            temporary file (``list()`` it for a list): ``id``, ``index``, ``inputs``, ``outputs``,
             ``reference_outputs``, ``extra`` (other columns), ``group`` (with ``group_by``),
             ``target`` (with a target: ``status``, ``elapsed_sec``, ``usage``, ``error``),
             ``status`` (``"success"`` or ``"error"`` if any evaluator failed) and ``evaluations``:

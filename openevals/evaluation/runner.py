@@ -1,403 +1,35 @@
-"""The batch runner behind ``openevals.evaluate`` / ``openevals.aevaluate``: scheduling.
+"""``openevals.evaluate`` / ``openevals.aevaluate``: validate the arguments, pick the engine.
 
-One asyncio event loop drives the whole run. Rows are pulled lazily from the data source by
-``concurrency`` workers; for each row the target (if any) runs first, then every evaluator that has
-not finished for this row yet. Async evaluators run on the loop, sync ones in a thread pool (with
-the caller's context variables, so the judge cache reaches them), cheap pure ones (exact match,
-Levenshtein, ranking metrics) directly on the loop. An adaptive limit bounds the calls in flight:
-it starts at ``concurrency``, backs off when the model server answers 429/503 or times out, and
-grows back while calls succeed (:mod:`.concurrency`).
-
-Every finished row x evaluator pair is appended to the ``output=`` JSONL file and flushed at once;
-on start the runner reads that file and skips the pairs it already holds, so a rerun after a crash,
-a ``kill -9`` or Ctrl-C resumes where the last one stopped and never repeats finished work.
-
-The parts: :mod:`.options` (arguments), :mod:`.evaluators` (resolving ``evaluators=``),
-:mod:`.records` (the records and their file format; secrets are removed there), :mod:`.stats`
-(counters, aggregates, summary), :mod:`.batches` (dataset metrics), :mod:`.target` (calling the
-target), :mod:`.loop` (the event-loop thread and the thread pool).
+The engines live in :mod:`openevals.evaluation.engines`: ``"local"`` (one process, one event loop:
+:mod:`.engines.local`) and ``"ray"`` (Ray Data workers: :mod:`.engines._ray_engine`). Both run
+rows through the same per-row code (:mod:`.executor`) and record through the same sink
+(:mod:`.recording`), so their results are equal. The parts: :mod:`.options` (arguments),
+:mod:`.evaluators` (resolving ``evaluators=``), :mod:`.records` (the records and their file
+format; secrets are removed there), :mod:`.stats` (counters, aggregates, summary),
+:mod:`.batches` (dataset metrics), :mod:`.blocks` (the columnar path of pure evaluators),
+:mod:`.store` (the finished rows), :mod:`.target` (calling the target), :mod:`.loop` (the
+event-loop thread and the thread pool).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import os
-import threading
-import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from openevals._contract import is_async_callable
-from openevals.evaluation.batches import BatchMetrics
-from openevals.evaluation.blocks import columnar_fits, run_blocks
-from openevals.evaluation.cache import CountingCache, open_cache
-from openevals.evaluation.checkpoint import Checkpoint, Previous
-from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.data import Row, RowDataError, RowReader, count_rows, group_of
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
-from openevals.evaluation.evaluators import (
-    RunEvaluator,
-    counting_cache,
-    prepare_evaluators,
-    usage_of,
-)
-from openevals.evaluation.loop import Offload, drive
+from openevals.evaluation.loop import drive
 from openevals.evaluation.options import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CONCURRENCY,
     DEFAULT_RAY_BATCH_SIZE,
     RunOptions,
 )
-from openevals.evaluation.pairwise import PairwisePlan
-from openevals.evaluation.pricing import estimate_cost, merge_prices
-from openevals.evaluation.progress import ProgressSink, make_progress
-from openevals.evaluation.records import ErrorInfo, Evaluation, Recorder, ResultRow, TargetInfo
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
-from openevals.evaluation.stats import RunStats
-from openevals.evaluation.store import RowStore
-from openevals.evaluation.target import run_target
 
 __all__ = ["aevaluate", "evaluate"]
-
-_YIELD_EVERY = 64
-_T = TypeVar("_T")
-
-
-class _Run:
-    """State and scheduling of one evaluation run (shared by the sync and async entry points)."""
-
-    def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
-        self.options = options
-        self.evaluators: list[RunEvaluator] = prepare_evaluators(evaluators, model=options.model)
-        self.pairwise: PairwisePlan | None = None
-        if options.systems is not None:  # one evaluator per evaluator x pair of systems
-            self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
-            self.evaluators = self.pairwise.evaluators
-        self.names = [ev.name for ev in self.evaluators]
-        self.prices = merge_prices(options.prices)
-        self.sink: ProgressSink | None = make_progress(options.progress)
-        self.reader: RowReader | None = RowReader(data)
-        self.rows_iter: Iterator[Row] = self.reader
-        rows_total = count_rows(data) if self.sink is not None else None
-        if rows_total is None and not isinstance(data, (str, os.PathLike)):
-            rows_total = count_rows(data)
-        self.target = options.target
-        self.target_is_async = self.target is not None and is_async_callable(self.target)
-        self.recorder = Recorder()
-        self.stats = RunStats(self.names, group_by=options.group_by, rows_total=rows_total)
-        self.batches: BatchMetrics | None = None
-        if options.batch_metrics:
-            self.batches = BatchMetrics(
-                options.batch_metrics, options.accumulate, options.batch_size, self.recorder
-            )
-            self.stats.batches = self.batches
-        self.output_path = Path(options.output) if options.output is not None else None
-        self.cache: Any = None
-        self._owns_cache = False
-        self.store = RowStore()
-        self._block_rows: list[ResultRow] | None = None  # rows of the block being built
-        self.interrupted = False
-        self._previous = Previous()
-        self._out: Checkpoint | None = None
-        self._offload = Offload(options.concurrency)
-        self._limiter: Limiter | None = None
-        self._exhausted = False
-        self._held: list[str] | None = None  # lines of the block being built (columnar path)
-        self.columnar = True  # may pure evaluators run in blocks (see .blocks)?
-        self.began = threading.Event()
-        self.closed = threading.Event()
-
-    # ------------------------------------------------------------------ lifecycle
-    def _open(self) -> None:
-        self.stats.started = time.perf_counter()
-        self.cache, self._owns_cache = open_cache(self.options.cache)
-        if self.output_path is not None:
-            self._out = Checkpoint(self.output_path)
-            self._previous = self._out.load()
-            if self.options.retry_errors:
-                self._previous.forget_errors()
-            self._out.open()
-            self._out.write(
-                self.recorder.line(Recorder.run_line(self.names, self.options.group_by))
-            )
-        self._limiter = self.stats.limiter = Limiter(AIMD(self.options.concurrency))
-        if self.sink is not None:
-            self.sink.start(self.stats)
-
-    def _close(self) -> None:
-        self.stats.finished = time.perf_counter()
-        self._offload.shutdown()
-        if self._out is not None:
-            self._out.close()
-        if self.cache is not None and self._owns_cache:
-            with contextlib.suppress(Exception):
-                self.cache.close()
-        if self.sink is not None:
-            with contextlib.suppress(Exception):
-                self.sink.stop(self.stats)
-        self.closed.set()
-
-    async def execute(self) -> None:
-        self.began.set()
-        try:
-            self._open()
-            await self._schedule()
-            if self.batches is not None:
-                self.batches.flush()
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            self.interrupted = True
-            raise
-        finally:
-            self._close()
-
-    async def _schedule(self) -> None:
-        """Process every row (other engines override this: see :mod:`.engines`)."""
-        if self.columnar and columnar_fits(self):
-            await run_blocks(self)
-            return
-        workers = [asyncio.ensure_future(self._worker()) for _ in range(self._worker_count())]
-        try:
-            await asyncio.gather(*workers)
-        except BaseException:
-            for worker in workers:
-                worker.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-            raise
-
-    def _worker_count(self) -> int:
-        total, concurrency = self.stats.rows_total, self.options.concurrency
-        return concurrency if total is None else max(1, min(concurrency, total))
-
-    def _next_row(self) -> Row | None:
-        if self._exhausted:
-            return None
-        try:
-            row = next(self.rows_iter)
-        except StopIteration:
-            self._exhausted = True
-            return None
-        except BaseException:
-            self._exhausted = True
-            raise
-        return row
-
-    async def _worker(self) -> None:
-        since_yield = 0
-        while True:
-            row = self._next_row()
-            if row is None:
-                return
-            suspended = await self._process_row(row)
-            since_yield += 1
-            if not suspended and since_yield >= _YIELD_EVERY:
-                since_yield = 0
-                await asyncio.sleep(0)
-
-    # ------------------------------------------------------------------ one row
-    async def _process_row(self, row: Row) -> bool:
-        """Run what is left for ``row``; returns whether it awaited anything."""
-        previous = self._previous.finished(row.id)
-        pending = [ev for ev in self.evaluators if ev.name not in previous]
-        fields = row.fields
-        suspended = target_ran = False
-        target_info: TargetInfo | None = None
-        if self.target is not None and row.problem is None:
-            reuse = self._previous.reusable_target(row.id, pending=bool(pending))
-            if reuse is not None:
-                fields = {**fields, "outputs": reuse[0]}
-                target_info = reuse[1]  # type: ignore[assignment]
-                self.stats.record_reused_target()
-            elif pending:
-                fields, target_info = await self._run_target(row)
-                target_ran = suspended = True
-        rec = self._start_row(row, fields, previous, pending, target_info, target_ran)
-        if pending:
-            if row.problem is not None:  # a value no record can hold: an error, not a crash
-                self._row_failed(row.problem, rec, pending)
-            elif target_info is not None and target_info.get("status") == "error":
-                error = Recorder.target_failed(target_info)
-                for ev in pending:
-                    self._finish_pair(ev, rec, [], error, 0.0, None)
-            else:
-                for ev in pending:
-                    if ev.inline:
-                        self._run_inline(ev, rec, fields)
-                others = [ev for ev in pending if not ev.inline]
-                if len(others) == 1:
-                    await self._run_pair(others[0], rec, fields)
-                    suspended = True
-                elif others:
-                    await asyncio.gather(*(self._run_pair(ev, rec, fields) for ev in others))
-                    suspended = True
-        self._complete_row(rec, fields)
-        return suspended
-
-    def _start_row(
-        self,
-        row: Row,
-        fields: Mapping[str, Any],
-        previous: Mapping[str, Mapping[str, Any]],
-        pending: Sequence[RunEvaluator],
-        target_info: TargetInfo | None,
-        target_ran: bool,
-    ) -> ResultRow:
-        """The result row of ``row`` with its resumed pairs; its ``row`` line is written when
-        something is left to run (and the file does not hold it yet)."""
-        group_by = self.options.group_by
-        rec = self.recorder.row(
-            row,
-            fields,
-            group=group_of(fields, group_by) if group_by is not None else None,
-            grouped=group_by is not None,
-            target=target_info,
-        )
-        if previous:
-            for ev in self.evaluators:
-                prior = previous.get(ev.name)
-                if prior is not None:
-                    entry = self.recorder.resumed(prior)
-                    rec["evaluations"][ev.name] = entry
-                    self.stats.record_pair(ev.name, entry)
-        if pending and self._out is not None and (row.id not in self._previous.rows or target_ran):
-            self._emit(self.recorder.line(Recorder.row_line(rec)))
-        return rec
-
-    def _row_failed(self, problem: str, rec: ResultRow, pending: Sequence[RunEvaluator]) -> None:
-        error = self.recorder.error(RowDataError(problem))
-        for ev in pending:
-            self._finish_pair(ev, rec, [], error, 0.0, None)
-
-    def _emit(self, line: str) -> None:
-        """Append one line to the ``output=`` file (held back while a block is built)."""
-        if self._held is not None:
-            self._held.append(line)
-        elif self._out is not None:
-            self._out.write(line)
-
-    async def _run_target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
-        assert self.target is not None and self._limiter is not None
-        async with self._limiter.slot(report=False):  # the target's own outcome steers nothing
-            fields, info = await run_target(
-                self.target, self.target_is_async, row.fields, self._offload.call, self.recorder
-            )
-        self.stats.record_target(info)
-        return fields, info
-
-    # ------------------------------------------------------------------ evaluators
-    def _run_inline(self, ev: RunEvaluator, rec: ResultRow, fields: Mapping[str, Any]) -> None:
-        with counting_cache(self.cache) as counting:
-            start = time.perf_counter()
-            try:
-                results, error = ev.call_inline(fields), None
-            except Exception as exc:
-                results, error = [], self.recorder.error(exc)
-            elapsed = time.perf_counter() - start
-        self._finish_pair(ev, rec, results, error, elapsed, counting)
-
-    async def _run_pair(self, ev: RunEvaluator, rec: ResultRow, fields: Mapping[str, Any]) -> None:
-        assert self._limiter is not None
-        async with self._limiter.slot() as slot:
-            with counting_cache(self.cache) as counting:
-                start = time.perf_counter()
-                try:
-                    call = ev.call(fields, self._offload.call)
-                    timeout = self.options.eval_timeout
-                    if timeout is not None:
-                        results = await _within(call, timeout, ev.name)
-                    else:
-                        results = await call
-                    error = None
-                except Exception as exc:
-                    results, error, slot.error = [], self.recorder.error(exc), exc
-                elapsed = time.perf_counter() - start
-        self._finish_pair(ev, rec, results, error, elapsed, counting)
-
-    def _finish_pair(
-        self,
-        ev: RunEvaluator,
-        rec: ResultRow,
-        results: list[dict[str, Any]],
-        error: ErrorInfo | None,
-        elapsed: float,
-        counting: CountingCache | None,
-    ) -> None:
-        usage = usage_of(results)
-        model = ev.info.model if ev.info is not None else None
-        entry: Evaluation = self.recorder.evaluation(
-            results,
-            error,
-            elapsed_sec=elapsed,
-            usage=usage,
-            cost_usd=estimate_cost(model, usage, self.prices),
-            model=model,
-            cache=(
-                {"hits": counting.hits, "misses": counting.misses} if counting is not None else None
-            ),
-        )
-        rec["evaluations"][ev.name] = entry
-        self.stats.record_pair(ev.name, entry)
-        if self._out is not None:
-            line = Recorder.eval_line(rec["id"], rec["index"], ev.name, entry)
-            self._emit(self.recorder.line(line))
-
-    def _complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
-        evaluations = rec["evaluations"]
-        # Keep evaluator order stable regardless of completion order.
-        rec["evaluations"] = {name: evaluations[name] for name in self.names if name in evaluations}
-        rec = self.recorder.finish(rec)
-        failed = self.stats.record_row(rec)
-        rec["status"] = "error" if failed else "success"
-        if self._block_rows is not None:
-            self._block_rows.append(rec)
-        else:
-            self.store.add(rec)
-        if self.batches is not None:
-            self.batches.add(fields, rec)
-        if self.sink is not None:
-            self.sink.advance(self.stats)
-
-    def result(self) -> EvaluationResult:
-        result = self.stats.result(
-            self.store.view(),
-            cache=self.cache,
-            with_target=self.target is not None,
-            output=self.output_path,
-            interrupted=self.interrupted,
-        )
-        if self.pairwise is not None:
-            result.pairwise = self.pairwise.summarize(result.rows)
-        return result
-
-
-async def _within(call: Awaitable[_T], timeout: float, name: str) -> _T:
-    """``await call``, cancelled after ``timeout`` seconds with a ``TimeoutError`` saying so.
-
-    An evaluator's own ``TimeoutError`` passes through unchanged (it is not ours to reword).
-    A sync evaluator runs in a pool thread, which cannot be stopped: its result is dropped.
-    """
-    task = asyncio.ensure_future(call)
-    try:
-        done, _ = await asyncio.wait((task,), timeout=timeout)
-    except BaseException:
-        task.cancel()
-        raise
-    if done:
-        return task.result()
-    task.cancel()
-    # Do not wait for a cancelled call that may ignore cancellation; just collect its outcome.
-    task.add_done_callback(_collect)
-    raise TimeoutError(
-        f"evaluator {name!r} did not finish within eval_timeout={timeout:g} s and was "
-        "cancelled (a sync evaluator's thread is left to finish; its result is dropped)"
-    )
-
-
-def _collect(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 # --------------------------------------------------------------------------- entry points
@@ -503,7 +135,9 @@ def evaluate(
         from openevals.evaluation.engines import load_ray_engine
 
         return load_ray_engine().evaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
-    run = _Run(data, evaluators, options)
+    from openevals.evaluation.engines.local import LocalRun
+
+    run = LocalRun(data, evaluators, options)
     try:
         drive(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
@@ -547,6 +181,8 @@ async def aevaluate(
         from openevals.evaluation.engines import load_ray_engine
 
         return await load_ray_engine().aevaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
-    run = _Run(data, evaluators, options)
+    from openevals.evaluation.engines.local import LocalRun
+
+    run = LocalRun(data, evaluators, options)
     await run.execute()
     return run.result()

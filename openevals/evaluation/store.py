@@ -7,8 +7,10 @@ Once more than :data:`SPILL_AFTER` rows are held, further parts are pickled into
 temporary file (removed by the operating system when the store is gone) and read back when the
 rows are. Rows that finish out of order (the per-row path) are kept as they come and sorted once.
 
-:class:`ResultRows` is what ``EvaluationResult.rows`` holds: a read-only sequence of the result
-dicts in data order (``len``, indexing, slices, iteration; equal to a list of the same dicts).
+``EvaluationResult.rows`` is a plain list while every row fits in memory. A run that spilled
+gets a :class:`ResultRows` instead: a read-only sequence of the result dicts in data order
+(``len``, indexing, slices, iteration; equal to a list of the same dicts; ``list()`` it for a
+list, or to give it to ``json``).
 Only secret-free records reach the store (:mod:`.records` removes secrets first).
 """
 
@@ -120,8 +122,9 @@ class RowStore:
         """:meth:`add_part` for a list of result dicts."""
         self.add_part(_Rows(rows))
 
-    def view(self) -> ResultRows:
-        """The rows finished so far, in data order."""
+    def view(self) -> list[ResultRow] | ResultRows:
+        """The rows finished so far, in data order: a list while they all fit in memory, else
+        a :class:`ResultRows` reading the temporary file."""
         parts: list[Part | _Spilled] = list(self._parts)
         if self._loose:
             loose = sorted(self._loose, key=lambda r: r["index"])
@@ -130,6 +133,8 @@ class RowStore:
                 parts = [_Rows(sorted(merged, key=lambda r: r["index"]))]
             else:
                 parts = [_Rows(loose)]
+        if not any(isinstance(part, _Spilled) for part in parts):
+            return [rec for part in parts for rec in part.rows()]
         return ResultRows(parts)
 
     def __len__(self) -> int:

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import openevals.evaluation.runner as runner_module
+import openevals.evaluation.engines.local as runner_module
 from openevals import aevaluate, evaluate, exact_match, levenshtein_distance
 from openevals.evaluation import blocks
 from openevals.evaluation.blocks import columnar_fits
@@ -115,7 +115,7 @@ def test_both_paths_give_the_same_results(
     slow, slow_file = _run(
         rows, work / "slow.jsonl", columnar=False, resume_at=resume_at, use_async=use_async
     )
-    assert _strip(list(fast.rows)) == _strip(list(slow.rows))
+    assert _strip(fast.rows) == _strip(slow.rows)
     assert fast.aggregates == slow.aggregates
     assert fast.by_group == slow.by_group
     assert {**_strip(fast.summary), "output": None} == {**_strip(slow.summary), "output": None}

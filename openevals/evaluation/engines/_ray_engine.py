@@ -10,8 +10,9 @@ How a run goes:
    :class:`~.worker.WorkerRun`: ``concurrency`` calls in flight per worker, ``batch`` forms where
    an evaluator has one, the judge cache through :mod:`._ray_cache`.
 3. Chunks come back in data order (``preserve_order``). The driver replays each row's outcome
-   through the local engine's row code (:class:`RayRun` overrides only the three calls that would
-   run something), so records, redaction, the ``output=`` file, statistics, groups and batch
+   through the shared row code and the local engine's recording (:class:`RayRun` gives the
+   :class:`~openevals.evaluation.executor.RowExecutor` calls that return the workers' outcomes
+   instead of running anything), so records, redaction, the ``output=`` file, statistics, groups and batch
    metrics are made exactly as locally, one row at a time. The progress bar advances as Ray
    reports finished chunks.
 
@@ -47,14 +48,15 @@ from ray import cloudpickle
 
 from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
+from openevals.evaluation.engines.local import LocalRun, rows_of
 from openevals.evaluation.engines.ray_connect import probe_ray_address
 from openevals.evaluation.engines.worker import RowOutcome, WorkerRun, WorkItem, counts_of
 from openevals.evaluation.evaluators import RunEvaluator
+from openevals.evaluation.executor import Outcome
 from openevals.evaluation.options import RunOptions
-from openevals.evaluation.records import ResultRow, TargetInfo
+from openevals.evaluation.records import TargetInfo
 from openevals.evaluation.redact import is_secret_name
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
-from openevals.evaluation.runner import _Run
 
 __all__ = ["aevaluate_on_ray", "evaluate_on_ray", "worker_env"]
 
@@ -154,14 +156,35 @@ class _Session:
             ray.shutdown()
 
 
-class RayRun(_Run):
-    """The driver of a Ray run: the local engine's recording, fed by the workers' outcomes."""
+class ReplayCalls:
+    """The Ray driver's calls: each row's outcome as a worker sent it (:class:`RowOutcome`)."""
+
+    def __init__(self) -> None:
+        self.outcome: RowOutcome | None = None
+
+    async def target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
+        assert self.outcome is not None and self.outcome.target is not None
+        return self.outcome.target
+
+    def inline(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
+        assert self.outcome is not None
+        results, error, elapsed, counts = self.outcome.pairs[ev.name]
+        return results, error, elapsed, counts_of(counts)
+
+    async def pair(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
+        return self.inline(ev, row, fields)
+
+
+class RayRun:
+    """The driver of a Ray run: the local engine's run (options, records, ``output=`` file,
+    statistics, result) with the rows scored by Ray workers and their outcomes replayed."""
 
     def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
-        super().__init__(data, evaluators, options)
+        self.run = LocalRun(data, evaluators, options)
         self.data = data
+        self.options = options
         self.stop = threading.Event()
-        self._outcome: RowOutcome | None = None
+        self.replay = ReplayCalls()
         worker_options = replace(
             options,
             engine="local",
@@ -189,41 +212,46 @@ class RayRun(_Run):
         """Run to the end on this thread (the event loop here only replays outcomes)."""
         loop = asyncio.new_event_loop()
         try:
-            loop.run_until_complete(self.execute())
+            loop.run_until_complete(self.run.execute(schedule=self._schedule))
         finally:
             loop.close()
 
+    def result(self) -> EvaluationResult:
+        return self.run.result()
+
     async def _schedule(self) -> None:
+        self.executor = self.run.executor_for(self.replay)
         with _Session(self.options.ray_address, self.options.ray_connect_timeout):
             await self._replay_all()
 
     def _needs_work(self, row: Row) -> bool:
-        finished = self._previous.finished(row.id)
-        return any(ev.name not in finished for ev in self.evaluators)
+        finished = self.run.previous.finished(row.id)
+        return any(ev.name not in finished for ev in self.run.evaluators)
 
     async def _replay_all(self) -> None:
-        if not (self._previous.evals or self._previous.rows):  # nothing to resume
+        previous = self.run.previous
+        if not (previous.evals or previous.rows):  # nothing to resume
             from openevals.evaluation.engines._ray_parquet import parquet_stream
 
-            streamed = parquet_stream(self.data, self.options, self._payload, self.cache)
+            streamed = parquet_stream(self.data, self.options, self._payload, self.run.cache)
             if streamed is not None:  # Parquet: Ray Data reads it on the workers
                 try:
-                    for row, self._outcome in streamed:
+                    for row, self.replay.outcome in streamed:
                         if self.stop.is_set():
                             raise KeyboardInterrupt
-                        await self._process_row(row)
+                        await self.executor.process_row(row)
                 finally:
                     streamed.close()
                 return
-        rows = list(self.rows_iter)
+        rows = list(rows_of(self.run))
         work = [row for row in rows if self._needs_work(row)]
         outcomes = self._outcomes(work)
         try:
             for row in rows:
                 if self.stop.is_set():
                     raise KeyboardInterrupt
-                self._outcome = next(outcomes) if self._needs_work(row) else None
-                await self._process_row(row)
+                self.replay.outcome = next(outcomes) if self._needs_work(row) else None
+                await self.executor.process_row(row)
         finally:
             outcomes.close()
 
@@ -232,18 +260,19 @@ class RayRun(_Run):
         if not work:
             return
         size = self.options.ray_batch_size
+        previous = self.run.previous
         chunks = []
         for start in range(0, len(work), size):
             items = [
                 WorkItem(
                     row=row,
-                    evals=dict(self._previous.finished(row.id)),
-                    row_record=self._previous.rows.get(row.id),
+                    evals=dict(previous.finished(row.id)),
+                    row_record=previous.rows.get(row.id),
                 )
                 for row in work[start : start + size]
             ]
             chunks.append(pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
-        with ray_data_session(self.cache) as shared:
+        with ray_data_session(self.run.cache) as shared:
             yield from self._stream(chunks, shared)
 
     def _stream(self, chunks: list[bytes], shared: Any) -> Generator[RowOutcome, None, None]:
@@ -272,24 +301,6 @@ class RayRun(_Run):
                 yield from pickle.loads(result)
         del payload_ref
 
-    # ------------------------------------------------------------------ replaying outcomes
-    async def _run_target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
-        assert self._outcome is not None and self._outcome.target is not None
-        fields, info = self._outcome.target
-        self.stats.record_target(info)
-        return fields, info
-
-    def _run_inline(self, ev: RunEvaluator, rec: ResultRow, fields: Any) -> None:
-        self._replay(ev, rec)
-
-    async def _run_pair(self, ev: RunEvaluator, rec: ResultRow, fields: Any) -> None:
-        self._replay(ev, rec)
-
-    def _replay(self, ev: RunEvaluator, rec: ResultRow) -> None:
-        assert self._outcome is not None
-        results, error, elapsed, counts = self._outcome.pairs[ev.name]
-        self._finish_pair(ev, rec, results, error, elapsed, counts_of(counts))
-
 
 def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
     """:func:`~openevals.evaluation.evaluate` with ``engine="ray"``."""
@@ -297,7 +308,7 @@ def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> Evaluati
     try:
         run.run_blocking()
     except KeyboardInterrupt:
-        run.interrupted = True
+        run.run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None
     return run.result()
 

@@ -1,15 +1,16 @@
 """The worker side of a distributed run: score the rows of one batch, return raw outcomes.
 
-A worker runs the same per-row code as the local engine (:class:`~openevals.evaluation.runner._Run`:
-target first, then each evaluator not finished yet, inline or in the thread pool, with the
-``concurrency`` set by the user), but instead of recording it hands back, per row, a
-:class:`RowOutcome`: the target's call and each pair's ``(results, error, elapsed, cache counts)``.
-The driver replays those through the same recording code, so records, the ``output=`` file,
-statistics and batch metrics are made in one place, in data order, exactly as locally.
+A worker runs the rows through the same per-row code as the local engine
+(:class:`~openevals.evaluation.executor.RowExecutor`: target first, then each evaluator not
+finished yet, inline or in the thread pool, with the ``concurrency`` set by the user), but its
+sink records nothing: it keeps, per row, a :class:`RowOutcome` (the target's call and each pair's
+``(results, error, elapsed, cache counts)``) to hand back. The driver replays those through the
+local engine's recording (:mod:`openevals.evaluation.recording`), so records, the ``output=``
+file, statistics and batch metrics are made in one place, in data order, exactly as locally.
 
 Evaluators with a ``batch`` form (:mod:`.batch_forms`) score the batch's rows in one call first
 (runs with a ``target`` score row by row); when every evaluator is pure the worker takes the
-local engine's columnar path (:mod:`..blocks`).
+local engine's columnar path (:mod:`..blocks`), block by block.
 
 Plain Python: nothing here imports Ray.
 """
@@ -17,22 +18,26 @@ Plain Python: nothing here imports Ray.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from openevals.evaluation.blocks import columnar_fits
+from openevals.evaluation.blocks import ColumnBlock, batch_first, columnar_fits, run_blocks
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.checkpoint import Previous
-from openevals.evaluation.data import Row
-from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
-from openevals.evaluation.evaluators import RunEvaluator
-from openevals.evaluation.loop import drive
+from openevals.evaluation.concurrency import AIMD, Limiter
+from openevals.evaluation.data import Row, RowReader
+from openevals.evaluation.engines.batch_forms import BatchForm, batch_form
+from openevals.evaluation.evaluators import RunEvaluator, prepare_evaluators
+from openevals.evaluation.executor import LiveCalls, Outcome, RowExecutor, run_rows
+from openevals.evaluation.loop import Offload, drive
 from openevals.evaluation.options import RunOptions
-from openevals.evaluation.records import ErrorInfo, ResultRow, TargetInfo
-from openevals.evaluation.runner import _Run
+from openevals.evaluation.pairwise import PairwisePlan
+from openevals.evaluation.pricing import merge_prices
+from openevals.evaluation.records import ErrorInfo, Recorder, ResultRow, TargetInfo
 
-__all__ = ["PairOutcome", "RowOutcome", "WorkItem", "WorkerRun", "counts_of"]
+__all__ = ["Capture", "PairOutcome", "RowOutcome", "WorkItem", "WorkerRun", "counts_of"]
 
 PairOutcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]
 """``(results, error, elapsed_sec, (cache hits, misses) or None)`` of one row x evaluator."""
@@ -64,86 +69,123 @@ def counts_of(counts: tuple[int, int] | None) -> CountingCache | None:
     return counting
 
 
-class WorkerRun(_Run):
-    """The per-row code of the local engine, capturing outcomes instead of recording them."""
+class Capture:
+    """The sink of a worker: keeps each row's outcome to send back (records nothing)."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, RowOutcome] = {}
+
+    def start_row(
+        self,
+        row: Row,
+        fields: Mapping[str, Any],
+        previous: Mapping[str, Mapping[str, Any]],
+        pending: Sequence[RunEvaluator],
+        target: TargetInfo | None,
+        target_ran: bool,
+    ) -> ResultRow:
+        return {
+            "id": row.id,
+            "index": row.index,
+            "inputs": None,
+            "outputs": None,
+            "reference_outputs": None,
+        }
+
+    def target(self, row: Row, fields: Mapping[str, Any], info: TargetInfo) -> None:
+        self.outcomes[row.id].target = (dict(fields), info)
+
+    def reused_target(self) -> None:
+        """Nothing to send: the driver reuses the target's earlier record itself."""
+
+    def pair(self, ev: RunEvaluator, rec: ResultRow, outcome: Outcome) -> None:
+        results, error, elapsed, counting = outcome
+        counts = None if counting is None else (counting.hits, counting.misses)
+        self.outcomes[rec["id"]].pairs[ev.name] = (results, error, elapsed, counts)
+
+    def complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
+        """Recording happens on the driver."""
+
+
+class WorkerRun:
+    """The evaluators of a distributed run on one worker, scoring batch after batch."""
 
     def __init__(self, evaluators: Any, options: RunOptions) -> None:
-        super().__init__([], evaluators, options)
+        self.options = options
+        self.evaluators: list[RunEvaluator] = prepare_evaluators(evaluators, model=options.model)
+        self.pairwise: PairwisePlan | None = None
+        if options.systems is not None:
+            self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
+            self.evaluators = self.pairwise.evaluators
+        self.target = options.target
+        self.cache = options.cache
+        self.recorder = Recorder()
+        self.prices = merge_prices(options.prices)
+        self.reader: RowReader | None = None  # rows arrive normalised, with their ids
+        self.previous = Previous()
+        self.capture = Capture()
+        self.limiter = Limiter(AIMD(options.concurrency))
         self.forms: dict[str, BatchForm] = {}
         if options.target is None:
             for ev in self.evaluators:
                 form = batch_form(ev)
                 if form is not None:
                     self.forms[ev.name] = form
-        self._captured: dict[str, RowOutcome] = {}
-        self._batched: dict[tuple[str, str], Any] = {}
+        self._rows: Iterator[Row] = iter(())
 
     def run_items(self, items: Sequence[WorkItem]) -> list[RowOutcome]:
         """Score the rows of ``items``; one :class:`RowOutcome` per item, in order."""
         rows = [item.row for item in items]
-        self._previous = Previous(
+        self.previous = Previous(
             evals={item.row.id: dict(item.evals) for item in items if item.evals},
             rows={item.row.id: item.row_record for item in items if item.row_record},
         )
-        self._captured = {row.id: RowOutcome() for row in rows}
-        self._batched = {}
-        self.reader = None
-        self.rows_iter = iter(rows)
-        self._exhausted = False
-        self.stats.rows_total = len(rows)
-        self.began, self.closed = threading.Event(), threading.Event()
-        drive(self._run_rows(rows), began=self.began, closed=self.closed)
-        return [self._captured[row.id] for row in rows]
+        self.capture.outcomes = {row.id: RowOutcome() for row in rows}
+        offload = Offload(self.options.concurrency)
+        self.calls = LiveCalls(
+            target=self.target,
+            recorder=self.recorder,
+            cache=self.cache,
+            limiter=self.limiter,
+            offload=offload,
+            eval_timeout=self.options.eval_timeout,
+        )
+        self.executor = RowExecutor(
+            self.evaluators,
+            calls=self.calls,
+            sink=self.capture,
+            previous=self.previous,
+            recorder=self.recorder,
+            has_target=self.target is not None,
+        )
+        self._rows = iter(rows)
+        began, closed = threading.Event(), threading.Event()
+        try:
+            drive(self._run_rows(rows, began, closed), began=began, closed=closed)
+        finally:
+            offload.shutdown()
+        return [self.capture.outcomes[row.id] for row in rows]
 
-    async def _run_rows(self, rows: Sequence[Row]) -> None:
-        if self.columnar and columnar_fits(self):
-            await self.execute()  # the columnar path scores the batch forms per block itself
-            return
-        for ev in self.evaluators:
-            form = self.forms.get(ev.name)
-            if form is None:
-                continue
-            todo = [r for r in rows if ev.name not in self._previous.finished(r.id)]
-            if len(todo) < 2:
-                continue
-            done = await run_batch_form(ev, form, [r.fields for r in todo], self.options.cache)
-            for row, outcome in zip(todo, done, strict=True):
-                if outcome is not None:
-                    self._batched[(row.id, ev.name)] = outcome
-        await self.execute()
-
-    # ------------------------------------------------------------------ overrides
-    async def _run_target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
-        fields, info = await super()._run_target(row)
-        self._captured[row.id].target = (fields, info)
-        return fields, info
-
-    def _run_inline(self, ev: RunEvaluator, rec: ResultRow, fields: Mapping[str, Any]) -> None:
-        if not self._from_batch(ev, rec):
-            super()._run_inline(ev, rec, fields)
-
-    async def _run_pair(self, ev: RunEvaluator, rec: ResultRow, fields: Mapping[str, Any]) -> None:
-        if not self._from_batch(ev, rec):
-            await super()._run_pair(ev, rec, fields)
-
-    def _from_batch(self, ev: RunEvaluator, rec: ResultRow) -> bool:
-        outcome = self._batched.pop((rec["id"], ev.name), None)
-        if outcome is None:
-            return False
-        self._finish_pair(ev, rec, *outcome)
-        return True
-
-    def _finish_pair(
-        self,
-        ev: RunEvaluator,
-        rec: ResultRow,
-        results: list[dict[str, Any]],
-        error: ErrorInfo | None,
-        elapsed: float,
-        counting: CountingCache | None,
+    async def _run_rows(
+        self, rows: Sequence[Row], began: threading.Event, closed: threading.Event
     ) -> None:
-        counts = None if counting is None else (counting.hits, counting.misses)
-        self._captured[rec["id"]].pairs[ev.name] = (results, error, elapsed, counts)
+        began.set()
+        try:
+            if columnar_fits(self):
+                await run_blocks(self)  # the batch forms run per block there
+                return
+            await batch_first(self, self.forms, rows)
+            workers = max(1, min(self.options.concurrency, len(rows)))
+            await run_rows(self.executor, self.next_row, workers)
+        finally:
+            closed.set()
 
-    def _complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
-        """Recording happens on the driver."""
+    # ------------------------------------------------------------------ what ..blocks reads
+    def next_row(self) -> Row | None:
+        return next(self._rows, None)
+
+    def block(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def add_block(self, block: ColumnBlock) -> None:  # pragma: no cover - no raw reader here
+        raise AssertionError("a worker's rows arrive normalised; it never builds column blocks")

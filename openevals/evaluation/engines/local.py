@@ -1,0 +1,197 @@
+"""The local engine: one asyncio event loop drives the whole run (``engine="local"``).
+
+Rows are pulled lazily from the data source by ``concurrency`` workers; each runs one row at a
+time through the shared :class:`~openevals.evaluation.executor.RowExecutor` (target first, then
+every evaluator not finished yet), which reports to :class:`~openevals.evaluation.recording.
+RunRecords`. Async evaluators run on the loop, sync ones in a thread pool (with the caller's
+context variables, so the judge cache reaches them), cheap pure ones directly on the loop. An
+adaptive limit bounds the calls in flight: it starts at ``concurrency``, backs off when the model
+server answers 429/503 or times out, and grows back while calls succeed (:mod:`..concurrency`).
+When every evaluator is cheap and pure, rows go through in blocks instead
+(:mod:`openevals.evaluation.blocks`).
+
+Every finished row x evaluator pair is appended to the ``output=`` JSONL file at once; on start
+the run reads that file and skips the pairs it already holds, so a rerun after a crash, a
+``kill -9`` or Ctrl-C resumes where the last one stopped and never repeats finished work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.blocks import ColumnBlock, columnar_fits, run_blocks
+from openevals.evaluation.cache import open_cache
+from openevals.evaluation.checkpoint import Previous
+from openevals.evaluation.concurrency import AIMD, Limiter
+from openevals.evaluation.data import Row, RowReader, count_rows
+from openevals.evaluation.evaluators import RunEvaluator, prepare_evaluators
+from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows
+from openevals.evaluation.loop import Offload
+from openevals.evaluation.options import RunOptions
+from openevals.evaluation.pairwise import PairwisePlan
+from openevals.evaluation.pricing import merge_prices
+from openevals.evaluation.progress import make_progress
+from openevals.evaluation.recording import RunRecords
+from openevals.evaluation.records import Recorder
+from openevals.evaluation.result import EvaluationResult
+from openevals.evaluation.stats import RunStats
+
+__all__ = ["LocalRun"]
+
+
+class LocalRun:
+    """State and scheduling of one local run (shared by the sync and async entry points); the
+    Ray driver reuses it with its own scheduling and calls (:mod:`._ray_engine`)."""
+
+    def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
+        self.options = options
+        self.evaluators: list[RunEvaluator] = prepare_evaluators(evaluators, model=options.model)
+        self.pairwise: PairwisePlan | None = None
+        if options.systems is not None:  # one evaluator per evaluator x pair of systems
+            self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
+            self.evaluators = self.pairwise.evaluators
+        self.names = [ev.name for ev in self.evaluators]
+        self.prices = merge_prices(options.prices)
+        progress = make_progress(options.progress)
+        self.reader: RowReader | None = RowReader(data)
+        rows_total = count_rows(data) if progress is not None else None
+        if rows_total is None and not isinstance(data, (str, os.PathLike)):
+            rows_total = count_rows(data)
+        self.target = options.target
+        self.recorder = Recorder()
+        self.stats = RunStats(self.names, group_by=options.group_by, rows_total=rows_total)
+        batches: BatchMetrics | None = None
+        if options.batch_metrics:
+            batches = BatchMetrics(
+                options.batch_metrics, options.accumulate, options.batch_size, self.recorder
+            )
+            self.stats.batches = batches
+        self.output_path = Path(options.output) if options.output is not None else None
+        self.records = RunRecords(
+            self.names,
+            group_by=options.group_by,
+            prices=self.prices,
+            stats=self.stats,
+            recorder=self.recorder,
+            batches=batches,
+            progress=progress,
+            output=self.output_path,
+        )
+        self.cache: Any = None
+        self._owns_cache = False
+        self.interrupted = False
+        self.previous = Previous()
+        self._offload = Offload(options.concurrency)
+        self._exhausted = False
+        self.columnar = True  # may pure evaluators run in blocks (see ..blocks)?
+        self.began = threading.Event()
+        self.closed = threading.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+    def _open(self) -> None:
+        self.cache, self._owns_cache = open_cache(self.options.cache)
+        limiter = self.stats.limiter = Limiter(AIMD(self.options.concurrency))
+        self.previous = self.records.open(retry_errors=self.options.retry_errors)
+        self.calls = LiveCalls(
+            target=self.target,
+            recorder=self.recorder,
+            cache=self.cache,
+            limiter=limiter,
+            offload=self._offload,
+            eval_timeout=self.options.eval_timeout,
+        )
+        self.executor = self.executor_for(self.calls)
+
+    def executor_for(self, calls: Calls) -> RowExecutor:
+        """The shared row code of this run, getting outcomes from ``calls``."""
+        return RowExecutor(
+            self.evaluators,
+            calls=calls,
+            sink=self.records,
+            previous=self.previous,
+            recorder=self.recorder,
+            has_target=self.target is not None,
+        )
+
+    def _close(self) -> None:
+        self._offload.shutdown()
+        self.records.close()
+        if self.cache is not None and self._owns_cache:
+            with contextlib.suppress(Exception):
+                self.cache.close()
+        self.closed.set()
+
+    async def execute(self, schedule: Callable[[], Awaitable[None]] | None = None) -> None:
+        """The whole run: open, process every row (``schedule``: another engine's way of doing
+        that, such as the Ray driver's), close."""
+        self.began.set()
+        try:
+            self._open()
+            await (self._schedule() if schedule is None else schedule())
+            self.records.finish()
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self.interrupted = True
+            raise
+        finally:
+            self._close()
+
+    async def _schedule(self) -> None:
+        """Process every row: in blocks when the evaluators allow it, else row by row."""
+        if self.columnar and columnar_fits(self):
+            await run_blocks(self)
+            return
+        await run_rows(self.executor, self.next_row, self._worker_count())
+
+    def _worker_count(self) -> int:
+        total, concurrency = self.stats.rows_total, self.options.concurrency
+        return concurrency if total is None else max(1, min(concurrency, total))
+
+    def next_row(self) -> Row | None:
+        """The next row of the data, or ``None`` at the end."""
+        if self._exhausted or self.reader is None:
+            return None
+        try:
+            return next(self.reader)
+        except StopIteration:
+            self._exhausted = True
+            return None
+        except BaseException:
+            self._exhausted = True
+            raise
+
+    # ------------------------------------------------------------------ blocks (see ..blocks)
+    def block(self) -> AbstractContextManager[None]:
+        return self.records.block()
+
+    def add_block(self, block: ColumnBlock) -> None:
+        self.records.add_block(block)
+
+    # ------------------------------------------------------------------ the result
+    def result(self) -> EvaluationResult:
+        result = self.stats.result(
+            self.records.store.view(),
+            cache=self.cache,
+            with_target=self.target is not None,
+            output=self.output_path,
+            interrupted=self.interrupted,
+        )
+        if self.pairwise is not None:
+            result.pairwise = self.pairwise.summarize(result.rows)
+        return result
+
+
+def rows_of(run: LocalRun) -> Iterator[Row]:
+    """Every remaining row of ``run``'s data."""
+    while True:
+        row = run.next_row()
+        if row is None:
+            return
+        yield row

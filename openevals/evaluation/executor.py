@@ -1,0 +1,267 @@
+"""Running one row: the target, then every evaluator not finished yet; outcomes go to a sink.
+
+:class:`RowExecutor` is the per-row code every engine shares. It decides what is left to run for a
+row (resume), runs the target and the evaluators through a :class:`Calls` object and hands every
+outcome to a :class:`Sink`; it records nothing itself. The pieces an engine picks:
+
+* calls - :class:`LiveCalls` runs things: cheap pure evaluators inline, async ones on the loop,
+  sync ones in the thread pool, under the adaptive limit of calls in flight
+  (:mod:`.concurrency`), with ``eval_timeout``. It first takes an outcome already computed by a
+  ``batch`` form, when there is one. The Ray driver replays the workers' outcomes instead.
+* sink - :class:`~.recording.RunRecords` makes the records, the ``output=`` lines, statistics and
+  batch metrics (the local engine and the Ray driver); a Ray worker's sink keeps the raw outcomes
+  to send back (:mod:`.engines.worker`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from openevals._contract import is_async_callable
+from openevals.evaluation.cache import CountingCache
+from openevals.evaluation.checkpoint import Previous
+from openevals.evaluation.concurrency import Limiter
+from openevals.evaluation.data import Row, RowDataError
+from openevals.evaluation.evaluators import RunEvaluator, counting_cache
+from openevals.evaluation.loop import Offload
+from openevals.evaluation.records import ErrorInfo, Recorder, ResultRow, TargetInfo
+from openevals.evaluation.target import run_target
+
+__all__ = ["Calls", "LiveCalls", "Outcome", "RowExecutor", "Sink", "run_rows"]
+
+_T = TypeVar("_T")
+
+Outcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, CountingCache | None]
+"""``(results, error, elapsed_sec, cache counts or None)`` of one row x evaluator pair."""
+
+
+class Sink(Protocol):
+    """Where a :class:`RowExecutor` puts what happened to a row (see the module docs)."""
+
+    def start_row(
+        self,
+        row: Row,
+        fields: Mapping[str, Any],
+        previous: Mapping[str, Mapping[str, Any]],
+        pending: Sequence[RunEvaluator],
+        target: TargetInfo | None,
+        target_ran: bool,
+    ) -> ResultRow:
+        """The row's record, with the pairs finished earlier (``previous``)."""
+        ...
+
+    def target(self, row: Row, fields: Mapping[str, Any], info: TargetInfo) -> None:
+        """The target ran for ``row`` (``fields`` hold its outputs)."""
+        ...
+
+    def reused_target(self) -> None:
+        """A target call recorded by an earlier run was reused."""
+        ...
+
+    def pair(self, ev: RunEvaluator, rec: ResultRow, outcome: Outcome) -> None:
+        """One row x evaluator pair finished."""
+        ...
+
+    def complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
+        """Every pair of the row finished."""
+        ...
+
+
+class Calls(Protocol):
+    """How a :class:`RowExecutor` gets the outcome of a target or evaluator call."""
+
+    async def target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]: ...
+
+    def inline(self, ev: RunEvaluator, row: Row, fields: Mapping[str, Any]) -> Outcome: ...
+
+    async def pair(self, ev: RunEvaluator, row: Row, fields: Mapping[str, Any]) -> Outcome: ...
+
+
+class LiveCalls:
+    """Calls that run: see the module docs."""
+
+    def __init__(
+        self,
+        *,
+        target: Any,
+        recorder: Recorder,
+        cache: Any,
+        limiter: Limiter,
+        offload: Offload,
+        eval_timeout: float | None,
+    ) -> None:
+        self._target = target
+        self._target_is_async = target is not None and is_async_callable(target)
+        self.recorder = recorder
+        self.cache = cache
+        self.limiter = limiter
+        self.offload = offload
+        self.eval_timeout = eval_timeout
+        self.batched: dict[tuple[str, str], Outcome] = {}
+        """Outcomes a ``batch`` form already computed, by ``(row id, evaluator name)``."""
+
+    async def target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
+        async with self.limiter.slot(report=False):  # the target's own outcome steers nothing
+            return await run_target(
+                self._target, self._target_is_async, row.fields, self.offload.call, self.recorder
+            )
+
+    def inline(self, ev: RunEvaluator, row: Row, fields: Mapping[str, Any]) -> Outcome:
+        done = self.batched.pop((row.id, ev.name), None)
+        return done if done is not None else self.run_inline(ev, fields)
+
+    def run_inline(self, ev: RunEvaluator, fields: Mapping[str, Any]) -> Outcome:
+        """Call a cheap pure evaluator on this thread."""
+        with counting_cache(self.cache) as counting:
+            start = time.perf_counter()
+            try:
+                results, error = ev.call_inline(fields), None
+            except Exception as exc:
+                results, error = [], self.recorder.error(exc)
+            elapsed = time.perf_counter() - start
+        return results, error, elapsed, counting
+
+    async def pair(self, ev: RunEvaluator, row: Row, fields: Mapping[str, Any]) -> Outcome:
+        done = self.batched.pop((row.id, ev.name), None)
+        if done is not None:
+            return done
+        async with self.limiter.slot() as slot:
+            with counting_cache(self.cache) as counting:
+                start = time.perf_counter()
+                try:
+                    call = ev.call(fields, self.offload.call)
+                    if self.eval_timeout is not None:
+                        results = await _within(call, self.eval_timeout, ev.name)
+                    else:
+                        results = await call
+                    error = None
+                except Exception as exc:
+                    results, error, slot.error = [], self.recorder.error(exc), exc
+                elapsed = time.perf_counter() - start
+        return results, error, elapsed, counting
+
+
+class RowExecutor:
+    """Runs what is left of each row (see the module docs)."""
+
+    def __init__(
+        self,
+        evaluators: Sequence[RunEvaluator],
+        *,
+        calls: Calls,
+        sink: Sink,
+        previous: Previous,
+        recorder: Recorder,
+        has_target: bool,
+    ) -> None:
+        self.evaluators = list(evaluators)
+        self.calls = calls
+        self.sink = sink
+        self.previous = previous
+        self.recorder = recorder
+        self.has_target = has_target
+
+    async def process_row(self, row: Row) -> bool:
+        """Run what is left for ``row``; returns whether it awaited anything."""
+        finished = self.previous.finished(row.id)
+        pending = [ev for ev in self.evaluators if ev.name not in finished]
+        fields: Mapping[str, Any] = row.fields
+        suspended = target_ran = False
+        target_info: TargetInfo | None = None
+        if self.has_target and row.problem is None:
+            reuse = self.previous.reusable_target(row.id, pending=bool(pending))
+            if reuse is not None:
+                fields = {**fields, "outputs": reuse[0]}
+                target_info = reuse[1]  # type: ignore[assignment]
+                self.sink.reused_target()
+            elif pending:
+                fields, target_info = await self.calls.target(row)
+                self.sink.target(row, fields, target_info)
+                target_ran = suspended = True
+        rec = self.sink.start_row(row, fields, finished, pending, target_info, target_ran)
+        if pending:
+            if row.problem is not None:  # a value no record can hold: an error, not a crash
+                error = self.recorder.error(RowDataError(row.problem))
+                for ev in pending:
+                    self.sink.pair(ev, rec, ([], error, 0.0, None))
+            elif target_info is not None and target_info.get("status") == "error":
+                error = Recorder.target_failed(target_info)
+                for ev in pending:
+                    self.sink.pair(ev, rec, ([], error, 0.0, None))
+            else:
+                for ev in pending:
+                    if ev.inline:
+                        self.sink.pair(ev, rec, self.calls.inline(ev, row, fields))
+                others = [ev for ev in pending if not ev.inline]
+                if len(others) == 1:
+                    await self._pair(others[0], row, rec, fields)
+                    suspended = True
+                elif others:
+                    await asyncio.gather(*(self._pair(ev, row, rec, fields) for ev in others))
+                    suspended = True
+        self.sink.complete_row(rec, fields)
+        return suspended
+
+    async def _pair(
+        self, ev: RunEvaluator, row: Row, rec: ResultRow, fields: Mapping[str, Any]
+    ) -> None:
+        self.sink.pair(ev, rec, await self.calls.pair(ev, row, fields))
+
+
+_YIELD_EVERY = 64
+
+
+async def run_rows(executor: RowExecutor, next_row: Callable[[], Row | None], workers: int) -> None:
+    """Run every row ``next_row`` gives with ``workers`` rows in flight (cancelled together)."""
+
+    async def worker() -> None:
+        since_yield = 0
+        while True:
+            row = next_row()
+            if row is None:
+                return
+            suspended = await executor.process_row(row)
+            since_yield += 1
+            if not suspended and since_yield >= _YIELD_EVERY:
+                since_yield = 0
+                await asyncio.sleep(0)  # cheap rows still let the loop breathe
+
+    tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def _within(call: Awaitable[_T], timeout: float, name: str) -> _T:
+    """``await call``, cancelled after ``timeout`` seconds with a ``TimeoutError`` saying so.
+
+    An evaluator's own ``TimeoutError`` passes through unchanged (it is not ours to reword).
+    A sync evaluator runs in a pool thread, which cannot be stopped: its result is dropped.
+    """
+    task = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait((task,), timeout=timeout)
+    except BaseException:
+        task.cancel()
+        raise
+    if done:
+        return task.result()
+    task.cancel()
+    # Do not wait for a cancelled call that may ignore cancellation; just collect its outcome.
+    task.add_done_callback(_collect)
+    raise TimeoutError(
+        f"evaluator {name!r} did not finish within eval_timeout={timeout:g} s and was "
+        "cancelled (a sync evaluator's thread is left to finish; its result is dropped)"
+    )
+
+
+def _collect(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
