@@ -276,7 +276,7 @@ def _run(
     print_summary(result)
     failures = [
         (row["index"], name, entry.get("error") or {})
-        for row in result.rows
+        for row in (result.rows if result.summary["pairs"]["failed"] else ())
         for name, entry in row["evaluations"].items()
         if entry.get("status") != "success"
     ]

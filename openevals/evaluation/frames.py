@@ -45,6 +45,7 @@ __all__ = [
     "LONG_COLUMNS",
     "long_columns",
     "long_table",
+    "rows_arrow",
     "to_arrow",
     "to_pandas",
     "to_parquet",
@@ -228,10 +229,18 @@ def _text(values: list[Any]) -> list[Any]:
 def typed_columns(result: EvaluationResult, wide: bool) -> dict[str, list[Any]]:
     """The table as ``{column: values}`` with one Arrow-compatible type per column."""
     names, columns = _table(result, wide)
-    scores = set(names) - set(_WIDE_FIXED) if wide else {"score"}
+    return _typed_columns(names, columns, set(names) - set(_WIDE_FIXED) if wide else {"score"})
+
+
+def _typed_columns(
+    names: list[str], columns: dict[str, list[Any]], scores: set[str], *, floats: bool = False
+) -> dict[str, list[Any]]:
     for name, values in columns.items():
         if name in scores:
-            columns[name] = _typed(values)
+            typed = _typed(values)
+            if floats and typed is values and any(v is not None for v in values):
+                typed = [None if v is None else float(v) for v in values]  # booleans as 1.0/0.0
+            columns[name] = typed
         elif name == "cost":
             columns[name] = [None if v is None else float(v) for v in values]
         elif name in _TEXT_COLUMNS:
@@ -239,24 +248,35 @@ def typed_columns(result: EvaluationResult, wide: bool) -> dict[str, list[Any]]:
     return columns
 
 
-def to_arrow(result: EvaluationResult, *, wide: bool = False) -> Any:
-    """``result`` as a ``pyarrow.Table`` with the run's summary in its schema metadata."""
+def _arrow(columns: dict[str, list[Any]]) -> Any:
     pa = require("pyarrow", "parquet", "EvaluationResult.to_parquet()")
-    columns = typed_columns(result, wide)
     types = {
         "index": pa.int64(),
         "tokens": pa.int64(),
         "cost": pa.float64(),
         **{name: pa.string() for name in _TEXT_COLUMNS},
     }
-    table = pa.table(
+    return pa.table(
         {
             name: pa.array(values, type=types.get(name) or _score_type(pa, values))
             for name, values in columns.items()
         }
     )
+
+
+def to_arrow(result: EvaluationResult, *, wide: bool = False) -> Any:
+    """``result`` as a ``pyarrow.Table`` with the run's summary in its schema metadata."""
+    table = _arrow(typed_columns(result, wide))
     summary = _json(result.to_dict())
     return table.replace_schema_metadata({"openevals": summary})
+
+
+def rows_arrow(rows: Sequence[dict[str, Any]]) -> Any:
+    """The long form of result rows as a ``pyarrow.Table`` whose ``score`` column is a float
+    (booleans as 1.0/0.0) whenever the scores are numbers or booleans, so that tables written
+    for parts of one run (a Ray worker's batches) share one schema."""
+    names, columns = long_columns(rows)
+    return _arrow(_typed_columns(names, columns, {"score"}, floats=True))
 
 
 def _score_type(pa: Any, values: list[Any]) -> Any:

@@ -61,6 +61,7 @@ class RunOptions:
     ray_env: Sequence[str] | None = None
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     eval_timeout: float | None = None
+    ray_parquet: str | os.PathLike[str] | None = None
 
     def __post_init__(self) -> None:
         self._check_engine()
@@ -112,6 +113,7 @@ class RunOptions:
                 ("ray_address", self.ray_address),
                 ("ray_workers", self.ray_workers),
                 ("ray_env", self.ray_env),
+                ("ray_parquet", self.ray_parquet),
             )
             if value is not None
         ]
@@ -127,6 +129,11 @@ class RunOptions:
         if self.ray_workers is not None and not _is_count(self.ray_workers):
             raise ValueError(
                 f"ray_workers must be an integer >= 1 or None; got {self.ray_workers!r}"
+            )
+        if self.ray_parquet is not None and not isinstance(self.ray_parquet, (str, os.PathLike)):
+            raise TypeError(
+                "ray_parquet must be a folder path (str or os.PathLike) or None; got "
+                f"{type(self.ray_parquet).__name__}"
             )
         if not _is_count(self.ray_batch_size):
             raise ValueError(f"ray_batch_size must be an integer >= 1; got {self.ray_batch_size!r}")

@@ -66,13 +66,19 @@ def evaluate(
     ray_env: Sequence[str] | None = None,
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     eval_timeout: float | None = None,
+    ray_parquet: str | os.PathLike[str] | None = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
     Args:
-        data: a list of row dicts, or a path to a JSONL, JSON, CSV or TSV file. Rows have
-            ``inputs``, ``outputs``, ``reference_outputs``, an optional ``id`` and extra columns
-            (see :mod:`openevals.evaluation.data`).
+        data: a list (or any iterable) of row dicts; a path to a JSONL, JSON, CSV or TSV file;
+            a Parquet file, folder or glob (streamed in record batches); a pandas or polars
+            DataFrame or a pyarrow Table; a Hugging Face ``Dataset`` / ``IterableDataset``; or
+            a LangSmith dataset (``"langsmith://NAME"``, ``langsmith_dataset(...)``, or an
+            iterator of its examples). Rows have ``inputs``, ``outputs``,
+            ``reference_outputs``, an optional ``id`` and extra columns; table columns map as
+            CSV columns do, dotted names included (see :mod:`openevals.evaluation.data` and
+            :mod:`openevals.evaluation.sources`).
         evaluators: evaluator callables (sync or async), :class:`EvaluatorSpec` objects or names
             such as ``"exact_match"`` / ``"recall:k=5"``; or a dict of name -> evaluator. Each gets
             the row fields its signature accepts (all of them if it takes ``**kwargs``).
@@ -115,12 +121,17 @@ def evaluate(
             a dict is refused (values are never passed; they are read from this environment).
         ray_connect_timeout: seconds to wait for ``ray_address`` to answer before raising
             ``RayConnectError`` (a ``ConnectionError`` naming ``ray_address``).
-            secret-named ones (``*_API_KEY``, ``*_TOKEN``, ...) and ``*_BASE_URL``.
         eval_timeout: seconds one evaluation may take (``None``: no limit). A longer one is
             cancelled and recorded on its row as a ``TimeoutError``, and the run goes on. Async
             evaluators are cancelled; a sync evaluator's thread cannot be stopped, so it is left
             to finish in the background and its result is dropped. Cheap pure evaluators run
             inline (exact match, Levenshtein, ...) are not timed.
+        ray_parquet: with ``engine="ray"``, a folder the Ray workers write the results of the
+            rows they score to, as Parquet files (``part-NNNNNN.parquet``, one per batch, each
+            written atomically; the long form of :meth:`EvaluationResult.to_parquet`, scores as
+            floats); a finished run adds ``_SUCCESS`` holding its summary. Read the folder with
+            ``pyarrow.parquet.read_table`` or ``pandas.read_parquet``. Parquet input is then
+            read by the driver (which gives each row its id) rather than by Ray Data.
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -170,6 +181,7 @@ async def aevaluate(
     ray_env: Sequence[str] | None = None,
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     eval_timeout: float | None = None,
+    ray_parquet: str | os.PathLike[str] | None = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 

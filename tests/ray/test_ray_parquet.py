@@ -75,3 +75,40 @@ def test_parquet_output_of_a_ray_run_equals_local(tmp_path: Path) -> None:
     a = pq.read_table(on_ray.to_parquet(tmp_path / "ray.parquet")).to_pydict()
     b = pq.read_table(local.to_parquet(tmp_path / "local.parquet")).to_pydict()
     assert a == b
+
+
+@pytest.mark.parametrize("parquet_input", [False, True], ids=["list", "parquet"])
+def test_ray_workers_write_their_results_as_parquet(tmp_path: Path, parquet_input: bool) -> None:
+    """With ray_parquet=, each worker writes its batches' results; read back, the folder holds
+    the long table of the local run (scores as floats), and ``_SUCCESS`` marks it complete."""
+    data: Any = rows(40)
+    if parquet_input:
+        data = _write(tmp_path, data)
+    folder = tmp_path / "results"
+    on_ray = evaluate(
+        data, EVALUATORS, engine="ray", ray_batch_size=8, ray_parquet=folder, **OPTIONS
+    )
+    local = evaluate(data, EVALUATORS, **OPTIONS)
+    parts = sorted(p.name for p in folder.iterdir())
+    assert parts == ["_SUCCESS"] + [f"part-{i:06d}.parquet" for i in range(5)]
+    written = pq.read_table(folder).to_pandas().sort_values(["index", "evaluator", "key"])
+    expected = local.to_pandas().sort_values(["index", "evaluator", "key"])
+    assert list(written.columns) == list(expected.columns)
+    assert written["id"].tolist() == expected["id"].tolist()
+    assert written["index"].tolist() == expected["index"].tolist()
+    assert written["score"].fillna(-1.0).tolist() == [
+        -1.0 if s is None else float(s) for s in expected["score"]
+    ]
+    assert written["error"].isna().tolist() == expected["error"].isna().tolist()
+    summary = (folder / "_SUCCESS").read_text(encoding="utf-8")
+    assert '"aggregates"' in summary
+    assert canon_result(on_ray)["aggregates"] == canon_result(local)["aggregates"]
+    with pytest.raises(ValueError, match="already holds results"):
+        evaluate(data, EVALUATORS, engine="ray", ray_parquet=folder, **OPTIONS)
+
+
+def test_ray_parquet_needs_the_ray_engine(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="ray_parquet is only used with engine='ray'"):
+        evaluate(rows(2), EVALUATORS, ray_parquet=tmp_path, **OPTIONS)
+    with pytest.raises(TypeError, match="ray_parquet must be a folder path"):
+        evaluate(rows(2), EVALUATORS, engine="ray", ray_parquet=3, **OPTIONS)  # type: ignore[arg-type]

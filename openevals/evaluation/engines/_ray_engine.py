@@ -50,11 +50,16 @@ from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
 from openevals.evaluation.engines.local import LocalRun, rows_of
 from openevals.evaluation.engines.ray_connect import probe_ray_address
-from openevals.evaluation.engines.worker import RowOutcome, WorkerRun, WorkItem, counts_of
-from openevals.evaluation.evaluators import RunEvaluator
-from openevals.evaluation.executor import Outcome
+from openevals.evaluation.engines.worker import (
+    ReplayCalls,
+    RowOutcome,
+    WorkerRun,
+    WorkItem,
+    finish_parts,
+    start_parts,
+    write_part,
+)
 from openevals.evaluation.options import RunOptions
-from openevals.evaluation.records import TargetInfo
 from openevals.evaluation.redact import is_secret_name
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 
@@ -108,7 +113,9 @@ def ray_data_session(cache: Any) -> Generator[Any, None, None]:
 class _EvalWorker:
     """A Ray Data actor: unpickles the run's evaluators once, then scores chunk after chunk."""
 
-    def __init__(self, payload: Any, shared_cache: Any, env: dict[str, str]) -> None:
+    def __init__(
+        self, payload: Any, shared_cache: Any, env: dict[str, str], parquet: str | None = None
+    ) -> None:
         # The driver's variables first (API keys, base URLs): clients read them when the
         # evaluators are unpickled or first called. They travel with the actor's arguments, in
         # memory; not as a runtime_env, which Ray's agent writes to its log file.
@@ -118,12 +125,16 @@ class _EvalWorker:
         evaluators, options = pickle.loads(ray.get(payload))
         options = replace(options, cache=worker_cache(shared_cache))
         self.run = WorkerRun(evaluators, options)
+        self.parquet = parquet
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
-        results = [
-            pickle.dumps(self.run.run_items(pickle.loads(payload)), pickle.HIGHEST_PROTOCOL)
-            for payload in batch["payload"]
-        ]
+        results = []
+        for chunk, payload in zip(batch["chunk"], batch["payload"], strict=True):
+            items = pickle.loads(payload)
+            outcomes = self.run.run_items(items)
+            if self.parquet is not None:  # this worker writes its rows' results itself
+                write_part(self.run, items, outcomes, self.parquet, int(chunk))
+            results.append(pickle.dumps(outcomes, pickle.HIGHEST_PROTOCOL))
         return {"chunk": batch["chunk"], "result": np.array(results, dtype=object)}
 
 
@@ -156,25 +167,6 @@ class _Session:
             ray.shutdown()
 
 
-class ReplayCalls:
-    """The Ray driver's calls: each row's outcome as a worker sent it (:class:`RowOutcome`)."""
-
-    def __init__(self) -> None:
-        self.outcome: RowOutcome | None = None
-
-    async def target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
-        assert self.outcome is not None and self.outcome.target is not None
-        return self.outcome.target
-
-    def inline(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
-        assert self.outcome is not None
-        results, error, elapsed, counts = self.outcome.pairs[ev.name]
-        return results, error, elapsed, counts_of(counts)
-
-    async def pair(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
-        return self.inline(ev, row, fields)
-
-
 class RayRun:
     """The driver of a Ray run: the local engine's run (options, records, ``output=`` file,
     statistics, result) with the rows scored by Ray workers and their outcomes replayed."""
@@ -185,12 +177,14 @@ class RayRun:
         self.options = options
         self.stop = threading.Event()
         self.replay = ReplayCalls()
+        self.parquet = None if options.ray_parquet is None else str(options.ray_parquet)
         worker_options = replace(
             options,
             engine="local",
             ray_address=None,
             ray_workers=None,
             ray_env=None,
+            ray_parquet=None,
             cache=None,
             progress=False,
             output=None,
@@ -230,7 +224,7 @@ class RayRun:
 
     async def _replay_all(self) -> None:
         previous = self.run.previous
-        if not (previous.evals or previous.rows):  # nothing to resume
+        if not (previous.evals or previous.rows or self.parquet):  # nothing to resume
             from openevals.evaluation.engines._ray_parquet import parquet_stream
 
             streamed = parquet_stream(self.data, self.options, self._payload, self.run.cache)
@@ -286,7 +280,12 @@ class RayRun:
         dataset: Any = ray.data.from_arrow([table.slice(i, 1) for i in range(len(chunks))])
         dataset = dataset.map_batches(
             _EvalWorker,
-            fn_constructor_args=(payload_ref, shared, worker_env(self.options.ray_env)),
+            fn_constructor_args=(
+                payload_ref,
+                shared,
+                worker_env(self.options.ray_env),
+                self.parquet,
+            ),
             batch_size=1,
             batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=workers),
@@ -305,18 +304,22 @@ class RayRun:
 def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
     """:func:`~openevals.evaluation.evaluate` with ``engine="ray"``."""
     run = RayRun(data, evaluators, options)
+    start_parts(options.ray_parquet)
     try:
         run.run_blocking()
     except KeyboardInterrupt:
         run.run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None
-    return run.result()
+    result = run.result()
+    finish_parts(options.ray_parquet, result)
+    return result
 
 
 async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
     """:func:`~openevals.evaluation.aevaluate` with ``engine="ray"``: the driver runs in a thread;
     cancelling stops it after the current row (finished work stays in the ``output=`` file)."""
     run = RayRun(data, evaluators, options)
+    start_parts(options.ray_parquet)
     task = asyncio.get_running_loop().run_in_executor(None, run.run_blocking)
     try:
         await asyncio.shield(task)
@@ -325,4 +328,6 @@ async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> E
         with contextlib.suppress(BaseException):
             await task
         raise
-    return run.result()
+    result = run.result()
+    finish_parts(options.ray_parquet, result)
+    return result

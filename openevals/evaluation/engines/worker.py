@@ -17,11 +17,14 @@ Plain Python: nothing here imports Ray.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 from openevals.evaluation.blocks import ColumnBlock, batch_first, columnar_fits, run_blocks
 from openevals.evaluation.cache import CountingCache
@@ -35,9 +38,23 @@ from openevals.evaluation.loop import Offload, drive
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.pricing import merge_prices
+from openevals.evaluation.recording import RunRecords
 from openevals.evaluation.records import ErrorInfo, Recorder, ResultRow, TargetInfo
+from openevals.evaluation.stats import RunStats
 
-__all__ = ["Capture", "PairOutcome", "RowOutcome", "WorkItem", "WorkerRun", "counts_of"]
+__all__ = [
+    "SUCCESS",
+    "Capture",
+    "PairOutcome",
+    "ReplayCalls",
+    "RowOutcome",
+    "WorkItem",
+    "WorkerRun",
+    "counts_of",
+    "finish_parts",
+    "start_parts",
+    "write_part",
+]
 
 PairOutcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]
 """``(results, error, elapsed_sec, (cache hits, misses) or None)`` of one row x evaluator."""
@@ -189,3 +206,109 @@ class WorkerRun:
 
     def add_block(self, block: ColumnBlock) -> None:  # pragma: no cover - no raw reader here
         raise AssertionError("a worker's rows arrive normalised; it never builds column blocks")
+
+
+class ReplayCalls:
+    """Calls that return each row's outcome as a worker made it (:class:`RowOutcome`): the Ray
+    driver's, and a worker's when it writes its rows' records."""
+
+    def __init__(self) -> None:
+        self.outcome: RowOutcome | None = None
+
+    async def target(self, row: Row) -> tuple[dict[str, Any], TargetInfo]:
+        assert self.outcome is not None and self.outcome.target is not None
+        return self.outcome.target
+
+    def inline(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
+        assert self.outcome is not None
+        results, error, elapsed, counts = self.outcome.pairs[ev.name]
+        return results, error, elapsed, counts_of(counts)
+
+    async def pair(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
+        return self.inline(ev, row, fields)
+
+
+# --------------------------------------------------------------------------- Parquet parts
+
+SUCCESS = "_SUCCESS"
+"""The file a finished run leaves in its ``ray_parquet`` folder (holding the run's summary)."""
+
+
+def start_parts(folder: str | os.PathLike[str] | None) -> None:
+    """Make the ``ray_parquet`` folder, refusing one that holds another run's results."""
+    if folder is None:
+        return
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"ray_parquet must be a folder; {str(path)!r} is a file")
+    path.mkdir(parents=True, exist_ok=True)
+    taken = sorted(p.name for p in path.iterdir() if p.name == SUCCESS or _is_part(p.name))
+    if taken:
+        raise ValueError(
+            f"ray_parquet folder {str(path)!r} already holds results ({taken[0]}, ...); pass a "
+            "new or empty folder (results of two runs are never mixed)"
+        )
+
+
+def _is_part(name: str) -> bool:
+    return name.startswith("part-") and name.endswith(".parquet")
+
+
+def write_part(
+    run: WorkerRun,
+    items: Sequence[WorkItem],
+    outcomes: Sequence[RowOutcome],
+    folder: str,
+    chunk: int,
+) -> None:
+    """Write the results of one scored batch as ``part-<chunk>.parquet`` in ``folder``: the
+    long form of ``EvaluationResult.to_parquet``, from records made by the same recording code
+    as the driver's. The file appears complete or not at all (written beside it, then renamed).
+    """
+    from openevals.evaluation.frames import atomic_write, rows_arrow
+    from openevals.evaluation.sources import require
+
+    pq = require("pyarrow.parquet", "parquet", "ray_parquet=")
+    names = [ev.name for ev in run.evaluators]
+    records = RunRecords(
+        names,
+        group_by=run.options.group_by,
+        prices=run.prices,
+        stats=RunStats(names, group_by=run.options.group_by),
+        recorder=run.recorder,
+        batches=None,
+        progress=None,
+        output=None,
+    )
+    replay = ReplayCalls()
+    executor = RowExecutor(
+        run.evaluators,
+        calls=replay,
+        sink=records,
+        previous=run.previous,
+        recorder=run.recorder,
+        has_target=run.target is not None,
+    )
+
+    async def replay_all() -> None:
+        for item, replay.outcome in zip(items, outcomes, strict=True):
+            await executor.process_row(item.row)
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(replay_all())
+    finally:
+        loop.close()
+    table = rows_arrow(cast("list[dict[str, Any]]", list(records.store.view())))
+    atomic_write(Path(folder) / f"part-{chunk:06d}.parquet", lambda tmp: pq.write_table(table, tmp))
+
+
+def finish_parts(folder: str | os.PathLike[str] | None, result: Any) -> None:
+    """Mark a finished ``ray_parquet`` folder complete: ``_SUCCESS``, holding the summary."""
+    if folder is None:
+        return
+    from openevals.evaluation.frames import atomic_write
+    from openevals.evaluation.records import storable_text
+
+    text = storable_text(result.to_dict())
+    atomic_write(Path(folder) / SUCCESS, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
