@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import Any
 
+from openevals._contract import is_async_callable
 from openevals._drivers import adrive, drive
 from openevals._judge.answers import AnswerError, check_answer_size, validate_answer
 from openevals._judge.backends import Answer, Backend, OpenAIClientBackend
@@ -40,7 +41,7 @@ from openevals._judge.errors import (
     is_unsupported,
 )
 from openevals._judge.langchain_backend import LangChainBackend
-from openevals._judge.options import JudgeOptions, is_async_callable
+from openevals._judge.options import JudgeOptions
 from openevals._judge.prompting import (
     PromptSpec,
     check_encodable,
