@@ -16,7 +16,7 @@ import inspect
 import json
 import threading
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 from openevals._contract import is_async_callable
@@ -79,6 +79,7 @@ __all__ = [
     "RetryPolicy",
     "Send",
     "Sleep",
+    "gather_all",
 ]
 
 TOP_LOGPROBS = 20
@@ -532,12 +533,14 @@ class JudgeCore:
         if isinstance(step, Sleep):
             return asyncio.sleep(step.seconds)
         if isinstance(step, Fanout):
-            return _gather([adrive(flow, self._perform_async) for flow in step.flows])
+            return gather_all([adrive(flow, self._perform_async) for flow in step.flows])
         return step.awaitable
 
 
-async def _gather(calls: list[Awaitable[Any]]) -> list[Any]:
+async def gather_all(calls: Sequence[Awaitable[Any]]) -> list[Any]:
     """Run ``calls`` concurrently; on the first failure cancel the rest and raise it."""
+    if len(calls) == 1:
+        return [await calls[0]]
     tasks = [asyncio.ensure_future(call) for call in calls]
     try:
         return list(await asyncio.gather(*tasks))
