@@ -227,12 +227,6 @@ def async_twin_of(evaluator: Any) -> Callable[..., Awaitable[Any]] | None:
     return twin
 
 
-def _select(call: dict[str, Any], passes: Sequence[str] | None) -> dict[str, Any]:
-    if passes is None:
-        return call
-    return {name: call.get(name) for name in passes}
-
-
 def _named(
     fn: F,
     info: EvaluatorInfo,

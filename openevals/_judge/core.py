@@ -476,18 +476,6 @@ class JudgeCore:
         return (score, reasoning, metadata)
 
     # ------------------------------------------------------------------ drivers
-    def run_sync(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
-    ) -> Any:
-        """Judge one call and return what the scorer hands to ``_run_evaluator``."""
-        return self.to_scorer_value(self.ask_sync(inputs, outputs, reference_outputs, extra))
-
-    async def run_async(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
-    ) -> Any:
-        """Async twin of :meth:`run_sync`."""
-        return self.to_scorer_value(await self.ask_async(inputs, outputs, reference_outputs, extra))
-
     def ask_sync(
         self,
         inputs: Any,
