@@ -55,7 +55,8 @@ class Ops(Protocol):
         """1.0 where the value is > 0, else 0.0."""
 
     def cap(self, col: Column, bound: float) -> Column:
-        """min(value, bound) per query."""
+        """min(value, bound) per query (for NaN, the layouts differ as they always have: the
+        bound in a batch of one, NaN in the numpy layout)."""
 
     def full(self, like: Column, value: int) -> Column:
         """``value`` for every query of ``like``."""
@@ -142,7 +143,7 @@ class _OneOps:
         return 1.0 if col > 0 else 0.0
 
     def cap(self, col: Column, bound: float) -> Column:
-        return min(col, bound)
+        return min(bound, col)  # a NaN (overflowing grades: inf / inf) gives the bound
 
     def full(self, like: Column, value: int) -> Column:
         return value

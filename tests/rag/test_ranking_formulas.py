@@ -132,3 +132,10 @@ def test_a_suite_judged_beyond_k_scores_like_the_single_metric() -> None:
         single = build_metric(name, {"k": int(cut)}).score(outputs=retrieved, reference_outputs=ref)
         assert bits(result["score"]) == bits(single[0])
         assert bits(result["metadata"]) == bits(single[2])
+
+
+def test_overflowing_grades_keep_the_evaluators_score() -> None:
+    # DCG and ideal DCG both overflow to inf; the evaluator has always capped inf / inf at 1.0.
+    ref = [("a", 1.7e308), ("b", 1.7e308), ("c", 1.7e308)]
+    result = ranking.create_ndcg_evaluator()(outputs=["c", "b", "a"], reference_outputs=ref)
+    assert result["score"] == 1.0
