@@ -227,12 +227,6 @@ def async_twin_of(evaluator: Any) -> Callable[..., Awaitable[Any]] | None:
     return twin
 
 
-def _select(call: dict[str, Any], passes: Sequence[str] | None) -> dict[str, Any]:
-    if passes is None:
-        return call
-    return {name: call.get(name) for name in passes}
-
-
 def _named(
     fn: F,
     info: EvaluatorInfo,
@@ -261,18 +255,22 @@ def _named(
 _PAIR = ("outputs", "reference_outputs")
 
 
-def _sync_runner(
+def _runner(
     scorer: Callable[..., Any],
     info: EvaluatorInfo,
     prepare: Prepare | None,
     passes: Sequence[str] | None,
     raw: bool,
+    traced: Callable[..., Any],
+    untraced: Callable[..., Any],
 ) -> Callable[[dict[str, Any]], Any]:
     """``run(call)``: check the call, select the scorer's arguments, score through the wrapper.
 
-    Without LangSmith (no tracing, no LangSmith test case) the wrapper's work is calling the
-    scorer and mapping its value; that path is inlined here, since it runs on every call of
-    every deterministic evaluator. Otherwise ``_run_evaluator_untyped`` traces and logs.
+    One body for both shells: ``traced`` and ``untraced`` are the wrapper's sync functions, or
+    their async twins (``run`` then returns an awaitable, which the async shell awaits). Without
+    LangSmith (no tracing, no LangSmith test case) the wrapper's work is calling the scorer and
+    mapping its value (``untraced``); that path is inlined here, since it runs on every call of
+    every deterministic evaluator. Otherwise ``traced`` traces and logs.
     """
     run_name, feedback_key = info.run_name, info.feedback_key
 
@@ -282,42 +280,14 @@ def _sync_runner(
         if passes is not None:
             call = {name: call.get(name) for name in passes}
         if _needs_langsmith():
-            return _run_evaluator_untyped(
+            return traced(
                 run_name=run_name,
                 scorer=scorer,
                 feedback_key=feedback_key,
                 return_raw_outputs=raw,
                 **call,
             )
-        return _score_untraced(scorer, feedback_key, raw, call)
-
-    return run
-
-
-def _async_runner(
-    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
-    info: EvaluatorInfo,
-    prepare: Prepare | None,
-    passes: Sequence[str] | None,
-    raw: bool,
-) -> Callable[[dict[str, Any]], Awaitable[Any]]:
-    """Async twin of :func:`_sync_runner`."""
-    run_name, feedback_key = info.run_name, info.feedback_key
-
-    async def run(call: dict[str, Any]) -> Any:
-        if prepare is not None:
-            call = prepare(call)
-        if passes is not None:
-            call = {name: call.get(name) for name in passes}
-        if _needs_langsmith():
-            return await _arun_evaluator_untyped(
-                run_name=run_name,
-                scorer=scorer,
-                feedback_key=feedback_key,
-                return_raw_outputs=raw,
-                **call,
-            )
-        return await _ascore_untraced(scorer, feedback_key, raw, call)
+        return untraced(scorer, feedback_key, raw, call)
 
     return run
 
@@ -363,7 +333,7 @@ def _sync_shell(
 
         return open_pair
 
-    run = _sync_runner(scorer, info, prepare, passes, raw)
+    run = _runner(scorer, info, prepare, passes, raw, _run_evaluator_untyped, _score_untraced)
     if paired:
 
         def paired_evaluator(
@@ -391,7 +361,7 @@ def _async_shell(
     raw: bool,
     paired: bool,
 ) -> Callable[..., Any]:
-    run = _async_runner(scorer, info, prepare, passes, raw)
+    run = _runner(scorer, info, prepare, passes, raw, _arun_evaluator_untyped, _ascore_untraced)
     if paired:
 
         async def paired_evaluator(

@@ -151,14 +151,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def _expand_jsonable(value: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:
-    if isinstance(value, (str, bytes, int, float)) or value is None or is_langchain_message(value):
-        return None
-    if isinstance(value, Mapping):
-        keys = list(value)
-        return "map", [value[k] for k in keys], keys
-    if isinstance(value, (list, tuple)):
-        return "seq", value, None
-    return None
+    """The containers :func:`_jsonable` descends into: mappings, lists and tuples (a set, like a
+    LangChain message, is a leaf)."""
+    from openevals._structure import expand_plain
+
+    found = expand_plain(value)
+    return None if found is None or found[0] == "set" else found
 
 
 def _combine_jsonable(tag: Any, _: Any, labels: Sequence[Any] | None, parts: list[Any]) -> Any:

@@ -16,9 +16,10 @@ import inspect
 import json
 import threading
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
+from openevals._contract import is_async_callable
 from openevals._drivers import adrive, drive
 from openevals._judge.answers import AnswerError, check_answer_size, validate_answer
 from openevals._judge.backends import Answer, Backend, OpenAIClientBackend
@@ -40,7 +41,7 @@ from openevals._judge.errors import (
     is_unsupported,
 )
 from openevals._judge.langchain_backend import LangChainBackend
-from openevals._judge.options import JudgeOptions, is_async_callable
+from openevals._judge.options import JudgeOptions
 from openevals._judge.prompting import (
     PromptSpec,
     check_encodable,
@@ -78,6 +79,7 @@ __all__ = [
     "RetryPolicy",
     "Send",
     "Sleep",
+    "gather_all",
 ]
 
 TOP_LOGPROBS = 20
@@ -474,18 +476,6 @@ class JudgeCore:
         return (score, reasoning, metadata)
 
     # ------------------------------------------------------------------ drivers
-    def run_sync(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
-    ) -> Any:
-        """Judge one call and return what the scorer hands to ``_run_evaluator``."""
-        return self.to_scorer_value(self.ask_sync(inputs, outputs, reference_outputs, extra))
-
-    async def run_async(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
-    ) -> Any:
-        """Async twin of :meth:`run_sync`."""
-        return self.to_scorer_value(await self.ask_async(inputs, outputs, reference_outputs, extra))
-
     def ask_sync(
         self,
         inputs: Any,
@@ -531,12 +521,14 @@ class JudgeCore:
         if isinstance(step, Sleep):
             return asyncio.sleep(step.seconds)
         if isinstance(step, Fanout):
-            return _gather([adrive(flow, self._perform_async) for flow in step.flows])
+            return gather_all([adrive(flow, self._perform_async) for flow in step.flows])
         return step.awaitable
 
 
-async def _gather(calls: list[Awaitable[Any]]) -> list[Any]:
+async def gather_all(calls: Sequence[Awaitable[Any]]) -> list[Any]:
     """Run ``calls`` concurrently; on the first failure cancel the rest and raise it."""
+    if len(calls) == 1:
+        return [await calls[0]]
     tasks = [asyncio.ensure_future(call) for call in calls]
     try:
         return list(await asyncio.gather(*tasks))

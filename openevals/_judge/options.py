@@ -10,7 +10,6 @@ signature with its declaration, so the two cannot drift apart.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -296,14 +295,6 @@ def _check_samples(o: JudgeOptions) -> None:
                 f"{_MAX_WEIGHTED_CHOICE} (each written as one token), got {bad!r}; use e.g. "
                 "choices=[1, 2, 3, 4, 5]"
             )
-
-
-def is_async_callable(fn: Any) -> bool:
-    """A coroutine function, or an object whose ``__call__`` is one."""
-    if inspect.iscoroutinefunction(fn):
-        return True
-    call = getattr(type(fn), "__call__", None)  # noqa: B004 - objects with an async __call__
-    return not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
 def check_async_use(

@@ -46,10 +46,6 @@ class PromptSpec:
     structured_schema: Any = None
     structured_kwargs: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def is_async_callable(self) -> bool:
-        return self.fn is not None and inspect.iscoroutinefunction(self.fn)
-
 
 def _template_fields(template: str) -> frozenset[str]:
     names = set()

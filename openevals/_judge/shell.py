@@ -41,7 +41,6 @@ tests and for tuning a judge's retry policy), and :func:`ask` / :func:`aask` per
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -54,7 +53,7 @@ from openevals._contract import (
     make_evaluator,
 )
 from openevals._drivers import adrive, drive
-from openevals._judge.core import JudgeCore
+from openevals._judge.core import JudgeCore, gather_all
 from openevals._judge.options import FactorySpec, check_async_use, judge_options
 from openevals._judge.schema import SchemaSpec
 from openevals._judge.steps import Outcome
@@ -185,16 +184,7 @@ async def aask(core: JudgeCore, step: Ask) -> list[Outcome]:
         core.ask_async(c.inputs, c.outputs, c.reference_outputs, dict(c.extra), c.spec)
         for c in step.calls
     ]
-    if len(calls) == 1:
-        return [await calls[0]]
-    tasks = [asyncio.ensure_future(call) for call in calls]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    return await gather_all(calls)
 
 
 def scorer_for(

@@ -1,71 +1,13 @@
 """Compare structured outputs (a dict, or a list of dicts) with reference outputs key by key.
 
-Scoring
--------
-* **dict vs dict** — every key of either side (minus ``exclude_keys``) gets a score: ``0`` when
-  the key is present on one side only, otherwise ``1`` if the values are equal under Python
-  equality (``1 == 1.0`` counts as equal, nested values are compared whole) and ``0`` if not.
-  Keys listed in ``rubric`` are graded by an LLM judge instead (``0`` without a call when the
-  key is missing from ``outputs``).
-* **list vs list** — the elements are first paired, then each pair is scored as above:
-
-  ============== ===================================================================
-  mode           pairing / what counts
-  ============== ===================================================================
-  same_elements  optimal pairing; unpaired elements on both sides score 0
-  subset         optimal pairing; unpaired outputs score 0, unpaired references are
-                 ignored (the outputs must be a subset of the references)
-  superset       optimal pairing; unpaired references score 0, unpaired outputs are
-                 ignored (the outputs must be a superset of the references)
-  ordered        element ``i`` pairs with element ``i``; extras on either side score 0
-  ============== ===================================================================
-
-  The optimal pairing is a maximum-weight assignment: it maximises the number of equal
-  values over all pairs (excluded and rubric keys do not count) and, among pairings that tie,
-  minimises the number of keys that differ. Identical elements (every compared key present on
-  both and equal) are paired with each other first, which some optimal pairing always does;
-  without a ``rubric`` this keeps long lists that mostly agree fast. Ties that remain are
-  broken on a canonical ordering of the elements, so the scores never depend on the order of
-  either list. Every key of an unpaired element that counts scores 0; an unpaired element
-  without keys (``{}``, or only excluded keys) is reported under the key
-  ``__openevals_empty_record`` with score 0.
-
-  Size limit: after identical elements are paired, at most ``MAX_PAIRS`` = 25,000,000
-  candidate pairs remain to be solved (e.g. 5,000 differing outputs x 5,000 references; two
-  10,000-record lists that differ in half their records fit). Beyond that the evaluator raises
-  ``ValueError``; ``list_match_mode="ordered"`` has no limit.
-
-Aggregation and result keys
----------------------------
-The evaluator always returns a **list** of results (run name ``json_match_evaluator``).
-
-* ``aggregator=None`` — one result per key, ``json_match:{key}``, sorted by key. For lists, a
-  key's scores over the element pairs are combined with ``list_aggregator``: ``"all"`` gives 1
-  when every pair scores 1 for that key, else 0; ``"average"`` gives their mean. A pair in
-  which the key appears on neither side does not count for that key.
-* ``aggregator="average"`` / ``"all"`` — one result, ``json_match:average`` /
-  ``json_match:all``: the aggregator combines the keys of each element pair, then (for lists)
-  ``list_aggregator`` combines the element scores.
-
-Score types: an exact per-key score is the int ``0`` or ``1``; an ``"all"`` aggregate is the int
-``0`` or ``1``; an ``"average"`` aggregate is a float. Rubric scores from the judge are kept as
-returned (booleans count as 0/1 in aggregates).
-
-Empty inputs
-------------
-``{}`` vs ``{}`` and ``[]`` vs ``[]`` are identical values: with an aggregator they score 1
-(``json_match:average`` = 1.0, ``json_match:all`` = 1), and without one there are no keys, so
-the result list is empty. The same holds for a pair of elements with no (non-excluded) keys and
-for a list mode in which no element counts (``[]`` outputs in ``subset`` mode: an empty list is a
-subset of anything).
-
-Errors
-------
-``None`` for ``outputs`` or ``reference_outputs`` and a list compared with a dict raise
-``ValueError``; anything that is neither a dict nor a list of dicts raises ``TypeError`` naming
-the parameter. Values of any nesting depth are compared; a value that contains itself (a cycle)
-raises ``ValueError`` naming the parameter and the path wherever it must be read. Invalid
-factory options raise ``ValueError`` at creation time. The inputs are never modified.
+Each key of a dict scores 1 when both sides hold equal values, else 0 (``rubric`` keys are graded
+by an LLM judge instead). Lists of dicts are first paired by ``list_match_mode``
+(``same_elements``, ``subset``, ``superset``: an optimal, order-independent assignment;
+``ordered``: by position), then each pair is scored. ``aggregator`` and ``list_aggregator``
+combine the key and element scores; the evaluator always returns a list of results (run name
+``json_match_evaluator``). Optimal pairing is bounded by :data:`MAX_PAIRS` candidate pairs
+(``ValueError`` beyond it). The full rules (tie-breaking, empty inputs, score types, errors) are
+in ``docs/json.md``.
 """
 
 from __future__ import annotations
@@ -185,7 +127,7 @@ def create_json_match_evaluator(
         model: a ``"provider:model"`` string used when no ``judge`` is given.
         use_reasoning: ask the judge for reasoning on rubric keys (kept as the comment).
         list_match_mode: ``"same_elements"``, ``"subset"``, ``"superset"`` or ``"ordered"``;
-            see the module documentation.
+            see docs/json.md.
         timeout: seconds each request to the rubric judge may take (as for
             ``create_llm_as_judge``).
 

@@ -1,4 +1,4 @@
-"""Batch scoring: judge every query, lay the hits out as numpy arrays, apply a vector formula.
+"""Batch scoring: judge every query, lay the hits out as numpy arrays, apply the metric's formula.
 
 Imported only by the ``*_batch`` functions (numpy is loaded on their first call, never by
 ``import openevals.rag``). Results are exactly what the per-item evaluators give each query.
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from openevals.rag._items import judge, plain_ids, plain_pairs
-from openevals.rag._ranking_formulas import Gains
+from openevals.rag._ranking_formulas import Gains, log2_table
 from openevals.rag._ranking_metrics import EMPTY_SCORES, Metric, empty_reference_error
 
-__all__ = ["run_batch"]
+__all__ = ["NUMPY", "run_batch"]
 
 RETRIEVED = "retrieved_lists"
 REFERENCE = "reference_lists"
@@ -176,6 +176,52 @@ def _within(query: Any, n: int) -> tuple[Any, Any]:
     return np.arange(len(query)) - starts[query], counts
 
 
+class _NumpyOps:
+    """The column operations of :class:`~openevals.rag._ranking_formulas.Ops` on the numpy
+    layout: 1-d columns, and rows padded with 0 to the batch's widest."""
+
+    def ratio(self, num: Any, den: Any) -> Any:
+        out = np.zeros(len(den))
+        np.divide(num, den, out=out, where=den > 0)
+        return out
+
+    def indicator(self, col: Any) -> Any:
+        return (col > 0).astype(np.float64)
+
+    def cap(self, col: Any, bound: float) -> Any:
+        return np.minimum(col, bound)
+
+    def full(self, like: Any, value: int) -> Any:
+        return np.full(len(like), value)
+
+    def first(self, rows: Any) -> Any:
+        return rows[:, 0]
+
+    def largest(self, col: Any) -> int:
+        return int(col.max())
+
+    def take(self, table: list[float], index: Any) -> Any:
+        return np.array(table)[index]
+
+    def positions(self, rows: Any) -> Any:
+        return np.broadcast_to(np.arange(1, rows.shape[1] + 1), rows.shape)
+
+    def discounts(self, rows: Any) -> Any:
+        return np.array(log2_table(int(rows.max())))[rows]
+
+    def sum_ratios(self, num: Any, den: Any) -> Any:
+        terms = np.zeros(den.shape)
+        np.divide(num, den, out=terms, where=den > 0)
+        # cumsum adds left to right (np.sum would sum pairwise, and differ in the last bit)
+        return np.cumsum(terms, axis=1)[:, -1]
+
+    def tolist(self, col: Any) -> list[Any]:
+        return col.tolist()  # type: ignore[no-any-return]
+
+
+NUMPY = _NumpyOps()
+
+
 def _gains(c: _Columns, metric: Metric) -> Gains:
     k, n = metric.k, len(c.retrieved)
     retrieved = np.array(c.retrieved, dtype=np.int64)
@@ -221,7 +267,7 @@ def _gains(c: _Columns, metric: Metric) -> Gains:
         ideal_matrix = np.zeros((n, max(1, int(lengths.max()))))
         kept = index < ideal_matrix.shape[1]
         ideal_matrix[ideal_query[kept], index[kept]] = ideal[order][kept]
-    return Gains(rank_matrix, gain_matrix, found, top, n_relevant, ideal_matrix)
+    return Gains(NUMPY, rank_matrix, gain_matrix, found, top, n_relevant, ideal_matrix)
 
 
 def run_batch(
@@ -232,7 +278,7 @@ def run_batch(
     _check_lists(retrieved_lists, reference_lists)
     columns = _judge_all(metric, retrieved_lists, reference_lists)
     batch = _gains(columns, metric)
-    values, extra = metric.spec.vector(batch, metric.k, **metric.options)
+    values, extra = metric.formula(batch, metric.k)
     scores: list[float | None] = values.tolist()
     relevant_counts = batch.n_relevant.tolist()
     metadata = [

@@ -1,79 +1,182 @@
-"""The ranking metric formulas, as pure functions: per query, and vectorised over a batch.
+"""The ranking metric formulas: one pure function per metric, over a batch of judged queries.
 
-Each metric has two forms that compute the same numbers:
+A formula takes a :class:`Gains` batch and returns one score per query and the metric's own
+metadata columns. It is written once, against the few column operations of :class:`Ops`, and
+runs on either layout of a batch:
 
-* the *scalar* form takes one :class:`~openevals.rag._items.Judged` ranking (plain Python, used
-  by the per-item evaluators: no numpy, so importing and calling an evaluator stays cheap);
-* the *vector* form takes a :class:`Gains` batch (numpy arrays, one row per query holding only
-  the query's hits, so a row is as wide as the most hits any query has, not as its list; used by
-  the ``*_batch`` functions) and returns one score per row.
+* :data:`ONE` - a batch of one query, where a column is the query's value (a number) and a row
+  is its list. A per-item evaluator scores its query in this layout (plain Python, no numpy:
+  importing and calling an evaluator stays cheap);
+* the numpy layout of :mod:`openevals.rag._ranking_batch` - padded matrices, which the
+  ``*_batch`` functions build for many queries.
 
-Both return ``(scores, extra)`` where ``extra`` holds the metric's own metadata entries (per
-query lists for the vector form). They are called only for queries with at least one relevant
-reference item; ``empty_reference`` is applied by the caller. Sums run left to right over the
-hits in rank order in both forms (no pairwise or compensated summation; a row's padding adds
-0.0 at its end), so the two forms agree to the last bit.
+Sums run left to right over a query's hits in rank order in both layouts (no pairwise or
+compensated summation; a padded row adds 0.0 at its end), so a query scores the same to the last
+bit in either. Formulas see only queries with at least one relevant reference item (the caller
+applies ``empty_reference`` to the others).
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple, Protocol
 
 from openevals.rag._items import Judged
 
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
-    FloatArray = NDArray[np.float64]
-    IntArray = NDArray[np.int64]
-
 __all__ = [
+    "ONE",
     "Gains",
+    "Ops",
     "average_precision",
-    "average_precision_vector",
-    "discounts",
+    "batch_of_one",
     "hit_rate",
-    "hit_rate_vector",
     "hits",
+    "log2_table",
     "ndcg",
-    "ndcg_vector",
     "precision",
-    "precision_vector",
     "recall",
-    "recall_vector",
     "reciprocal_rank",
-    "reciprocal_rank_vector",
+    "unit_idcg",
 ]
 
-Extra = dict[str, Any]
+Column = Any  # one value per query: a 1-d numpy array, or the query's value in a batch of one
+Rows = Any  # one row per query: a 2-d numpy array padded with 0, or the query's list
+Extra = dict[str, list[Any]]
 
 
-# --------------------------------------------------------------------------- shared pieces
+class Ops(Protocol):
+    """The column operations a formula uses; each layout of :class:`Gains` provides them."""
+
+    def ratio(self, num: Column, den: Column) -> Column:
+        """num / den per query, 0.0 where den is 0."""
+
+    def indicator(self, col: Column) -> Column:
+        """1.0 where the value is > 0, else 0.0."""
+
+    def cap(self, col: Column, bound: float) -> Column:
+        """min(value, bound) per query (for NaN, the layouts differ as they always have: the
+        bound in a batch of one, NaN in the numpy layout)."""
+
+    def full(self, like: Column, value: int) -> Column:
+        """``value`` for every query of ``like``."""
+
+    def first(self, rows: Rows) -> Column:
+        """The first entry of each row (0 for an empty row)."""
+
+    def largest(self, col: Column) -> int:
+        """The largest value of the column."""
+
+    def take(self, table: list[float], index: Column) -> Column:
+        """table[i] for each i of ``index``."""
+
+    def positions(self, rows: Rows) -> Rows:
+        """1, 2, ... along each row."""
+
+    def discounts(self, rows: Rows) -> Rows:
+        """log2(r + 1) for each rank r (the NDCG discounts; 0.0 for padding)."""
+
+    def sum_ratios(self, num: Rows, den: Rows) -> Column:
+        """Per row, the sum of num / den over its entries, left to right (padding, where den
+        is 0, is passed over)."""
+
+    def tolist(self, col: Column) -> list[Any]:
+        """The column as a list of Python numbers."""
 
 
-@dataclass(frozen=True)
-class Gains:
-    """A batch of judged rankings, one row per query."""
+class Gains(NamedTuple):
+    """A batch of judged rankings (a NamedTuple: a batch of one is built per evaluator call)."""
 
-    ranks: IntArray
-    """(queries, width): the ranks of a query's hits (its relevant items in the top k, 1-based)
-    in ascending order, then 0 past its last hit."""
-    gains: FloatArray
-    """(queries, width): the gain at each of ``ranks`` (all > 0), then 0.0 past the last hit."""
-    found: IntArray
+    ops: Ops
+    """The layout's column operations."""
+    ranks: Rows
+    """Per query: the ranks of its hits (its relevant items in the top k, 1-based), ascending."""
+    gains: Rows
+    """Per query: the gain at each of ``ranks`` (all > 0)."""
+    found: Column
     """Hits per query: relevant items in the top k."""
-    top: IntArray
+    top: Column
     """Positions actually scored per query: min(k, retrieved)."""
-    n_relevant: IntArray
-    """Relevant reference items per query (>= 1 for every row a formula sees)."""
-    ideal: FloatArray | None
-    """(queries, width): relevant gains highest first, truncated to k; None when every gain is
-    1.0 (the ideal list is then all ones)."""
+    n_relevant: Column
+    """Relevant reference items per query (>= 1 for every query a formula scores)."""
+    ideal: Rows | None
+    """Per query: relevant gains highest first, the first k of them; None when every gain of
+    the batch is 1.0 (the ideal list is then all ones)."""
+
+
+# --------------------------------------------------------------------------- a batch of one
+
+
+def log2_table(n: int) -> list[float]:
+    """log2(r + 1) for r = 0..n (math.log2 in both layouts, so their discounts agree)."""
+    return [math.log2(r + 1) for r in range(n + 1)]
+
+
+_UNIT_IDCG = [0.0]
+_CACHED_IDCG = 4096  # longest table kept between calls
+
+
+def unit_idcg(n: int) -> list[float]:
+    """The ideal DCG of i relevant items of gain 1.0, for i = 0..n (at least): a prefix sum of
+    1 / log2(rank + 1), added left to right."""
+    global _UNIT_IDCG
+    table = _UNIT_IDCG
+    if n >= len(table):
+        table = [*table]
+        total = table[-1]
+        for rank in range(len(table), n + 1):
+            total += 1.0 / math.log2(rank + 1)
+            table.append(total)
+        if n <= _CACHED_IDCG:
+            _UNIT_IDCG = table  # rebinding is atomic: a concurrent reader sees either table
+    return table
+
+
+class _OneOps:
+    """The operations on a batch of one, where a column is the query's value and a row its
+    list."""
+
+    def ratio(self, num: Column, den: Column) -> Column:
+        return num / den if den else 0.0
+
+    def indicator(self, col: Column) -> Column:
+        return 1.0 if col > 0 else 0.0
+
+    def cap(self, col: Column, bound: float) -> Column:
+        return min(bound, col)  # a NaN (overflowing grades: inf / inf) gives the bound
+
+    def full(self, like: Column, value: int) -> Column:
+        return value
+
+    def first(self, rows: Rows) -> Column:
+        return rows[0] if rows else 0
+
+    def largest(self, col: Column) -> int:
+        return int(col)
+
+    def take(self, table: list[float], index: Column) -> Column:
+        return table[index]
+
+    def positions(self, rows: Rows) -> Rows:
+        return range(1, len(rows) + 1)
+
+    def discounts(self, rows: Rows) -> Rows:
+        return map(math.log2, map(_PLUS_ONE, rows))  # read once, by sum_ratios
+
+    def sum_ratios(self, num: Rows, den: Rows) -> Column:
+        total = 0.0
+        for n, d in zip(num, den, strict=True):  # a batch of one has no padding
+            total += n / d
+        return total
+
+    def tolist(self, col: Column) -> list[Any]:
+        return [col]
+
+
+_PLUS_ONE = (1).__add__
+
+
+ONE: Ops = _OneOps()
 
 
 def hits(j: Judged, k: int | None) -> int:
@@ -81,167 +184,64 @@ def hits(j: Judged, k: int | None) -> int:
     return len(j.ranks) if k is None else bisect_right(j.ranks, k)
 
 
-def _scored(j: Judged, k: int | None) -> int:
-    """Positions scored: min(k, retrieved)."""
-    return j.retrieved if k is None else min(k, j.retrieved)
+def batch_of_one(j: Judged, k: int | None) -> Gains:
+    """One judged ranking as a batch of one, in the :data:`ONE` layout."""
+    ranks, gains, ideal, retrieved, _, binary = j
+    n_relevant = len(ideal)
+    if k is None:
+        found, top = len(ranks), retrieved
+    else:
+        found, top = bisect_right(ranks, k), k if k < retrieved else retrieved
+        if found < len(ranks):  # judged up to a larger limit (a suite's largest k)
+            ranks, gains = ranks[:found], gains[:found]
+        if not binary:
+            ideal = ideal[:k]
+    return Gains(ONE, ranks, gains, found, top, n_relevant, None if binary else ideal)
 
 
-def discounts(n: int) -> list[float]:
-    """log2(rank + 1) for ranks 1..n, the NDCG discounts (math.log2, as the scalar form uses)."""
-    return [math.log2(rank + 1) for rank in range(1, n + 1)]
+# --------------------------------------------------------------------------- the formulas
 
 
-def _row_sums(matrix: FloatArray) -> FloatArray:
-    """Left-to-right sum of each row (np.sum would sum pairwise, and differ in the last bit)."""
-    import numpy as np
-
-    if matrix.shape[1] == 0:
-        return np.zeros(matrix.shape[0])
-    return np.cumsum(matrix, axis=1)[:, -1]
-
-
-def _ratio(numerator: Any, denominator: Any) -> FloatArray:
-    """numerator / denominator, 0.0 where the denominator is 0."""
-    import numpy as np
-
-    out = np.zeros(len(denominator))
-    np.divide(numerator, denominator, out=out, where=denominator > 0)
-    return out
-
-
-# --------------------------------------------------------------------------- recall
-
-
-def recall(j: Judged, k: int | None, *, mode: str) -> tuple[float, Extra]:
-    found = hits(j, k)
+def recall(b: Gains, k: int | None, *, mode: str) -> tuple[Column, Extra]:
     if mode == "single_hit":
-        return (1.0 if found else 0.0), {}
-    return found / j.n_relevant, {}
+        return b.ops.indicator(b.found), {}
+    return b.ops.ratio(b.found, b.n_relevant), {}
 
 
-def recall_vector(b: Gains, k: int | None, *, mode: str) -> tuple[FloatArray, Extra]:
-    if mode == "single_hit":
-        return (b.found > 0).astype(float), {}
-    return _ratio(b.found, b.n_relevant), {}
+def precision(b: Gains, k: int | None, *, denominator: str) -> tuple[Column, Extra]:
+    size = b.ops.full(b.top, k) if (k is not None and denominator == "k") else b.top
+    return b.ops.ratio(b.found, size), {"denominator": b.ops.tolist(size)}
 
 
-# --------------------------------------------------------------------------- precision
+def hit_rate(b: Gains, k: int | None) -> tuple[Column, Extra]:
+    return recall(b, k, mode="single_hit")
 
 
-def precision(j: Judged, k: int | None, *, denominator: str) -> tuple[float, Extra]:
-    size = k if (k is not None and denominator == "k") else _scored(j, k)
-    return (hits(j, k) / size if size else 0.0), {"denominator": size}
+def reciprocal_rank(b: Gains, k: int | None) -> tuple[Column, Extra]:
+    first = b.ops.first(b.ranks)  # 0 when the query has no hit
+    ranks = [rank or None for rank in b.ops.tolist(first)]
+    return b.ops.ratio(b.ops.indicator(first), first), {"first_relevant_rank": ranks}
 
 
-def precision_vector(b: Gains, k: int | None, *, denominator: str) -> tuple[FloatArray, Extra]:
-    import numpy as np
-
-    size = np.full(len(b.top), k) if (k is not None and denominator == "k") else b.top
-    return _ratio(b.found, size), {"denominator": size.tolist()}
-
-
-# --------------------------------------------------------------------------- hit rate
-
-
-def hit_rate(j: Judged, k: int | None) -> tuple[float, Extra]:
-    return (1.0 if hits(j, k) else 0.0), {}
-
-
-def hit_rate_vector(b: Gains, k: int | None) -> tuple[FloatArray, Extra]:
-    return (b.found > 0).astype(float), {}
-
-
-# --------------------------------------------------------------------------- reciprocal rank
-
-
-def reciprocal_rank(j: Judged, k: int | None) -> tuple[float, Extra]:
-    if hits(j, k):
-        return 1.0 / j.ranks[0], {"first_relevant_rank": j.ranks[0]}
-    return 0.0, {"first_relevant_rank": None}
-
-
-def reciprocal_rank_vector(b: Gains, k: int | None) -> tuple[FloatArray, Extra]:
-    import numpy as np
-
-    first = b.ranks[:, 0]  # 0 when the query has no hit
-    ranks = [rank or None for rank in first.tolist()]
-    return _ratio(np.ones(len(first)), first), {"first_relevant_rank": ranks}
-
-
-# --------------------------------------------------------------------------- average precision
-
-
-def _ap_denominator(normalize_by: str, k: int | None, n_relevant: int, found: int) -> int:
-    """retrieved_relevant: hits; all_relevant: R; relevant: min(k, R) (R without k)."""
-    if normalize_by == "retrieved_relevant":
-        return found
-    if normalize_by == "all_relevant" or k is None:
-        return n_relevant
-    return min(k, n_relevant)
-
-
-def average_precision(j: Judged, k: int | None, *, normalize_by: str) -> tuple[float, Extra]:
-    total = 0.0
-    found = hits(j, k)
-    for i in range(found):
-        total += (i + 1) / j.ranks[i]
-    denominator = _ap_denominator(normalize_by, k, j.n_relevant, found)
-    return (total / denominator if denominator else 0.0), {"denominator": denominator}
-
-
-def average_precision_vector(
-    b: Gains, k: int | None, *, normalize_by: str
-) -> tuple[FloatArray, Extra]:
-    import numpy as np
-
-    # The i-th hit (1-based) at rank r adds i / r.
-    found_so_far = np.broadcast_to(np.arange(1, b.ranks.shape[1] + 1), b.ranks.shape)
-    terms = np.zeros(b.ranks.shape)
-    np.divide(found_so_far, b.ranks, out=terms, where=b.ranks > 0)
-    total = _row_sums(terms)
+def average_precision(b: Gains, k: int | None, *, normalize_by: str) -> tuple[Column, Extra]:
+    ops = b.ops
+    total = ops.sum_ratios(ops.positions(b.ranks), b.ranks)  # the i-th hit at rank r adds i / r
     if normalize_by == "retrieved_relevant":
         denominator = b.found
     elif normalize_by == "all_relevant" or k is None:
         denominator = b.n_relevant
     else:
-        denominator = np.minimum(b.n_relevant, k)
-    return _ratio(total, denominator), {"denominator": denominator.tolist()}
+        denominator = ops.cap(b.n_relevant, k)
+    return ops.ratio(total, denominator), {"denominator": ops.tolist(denominator)}
 
 
-# --------------------------------------------------------------------------- NDCG
-
-
-def _dcg(ranks: Iterable[int], gains: Iterable[float]) -> float:
-    total = 0.0
-    for rank, gain in zip(ranks, gains, strict=True):
-        total += gain / math.log2(rank + 1)
-    return total
-
-
-def ndcg(j: Judged, k: int | None) -> tuple[float, Extra]:
-    found = hits(j, k)
-    dcg = _dcg(j.ranks[:found], j.gains[:found])
-    ideal = j.ideal[:k]
-    idcg = _dcg(range(1, len(ideal) + 1), ideal)
-    return (min(1.0, dcg / idcg) if idcg > 0 else 0.0), {"dcg": dcg, "idcg": idcg}
-
-
-def ndcg_vector(b: Gains, k: int | None) -> tuple[FloatArray, Extra]:
-    import numpy as np
-
-    width = max(1, int(b.ranks.max()))
-    if b.ideal is None:  # every gain is 1.0: IDCG is a prefix sum of 1 / discount
-        longest = int(b.n_relevant.max()) if k is None else min(k, int(b.n_relevant.max()))
-        width = max(width, longest)
+def ndcg(b: Gains, k: int | None) -> tuple[Column, Extra]:
+    ops = b.ops
+    dcg = ops.sum_ratios(b.gains, ops.discounts(b.ranks))
+    if b.ideal is None:  # every gain is 1.0: the ideal DCG depends on the count alone
+        cut = b.n_relevant if k is None else ops.cap(b.n_relevant, k)
+        idcg = ops.take(unit_idcg(ops.largest(cut)), cut)
     else:
-        width = max(width, b.ideal.shape[1])
-    discount = np.array(discounts(width))
-    dcg = _row_sums(b.gains / discount[b.ranks - 1])  # padding: 0.0 / discount[-1]
-    if b.ideal is None:
-        prefix = np.concatenate(([0.0], np.cumsum(1.0 / discount)))
-        cut = b.n_relevant if k is None else b.n_relevant.clip(max=k)
-        idcg = prefix[cut]
-    else:
-        idcg = _row_sums(b.ideal / discount[: b.ideal.shape[1]])
-    scores = np.minimum(1.0, _ratio(dcg, idcg))
-    return scores, {"dcg": dcg.tolist(), "idcg": idcg.tolist()}
+        idcg = ops.sum_ratios(b.ideal, ops.discounts(ops.positions(b.ideal)))
+    scores = ops.cap(ops.ratio(dcg, idcg), 1.0)
+    return scores, {"dcg": ops.tolist(dcg), "idcg": ops.tolist(idcg)}

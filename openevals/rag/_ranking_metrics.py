@@ -2,8 +2,8 @@
 
 :data:`METRICS` holds one :class:`MetricSpec` per metric: its name (also the feedback key, with
 ``@k`` appended when ``k`` is given), the formula in words, the options it takes besides the
-common ones (with their defaults and accepted values), a one-line description and its two pure
-formula functions (:mod:`openevals.rag._ranking_formulas`).
+common ones (with their defaults and accepted values), a one-line description and its formula
+(:mod:`openevals.rag._ranking_formulas`), which scores a single query as a batch of one.
 
 The public functions of :mod:`openevals.rag.ranking` keep explicit signatures, for readers and
 type checkers; ``tests/rag/test_ranking_table.py`` checks every one of them against this table
@@ -101,8 +101,7 @@ FEEDBACK_KEY = Option(
 )
 COMMON_OPTIONS = (K, KEY, EMPTY_REFERENCE, FEEDBACK_KEY)
 
-ScalarFormula = Callable[..., tuple[float, dict[str, Any]]]
-VectorFormula = Callable[..., tuple[Any, dict[str, Any]]]
+Formula = Callable[..., tuple[Any, dict[str, list[Any]]]]
 
 
 @dataclass(frozen=True)
@@ -115,14 +114,14 @@ class MetricSpec:
     """One-line description."""
     formula: str
     """The score, in words."""
-    scalar: ScalarFormula
-    vector: VectorFormula
+    compute: Formula
+    """The formula: a batch of judged queries -> per-query scores and metadata columns."""
     options: tuple[Option, ...] = ()
     """Options of this metric besides the common ones (they come right after ``k``)."""
     aliases: tuple[str, ...] = ()
     """Other names accepted by ``create_retrieval_evaluator(metrics=...)``."""
     uses_ideal: bool = False
-    """Whether the vector formula reads the ideal gains (batches build them only then)."""
+    """Whether the formula reads the ideal gains (batches build them only then)."""
 
     @property
     def feedback_key(self) -> str:
@@ -135,7 +134,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "Recall of the top k retrieved items.",
         "relevant items in the top k / relevant items",
         formulas.recall,
-        formulas.recall_vector,
         (
             _choice(
                 "mode",
@@ -151,7 +149,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "Precision of the top k retrieved items.",
         "relevant items in the top k / k (without k: / items retrieved)",
         formulas.precision,
-        formulas.precision_vector,
         (
             _choice(
                 "denominator",
@@ -167,14 +164,12 @@ METRICS: tuple[MetricSpec, ...] = (
         "Whether a relevant item is in the top k.",
         "1.0 when a relevant item is in the top k, else 0.0",
         formulas.hit_rate,
-        formulas.hit_rate_vector,
     ),
     MetricSpec(
         "reciprocal_rank",
         "Reciprocal rank of the first relevant item in the top k; its batch mean is the MRR.",
         "1 / rank of the first relevant item in the top k (0.0 if none)",
         formulas.reciprocal_rank,
-        formulas.reciprocal_rank_vector,
         aliases=("mrr",),
     ),
     MetricSpec(
@@ -183,7 +178,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "the sum of precision@i over the ranks i <= k holding a relevant item, / the "
         "normaliser chosen by normalize_by",
         formulas.average_precision,
-        formulas.average_precision_vector,
         (
             _choice(
                 "normalize_by",
@@ -203,7 +197,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "DCG / ideal DCG; gain = the reference item's relevance (1 when ungraded), discount = "
         "log2(rank + 1); the ideal list ranks the reference's relevances highest first",
         formulas.ndcg,
-        formulas.ndcg_vector,
         uses_ideal=True,
     ),
 )
@@ -326,18 +319,20 @@ class Metric:
     """The metric's own options (``mode``, ``denominator``, ``normalize_by``)."""
     key: ItemKey
     empty_reference: EmptyReference
-    formula: ScalarFormula = field(repr=False)
+    formula: Formula = field(repr=False)
+    """``spec.compute`` with this metric's own options bound."""
 
     @property
     def run_name(self) -> str:
         return self.feedback_key
 
     def result(self, judged: Judged) -> EvaluatorResult:
+        one = formulas.batch_of_one(judged, self.k)
         metadata: dict[str, Any] = {
             "k": self.k,
             "relevant": judged.n_relevant,
             "retrieved": judged.retrieved,
-            "retrieved_relevant": formulas.hits(judged, self.k),
+            "retrieved_relevant": one.found,
         }
         if judged.duplicates:
             metadata["duplicates"] = judged.duplicates
@@ -350,8 +345,9 @@ class Metric:
                 f"(empty_reference={self.empty_reference!r})"
             )
             return _result(self.feedback_key, score, comment, metadata)
-        value, extra = self.formula(judged, self.k)
-        metadata.update(extra)
+        value, extra = self.formula(one, self.k)
+        for name, column in extra.items():
+            metadata[name] = column[0]
         return _result(self.feedback_key, float(value), None, metadata)
 
     def score(
@@ -389,7 +385,7 @@ def build_metric(name: str, options: Mapping[str, Any]) -> Metric:
         options=own,
         key=key,
         empty_reference=empty,
-        formula=partial(spec.scalar, **own) if own else spec.scalar,
+        formula=partial(spec.compute, **own) if own else spec.compute,
     )
 
 

@@ -15,6 +15,7 @@ from openevals.trajectory.match import (
     MatchConfig,
     evaluate_trajectories,
     flatten_calls,
+    make_scorer,
     parse_trajectory,
 )
 from openevals.types import EvaluatorResult, ToolArgsMatchMode, ToolArgsMatchOverrides
@@ -59,12 +60,13 @@ def _is_trajectory_superset(
     tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
 ) -> bool:
     """True when every reference tool call is matched by a distinct output tool call."""
-    config = MatchConfig(
-        trajectory_match_mode="superset",
+    return _scorer_for_mode(
+        "superset",
+        outputs=outputs,
+        reference_outputs=reference_outputs,
         tool_args_match_mode=tool_args_match_mode,
         tool_args_match_overrides=tool_args_match_overrides,
     )
-    return evaluate_trajectories(config, outputs, reference_outputs)[0]
 
 
 def deprecated_info(key: str) -> EvaluatorInfo:
@@ -72,10 +74,19 @@ def deprecated_info(key: str) -> EvaluatorInfo:
     return EvaluatorInfo(run_name=key, feedback_keys=(key,), pure=True)
 
 
-def _deprecated_config(
-    function_name: str, mode: str, args_mode: str, kwargs: dict[str, Any]
-) -> MatchConfig:
-    """Warn about a deprecated plain evaluator and return the settings it stands for."""
+def _deprecated_run(
+    runner: Callable[..., Any],
+    info: EvaluatorInfo,
+    function_name: str,
+    mode: str,
+    args_mode: str,
+    outputs: Any,
+    reference_outputs: Any,
+    kwargs: dict[str, Any],
+) -> Any:
+    """Warn about the deprecated plain evaluator ``function_name`` and score one call with the
+    settings it stands for, through ``runner`` (``run_scorer``, or ``arun_scorer``: then the
+    caller awaits what this returns)."""
     import warnings
 
     replacement = (
@@ -85,7 +96,7 @@ def _deprecated_config(
     warnings.warn(
         f"{function_name} is deprecated; use {replacement} instead",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=3,  # the caller of the deprecated evaluator
     )
     for name in ("tool_args_match_mode", "tool_args_match_overrides"):
         if name in kwargs:
@@ -93,7 +104,9 @@ def _deprecated_config(
                 f"{function_name}() does not accept {name!r}; use {replacement} with the "
                 "options you need"
             )
-    return MatchConfig(trajectory_match_mode=mode, tool_args_match_mode=args_mode)
+    config = MatchConfig(trajectory_match_mode=mode, tool_args_match_mode=args_mode)
+    scorer = make_scorer(config)
+    return runner(info, scorer, outputs=outputs, reference_outputs=reference_outputs, **kwargs)
 
 
 def _scorer_for_mode(
@@ -121,33 +134,18 @@ def _deprecated_evaluators(
     feedback key and run name, and emit ``DeprecationWarning``.
     """
     from openevals._contract import arun_scorer, attach_info, run_scorer
-    from openevals.trajectory.match import make_scorer
 
     info = deprecated_info(key)
 
     def evaluator(*, outputs: Any, reference_outputs: Any, **kwargs: Any) -> EvaluatorResult:
-        config = _deprecated_config(key, mode, "ignore", kwargs)
-        result = run_scorer(
-            info,
-            make_scorer(config),
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            **kwargs,
-        )
-        return cast(EvaluatorResult, result)
+        args = (key, mode, "ignore", outputs, reference_outputs, kwargs)
+        return cast(EvaluatorResult, _deprecated_run(run_scorer, info, *args))
 
     async def evaluator_async(
         *, outputs: Any, reference_outputs: Any, **kwargs: Any
     ) -> EvaluatorResult:
-        config = _deprecated_config(key + "_async", mode, "ignore", kwargs)
-        result = await arun_scorer(
-            info,
-            make_scorer(config),
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            **kwargs,
-        )
-        return cast(EvaluatorResult, result)
+        args = (key + "_async", mode, "ignore", outputs, reference_outputs, kwargs)
+        return cast(EvaluatorResult, await _deprecated_run(arun_scorer, info, *args))
 
     attach_info(evaluator, info)
     attach_info(evaluator_async, info.as_async())
@@ -158,14 +156,15 @@ def _deprecated_evaluators(
     return evaluator, evaluator_async
 
 
-def _legacy_scorer(mode: str) -> Callable[..., bool]:
-    """The public-release ``_scorer`` helper of a deprecated module: the verdict alone."""
+def _legacy_scorer(mode: str, args_mode: ToolArgsMatchMode = "ignore") -> Callable[..., bool]:
+    """The public-release ``_scorer`` helper of a deprecated module: the verdict alone
+    (``tool_args_match_mode`` defaults to ``args_mode``)."""
 
     def _scorer(
         *,
         outputs: Any,
         reference_outputs: Any,
-        tool_args_match_mode: ToolArgsMatchMode = "ignore",
+        tool_args_match_mode: ToolArgsMatchMode = args_mode,
         tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
         **kwargs: Any,
     ) -> bool:

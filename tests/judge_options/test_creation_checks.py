@@ -10,6 +10,7 @@ error from every factory.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -58,7 +59,11 @@ class _AsyncCallablePrompt:
 
 
 @pytest.mark.parametrize("name", sorted(SYNC))
-@pytest.mark.parametrize("prompt", [_async_prompt, _AsyncCallablePrompt()], ids=["fn", "object"])
+@pytest.mark.parametrize(
+    "prompt",
+    [_async_prompt, _AsyncCallablePrompt(), functools.partial(_AsyncCallablePrompt())],
+    ids=["fn", "object", "partial-of-object"],
+)
 def test_sync_factories_refuse_async_prompts_at_creation(
     name: str, prompt: Any, fake_openai: FakeOpenAIServer
 ) -> None:

@@ -24,7 +24,7 @@ def _no_sync_calls(judge: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the batch run used the sync judge path")
 
-    monkeypatch.setattr(judge_core(judge), "run_sync", refuse)
+    monkeypatch.setattr(judge_core(judge), "ask_sync", refuse)
 
 
 def test_a_sync_judge_from_a_model_string_has_an_async_twin(server: FakeOpenAIServer) -> None:
