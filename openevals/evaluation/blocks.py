@@ -91,6 +91,7 @@ __all__ = [
     "EvalColumn",
     "batch_first",
     "columnar_fits",
+    "pure_batch_forms",
     "run_blocks",
 ]
 
@@ -349,14 +350,22 @@ class _EvalLines:
 # --------------------------------------------------------------------------- the run
 
 
+def pure_batch_forms(evaluators: Sequence[RunEvaluator]) -> dict[str, BatchForm]:
+    """The batch forms of the cheap pure (inline) evaluators, by name; none while LangSmith
+    tracing is on (each call is then traced as usual)."""
+    if _tracing():
+        return {}
+    forms: dict[str, BatchForm] = {}
+    for ev in evaluators:
+        form = batch_form(ev) if ev.inline else None
+        if form is not None:
+            forms[ev.name] = form
+    return forms
+
+
 async def run_blocks(run: BlockRun) -> None:
     """Process every row of ``run`` block by block (see the module docs)."""
-    forms: dict[str, BatchForm] = {}
-    if not _tracing():
-        for ev in run.evaluators:
-            form = batch_form(ev)
-            if form is not None:
-                forms[ev.name] = form
+    forms = pure_batch_forms(run.evaluators)
     resumed = bool(run.previous.evals or run.previous.rows)
     reader = run.reader
     while True:

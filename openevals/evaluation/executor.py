@@ -214,13 +214,15 @@ class RowExecutor:
 _YIELD_EVERY = 64
 
 
-async def run_rows(executor: RowExecutor, next_row: Callable[[], Row | None], workers: int) -> None:
+async def run_rows(
+    executor: RowExecutor, next_row: Callable[[], Awaitable[Row | None]], workers: int
+) -> None:
     """Run every row ``next_row`` gives with ``workers`` rows in flight (cancelled together)."""
 
     async def worker() -> None:
         since_yield = 0
         while True:
-            row = next_row()
+            row = await next_row()
             if row is None:
                 return
             suspended = await executor.process_row(row)

@@ -197,3 +197,44 @@ def test_one_raising_row_costs_only_its_own_call(monkeypatch: pytest.MonkeyPatch
     # halves: 16 fails; 8 (rows 0-7) fails; 4 (0-3) ok; 4 (4-7) fails; 2 (4-5) fails;
     # 1 (row 4) ok; 1 (row 5) fails and runs alone; 2 (6-7) ok; 8 (8-15) ok
     assert sizes == [16, 8, 4, 4, 2, 1, 1, 2, 8]
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=datasets(), use_async=st.booleans())
+def test_a_mixed_run_scores_its_pure_evaluators_in_blocks(
+    rows: list[dict[str, Any]], use_async: bool
+) -> None:
+    """A judge with pure evaluators: the pure ones are scored a block at a time by their batch
+    forms, the judge row by row; the results are those of per-row calls."""
+
+    async def judge(outputs: Any) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"key": "judged", "score": outputs == "a", "comment": None}
+
+    evaluators = {**EVALUATORS, "judge": judge}
+    mp = pytest.MonkeyPatch()
+    calls: list[int] = []
+    real = exact_match.batch  # type: ignore[attr-defined]
+
+    def counting(outputs: Any, reference_outputs: Any) -> Any:
+        calls.append(len(outputs))
+        return real(outputs=outputs, reference_outputs=reference_outputs)
+
+    mp.setattr(blocks, "BLOCK_ROWS", 4)
+    mp.setattr(runner_module, "BLOCK_ROWS", 4)
+    mp.setattr(exact_match, "batch", counting)
+    try:
+        run = asyncio.run(aevaluate(rows, evaluators, progress=False)) if use_async else None
+        fast = run if run is not None else evaluate(rows, evaluators, progress=False)
+    finally:
+        mp.undo()
+    mp.setattr(runner_module, "pure_batch_forms", lambda evaluators: {})
+    try:
+        slow = evaluate(rows, evaluators, progress=False)
+    finally:
+        mp.undo()
+    assert _strip(fast.rows) == _strip(slow.rows)
+    assert fast.aggregates == slow.aggregates
+    clean_blocks = [r for r in rows if isinstance(r.get("reference_outputs"), str)]
+    if len(clean_blocks) == len(rows) and len(rows) >= 2:
+        assert calls, "the batch form scored the pure evaluator's rows"

@@ -21,13 +21,21 @@ import asyncio
 import contextlib
 import os
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from openevals.evaluation.batches import BatchMetrics
-from openevals.evaluation.blocks import ColumnBlock, columnar_fits, run_blocks
+from openevals.evaluation.blocks import (
+    BLOCK_ROWS,
+    ColumnBlock,
+    batch_first,
+    columnar_fits,
+    pure_batch_forms,
+    run_blocks,
+)
 from openevals.evaluation.cache import open_cache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
@@ -148,7 +156,33 @@ class LocalRun:
         if self.columnar and columnar_fits(self):
             await run_blocks(self)
             return
-        await run_rows(self.executor, self.next_row, self._worker_count())
+        await run_rows(self.executor, self._row_source(), self._worker_count())
+
+    def _row_source(self) -> Callable[[], Awaitable[Row | None]]:
+        """What the workers pull rows from. In a run without a target, the pure evaluators that
+        have a ``batch`` form score the rows a block at a time first (their outcomes wait in
+        the calls), while the others (judges) take the rows one by one."""
+        forms = {} if self.target is not None else pure_batch_forms(self.evaluators)
+        if not forms:
+
+            async def one() -> Row | None:
+                return self.next_row()
+
+            return one
+        queue: deque[Row] = deque()
+        lock = asyncio.Lock()
+
+        async def prefetched() -> Row | None:
+            if not queue:
+                async with lock:
+                    if not queue:
+                        rows = [self.next_row() for _ in range(BLOCK_ROWS)]
+                        block = [row for row in rows if row is not None]
+                        await batch_first(self, forms, block)
+                        queue.extend(block)
+            return queue.popleft() if queue else None
+
+        return prefetched
 
     def _worker_count(self) -> int:
         total, concurrency = self.stats.rows_total, self.options.concurrency

@@ -193,7 +193,11 @@ class WorkerRun:
                 return
             await batch_first(self, self.forms, rows)
             workers = max(1, min(self.options.concurrency, len(rows)))
-            await run_rows(self.executor, self.next_row, workers)
+
+            async def next_row() -> Row | None:
+                return self.next_row()
+
+            await run_rows(self.executor, next_row, workers)
         finally:
             closed.set()
 
