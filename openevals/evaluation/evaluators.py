@@ -32,6 +32,7 @@ from openevals.evaluation.spec import EvaluatorSpec
 __all__ = [
     "RunEvaluator",
     "counting_cache",
+    "normalize_many",
     "normalize_results",
     "prepare_evaluators",
     "usage_of",
@@ -241,6 +242,14 @@ def normalize_results(value: Any, name: str) -> list[dict[str, Any]]:
         f"evaluator {name!r} returned {type(value).__name__}; expected an EvaluatorResult dict "
         "({'key', 'score', ...}), a list of them, or a number/bool"
     )
+
+
+def normalize_many(values: Sequence[Any], name: str) -> list[list[dict[str, Any]]]:
+    """:func:`normalize_results` of each of ``values`` (a batch form's return value), with the
+    common case - every value a clean result dict - checked in one pass."""
+    if all(type(v) is dict and v.keys() == _RESULT_KEYS for v in values):
+        return [[v] for v in values]
+    return [normalize_results(v, name) for v in values]
 
 
 def usage_of(results: Sequence[Mapping[str, Any]]) -> dict[str, int] | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openevals.evaluation.data import FIELDS
-from openevals.evaluation.evaluators import RunEvaluator, counting_cache, normalize_results
+from openevals.evaluation.evaluators import RunEvaluator, counting_cache, normalize_many
 
 __all__ = ["BatchForm", "batch_form", "run_batch_form"]
 
@@ -126,7 +126,7 @@ async def _call(
     if not isinstance(value, list) or len(value) != len(positions):
         return {}
     try:
-        per_row = [normalize_results(item, ev.name) for item in value]
+        per_row = normalize_many(value, ev.name)
     except TypeError:
         return {}
     return dict(zip(positions, per_row, strict=True))
