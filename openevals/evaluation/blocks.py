@@ -373,7 +373,13 @@ async def run_blocks(run: BlockRun) -> None:
             rows = [row for row in (run.next_row() for _ in range(BLOCK_ROWS)) if row is not None]
             if not rows:
                 return
-            await _rows_one_by_one(run, forms, rows)
+            ready = None if resumed else _normalised_block(run, rows)
+            if ready is not None:
+                with no_gc_pauses():
+                    await _score_block(run, forms, ready)
+                    run.add_block(ready)
+            else:
+                await _rows_one_by_one(run, forms, rows)
         else:
             start, records = reader.raw_block(BLOCK_ROWS)
             if not records:
@@ -424,6 +430,26 @@ def _plain_block(
     )
     if group_by is not None:
         block.groups = [group_of(block.fields(pos), group_by) for pos in range(len(records))]
+    return block
+
+
+def _normalised_block(run: BlockRun, rows: list[Row]) -> ColumnBlock | None:
+    """Rows that arrived normalised (with their ids) as a :class:`ColumnBlock`, or ``None``
+    when one of them cannot be stored or was partly scored before (the per-row code then)."""
+    if any(row.problem is not None or run.previous.finished(row.id) for row in rows):
+        return None
+    block = ColumnBlock(
+        start=rows[0].index,
+        records=[row.fields for row in rows],
+        ids=[row.id for row in rows],
+        names=[ev.name for ev in run.evaluators],
+        models=[ev.info.model if ev.info is not None else None for ev in run.evaluators],
+        columns=[],
+        cached=run.cache is not None,
+    )
+    group_by = run.options.group_by
+    if group_by is not None:
+        block.groups = [group_of(row.fields, group_by) for row in rows]
     return block
 
 

@@ -208,8 +208,18 @@ class WorkerRun:
     def block(self) -> AbstractContextManager[None]:
         return nullcontext()
 
-    def add_block(self, block: ColumnBlock) -> None:  # pragma: no cover - no raw reader here
-        raise AssertionError("a worker's rows arrive normalised; it never builds column blocks")
+    def add_block(self, block: ColumnBlock) -> None:
+        """A block scored on the columnar path: each row's outcome, to send back."""
+        for pos, row_id in enumerate(block.ids):
+            assert row_id is not None  # rows arrive with their ids
+            pairs = self.capture.outcomes[row_id].pairs
+            for name, column in zip(block.names, block.columns, strict=True):
+                pairs[name] = (
+                    column.results[pos],
+                    column.errors.get(pos),
+                    column.elapsed[pos],
+                    column.counts.get(pos, (0, 0)) if block.cached else None,
+                )
 
 
 class ReplayCalls:
