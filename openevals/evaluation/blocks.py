@@ -90,6 +90,7 @@ __all__ = [
     "ColumnBlock",
     "EvalColumn",
     "batch_first",
+    "block_of_rows",
     "columnar_fits",
     "pure_batch_forms",
     "run_blocks",
@@ -438,16 +439,30 @@ def _normalised_block(run: BlockRun, rows: list[Row]) -> ColumnBlock | None:
     when one of them cannot be stored or was partly scored before (the per-row code then)."""
     if any(row.problem is not None or run.previous.finished(row.id) for row in rows):
         return None
+    return block_of_rows(
+        rows, run.evaluators, cached=run.cache is not None, group_by=run.options.group_by
+    )
+
+
+def block_of_rows(
+    rows: Sequence[Row],
+    evaluators: Sequence[RunEvaluator],
+    *,
+    cached: bool,
+    group_by: str | None,
+    columns: list[EvalColumn] | None = None,
+) -> ColumnBlock:
+    """A :class:`ColumnBlock` of consecutive normalised rows (their ids known), with the
+    evaluators' ``columns`` when they are already scored."""
     block = ColumnBlock(
         start=rows[0].index,
         records=[row.fields for row in rows],
         ids=[row.id for row in rows],
-        names=[ev.name for ev in run.evaluators],
-        models=[ev.info.model if ev.info is not None else None for ev in run.evaluators],
-        columns=[],
-        cached=run.cache is not None,
+        names=[ev.name for ev in evaluators],
+        models=[ev.info.model if ev.info is not None else None for ev in evaluators],
+        columns=[] if columns is None else columns,
+        cached=cached,
     )
-    group_by = run.options.group_by
     if group_by is not None:
         block.groups = [group_of(row.fields, group_by) for row in rows]
     return block

@@ -46,11 +46,13 @@ import ray
 import ray.data
 from ray import cloudpickle
 
+from openevals.evaluation.blocks import block_of_rows
 from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
 from openevals.evaluation.engines.local import LocalRun, rows_of
 from openevals.evaluation.engines.ray_connect import probe_ray_address
 from openevals.evaluation.engines.worker import (
+    ColumnOutcomes,
     ReplayCalls,
     RowOutcome,
     WorkerRun,
@@ -129,11 +131,17 @@ class _EvalWorker:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
         results = []
+        names = [ev.name for ev in self.run.evaluators]
         for chunk, payload in zip(batch["chunk"], batch["payload"], strict=True):
             items = pickle.loads(payload)
-            outcomes = self.run.run_items(items)
+            outcomes = self.run.run_chunk(items)
             if self.parquet is not None:  # this worker writes its rows' results itself
-                write_part(self.run, items, outcomes, self.parquet, int(chunk))
+                rows = (
+                    outcomes.row_outcomes(names)
+                    if isinstance(outcomes, ColumnOutcomes)
+                    else outcomes
+                )
+                write_part(self.run, items, rows, self.parquet, int(chunk))
             results.append(pickle.dumps(outcomes, pickle.HIGHEST_PROTOCOL))
         return {"chunk": batch["chunk"], "result": np.array(results, dtype=object)}
 
@@ -239,37 +247,75 @@ class RayRun:
                 return
         rows = list(rows_of(self.run))
         work = [row for row in rows if self._needs_work(row)]
-        outcomes = self._outcomes(work)
+        chunks = self._chunks(work)
         try:
+            if len(work) == len(rows):  # nothing resumed: replay batch by batch
+                for chunk_rows, done in chunks:
+                    if self.stop.is_set():
+                        raise KeyboardInterrupt
+                    await self._replay_chunk(chunk_rows, done)
+                return
+            outcomes = (o for chunk_rows, done in chunks for o in self._row_outcomes(done))
             for row in rows:
                 if self.stop.is_set():
                     raise KeyboardInterrupt
                 self.replay.outcome = next(outcomes) if self._needs_work(row) else None
                 await self.executor.process_row(row)
         finally:
-            outcomes.close()
+            chunks.close()
 
-    def _outcomes(self, work: Sequence[Row]) -> Generator[RowOutcome, None, None]:
-        """Every row's outcome, in the order of ``work``, as the workers finish them."""
+    def _row_outcomes(self, done: list[RowOutcome] | ColumnOutcomes) -> list[RowOutcome]:
+        if isinstance(done, ColumnOutcomes):
+            return done.row_outcomes(self.run.names)
+        return done
+
+    async def _replay_chunk(
+        self, rows: Sequence[Row], done: list[RowOutcome] | ColumnOutcomes
+    ) -> None:
+        """One batch's outcomes: column blocks go to the records whole (as on the local columnar
+        path); anything else is replayed row by row through the shared row code."""
+        if isinstance(done, ColumnOutcomes):  # a fresh run's batches hold consecutive rows
+            run, start = self.run, 0
+            for count, columns in done.blocks:
+                block = block_of_rows(
+                    rows[start : start + count],
+                    run.evaluators,
+                    cached=run.cache is not None,
+                    group_by=self.options.group_by,
+                    columns=columns,
+                )
+                run.records.add_block(block)
+                start += count
+            return
+        for row, self.replay.outcome in zip(rows, done, strict=True):
+            await self.executor.process_row(row)
+
+    def _chunks(
+        self, work: Sequence[Row]
+    ) -> Generator[tuple[Sequence[Row], list[RowOutcome] | ColumnOutcomes], None, None]:
+        """Every batch of ``work`` with what the workers did for it, in order."""
         if not work:
             return
         size = self.options.ray_batch_size
         previous = self.run.previous
+        batches = [work[start : start + size] for start in range(0, len(work), size)]
         chunks = []
-        for start in range(0, len(work), size):
+        for batch in batches:
             items = [
                 WorkItem(
                     row=row,
                     evals=dict(previous.finished(row.id)),
                     row_record=previous.rows.get(row.id),
                 )
-                for row in work[start : start + size]
+                for row in batch
             ]
             chunks.append(pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
         with ray_data_session(self.run.cache) as shared:
-            yield from self._stream(chunks, shared)
+            yield from zip(batches, self._stream(chunks, shared), strict=True)
 
-    def _stream(self, chunks: list[bytes], shared: Any) -> Generator[RowOutcome, None, None]:
+    def _stream(
+        self, chunks: list[bytes], shared: Any
+    ) -> Generator[list[RowOutcome] | ColumnOutcomes, None, None]:
         cpus = ray.cluster_resources().get("CPU", 1)
         workers = self.options.ray_workers or max(1, int(cpus))
         workers = min(workers, len(chunks))
@@ -297,7 +343,7 @@ class RayRun:
                 if int(chunk) != expected:  # pragma: no cover - Ray broke preserve_order
                     raise RuntimeError(f"Ray returned chunk {int(chunk)}, expected {expected}")
                 expected += 1
-                yield from pickle.loads(result)
+                yield pickle.loads(result)
         del payload_ref
 
 

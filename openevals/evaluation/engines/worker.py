@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from openevals.evaluation.blocks import ColumnBlock, batch_first, columnar_fits, run_blocks
+from openevals.evaluation.blocks import (
+    ColumnBlock,
+    EvalColumn,
+    batch_first,
+    columnar_fits,
+    run_blocks,
+)
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
@@ -45,6 +51,7 @@ from openevals.evaluation.stats import RunStats
 __all__ = [
     "SUCCESS",
     "Capture",
+    "ColumnOutcomes",
     "PairOutcome",
     "ReplayCalls",
     "RowOutcome",
@@ -67,6 +74,31 @@ class WorkItem:
     row: Row
     evals: dict[str, dict[str, Any]] = field(default_factory=dict)
     row_record: dict[str, Any] | None = None
+
+
+@dataclass
+class ColumnOutcomes:
+    """What a worker did for a batch scored wholly on the columnar path: per block, its number
+    of rows and the evaluators' columns (the driver rebuilds the blocks from its own rows)."""
+
+    blocks: list[tuple[int, list[EvalColumn]]]
+    cached: bool
+
+    def row_outcomes(self, names: Sequence[str]) -> list[RowOutcome]:
+        """The same outcomes, row by row."""
+        out: list[RowOutcome] = []
+        for count, columns in self.blocks:
+            for pos in range(count):
+                pairs: dict[str, PairOutcome] = {}
+                for name, column in zip(names, columns, strict=True):
+                    pairs[name] = (
+                        column.results[pos],
+                        column.errors.get(pos),
+                        column.elapsed[pos],
+                        column.counts.get(pos, (0, 0)) if self.cached else None,
+                    )
+                out.append(RowOutcome(pairs=pairs))
+        return out
 
 
 @dataclass
@@ -149,9 +181,19 @@ class WorkerRun:
                 if form is not None:
                     self.forms[ev.name] = form
         self._rows: Iterator[Row] = iter(())
+        self.blocks: list[ColumnBlock] = []  # the column blocks of the batch being scored
 
     def run_items(self, items: Sequence[WorkItem]) -> list[RowOutcome]:
         """Score the rows of ``items``; one :class:`RowOutcome` per item, in order."""
+        done = self.run_chunk(items)
+        if isinstance(done, ColumnOutcomes):
+            return done.row_outcomes([ev.name for ev in self.evaluators])
+        return done
+
+    def run_chunk(self, items: Sequence[WorkItem]) -> list[RowOutcome] | ColumnOutcomes:
+        """Score the rows of ``items``: their columns when every row went through a column
+        block, else one :class:`RowOutcome` per item, in order."""
+        self.blocks = []
         rows = [item.row for item in items]
         self.previous = Previous(
             evals={item.row.id: dict(item.evals) for item in items if item.evals},
@@ -181,6 +223,11 @@ class WorkerRun:
             drive(self._run_rows(rows, began, closed), began=began, closed=closed)
         finally:
             offload.shutdown()
+        if rows and sum(len(block) for block in self.blocks) == len(rows):
+            return ColumnOutcomes(
+                blocks=[(len(block), block.columns) for block in self.blocks],
+                cached=self.cache is not None,
+            )
         return [self.capture.outcomes[row.id] for row in rows]
 
     async def _run_rows(
@@ -209,7 +256,8 @@ class WorkerRun:
         return nullcontext()
 
     def add_block(self, block: ColumnBlock) -> None:
-        """A block scored on the columnar path: each row's outcome, to send back."""
+        """A block scored on the columnar path: kept, and each row's outcome, to send back."""
+        self.blocks.append(block)
         for pos, row_id in enumerate(block.ids):
             assert row_id is not None  # rows arrive with their ids
             pairs = self.capture.outcomes[row_id].pairs
