@@ -47,7 +47,14 @@ from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_
 from openevals.evaluation.evaluators import usage_of
 from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.pricing import estimate_cost
-from openevals.evaluation.records import ErrorInfo, Evaluation, Recorder, ResultRow, encode
+from openevals.evaluation.records import (
+    ErrorInfo,
+    Evaluation,
+    Recorder,
+    ResultRow,
+    encode,
+    row_record,
+)
 
 if TYPE_CHECKING:
     from openevals.evaluation.data import Row, RowReader
@@ -181,26 +188,20 @@ class ColumnBlock:
         """The block as result dicts, as the per-row path makes them."""
         out: list[ResultRow] = []
         for pos in range(len(self.records)):
-            fields = self.fields(pos)
-            rec: dict[str, Any] = {
-                "id": self.row_id(pos),
-                "index": self.start + pos,
-                "inputs": fields.get("inputs"),
-                "outputs": fields.get("outputs"),
-                "reference_outputs": fields.get("reference_outputs"),
-            }
-            extra = {k: v for k, v in fields.items() if k not in FIELDS}
-            if extra:
-                rec["extra"] = extra
-            if self.groups is not None:
-                rec["group"] = self.groups[pos]
             evaluations = {
                 name: self.evaluation(number, pos) for number, name in enumerate(self.names)
             }
-            rec["evaluations"] = evaluations
+            rec = row_record(
+                self.row_id(pos),
+                self.start + pos,
+                self.fields(pos),
+                group=self.groups[pos] if self.groups is not None else None,
+                grouped=self.groups is not None,
+                evaluations=evaluations,
+            )
             failed = any(e["status"] != "success" for e in evaluations.values())
             rec["status"] = "error" if failed else "success"
-            out.append(rec)  # type: ignore[arg-type]
+            out.append(rec)
         return out
 
     def long_columns(self, grouped: bool) -> dict[str, list[Any]] | None:

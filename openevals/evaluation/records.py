@@ -43,6 +43,7 @@ __all__ = [
     "encode",
     "error_type",
     "escape_surrogates",
+    "row_record",
     "storable_text",
 ]
 
@@ -172,6 +173,35 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def row_record(
+    row_id: str,
+    index: int,
+    fields: Mapping[str, Any],
+    *,
+    group: str | None,
+    grouped: bool,
+    target: TargetInfo | None = None,
+    evaluations: dict[str, Evaluation] | None = None,
+) -> ResultRow:
+    """A result row: the row's fields, its group, ``evaluations`` (empty by default), target."""
+    rec: dict[str, Any] = {
+        "id": row_id,
+        "index": index,
+        "inputs": fields.get("inputs"),
+        "outputs": fields.get("outputs"),
+        "reference_outputs": fields.get("reference_outputs"),
+    }
+    extra = {k: v for k, v in fields.items() if k not in FIELDS}
+    if extra:
+        rec["extra"] = extra
+    if grouped:
+        rec["group"] = group
+    rec["evaluations"] = {} if evaluations is None else evaluations
+    if target is not None:
+        rec["target"] = target
+    return rec  # type: ignore[return-value]
+
+
 class Recorder:
     """Makes every record of a run, with secrets removed (see :mod:`~.redact`)."""
 
@@ -261,22 +291,7 @@ class Recorder:
         target: TargetInfo | None,
     ) -> ResultRow:
         """The result row of ``row`` (``fields`` may hold the target's outputs), no evaluations."""
-        rec: dict[str, Any] = {
-            "id": row.id,
-            "index": row.index,
-            "inputs": fields.get("inputs"),
-            "outputs": fields.get("outputs"),
-            "reference_outputs": fields.get("reference_outputs"),
-        }
-        extra = {k: v for k, v in fields.items() if k not in FIELDS}
-        if extra:
-            rec["extra"] = extra
-        if grouped:
-            rec["group"] = group
-        rec["evaluations"] = {}
-        if target is not None:
-            rec["target"] = target
-        return rec  # type: ignore[return-value]
+        return row_record(row.id, row.index, fields, group=group, grouped=grouped, target=target)
 
     def finish(self, rec: ResultRow) -> ResultRow:
         """``rec`` made final: every secret value removed (a copy only where one was found)."""
