@@ -340,15 +340,19 @@ class Metric:
             if self.empty_reference == "raise":
                 raise empty_reference_error(self.feedback_key, "reference_outputs")
             score = EMPTY_SCORES[self.empty_reference]
-            comment = (
-                f"reference_outputs holds no relevant item; scored {score} "
-                f"(empty_reference={self.empty_reference!r})"
-            )
-            return _result(self.feedback_key, score, comment, metadata)
+            return _result(self.feedback_key, score, self.empty_comment(), metadata)
         value, extra = self.formula(one, self.k)
         for name, column in extra.items():
             metadata[name] = column[0]
         return _result(self.feedback_key, float(value), None, metadata)
+
+    def empty_comment(self) -> str:
+        """The comment of a query whose reference holds no relevant item."""
+        score = EMPTY_SCORES[self.empty_reference]
+        return (
+            f"reference_outputs holds no relevant item; scored {score} "
+            f"(empty_reference={self.empty_reference!r})"
+        )
 
     def score(
         self, *, outputs: Any = None, reference_outputs: Any = None

@@ -100,9 +100,35 @@ _RETURNS = "EvaluatorResult | list[EvaluatorResult]"
 def _sync(what: str, options: Mapping[str, Any]) -> SimpleEvaluator:
     scorer = _scorer(what, options)
     info = _info(scorer)
-    return make_evaluator(
+    evaluator = make_evaluator(
         scorer.score, info, passes=_PASSES, returns=_RETURNS, name=scorer.run_name, module=__name__
     )
+    if isinstance(scorer, Metric):
+        _attach_batch(evaluator, scorer)
+    return evaluator
+
+
+def _attach_batch(evaluator: SimpleEvaluator, metric: Metric) -> None:
+    """Give a one-metric evaluator a ``batch`` form (the batch runner's columnar path):
+    ``evaluator.batch(outputs, reference_outputs)`` scores many queries with the numpy batch
+    formula, one result per query equal to a per-query call's (comment and metadata included).
+    One bad query raises for the whole call."""
+
+    def batch(outputs: Sequence[Any], reference_outputs: Sequence[Any]) -> list[dict[str, Any]]:
+        from openevals.rag._ranking_batch import run_batch  # loads numpy
+
+        scores, _, metadata = run_batch(metric, list(outputs), list(reference_outputs))
+        return [
+            {
+                "key": metric.feedback_key,
+                "score": score,
+                "comment": metric.empty_comment() if found["relevant"] == 0 else None,
+                "metadata": found,
+            }
+            for score, found in zip(scores, metadata, strict=True)
+        ]
+
+    setattr(evaluator, "batch", batch)  # noqa: B010 (an attribute of a function object)
 
 
 def _async(what: str, options: Mapping[str, Any]) -> SimpleAsyncEvaluator:
