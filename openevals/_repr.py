@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["show"]
+__all__ = ["LIMIT", "PATH_LIMIT", "show"]
 
 LIMIT: Final = 120
 """Default length of a shown value, in characters."""
+
+PATH_LIMIT: Final = 1_000
+"""Length of a shown file path or name: any real path fits, a path-shaped 10 MB string does not."""
 
 _DEPTH: Final = 4  # containers below this depth are shown as [...] / {...}
 _ITEMS: Final = 6  # entries shown per container
