@@ -20,6 +20,8 @@ import copy
 import json
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = [
     "JudgeError",
     "JudgeLogprobsError",
@@ -106,7 +108,7 @@ class JudgeTimeoutError(JudgeError, TimeoutError):
         self.attempts = attempts
         self.model = model
         limit = f"{timeout:g} s" if timeout is not None else "the client's"
-        who = f" {model!r}" if model else ""
+        who = f" {show(model)}" if model else ""
         super().__init__(
             f"the judge model{who} did not answer within the timeout ({limit}) in {attempts} "
             f"attempt{'s' if attempts != 1 else ''}; raise the timeout on your client (e.g. "
