@@ -119,7 +119,7 @@ def normalize_to_openai_messages_list(messages: Any) -> list[dict[str, Any]]:
             return [convert_to_openai_message(messages)]
         raise ValueError(
             "expected a message dict with 'role', or a container {'messages': [...]}; got a dict "
-            f"with keys {sorted(messages)!r}"
+            f"with keys {show(sorted(messages))}"
         )
     if is_langchain_message(messages):
         return [convert_to_openai_message(messages)]
