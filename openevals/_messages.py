@@ -81,7 +81,8 @@ def convert_to_openai_message(message: Any) -> dict[str, Any]:
             else:
                 raise ValueError(
                     "message dicts need a 'role' key (OpenAI form, e.g. "
-                    "{'role': 'user', 'content': 'hi'}); got keys " + repr(sorted(message))
+                    "{'role': 'user', 'content': 'hi'}); got keys "
+                    + show(sorted(map(str, message)))
                 )
         role = str(out["role"])
         out["role"] = _ROLE_ALIASES.get(role, role)

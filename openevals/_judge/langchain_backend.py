@@ -279,7 +279,7 @@ def _dumps(value: Any) -> str:
     try:
         return json.dumps(value, default=str)
     except (ValueError, RecursionError):
-        return repr(value)[:MAX_ANSWER_CHARS]
+        return show(value, MAX_ANSWER_CHARS)
 
 
 def _raw_text(raw: Any, parsed: Any) -> str:

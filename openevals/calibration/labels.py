@@ -62,7 +62,7 @@ class JudgeScores:
 
 
 def _show(value: Any) -> str:
-    return format(value, "g") if isinstance(value, float) else repr(value)
+    return format(value, "g") if isinstance(value, float) else show(value)
 
 
 def judge_scores_of(judge: Any, declared: Any = None) -> JudgeScores:
@@ -328,10 +328,11 @@ def _typed(
         labels = (False, True)
     elif label_type == "categorical":
         labels = tuple(dict.fromkeys(choices)) if choices is not None else tuple(_sorted(values))
-        outside = sorted({repr(v) for v in values if v not in labels})
+        outside = sorted({show(v) for v in values if v not in labels})
         if outside:
+            listed = ", ".join(outside[:6]) + (", ..." if len(outside) > 6 else "")
             raise ValueError(
-                f"labels {', '.join(outside)} in column {show(label)} are not among the choices "
+                f"labels {listed} in column {show(label)} are not among the choices "
                 f"{show(list(labels))}; fix the labels or the choices"
             )
         ordered = all(_is_number(x) for x in labels)

@@ -146,7 +146,7 @@ def connected_groups(comparisons: Iterable[Comparison]) -> list[tuple[Hashable, 
 
 
 def _groups_text(groups: Sequence[tuple[Hashable, ...]]) -> str:
-    return " | ".join(repr(list(g)) for g in groups)
+    return " | ".join(show(list(g)) for g in groups)
 
 
 def _score_matrix(rows: Sequence[Comparison], index: dict[Hashable, int]) -> NDArray[np.float64]:
