@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from openevals._repr import show
+from openevals._repr import PATH_LIMIT, show
 
 __all__ = ["main"]
 
@@ -185,8 +185,12 @@ def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
     try:
         if module_name.endswith(".py") or "/" in module_name:
             path = Path(module_name).resolve()
-            if not path.exists():
-                raise UsageError(f"{option}: no such file {show(module_name)}")
+            try:
+                found = path.exists()
+            except OSError:  # e.g. a name longer than the system allows
+                found = False
+            if not found:
+                raise UsageError(f"{option}: no such file {show(module_name, PATH_LIMIT)}")
             loader_spec = importlib.util.spec_from_file_location(path.stem, path)
             if loader_spec is None or loader_spec.loader is None:
                 raise UsageError(f"{option}: cannot import {show(module_name)}")

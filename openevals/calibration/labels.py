@@ -61,6 +61,14 @@ class JudgeScores:
         return "scores of an undeclared type"
 
 
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _show(value: Any) -> str:
     return format(value, "g") if isinstance(value, float) else show(value)
 
@@ -307,6 +315,12 @@ def _typed(
         if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence) or not choices:
             raise TypeError(f"`choices` must be a non-empty list of labels; got {show(choices)}")
         choices = [parse_label(c) for c in choices]
+        for index, choice in enumerate(choices):
+            if not _hashable(choice):
+                raise TypeError(
+                    f"`choices` must hold labels (booleans, numbers or text); item {index} is "
+                    f"{type(choice).__name__} {show(choice)}"
+                )
     elif judge.kind == "choices":
         choices = list(judge.choices)
     if label_type is None:

@@ -10,7 +10,7 @@ one side are counted, listed and excluded from the pairs, never dropped silently
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -182,7 +182,9 @@ def _row(row: ChangedRow) -> dict[str, Any]:
     return {name: getattr(row, name) for name in row.__dataclass_fields__}
 
 
-def _check_options(alpha: Any, min_effect: Any, seed: Any, test: Any, resamples: Any) -> None:
+def _check_options(
+    alpha: Any, min_effect: Any, seed: Any, test: Any, resamples: Any, max_rows: Any
+) -> None:
     if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0.0 < alpha < 1.0:
         raise ValueError(f"`alpha` must be a float strictly between 0 and 1; got {show(alpha)}")
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or min_effect < 0:
@@ -193,6 +195,22 @@ def _check_options(alpha: Any, min_effect: Any, seed: Any, test: Any, resamples:
         raise ValueError(f"`test` must be one of {TESTS}; got {show(test)}")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 100:
         raise ValueError(f"`resamples` must be a whole number >= 100; got {show(resamples)}")
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
+        raise TypeError(f"`max_rows` must be an int >= 0; got {show(max_rows)}")
+
+
+def _key_names(value: Any, name: str) -> list[str]:
+    """``keys`` / ``lower_is_better`` as a list of feedback keys (each a str)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"`{name}` must be a list of feedback keys; got {show(value)}")
+    listed = list(value)
+    for index, key in enumerate(listed):
+        if not isinstance(key, str):
+            raise TypeError(
+                f"`{name}` must be a list of feedback keys (str); item {index} is "
+                f"{type(key).__name__} {show(key)}"
+            )
+    return listed
 
 
 def compare(
@@ -324,11 +342,14 @@ def _flow(
     from openevals.comparison._pairs import build
     from openevals.comparison.head_to_head import JudgeRun, judge_rows, summarize
 
-    _check_options(alpha, min_effect, seed, test, resamples)
+    _check_options(alpha, min_effect, seed, test, resamples, max_rows)
     if isinstance(keys, str):
         raise TypeError(f"`keys` must be a list of feedback keys; got the string {show(keys)}")
     if isinstance(lower_is_better, str):
         raise TypeError(f"`lower_is_better` must be a list of keys; got {show(lower_is_better)}")
+    if keys is not None:
+        keys = _key_names(keys, "keys")
+    lower_is_better = _key_names(lower_is_better, "lower_is_better")
     options = dict(judge_options or {})
     unknown = sorted(set(options) - set(_JUDGE_OPTIONS))
     if unknown:

@@ -426,7 +426,7 @@ def build_suite(options: Mapping[str, Any]) -> Suite:
         )
     names: list[str] = []
     for m in metrics:
-        if m not in BY_NAME:
+        if not isinstance(m, str) or m not in BY_NAME:
             raise ValueError(f"unknown metric {show(m)} in `metrics`; accepted: {accepted!r}")
         if BY_NAME[m].name not in names:
             names.append(BY_NAME[m].name)

@@ -183,12 +183,14 @@ def bleu_metric(
     bleu_cls = metrics.BLEU
     _flag(lowercase, "lowercase")
     _flag(effective_order, "effective_order")
-    if tokenize is not None and tokenize not in bleu_cls.TOKENIZERS:
+    if tokenize is not None and (
+        not isinstance(tokenize, str) or tokenize not in bleu_cls.TOKENIZERS
+    ):
         raise ValueError(
             f"`tokenize` must be one of {sorted(bleu_cls.TOKENIZERS)} or None (sacrebleu's default"
             f" '13a'); got {show(tokenize)}"
         )
-    if smooth_method not in bleu_cls.SMOOTH_DEFAULTS:
+    if not isinstance(smooth_method, str) or smooth_method not in bleu_cls.SMOOTH_DEFAULTS:
         raise ValueError(
             f"`smooth_method` must be one of {sorted(bleu_cls.SMOOTH_DEFAULTS)}; got "
             f"{show(smooth_method)}"
