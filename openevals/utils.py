@@ -75,9 +75,9 @@ def _process_score(key: str, value: Any) -> EvaluatorResult:
     if isinstance(value, Mapping):
         if "score" not in value:
             raise ValueError(
-                f"the scorer's value for feedback key {show(key)} is a dict without a 'score' entry "
-                f"(got keys {show(sorted(value))}); return a scalar, or a dict with 'score' and "
-                "optional 'reasoning' and 'metadata'"
+                f"the scorer's value for feedback key {show(key)} is a dict without a 'score' "
+                f"entry (got keys {show(sorted(value))}); return a scalar, or a dict with 'score' "
+                "and optional 'reasoning' and 'metadata'"
             )
         comment = value.get("reasoning", value.get("comment"))
         result = _result(key, value["score"], comment, value.get("metadata"))

@@ -233,7 +233,8 @@ def _timeout(value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(
-            f"`timeout` must be a number of seconds or None; got {type(value).__name__} ({show(value)})"
+            f"`timeout` must be a number of seconds or None; got {type(value).__name__} "
+            f"({show(value)})"
         )
     if not math.isfinite(value) or value <= 0:
         raise ValueError(

@@ -249,8 +249,8 @@ def _label_order(
     missing = [label for label in seen if label not in order]
     if missing:
         raise ValueError(
-            f"labels {show(missing)} occur in the data but not in `labels` {show(order)}; add them, or "
-            "fix the data"
+            f"labels {show(missing)} occur in the data but not in `labels` {show(order)}; add "
+            "them, or fix the data"
         )
     return order
 

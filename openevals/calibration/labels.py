@@ -174,9 +174,10 @@ class LabelledData:
                 "categorical": "one of " + ", ".join(_show(x) for x in self.labels),
             }[self.label_type]
             raise ValueError(
-                f"the judge scored row {row.index} (id {show(row.id)}) {show(score)}, but the labels in "
-                f"column {show(self.label)} are {self.label_type} ({wanted}); pass `judge_scores=` "
-                "to declare the judge's score type, or a judge whose scores match the labels"
+                f"the judge scored row {row.index} (id {show(row.id)}) {show(score)}, but the "
+                f"labels in column {show(self.label)} are {self.label_type} ({wanted}); pass "
+                "`judge_scores=` to declare the judge's score type, or a judge whose scores match "
+                "the labels"
             )
         return score
 
@@ -251,8 +252,8 @@ def load_labelled(
             )
         shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
         raise ValueError(
-            f"{len(missing)} row(s) have no label in column {show(label)} (rows {shown}); label them "
-            "or leave them out of the data"
+            f"{len(missing)} row(s) have no label in column {show(label)} (rows {shown}); label "
+            "them or leave them out of the data"
         )
     return _typed(rows, label, label_type, choices, judge)
 
@@ -295,8 +296,8 @@ def _label_kind(values: Sequence[Any], label: str) -> str:
             )
     if len(kinds) > 1:
         raise ValueError(
-            f"labels in column {show(label)} mix {' and '.join(sorted(kinds))} values; use one kind "
-            "(e.g. all true/false, or all numbers), or map them with `label_map=`"
+            f"labels in column {show(label)} mix {' and '.join(sorted(kinds))} values; use one "
+            "kind (e.g. all true/false, or all numbers), or map them with `label_map=`"
         )
     return kinds.pop()
 
@@ -333,8 +334,8 @@ def _typed(
     problem = _mismatch(kind, label_type, judge, values)
     if problem:
         raise ValueError(
-            f"the labels in column {show(label)} ({problem}, e.g. {show(example)}) cannot be compared with "
-            f"a judge that gives {judge.describe()}: {_fix(kind, label_type, judge)}"
+            f"the labels in column {show(label)} ({problem}, e.g. {show(example)}) cannot be "
+            f"compared with a judge that gives {judge.describe()}: {_fix(kind, label_type, judge)}"
         )
     labels: tuple[Hashable, ...] = ()
     ordered = False

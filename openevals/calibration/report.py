@@ -259,8 +259,8 @@ def _pick(results: list[Mapping[str, Any]], key: str | None, evaluator: str) -> 
             if result.get("key") == key:
                 return result
         raise ValueError(
-            f"the judge {show(evaluator)} returned no result with feedback key {show(key)}; its keys: "
-            f"{[r.get('key') for r in results]}. Pass `feedback_key=` with one of them"
+            f"the judge {show(evaluator)} returned no result with feedback key {show(key)}; its "
+            f"keys: {[r.get('key') for r in results]}. Pass `feedback_key=` with one of them"
         )
     if len(results) != 1:
         raise ValueError(

@@ -79,7 +79,8 @@ class Settings:
             raise ValueError(f"`resamples` must be a whole number >= 0; got {show(self.resamples)}")
         if not (isinstance(self.confidence, float) and 0.0 < self.confidence < 1.0):
             raise ValueError(
-                f"`confidence` must be a float strictly between 0 and 1; got {show(self.confidence)}"
+                "`confidence` must be a float strictly between 0 and 1; got "
+                f"{show(self.confidence)}"
             )
         from openevals.evaluation.options import RunOptions
 

@@ -88,7 +88,8 @@ def check_model_options(*, code_extraction_strategy: str, model: str | None, cli
         verb = "are" if len(given) == 2 else "is"
         raise ValueError(
             f"{' and '.join(given)} {verb} only used by code_extraction_strategy='llm' (to extract "
-            f"the code with a model), but code_extraction_strategy={show(code_extraction_strategy)}; "
+            "the code with a model), but "
+            f"code_extraction_strategy={show(code_extraction_strategy)}; "
             "drop it or use the 'llm' strategy"
         )
 

@@ -146,7 +146,8 @@ def _known_strategy(strategy: Any) -> str:
     if strategy in CODE_EXTRACTION_STRATEGIES:
         return strategy
     warnings.warn(
-        f"code_extraction_strategy={show(strategy)} is not one of {list(CODE_EXTRACTION_STRATEGIES)}; "
+        f"code_extraction_strategy={show(strategy)} is not one of "
+        f"{list(CODE_EXTRACTION_STRATEGIES)}; "
         "it is treated as 'none' (the whole output is the code), as openevals 0.2.2 does. "
         "Unknown values will raise ValueError in a future release: pass 'none' instead.",
         DeprecationWarning,

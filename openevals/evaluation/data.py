@@ -182,8 +182,8 @@ def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
     for key, value in raw.items():
         if not isinstance(key, str):
             raise TypeError(
-                f"{source}: row {index} has a non-string field name {show(key)}; field names must be "
-                "strings"
+                f"{source}: row {index} has a non-string field name {show(key)}; field names "
+                "must be strings"
             )
         if key == _ID_KEY:
             continue
@@ -228,8 +228,9 @@ def _format_of(path: Path) -> str:
     fmt = _SUFFIXES.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(
-            f"data: cannot tell the format of {show(str(path), PATH_LIMIT)} from its suffix {show(path.suffix)}; "
-            f"accepted: {', '.join(sorted(_SUFFIXES))}, and Parquet (.parquet, .pq, .parq)"
+            f"data: cannot tell the format of {show(str(path), PATH_LIMIT)} from its suffix "
+            f"{show(path.suffix)}; accepted: {', '.join(sorted(_SUFFIXES))}, and Parquet "
+            "(.parquet, .pq, .parq)"
         )
     return fmt
 
@@ -237,8 +238,9 @@ def _format_of(path: Path) -> str:
 def _not_utf8(path: Path, lineno: int, exc: UnicodeDecodeError) -> ValueError:
     byte = exc.object[exc.start : exc.start + 1].hex()
     return ValueError(
-        f"data: {show(str(path), PATH_LIMIT)} line {lineno} is not UTF-8 text (byte 0x{byte} at column "
-        f"{exc.start + 1}); is it a binary file? Datasets must be UTF-8 JSONL, JSON, CSV or TSV"
+        f"data: {show(str(path), PATH_LIMIT)} line {lineno} is not UTF-8 text (byte 0x{byte} at "
+        f"column {exc.start + 1}); is it a binary file? Datasets must be UTF-8 JSONL, JSON, CSV or "
+        "TSV"
     )
 
 
@@ -264,12 +266,13 @@ def _read_jsonl(path: Path) -> Iterator[Any]:
             yield json.loads(text)
         except RecursionError:
             raise ValueError(
-                f"data: {show(str(path), PATH_LIMIT)} line {lineno} is nested too deeply to read as JSON"
+                f"data: {show(str(path), PATH_LIMIT)} line {lineno} is nested too deeply to "
+                "read as JSON"
             ) from None
         except ValueError as exc:
             raise ValueError(
-                f"data: {show(str(path), PATH_LIMIT)} line {lineno} is not valid JSON ({exc}); each line of "
-                "a JSONL file must hold one JSON object"
+                f"data: {show(str(path), PATH_LIMIT)} line {lineno} is not valid JSON ({exc}); "
+                "each line of a JSONL file must hold one JSON object"
             ) from None
 
 
@@ -294,12 +297,13 @@ def _read_json(path: Path) -> Iterator[Any]:
                 break
         else:
             raise ValueError(
-                f"data: {show(str(path), PATH_LIMIT)} holds a JSON object; expected a list of rows, or an object "
-                f"with the rows under one of {list(_JSON_LIST_KEYS)}"
+                f"data: {show(str(path), PATH_LIMIT)} holds a JSON object; expected a list of "
+                f"rows, or an object with the rows under one of {list(_JSON_LIST_KEYS)}"
             )
     if not isinstance(doc, list):
         raise ValueError(
-            f"data: {show(str(path), PATH_LIMIT)} must hold a JSON list of row objects; got {type(doc).__name__}"
+            f"data: {show(str(path), PATH_LIMIT)} must hold a JSON list of row objects; got "
+            f"{type(doc).__name__}"
         )
     yield from doc
 
@@ -355,8 +359,8 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
                 continue
             if len(cells) > len(names):
                 raise ValueError(
-                    f"data: {show(str(path), PATH_LIMIT)} row at line {lineno} has {len(cells)} cells but the "
-                    f"header has {len(names)} columns"
+                    f"data: {show(str(path), PATH_LIMIT)} row at line {lineno} has {len(cells)} "
+                    f"cells but the header has {len(names)} columns"
                 )
             record: dict[str, Any] = {}
             for name, is_nested, cell in zip(names, nested, cells, strict=False):

@@ -62,8 +62,8 @@ class RunEvaluator:
                 value = field_at(fields, path)
                 if value is MISSING:
                     raise KeyError(
-                        f"evaluator {show(self.name)} reads {show(arg)} from row field {show(path)}, which "
-                        f"this row does not have (fields: {sorted(fields)})"
+                        f"evaluator {show(self.name)} reads {show(arg)} from row field "
+                        f"{show(path)}, which this row does not have (fields: {sorted(fields)})"
                     )
                 mapped[arg] = value
             view = mapped

@@ -252,8 +252,8 @@ class PairwisePlan:
         for ev in evaluators:
             if "outputs" in ev.fields:
                 raise ValueError(
-                    f"evaluator {show(ev.name)} maps `outputs` to {show(ev.fields['outputs'])}, but with "
-                    "systems= the outputs come from the systems; remove that mapping"
+                    f"evaluator {show(ev.name)} maps `outputs` to {show(ev.fields['outputs'])}, "
+                    "but with systems= the outputs come from the systems; remove that mapping"
                 )
             for a, b in itertools.combinations(parsed.names, 2):
                 pair = _pair_evaluator(ev, parsed, a, b)

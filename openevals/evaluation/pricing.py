@@ -50,15 +50,15 @@ def _price_pair(name: str, value: Any) -> tuple[float, float]:
             pair = (value["input"], value["output"])
         except KeyError:
             raise ValueError(
-                f"prices[{show(name)}] must have 'input' and 'output' (USD per 1M tokens); got keys "
-                f"{sorted(value)}"
+                f"prices[{show(name)}] must have 'input' and 'output' (USD per 1M tokens); got "
+                f"keys {sorted(value)}"
             ) from None
     elif isinstance(value, (tuple, list)) and len(value) == 2:
         pair = (value[0], value[1])
     else:
         raise TypeError(
-            f"prices[{show(name)}] must be (input, output) or {{'input': ..., 'output': ...}} in USD "
-            f"per 1M tokens; got {show(value)}"
+            f"prices[{show(name)}] must be (input, output) or {{'input': ..., 'output': ...}} "
+            f"in USD per 1M tokens; got {show(value)}"
         )
     out = []
     for part in pair:

@@ -179,8 +179,8 @@ def _only(spec: ParsedSpec, options: dict[str, Any], allowed: tuple[str, ...] | 
     if unknown:
         accepted = ", ".join(allowed) if allowed else "none"
         raise SpecError(
-            f"{show(spec.name)} does not take option(s) {unknown} (in {show(spec.text)}); accepted: "
-            f"{accepted}"
+            f"{show(spec.name)} does not take option(s) {unknown} (in {show(spec.text)}); "
+            f"accepted: {accepted}"
         )
 
 

@@ -122,8 +122,8 @@ def _rubric_scorers(
     if not core.rubric:
         if timeout is not None:
             raise ValueError(
-                f"`timeout={show(timeout)}` bounds the requests of the rubric judge, but there is no "
-                "`rubric`; pass a non-empty `rubric` or drop `timeout`"
+                f"`timeout={show(timeout)}` bounds the requests of the rubric judge, but there "
+                "is no `rubric`; pass a non-empty `rubric` or drop `timeout`"
             )
 
         def unused(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:

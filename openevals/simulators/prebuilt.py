@@ -53,8 +53,8 @@ def _fixed_message(item: Any, index: int) -> ChatCompletionMessage:
         ) from None
     if message.get("role") != "user":
         raise ValueError(
-            f"fixed_responses[{index}] has role {show(message.get('role'))}; the simulated user can "
-            "only say 'user' messages"
+            f"fixed_responses[{index}] has role {show(message.get('role'))}; the simulated user "
+            "can only say 'user' messages"
         )
     out: ChatCompletionMessage = {"role": "user", "content": message.get("content", "")}
     if message.get("id"):

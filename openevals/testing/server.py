@@ -326,7 +326,8 @@ class FakeOpenAIServer(_Endpoints):
         """Queue ``times`` malformed chat replies of one kind from :data:`MALFORMED_REPLIES`."""
         if kind not in MALFORMED_REPLIES:
             raise ValueError(
-                f"unknown malformed reply kind {show(kind)}; choose one of {sorted(MALFORMED_REPLIES)}"
+                f"unknown malformed reply kind {show(kind)}; choose one of "
+                f"{sorted(MALFORMED_REPLIES)}"
             )
         for _ in range(times):
             self.queue_chat(**MALFORMED_REPLIES[kind])

@@ -463,7 +463,8 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(
-            f"reference_batch_metric({show(name)}) does not take {unknown}; accepted: {sorted(allowed)}"
+            f"reference_batch_metric({show(name)}) does not take {unknown}; accepted: "
+            f"{sorted(allowed)}"
         )
     if name == "chrf++":
         options.setdefault("word_order", 2)

@@ -274,7 +274,8 @@ def _load_arguments(raw: str, side: str, message_index: int, name: str) -> dict[
     if not isinstance(value, dict):
         shown = raw if len(raw) <= 80 else raw[:77] + "..."
         raise ValueError(
-            f"{where}: arguments must be a JSON object, got a JSON {type(value).__name__}: {show(shown)}"
+            f"{where}: arguments must be a JSON object, got a JSON {type(value).__name__}: "
+            f"{show(shown)}"
         )
     return value
 
