@@ -35,6 +35,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
 from openevals.evaluation.sources import require
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def wide_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[An
 
 def _table(result: EvaluationResult, wide: bool) -> tuple[list[str], list[tuple[Any, ...]]]:
     if not isinstance(wide, bool):
-        raise TypeError(f"wide must be True or False; got {wide!r}")
+        raise TypeError(f"wide must be True or False; got {show(wide)}")
     return wide_table(result.rows) if wide else long_table(result.rows)
 
 
