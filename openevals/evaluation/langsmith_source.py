@@ -185,7 +185,7 @@ def parse_uri(text: str) -> LangSmithDataset:
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise ValueError(
-            f"data: {show(text)} has unknown option(s) {unknown}; accepted: {list(_OPTIONS)}"
+            f"data: {show(text)} has unknown option(s) {show(unknown)}; accepted: {list(_OPTIONS)}"
         )
     versions = options.get("version", [])
     if len(versions) > 1 or (versions and not versions[0]):

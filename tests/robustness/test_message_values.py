@@ -456,3 +456,49 @@ def test_cli_a_huge_text_label_is_shown_briefly(
     judge_spec = f"{__name__}:label_judge"
     err = cli(["calibrate", str(data), "--judge-function", judge_spec, "--no-progress"], capsys)
     assert "'label'" in err
+
+
+# --------------------------------------------------------------------------- evaluate() data
+
+
+def deep_tuple() -> Any:
+    value: Any = "a"
+    for _ in range(DEPTH):
+        value = (value,)
+    return value
+
+
+def test_a_deep_non_string_field_name_is_shown_briefly() -> None:
+    row = {"inputs": "q", "outputs": "a", "reference_outputs": "a", deep_tuple(): 1}
+    with pytest.raises(TypeError, match="non-string field name") as info:
+        evaluate_rows([row])
+    assert len(str(info.value)) < MAX_MESSAGE
+
+
+def test_a_deep_dataframe_column_name_is_shown_briefly() -> None:
+    pd = pytest.importorskip("pandas")
+    columns = {"inputs": ["q"], "outputs": ["a"], "reference_outputs": ["a"], deep_tuple(): [1]}
+    frame = pd.DataFrame(columns)
+    with pytest.raises(TypeError, match="column names must be strings") as info:
+        evaluate_rows(frame)
+    assert len(str(info.value)) < MAX_MESSAGE
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_a_bad_wide_flag_is_named(kind: str) -> None:
+    result = evaluate()
+    with pytest.raises(TypeError, match="wide must be True or False") as info:
+        result.to_pandas(wide=BAD[kind]())
+    assert len(str(info.value)) < MAX_MESSAGE
+
+
+def test_a_huge_langsmith_option_is_shown_briefly() -> None:
+    with pytest.raises(ValueError, match="unknown option") as info:
+        evaluate_rows("langsmith://dataset?" + huge_str() + "=1")
+    assert len(str(info.value)) < MAX_MESSAGE
+
+
+def evaluate_rows(data: Any) -> Any:
+    import openevals
+
+    return openevals.evaluate(data, [scorer], progress=False)
