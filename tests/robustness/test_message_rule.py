@@ -26,15 +26,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("rag/_items.py", "list(keys)"): "the library's fixed container keys",
     ("rag/_ranking_metrics.py", "list(option.choices)"): "the library's fixed option choices",
     ("rag/_ranking_metrics.py", "accepted"): "the library's sorted metric names",
-    # The runner-side files below are being edited in parallel; their message lines are
-    # converted in a commit of their own, which removes these entries.
-    ("evaluation/batches.py", "name"): "runner-side file, converted separately",
-    ("evaluation/batches.py", "label"): "runner-side file, converted separately",
-    ("evaluation/batches.py", "value"): "runner-side file, converted separately",
-    ("evaluation/batches.py", "metric"): "runner-side file, converted separately",
-    ("evaluation/engines/ray_connect.py", "address"): "runner-side file, converted separately",
-    ("evaluation/engines/ray_connect.py", "value"): "runner-side file, converted separately",
-    ("evaluation/runner.py", "name"): "runner-side file, converted separately",
 }
 
 

@@ -242,6 +242,12 @@ CASES = [
     Case("evaluate-eval_timeout", lambda v: evaluate(eval_timeout=v), TypeError, "eval_timeout"),
     Case("evaluate-accumulate", lambda v: evaluate(accumulate=v), TypeError, "accumulate"),
     Case("evaluate-group_by", lambda v: evaluate(group_by=v), TypeError, "group_by", NOT_STR),
+    Case(
+        "evaluate-ray_connect_timeout",
+        lambda v: evaluate(engine="ray", ray_connect_timeout=v),
+        ValueError,
+        "ray_connect_timeout",
+    ),
     Case("aevaluate-concurrency", lambda v: aevaluate(concurrency=v), ValueError, "concurrency"),
     Case("aevaluate-eval_timeout", lambda v: aevaluate(eval_timeout=v), TypeError, "eval_timeout"),
     # ------------------------------------------------------------------ calibrate: labels, options
@@ -502,3 +508,18 @@ def evaluate_rows(data: Any) -> Any:
     import openevals
 
     return openevals.evaluate(data, [scorer], progress=False)
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_a_batch_metric_returning_a_bad_value_is_recorded_briefly(kind: str) -> None:
+    value = BAD[kind]()
+
+    def metric(columns: dict[str, list[Any]]) -> Any:
+        return {"m": value}
+
+    result = evaluate(batch_metrics=[metric])
+    [error] = result.summary["batch_metric_errors"]
+    assert error["type"] == "TypeError"
+    assert "batch metric 'metric' returned" in error["message"]
+    assert "for 'm'" in error["message"]
+    assert len(error["message"]) < MAX_MESSAGE
