@@ -523,3 +523,19 @@ def test_a_batch_metric_returning_a_bad_value_is_recorded_briefly(kind: str) -> 
     assert "batch metric 'metric' returned" in error["message"]
     assert "for 'm'" in error["message"]
     assert len(error["message"]) < MAX_MESSAGE
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_huge_embedding_model_name_is_named_briefly(
+    is_async: bool, openai_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openevals import _embed_calls
+    from openevals.embeddings import EmbeddingServerError
+
+    monkeypatch.setitem(_embed_calls.BACKOFF, "initial", 0.0)
+    for _ in range(_embed_calls.MAX_RETRIES + 1):
+        openai_env.queue_embeddings(status=500)
+    evaluator = embedding(is_async, model="openai:" + huge_str())
+    with pytest.raises(EmbeddingServerError, match=r"^embedding model 'openai:xxx") as info:
+        run(evaluator(outputs="a", reference_outputs="b"))
+    assert len(str(info.value)) < MAX_MESSAGE
