@@ -38,6 +38,11 @@ def _steps(value: Any, name: str) -> list[list[str]]:
     return turns
 
 
+def _nodes(turn: list[Any]) -> str:
+    """A turn's node names, every one shown (each one bounded)."""
+    return "[" + ", ".join(show(node) for node in turn) + "]"
+
+
 def _score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
     got = _steps(outputs, "outputs")
     want = _steps(reference_outputs, "reference_outputs")
@@ -45,7 +50,7 @@ def _score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
         return False, f"{len(got)} turn(s) in outputs, {len(want)} in reference_outputs"
     for i, (a, b) in enumerate(zip(got, want, strict=True)):
         if a != b:
-            return False, f"turn {i} differs: {show(a)} vs reference {show(b)}"
+            return False, f"turn {i} differs: {_nodes(a)} vs reference {_nodes(b)}"
     return True, None
 
 

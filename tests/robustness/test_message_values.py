@@ -539,3 +539,27 @@ def test_a_huge_embedding_model_name_is_named_briefly(
     with pytest.raises(EmbeddingServerError, match=r"^embedding model 'openai:xxx") as info:
         run(evaluator(outputs="a", reference_outputs="b"))
     assert len(str(info.value)) < MAX_MESSAGE
+
+
+# --------------------------------------------------------------------------- result comments
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_graph_turn_comment_shows_every_node_and_deep_nodes_briefly(is_async: bool) -> None:
+    from openevals.graph_trajectory import (
+        graph_trajectory_strict_match,
+        graph_trajectory_strict_match_async,
+    )
+
+    match = graph_trajectory_strict_match_async if is_async else graph_trajectory_strict_match
+    nodes = list("abcdefgh")
+    result = run(
+        match(
+            outputs={"steps": [[*nodes[:7], deep_list()]]},
+            reference_outputs={"steps": [nodes]},
+        )
+    )
+    assert result["score"] is False
+    comment = result["comment"]
+    assert "'g', [[[[[...]]]]]] vs reference ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']" in comment
+    assert len(comment) < MAX_MESSAGE
