@@ -1,10 +1,10 @@
-"""The rule behind issue 27, item 3, kept for the future: a raised message shows values with show().
+"""The rule behind issue 27, item 3, kept for the future: a message shows values with show().
 
-An f-string inside ``raise SomeError(...)`` that formats a name or expression with ``!r`` (or
-calls ``repr()`` on one) can raise ``RecursionError`` on a deep value and copies a huge one whole.
-Every such site in ``openevals/`` uses ``openevals._repr.show`` instead; the few that show a value
-the library itself defines (an allowed list of our own names) are listed here with the reason.
-"""
+An f-string in ``raise SomeError(...)``, in an exception built to be returned, or in a warning,
+that formats a name or expression with ``!r`` (or calls ``repr()`` on one) can raise
+``RecursionError`` on a deep value and copies a huge one whole. Every such site in
+``openevals/`` uses ``openevals._repr.show`` instead; the few that show a value the library
+itself defines (an allowed list of our own names) are listed here with the reason."""
 
 from __future__ import annotations
 
@@ -26,16 +26,30 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("rag/_items.py", "list(keys)"): "the library's fixed container keys",
     ("rag/_ranking_metrics.py", "list(option.choices)"): "the library's fixed option choices",
     ("rag/_ranking_metrics.py", "accepted"): "the library's sorted metric names",
+    ("rag/llm_metrics.py", "raw"): (
+        "the error's raw= attribute keeps the whole answer (the message itself uses show)"
+    ),
 }
 
 
+def _is_message(node: ast.AST) -> bool:
+    """A raise, an exception built to be raised or returned, or a warning."""
+    if isinstance(node, ast.Raise):
+        return node.exc is not None
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name.endswith(("Error", "Exception")) or name == "warn"
+
+
 def _raised_reprs(tree: ast.AST) -> list[tuple[int, str]]:
-    """``(line, expression)`` of every ``!r`` / ``repr(...)`` on a non-literal in a raise."""
-    found: list[tuple[int, str]] = []
+    """``(line, expression)`` of every ``!r`` / ``repr(...)`` on a non-literal in a message."""
+    found: set[tuple[int, str]] = set()
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Raise) or node.exc is None:
+        if not _is_message(node):
             continue
-        for inner in ast.walk(node.exc):
+        for inner in ast.walk(node):
             if isinstance(inner, ast.FormattedValue) and inner.conversion == ord("r"):
                 target = inner.value
             elif (
@@ -48,8 +62,8 @@ def _raised_reprs(tree: ast.AST) -> list[tuple[int, str]]:
             else:
                 continue
             if not isinstance(target, ast.Constant):
-                found.append((inner.lineno, ast.unparse(target)))
-    return found
+                found.add((inner.lineno, ast.unparse(target)))
+    return sorted(found)
 
 
 def _sites() -> list[tuple[str, int, str]]:
@@ -87,8 +101,10 @@ def test_every_allowed_site_still_exists() -> None:
         ("raise ValueError(f\"one of {'a'!r}\")", []),
         ('raise ValueError(f"got {show(value)}")', []),
         ('message = f"{value!r}"', []),
+        ('return ValueError(f"got {value!r}")', [(1, "value")]),
+        ('warnings.warn(f"got {value!r}")', [(1, "value")]),
     ],
-    ids=["f-string", "repr-call", "literal", "show", "not-raised"],
+    ids=["f-string", "repr-call", "literal", "show", "not-a-message", "returned", "warning"],
 )
 def test_the_scan_finds_what_it_should(source: str, expected: list[tuple[int, str]]) -> None:
     assert _raised_reprs(ast.parse(source)) == expected
