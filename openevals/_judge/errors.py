@@ -40,7 +40,9 @@ _SNIPPET = 500
 
 def snippet(text: Any, limit: int = _SNIPPET) -> str:
     """``repr`` of the first ``limit`` characters of ``text`` (with a note of the full length)."""
-    value = text if isinstance(text, str) else show(text, limit)
+    if not isinstance(text, str):  # shown bounded, whatever its depth or size
+        return repr(show(text, limit))
+    value = text
     if len(value) <= limit:
         return repr(value)
     return f"{value[:limit]!r}... ({len(value):,} characters in all)"

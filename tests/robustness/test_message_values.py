@@ -563,3 +563,14 @@ def test_a_graph_turn_comment_shows_every_node_and_deep_nodes_briefly(is_async: 
     comment = result["comment"]
     assert "'g', [[[[[...]]]]]] vs reference ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']" in comment
     assert len(comment) < MAX_MESSAGE
+
+
+def test_a_server_error_body_is_kept_short_whatever_its_shape() -> None:
+    from openevals._judge.errors import snippet
+
+    assert snippet({"error": "x"}) == repr(repr({"error": "x"}))
+    for kind in ALL:
+        text = snippet(BAD[kind]())
+        assert len(text) < 700
+    assert "characters in all" in snippet(huge_str())
+    assert "characters in all" not in snippet(deep_list())
