@@ -29,6 +29,7 @@ _BRACKETS: Final[dict[type, tuple[str, str]]] = {
     dict: ("{", "}"),
 }
 _EMPTY: Final[dict[type, str]] = {set: "set()", frozenset: "frozenset()"}
+_PLAIN: Final = frozenset({bool, float, type(None)})  # short reprs that never recurse
 
 
 def _scalar(value: Any, limit: int) -> str:
@@ -80,6 +81,10 @@ def show(value: Any, limit: int = LIMIT) -> str:
     are shown as ``[...]``), a container met again inside itself is shown as ``<cycle>``, a
     ``__repr__`` that raises or recurses is replaced by ``<TypeName object>``. Never raises.
     """
+    kind = type(value)
+    if (kind is str and len(value) <= limit) or kind in _PLAIN:  # the common case, no walk
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit] + _ELLIPSIS
     parts: list[str] = []
     size = 0
     # Work items: ("v", value, depth) to show a value, ("t", text) to emit text,
