@@ -66,9 +66,11 @@ def _check_verdict(request: RubricRequest, verdicts: Any) -> dict[str, tuple[Sco
         )
     expected = set(request.keys)
     if set(verdicts) != expected:
+        missing = sorted(expected - set(verdicts))
+        extra = [k for k in verdicts if k not in expected]
         raise ValueError(
-            f"the rubric scorer must grade exactly the keys {show(sorted(expected))}; got "
-            f"{show(sorted(map(str, verdicts)))}"
+            "the rubric scorer must grade exactly the keys of the rubric; missing "
+            f"{show(missing)}, not in the rubric {show(extra)}"
         )
     checked: dict[str, tuple[Score, str | None]] = {}
     for key in request.keys:

@@ -574,3 +574,21 @@ def test_a_server_error_body_is_kept_short_whatever_its_shape() -> None:
         assert len(text) < 700
     assert "characters in all" in snippet(huge_str())
     assert "characters in all" not in snippet(deep_list())
+
+
+def test_a_rubric_verdict_missing_a_key_names_that_key_among_many() -> None:
+    from openevals.json._scoring import _check_verdict
+    from openevals.json._types import RubricRequest
+
+    keys = [f"key{i}" for i in range(10)]
+    request = RubricRequest(
+        index=0,
+        outputs=dict.fromkeys(keys, 1),
+        reference_outputs=dict.fromkeys(keys, 1),
+        criteria=dict.fromkeys(keys, "same"),
+    )
+    verdicts: dict[Any, Any] = {k: 1.0 for k in keys[:-1]}
+    verdicts[deep_tuple()] = 1.0
+    with pytest.raises(ValueError, match=r"missing \['key9'\], not in the rubric \[\(\(\(") as info:
+        _check_verdict(request, verdicts)
+    assert len(str(info.value)) < MAX_MESSAGE
