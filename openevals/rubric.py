@@ -78,8 +78,8 @@ def _criterion(name: Any, spec: Any) -> Criterion:
     unknown = sorted(set(spec) - {"description", "kind", "choices"})
     if unknown:
         raise ValueError(
-            f"`criteria[{show(name)}]` has unknown fields {unknown}; accepted: description, kind, "
-            "choices"
+            f"`criteria[{show(name)}]` has unknown fields {show(unknown)}; accepted: "
+            "description, kind, choices"
         )
     description = spec.get("description")
     if not isinstance(description, str) or not description.strip():
@@ -128,7 +128,7 @@ def _criteria(criteria: Any) -> tuple[Criterion, ...]:
         raise ValueError("`criteria` must name at least one criterion")
     names = [name for name, _ in items]
     if len(set(names)) != len(names):
-        raise ValueError(f"`criteria` names must be distinct; got {names}")
+        raise ValueError(f"`criteria` names must be distinct; got {show(names)}")
     return tuple(_criterion(name, spec) for name, spec in items)
 
 
@@ -348,7 +348,7 @@ def calibrate_rubric(
     unknown = sorted(set(labels) - set(keys))
     if unknown:
         raise ValueError(
-            f"`labels` names criteria the judge does not grade: {unknown}; its criteria: "
+            f"`labels` names criteria the judge does not grade: {show(unknown)}; its criteria: "
             f"{list(keys)}"
         )
     kinds = _criterion_kinds(judge)

@@ -247,8 +247,8 @@ def load_labelled(
         if len(missing) == len(raw_rows):
             columns = sorted({k for r in raw_rows for k in r.fields})
             raise ValueError(
-                f"no row has a label in column {show(label)}; the rows have the columns {columns}. "
-                "Pass `label=` with the name of the human label column"
+                f"no row has a label in column {show(label)}; the rows have the columns "
+                f"{show(columns)}. Pass `label=` with the name of the human label column"
             )
         shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
         raise ValueError(

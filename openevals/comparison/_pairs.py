@@ -96,7 +96,7 @@ def build(
         unknown = [k for k in keys if k not in base.keys and k not in cand.keys]
         if unknown:
             raise ValueError(
-                f"`keys` names {unknown}, which neither run has; the runs' keys: "
+                f"`keys` names {show(unknown)}, which neither run has; the runs' keys: "
                 f"{sorted(set(base.keys) | set(cand.keys))}"
             )
         common = [k for k in keys if k in base.keys and k in cand.keys]

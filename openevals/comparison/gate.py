@@ -40,7 +40,7 @@ def failures(
     unknown = [key for key in drops if key not in compared]
     if unknown:
         raise ValueError(
-            f"`max_drop` names {unknown}, which the comparison does not have; compared keys: "
+            f"`max_drop` names {show(unknown)}, which the comparison does not have; compared keys: "
             f"{sorted(compared)}"
         )
     out = []

@@ -353,7 +353,7 @@ def _flow(
     options = dict(judge_options or {})
     unknown = sorted(set(options) - set(_JUDGE_OPTIONS))
     if unknown:
-        raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {unknown}")
+        raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {show(unknown)}")
     if judge is not None and not callable(judge):
         raise TypeError(
             f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {show(judge)}"

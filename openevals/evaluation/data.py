@@ -351,7 +351,7 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
         names = [h.strip() for h in header]
         if len(set(names)) != len(names):
             raise ValueError(
-                f"data: {show(str(path), PATH_LIMIT)} has duplicate column names: {names}"
+                f"data: {show(str(path), PATH_LIMIT)} has duplicate column names: {show(names)}"
             )
         nested = [("." in n and n.split(".", 1)[0] in FIELDS) for n in names]
         for lineno, cells in enumerate(reader, start=2):

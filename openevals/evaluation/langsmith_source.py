@@ -189,7 +189,9 @@ def parse_uri(text: str) -> LangSmithDataset:
         )
     versions = options.get("version", [])
     if len(versions) > 1 or (versions and not versions[0]):
-        raise ValueError(f"data: {show(text)} must give one non-empty version; got {versions}")
+        raise ValueError(
+            f"data: {show(text)} must give one non-empty version; got {show(versions)}"
+        )
     splits = [s for s in options.get("split", []) if s] or None
     return LangSmithDataset(name, split=splits, version=versions[0] if versions else None)
 

@@ -179,7 +179,7 @@ def _only(spec: ParsedSpec, options: dict[str, Any], allowed: tuple[str, ...] | 
     if unknown:
         accepted = ", ".join(allowed) if allowed else "none"
         raise SpecError(
-            f"{show(spec.name)} does not take option(s) {unknown} (in {show(spec.text)}); "
+            f"{show(spec.name)} does not take option(s) {show(unknown)} (in {show(spec.text)}); "
             f"accepted: {accepted}"
         )
 

@@ -463,7 +463,7 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(
-            f"reference_batch_metric({show(name)}) does not take {unknown}; accepted: "
+            f"reference_batch_metric({show(name)}) does not take {show(unknown)}; accepted: "
             f"{sorted(allowed)}"
         )
     if name == "chrf++":

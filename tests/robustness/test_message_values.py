@@ -592,3 +592,45 @@ def test_a_rubric_verdict_missing_a_key_names_that_key_among_many() -> None:
     with pytest.raises(ValueError, match=r"missing \['key9'\], not in the rubric \[\(\(\(") as info:
         _check_verdict(request, verdicts)
     assert len(str(info.value)) < MAX_MESSAGE
+
+
+# --------------------------------------------------------------------------- lists of unknown keys
+
+
+def failures_with(max_drop: Any) -> Any:
+    from openevals.comparison import compare
+    from openevals.comparison.gate import failures
+
+    return failures(compare(a_run(), a_run()), max_drop=max_drop)
+
+
+def reference_metric(**options: Any) -> Any:
+    from openevals.text import reference_batch_metric
+
+    return reference_batch_metric("bleu", **options)
+
+
+def calibrate_columns(key: str) -> Any:
+    from openevals.calibration import calibrate
+
+    rows = [{"inputs": "q", "outputs": "a", key: 1}, {"inputs": "r", "outputs": "b", key: 2}]
+    return calibrate(rows, scorer, progress=False)
+
+
+UNKNOWN_KEY_CASES = [
+    pytest.param(lambda k: compare(keys=[k]), "`keys` names", id="compare-keys"),
+    pytest.param(lambda k: compare(judge_options={k: 1}), "`judge_options`", id="judge_options"),
+    pytest.param(lambda k: failures_with({k: 0.1}), "`max_drop` names", id="gate-max_drop"),
+    pytest.param(
+        lambda k: rubric({"description": "d", k: 1}), "has unknown fields", id="rubric-fields"
+    ),
+    pytest.param(lambda k: reference_metric(**{k: 1}), "does not take", id="reference-metric"),
+    pytest.param(calibrate_columns, "no row has a label", id="calibrate-columns"),
+]
+
+
+@pytest.mark.parametrize(("call", "named"), UNKNOWN_KEY_CASES)
+def test_a_huge_unknown_key_is_listed_briefly(call: Callable[[str], Any], named: str) -> None:
+    with pytest.raises(ValueError, match=named) as info:
+        run(call(huge_str()))
+    assert len(str(info.value)) < MAX_MESSAGE
