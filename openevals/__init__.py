@@ -52,7 +52,9 @@ def _lazy_exports(
         elif not name.startswith("__") and _is_submodule(f"{package}.{name}"):
             value = importlib.import_module(f"{package}.{name}")
         else:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            from openevals._repr import show  # only when the message is built
+
+            raise AttributeError(f"module {show(package)} has no attribute {show(name)}")
         namespace[name] = value
         return value
 

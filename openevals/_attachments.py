@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
+from openevals._repr import show
+
 __all__ = [
     "attachment_to_content_block",
     "normalize_content_blocks",
@@ -59,8 +61,8 @@ def _check_image_url(url: str) -> None:
         mime = normalize_mime_type(guessed) if guessed else None
     if mime is not None and not mime.startswith("image/"):
         raise ValueError(
-            f"attachment URL {url[:80]!r} looks like {mime}, but a plain URL attachment must be an "
-            "image; pass other media as {'mime_type': ..., 'data': <base64>}"
+            f"attachment URL {show(url, 80)} looks like {mime}, but a plain URL attachment must "
+            "be an image; pass other media as {'mime_type': ..., 'data': <base64>}"
         )
 
 
@@ -99,14 +101,14 @@ def attachment_to_content_block(item: Any) -> dict[str, Any]:
                     "input_audio": {"data": _strip_data_url(data), "format": _AUDIO_FORMATS[mime]},
                 }
             raise ValueError(
-                f"Unsupported attachment MIME type {item['mime_type']!r} in attachments; use "
+                f"Unsupported attachment MIME type {show(item['mime_type'])} in attachments; use "
                 f"{_ACCEPTED}"
             )
         if "type" in item:
             return dict(item)
         raise ValueError(
             "an attachment dict needs 'mime_type' and 'data' (base64), or must be a ready content "
-            f"block with 'type'; got keys {sorted(item)!r}"
+            f"block with 'type'; got keys {show(sorted(item))}"
         )
     raise ValueError(
         f"Unsupported attachment type {type(item).__name__} in attachments: pass a URL string, "

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
+from openevals._repr import show
 from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
 from openevals.utils import (
     _arun_evaluator_untyped,
@@ -96,19 +97,19 @@ class EvaluatorInfo:
     def __post_init__(self) -> None:
         if not isinstance(self.run_name, str) or not self.run_name:
             raise ValueError(
-                f"EvaluatorInfo.run_name must be a non-empty str; got {self.run_name!r}"
+                f"EvaluatorInfo.run_name must be a non-empty str; got {show(self.run_name)}"
             )
         if isinstance(self.feedback_keys, str) or not all(
             isinstance(k, str) and k for k in self.feedback_keys
         ):
             raise ValueError(
                 "EvaluatorInfo.feedback_keys must be a tuple of non-empty strings; "
-                f"got {self.feedback_keys!r}"
+                f"got {show(self.feedback_keys)}"
             )
         if self.score_type not in (None, "boolean", "continuous", "choices"):
             raise ValueError(
                 "EvaluatorInfo.score_type must be 'boolean', 'continuous', 'choices' or None; "
-                f"got {self.score_type!r}"
+                f"got {show(self.score_type)}"
             )
         if bool(self.choices) != (self.score_type == "choices"):
             raise ValueError("EvaluatorInfo.choices is given exactly when score_type is 'choices'")
@@ -421,7 +422,7 @@ def make_evaluator(
             (e.g. one naming ``runs`` for LangSmith comparative evaluators).
     """
     if info.is_async:
-        raise ValueError(f"make_evaluator builds sync evaluators; {info.run_name!r} is async")
+        raise ValueError(f"make_evaluator builds sync evaluators; {show(info.run_name)} is async")
     shell = _sync_shell(scorer, info, prepare, passes, raw, paired)
     named = _named(shell, info, name, returns=returns, doc=doc, module=module, signature=signature)
     return cast(SimpleEvaluator, named)
@@ -444,7 +445,8 @@ def make_async_evaluator(
     """Async twin of :func:`make_evaluator`; ``scorer`` may be sync or a coroutine function."""
     if not info.is_async:
         raise ValueError(
-            f"make_async_evaluator builds async evaluators; mark {info.run_name!r} is_async=True"
+            f"make_async_evaluator builds async evaluators; mark {show(info.run_name)} "
+            "is_async=True"
         )
     shell = _async_shell(scorer, info, prepare, passes, raw, paired)
     named = _named(shell, info, name, returns=returns, doc=doc, module=module, signature=signature)

@@ -40,7 +40,7 @@ _FREE = -1
 def _check_sizes(n_left: int, n_right: int, adjacency: Sequence[Sequence[int]]) -> None:
     for name, value in (("n_left", n_left), ("n_right", n_right)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"`{name}` must be a non-negative int; got {value!r}")
+            raise ValueError(f"`{name}` must be a non-negative int; got {show(value)}")
     if len(adjacency) != n_left:
         raise ValueError(
             f"`adjacency` must have one entry per left item (n_left={n_left}); "
@@ -51,7 +51,9 @@ def _check_sizes(n_left: int, n_right: int, adjacency: Sequence[Sequence[int]]) 
 def _bad_index(i: int, j: object, n_right: int) -> Exception:
     if isinstance(j, bool) or not isinstance(j, int):
         return TypeError(f"`adjacency[{i}]` must contain int right indices; got {show(j)}")
-    return ValueError(f"`adjacency[{i}]` holds right index {j!r}, outside [0, n_right={n_right})")
+    return ValueError(
+        f"`adjacency[{i}]` holds right index {show(j)}, outside [0, n_right={n_right})"
+    )
 
 
 def _check_row(i: int, row: Sequence[int], n_right: int) -> None:
@@ -217,7 +219,7 @@ def _check_weights(weights: Sequence[Sequence[float]]) -> int:
             ):
                 raise TypeError(f"`weights[{i}][{j}]` must be a number; got {show(value)}")
             if not math.isfinite(value):
-                raise ValueError(f"`weights[{i}][{j}]` must be finite; got {value!r}")
+                raise ValueError(f"`weights[{i}][{j}]` must be finite; got {show(value)}")
     return n_cols
 
 
@@ -400,7 +402,7 @@ def max_weight_assignment_dense(weights: np.ndarray) -> list[tuple[int, int]]:
         raise ValueError(f"`weights` must be a 2-D array; got {matrix.ndim} dimension(s)")
     if not np.isfinite(matrix).all():
         r, c = np.argwhere(~np.isfinite(matrix))[0]
-        raise ValueError(f"`weights[{r}][{c}]` must be finite; got {matrix[r, c]!r}")
+        raise ValueError(f"`weights[{r}][{c}]` must be finite; got {show(matrix[r, c])}")
     n_rows, n_cols = matrix.shape
     if n_rows == 0 or n_cols == 0:
         return []

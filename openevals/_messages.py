@@ -81,7 +81,8 @@ def convert_to_openai_message(message: Any) -> dict[str, Any]:
             else:
                 raise ValueError(
                     "message dicts need a 'role' key (OpenAI form, e.g. "
-                    "{'role': 'user', 'content': 'hi'}); got keys " + repr(sorted(message))
+                    "{'role': 'user', 'content': 'hi'}); got keys "
+                    + show(sorted(map(str, message)))
                 )
         role = str(out["role"])
         out["role"] = _ROLE_ALIASES.get(role, role)
@@ -119,7 +120,7 @@ def normalize_to_openai_messages_list(messages: Any) -> list[dict[str, Any]]:
             return [convert_to_openai_message(messages)]
         raise ValueError(
             "expected a message dict with 'role', or a container {'messages': [...]}; got a dict "
-            f"with keys {sorted(messages)!r}"
+            f"with keys {show(sorted(messages))}"
         )
     if is_langchain_message(messages):
         return [convert_to_openai_message(messages)]

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["show"]
+__all__ = ["LIMIT", "PATH_LIMIT", "show"]
 
 LIMIT: Final = 120
 """Default length of a shown value, in characters."""
+
+PATH_LIMIT: Final = 1_000
+"""Length of a shown file path or name: any real path fits, a path-shaped 10 MB string does not."""
 
 _DEPTH: Final = 4  # containers below this depth are shown as [...] / {...}
 _ITEMS: Final = 6  # entries shown per container
@@ -26,6 +29,7 @@ _BRACKETS: Final[dict[type, tuple[str, str]]] = {
     dict: ("{", "}"),
 }
 _EMPTY: Final[dict[type, str]] = {set: "set()", frozenset: "frozenset()"}
+_PLAIN: Final = frozenset({bool, float, type(None)})  # short reprs that never recurse
 
 
 def _scalar(value: Any, limit: int) -> str:
@@ -77,6 +81,10 @@ def show(value: Any, limit: int = LIMIT) -> str:
     are shown as ``[...]``), a container met again inside itself is shown as ``<cycle>``, a
     ``__repr__`` that raises or recurses is replaced by ``<TypeName object>``. Never raises.
     """
+    kind = type(value)
+    if (kind is str and len(value) <= limit) or kind in _PLAIN:  # the common case, no walk
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit] + _ELLIPSIS
     parts: list[str] = []
     size = 0
     # Work items: ("v", value, depth) to show a value, ("t", text) to emit text,

@@ -37,6 +37,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from openevals._repr import PATH_LIMIT, show
+
 __all__ = ["main"]
 
 EXIT_OK = 0
@@ -178,16 +180,20 @@ def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:
         raise UsageError(
-            f"{option} must look like module:function or path/file.py:function; got {spec!r}"
+            f"{option} must look like module:function or path/file.py:function; got {show(spec)}"
         )
     try:
         if module_name.endswith(".py") or "/" in module_name:
             path = Path(module_name).resolve()
-            if not path.exists():
-                raise UsageError(f"{option}: no such file {module_name!r}")
+            try:
+                found = path.exists()
+            except OSError:  # e.g. a name longer than the system allows
+                found = False
+            if not found:
+                raise UsageError(f"{option}: no such file {show(module_name, PATH_LIMIT)}")
             loader_spec = importlib.util.spec_from_file_location(path.stem, path)
             if loader_spec is None or loader_spec.loader is None:
-                raise UsageError(f"{option}: cannot import {module_name!r}")
+                raise UsageError(f"{option}: cannot import {show(module_name)}")
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[path.stem] = module
             loader_spec.loader.exec_module(module)
@@ -197,10 +203,10 @@ def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
                 sys.path.insert(0, cwd)
             module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise UsageError(f"{option}: cannot import {module_name!r}: {exc}") from None
+        raise UsageError(f"{option}: cannot import {show(module_name)}: {exc}") from None
     fn = getattr(module, attr, None)
     if not callable(fn):
-        raise UsageError(f"{option}: {module_name!r} has no function {attr!r}")
+        raise UsageError(f"{option}: {show(module_name)} has no function {show(attr)}")
     return fn  # type: ignore[no-any-return]
 
 
@@ -310,7 +316,7 @@ def _refuse_empty(data: str) -> None:
         return  # evaluate() reports the same problem with its own message
     if count == 0:
         raise UsageError(
-            f"{data!r} holds no rows, so there is nothing to evaluate; check the file, or pass "
+            f"{show(data)} holds no rows, so there is nothing to evaluate; check the file, or pass "
             "--allow-empty to accept an empty dataset"
         )
 

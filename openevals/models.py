@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, cast
 
+from openevals._repr import show
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
@@ -46,7 +48,8 @@ def parse_model_string(model: str) -> tuple[str | None, str]:
     """
     if not isinstance(model, str) or not model.strip():
         raise ValueError(
-            f"`model` must be a non-empty 'provider:model' string such as 'openai:gpt-4.1-mini'; got {model!r}"
+            "`model` must be a non-empty 'provider:model' string such as "
+            f"'openai:gpt-4.1-mini'; got {show(model)}"
         )
     model = model.strip()
     if ":" in model:
@@ -77,8 +80,8 @@ def resolve_chat_model(model: str, **kwargs: Any) -> BaseChatModel:
         )
         extra = f" and {package}" if package else ""
         raise ImportError(
-            f"model={model!r} needs the `langchain` package to resolve provider "
-            f"{provider or '(inferred)'!r}: pip install langchain{extra}. "
+            f"model={show(model)} needs the `langchain` package to resolve provider "
+            f"{show(provider or '(inferred)')}: pip install langchain{extra}. "
             "'openai:...' models work without it."
         ) from None
     if provider is None:

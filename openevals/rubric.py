@@ -24,6 +24,7 @@ from openevals._judge.core import JudgeCore
 from openevals._judge.options import declare
 from openevals._judge.schema import default_score_schema
 from openevals._judge.shell import Ask, JudgeCall, build_core, judge_evaluator
+from openevals._repr import show
 from openevals.prompts.quality import RUBRIC_PROMPT
 from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -62,7 +63,7 @@ def _criterion(name: Any, spec: Any) -> Criterion:
     if not isinstance(name, str) or not _NAME.fullmatch(name) or name in _RESERVED:
         raise ValueError(
             f"criterion names must be identifiers (letters, digits, '_' or '-', up to 64 "
-            f"characters) other than 'reasoning'; got {name!r}"
+            f"characters) other than 'reasoning'; got {show(name)}"
         )
     if isinstance(spec, str):
         spec = {"description": spec}
@@ -70,25 +71,25 @@ def _criterion(name: Any, spec: Any) -> Criterion:
         spec = {"description": spec.description, "kind": spec.kind, "choices": spec.choices}
     if not isinstance(spec, Mapping):
         raise TypeError(
-            f"`criteria[{name!r}]` must be a description string or a dict with 'description', "
+            f"`criteria[{show(name)}]` must be a description string or a dict with 'description', "
             f"'kind' ('boolean', 'continuous' or 'choices') and 'choices'; got "
             f"{type(spec).__name__}"
         )
     unknown = sorted(set(spec) - {"description", "kind", "choices"})
     if unknown:
         raise ValueError(
-            f"`criteria[{name!r}]` has unknown fields {unknown}; accepted: description, kind, "
-            "choices"
+            f"`criteria[{show(name)}]` has unknown fields {show(unknown)}; accepted: "
+            "description, kind, choices"
         )
     description = spec.get("description")
     if not isinstance(description, str) or not description.strip():
-        raise ValueError(f"`criteria[{name!r}]['description']` must be a non-empty string")
+        raise ValueError(f"`criteria[{show(name)}]['description']` must be a non-empty string")
     choices = spec.get("choices")
     kind = spec.get("kind", "choices" if choices is not None else "boolean")
     if kind not in ("boolean", "continuous", "choices"):
         raise ValueError(
-            f"`criteria[{name!r}]['kind']` must be 'boolean', 'continuous' or 'choices'; got "
-            f"{kind!r}"
+            f"`criteria[{show(name)}]['kind']` must be 'boolean', 'continuous' or 'choices'; got "
+            f"{show(kind)}"
         )
     allowed: tuple[float, ...] = ()
     if kind == "choices":
@@ -100,12 +101,14 @@ def _criterion(name: Any, spec: Any) -> Criterion:
             or len(set(choices)) != len(choices)
         ):
             raise ValueError(
-                f"`criteria[{name!r}]['choices']` must be two or more distinct numbers; got "
-                f"{choices!r}"
+                f"`criteria[{show(name)}]['choices']` must be two or more distinct numbers; got "
+                f"{show(choices)}"
             )
         allowed = tuple(float(c) for c in choices)
     elif choices is not None:
-        raise ValueError(f"`criteria[{name!r}]` has choices but kind={kind!r}; use kind='choices'")
+        raise ValueError(
+            f"`criteria[{show(name)}]` has choices but kind={show(kind)}; use kind='choices'"
+        )
     return Criterion(name, description.strip(), kind, allowed)
 
 
@@ -125,7 +128,7 @@ def _criteria(criteria: Any) -> tuple[Criterion, ...]:
         raise ValueError("`criteria` must name at least one criterion")
     names = [name for name, _ in items]
     if len(set(names)) != len(names):
-        raise ValueError(f"`criteria` names must be distinct; got {names}")
+        raise ValueError(f"`criteria` names must be distinct; got {show(names)}")
     return tuple(_criterion(name, spec) for name, spec in items)
 
 
@@ -345,7 +348,7 @@ def calibrate_rubric(
     unknown = sorted(set(labels) - set(keys))
     if unknown:
         raise ValueError(
-            f"`labels` names criteria the judge does not grade: {unknown}; its criteria: "
+            f"`labels` names criteria the judge does not grade: {show(unknown)}; its criteria: "
             f"{list(keys)}"
         )
     kinds = _criterion_kinds(judge)

@@ -24,6 +24,7 @@ from openevals._messages import (
     normalize_final_app_outputs_as_string,
     normalize_to_openai_messages_list,
 )
+from openevals._repr import show
 from openevals.types import EvaluatorResult
 
 __all__ = [
@@ -74,9 +75,9 @@ def _process_score(key: str, value: Any) -> EvaluatorResult:
     if isinstance(value, Mapping):
         if "score" not in value:
             raise ValueError(
-                f"the scorer's value for feedback key {key!r} is a dict without a 'score' entry "
-                f"(got keys {sorted(value)!r}); return a scalar, or a dict with 'score' and "
-                "optional 'reasoning' and 'metadata'"
+                f"the scorer's value for feedback key {show(key)} is a dict without a 'score' "
+                f"entry (got keys {show(sorted(value))}); return a scalar, or a dict with 'score' "
+                "and optional 'reasoning' and 'metadata'"
             )
         comment = value.get("reasoning", value.get("comment"))
         result = _result(key, value["score"], comment, value.get("metadata"))
@@ -101,7 +102,7 @@ def _to_results(feedback_key: str, score: Any) -> ResultOrResults:
         if len(score) == 3:
             return _result(feedback_key, score[0], score[1], score[2])
         raise ValueError(
-            f"a scorer for {feedback_key!r} returned a tuple of length {len(score)}; expected "
+            f"a scorer for {show(feedback_key)} returned a tuple of length {len(score)}; expected "
             "(score, comment) or (score, comment, metadata)"
         )
     if isinstance(score, Mapping):

@@ -10,6 +10,7 @@ from typing import Any
 
 from openevals._judge.errors import JudgeOutputError
 from openevals._judge.schema import SchemaSpec
+from openevals._repr import show
 
 __all__ = [
     "MAX_ANSWER_CHARS",
@@ -52,7 +53,7 @@ def check_answer_size(text: str) -> None:
         raise JudgeOutputError(
             f"the judge's answer is {len(text):,} characters long, over the limit of "
             f"{MAX_ANSWER_CHARS:,} (openevals._judge.answers.MAX_ANSWER_CHARS); it was not "
-            f"parsed. Start of the answer: {text[:500]!r}",
+            f"parsed. Start of the answer: {show(text, 500)}",
             raw=text[:MAX_ANSWER_CHARS],
         )
 
@@ -101,29 +102,29 @@ def _coerce_bool(value: Any) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise AnswerError(f"'score' must be a boolean (true or false), got {value!r}")
+    raise AnswerError(f"'score' must be a boolean (true or false), got {show(value)}")
 
 
 def _coerce_number(value: Any) -> float:
     if isinstance(value, bool):
-        raise AnswerError(f"'score' must be a number, got the boolean {value!r}")
+        raise AnswerError(f"'score' must be a number, got the boolean {show(value)}")
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
         try:
             number = float(value.strip())
         except ValueError:
-            raise AnswerError(f"'score' must be a number, got {value!r}") from None
+            raise AnswerError(f"'score' must be a number, got {show(value)}") from None
     else:
-        raise AnswerError(f"'score' must be a number, got {value!r}")
+        raise AnswerError(f"'score' must be a number, got {show(value)}")
     if math.isnan(number) or math.isinf(number):
-        raise AnswerError(f"'score' must be a finite number, got {value!r}")
+        raise AnswerError(f"'score' must be a finite number, got {show(value)}")
     return number
 
 
 def _validate_score(spec: SchemaSpec, data: Mapping[str, Any]) -> tuple[Any, str | None]:
     if "score" not in data:
-        raise AnswerError(f"the answer has no 'score' field (keys: {sorted(data)!r})")
+        raise AnswerError(f"the answer has no 'score' field (keys: {show(sorted(data))})")
     raw_score = data["score"]
     score: float | bool
     if spec.score_type == "boolean":
@@ -131,12 +132,16 @@ def _validate_score(spec: SchemaSpec, data: Mapping[str, Any]) -> tuple[Any, str
     elif spec.score_type == "continuous":
         score = _coerce_number(raw_score)
         if not 0.0 <= score <= 1.0:
-            raise AnswerError(f"'score' must be between 0.0 and 1.0 inclusive, got {raw_score!r}")
+            raise AnswerError(
+                f"'score' must be between 0.0 and 1.0 inclusive, got {show(raw_score)}"
+            )
     else:
         number = _coerce_number(raw_score)
         matches = [c for c in spec.choices if math.isclose(c, number, rel_tol=1e-9, abs_tol=1e-9)]
         if not matches:
-            raise AnswerError(f"'score' must be one of {list(spec.choices)!r}, got {raw_score!r}")
+            raise AnswerError(
+                f"'score' must be one of {list(spec.choices)!r}, got {show(raw_score)}"
+            )
         score = matches[0]
     reasoning: str | None = None
     if spec.use_reasoning:
@@ -187,7 +192,7 @@ def _check(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path:
                     errors.append(str(exc))
             raise AnswerError(errors[0])
     if "enum" in schema and value not in schema["enum"]:
-        raise AnswerError(f"{path} must be one of {schema['enum']!r}, got {value!r}")
+        raise AnswerError(f"{path} must be one of {schema['enum']!r}, got {show(value)}")
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind else []
     if kinds and not any(_type_matches(value, k) for k in kinds):
@@ -196,7 +201,7 @@ def _check(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path:
         props = schema.get("properties") or {}
         for name in schema.get("required") or []:
             if name not in value:
-                raise AnswerError(f"{path} is missing the required field {name!r}")
+                raise AnswerError(f"{path} is missing the required field {show(name)}")
         for name, item in value.items():
             prop = props.get(name)
             if isinstance(prop, Mapping):

@@ -34,6 +34,7 @@ from openevals._judge.errors import (
 )
 from openevals._judge.prompting import append_text_to_last_user
 from openevals._judge.schema import SchemaSpec
+from openevals._repr import show
 
 __all__ = [
     "Answer",
@@ -376,7 +377,7 @@ class OpenAIClientBackend(Backend):
         finish = _get(choice, "finish_reason")
         raise JudgeServerError(
             "the message has no content and no tool call"
-            + (f" (finish_reason={finish!r})" if finish else ""),
+            + (f" (finish_reason={show(finish)})" if finish else ""),
             body=response,
         )
 

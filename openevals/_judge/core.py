@@ -65,6 +65,7 @@ from openevals._judge.steps import (
     add_usage,
     merge_outcomes,
 )
+from openevals._repr import show
 
 __all__ = [
     "DEFAULT_RETRY_POLICY",
@@ -335,7 +336,7 @@ class JudgeCore:
                 if repaired:
                     raise JudgeOutputError(
                         f"the judge's answer did not match the expected format, even after one "
-                        f"repair attempt: {problem}. Raw answer: {unusable.text[:2000]!r}",
+                        f"repair attempt: {problem}. Raw answer: {show(unusable.text, 2000)}",
                         raw=unusable.text,
                     ) from None
                 repaired = True
@@ -540,7 +541,7 @@ async def gather_all(calls: Sequence[Awaitable[Any]]) -> list[Any]:
 
 
 def _judge_kind(judge: Any, model: str | None) -> str:
-    return f"judge={type(judge).__name__}" if judge is not None else f"model={model!r}"
+    return f"judge={type(judge).__name__}" if judge is not None else f"model={show(model)}"
 
 
 def _resolve_backend(

@@ -20,6 +20,8 @@ import copy
 import json
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = [
     "JudgeError",
     "JudgeLogprobsError",
@@ -38,7 +40,9 @@ _SNIPPET = 500
 
 def snippet(text: Any, limit: int = _SNIPPET) -> str:
     """``repr`` of the first ``limit`` characters of ``text`` (with a note of the full length)."""
-    value = text if isinstance(text, str) else repr(text)
+    if not isinstance(text, str):  # shown bounded, whatever its depth or size
+        return repr(show(text, limit))
+    value = text
     if len(value) <= limit:
         return repr(value)
     return f"{value[:limit]!r}... ({len(value):,} characters in all)"
@@ -106,7 +110,7 @@ class JudgeTimeoutError(JudgeError, TimeoutError):
         self.attempts = attempts
         self.model = model
         limit = f"{timeout:g} s" if timeout is not None else "the client's"
-        who = f" {model!r}" if model else ""
+        who = f" {show(model)}" if model else ""
         super().__init__(
             f"the judge model{who} did not answer within the timeout ({limit}) in {attempts} "
             f"attempt{'s' if attempts != 1 else ''}; raise the timeout on your client (e.g. "

@@ -32,6 +32,7 @@ from openevals._judge.backends import (
 )
 from openevals._judge.errors import JudgeServerError, timeout_seconds
 from openevals._judge.schema import SchemaSpec
+from openevals._repr import show
 
 __all__ = ["MAX_ANSWER_CHARS", "LangChainBackend"]
 
@@ -270,7 +271,7 @@ class LangChainBackend(Backend):
         finish = (getattr(message, "response_metadata", None) or {}).get("finish_reason")
         raise JudgeServerError(
             "the model's reply has no content and no tool call"
-            + (f" (finish_reason={finish!r})" if finish else "")
+            + (f" (finish_reason={show(finish)})" if finish else "")
         )
 
 
@@ -278,7 +279,7 @@ def _dumps(value: Any) -> str:
     try:
         return json.dumps(value, default=str)
     except (ValueError, RecursionError):
-        return repr(value)[:MAX_ANSWER_CHARS]
+        return show(value, MAX_ANSWER_CHARS)
 
 
 def _raw_text(raw: Any, parsed: Any) -> str:

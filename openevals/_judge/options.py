@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from openevals._repr import show
+
 __all__ = [
     "ALL_OPTIONS",
     "FACTORIES",
@@ -83,7 +85,7 @@ class FactorySpec:
     def __post_init__(self) -> None:
         unknown = [n for n in (*self.takes, *self.defaults) if n not in OPTIONS]
         if unknown:
-            raise ValueError(f"{self.name}: unknown judge options {unknown!r}")
+            raise ValueError(f"{self.name}: unknown judge options {show(unknown)}")
 
     def default(self, name: str) -> Any:
         """The default of option ``name`` in this factory."""
@@ -99,10 +101,10 @@ class FactorySpec:
         """
         unknown = sorted(set(given) - set(self.takes))
         if unknown:
-            raise TypeError(f"{self.name}() got unexpected keyword arguments {unknown!r}")
+            raise TypeError(f"{self.name}() got unexpected keyword arguments {show(unknown)}")
         missing = [n for n in self.takes if self.required(n) and n not in given]
         if missing:
-            raise TypeError(f"{self.name}() missing required keyword arguments {missing!r}")
+            raise TypeError(f"{self.name}() missing required keyword arguments {show(missing)}")
         return {name: given.get(name, self.default(name)) for name in self.takes}
 
 
@@ -201,7 +203,7 @@ def _choices(choices: Any) -> tuple[float, ...] | None:
     out = []
     for c in choices:
         if isinstance(c, bool) or not isinstance(c, (int, float)):
-            raise TypeError(f"`choices` must hold numbers, got {c!r}")
+            raise TypeError(f"`choices` must hold numbers, got {show(c)}")
         out.append(float(c))
     return tuple(out)
 
@@ -230,11 +232,12 @@ def _timeout(value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(
-            f"`timeout` must be a number of seconds or None; got {type(value).__name__} ({value!r})"
+            f"`timeout` must be a number of seconds or None; got {type(value).__name__} "
+            f"({show(value)})"
         )
     if not math.isfinite(value) or value <= 0:
         raise ValueError(
-            f"`timeout` must be a finite number of seconds > 0 (e.g. timeout=30); got {value!r}"
+            f"`timeout` must be a finite number of seconds > 0 (e.g. timeout=30); got {show(value)}"
         )
     return float(value)
 
@@ -249,11 +252,11 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 def _check(o: JudgeOptions) -> None:
     if not isinstance(o.feedback_key, str) or not o.feedback_key:
-        raise ValueError(f"`feedback_key` must be a non-empty string, got {o.feedback_key!r}")
+        raise ValueError(f"`feedback_key` must be a non-empty string, got {show(o.feedback_key)}")
     if o.system is not None and not isinstance(o.system, str):
         raise TypeError(f"`system` must be a string, got {type(o.system).__name__}")
     if not isinstance(o.max_retries, int) or isinstance(o.max_retries, bool) or o.max_retries < 0:
-        raise ValueError(f"`max_retries` must be an integer >= 0, got {o.max_retries!r}")
+        raise ValueError(f"`max_retries` must be an integer >= 0, got {show(o.max_retries)}")
     if o.continuous and o.choices is not None:
         raise ValueError(
             "`continuous=True` and `choices` are mutually exclusive: continuous scores are any "
@@ -271,7 +274,7 @@ def _check(o: JudgeOptions) -> None:
 
 def _check_samples(o: JudgeOptions) -> None:
     if isinstance(o.samples, bool) or not isinstance(o.samples, int):
-        raise TypeError(f"`samples` must be an integer >= 1, got {o.samples!r}")
+        raise TypeError(f"`samples` must be an integer >= 1, got {show(o.samples)}")
     if not 1 <= o.samples <= _MAX_SAMPLES:
         raise ValueError(
             f"`samples` must be between 1 and {_MAX_SAMPLES} (how many times the judge is "
@@ -280,7 +283,9 @@ def _check_samples(o: JudgeOptions) -> None:
     if o.score_weighting is None:
         return
     if o.score_weighting != "logprobs":
-        raise ValueError(f"`score_weighting` must be None or 'logprobs', got {o.score_weighting!r}")
+        raise ValueError(
+            f"`score_weighting` must be None or 'logprobs', got {show(o.score_weighting)}"
+        )
     if o.output_schema is not None or o.continuous:
         what = "`output_schema`" if o.output_schema is not None else "`continuous=True`"
         raise ValueError(
@@ -292,7 +297,7 @@ def _check_samples(o: JudgeOptions) -> None:
         if bad:
             raise ValueError(
                 "score_weighting='logprobs' needs `choices` that are whole numbers from 0 to "
-                f"{_MAX_WEIGHTED_CHOICE} (each written as one token), got {bad!r}; use e.g. "
+                f"{_MAX_WEIGHTED_CHOICE} (each written as one token), got {show(bad)}; use e.g. "
                 "choices=[1, 2, 3, 4, 5]"
             )
 

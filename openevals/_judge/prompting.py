@@ -18,6 +18,7 @@ from openevals._messages import (
     normalize_to_openai_messages_list,
     to_json_text,
 )
+from openevals._repr import show
 
 __all__ = [
     "PromptSpec",
@@ -368,7 +369,7 @@ def _surrogate_path(value: Any, limit: int = 100_000) -> str | None:
         if isinstance(item, Mapping):
             for key, sub in item.items():
                 stack.append((key, f"{path} (a key)"))
-                stack.append((sub, f"{path}[{key!r}]"))
+                stack.append((sub, f"{path}[{show(key)}]"))
         elif isinstance(item, (list, tuple)):
             stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(item))
         elif is_langchain_message(item):

@@ -32,6 +32,7 @@ from typing import Any
 
 from openevals._judge.errors import JudgeLogprobsError
 from openevals._judge.schema import SchemaSpec
+from openevals._repr import show
 
 __all__ = ["aggregate_scores", "weighted_score"]
 
@@ -106,7 +107,7 @@ def weighted_score(spec: SchemaSpec, logprobs: Any) -> tuple[float, dict[str, fl
     if total <= 0.0:
         raise JudgeLogprobsError(
             "score_weighting='logprobs': none of the alternatives at the score token "
-            f"({[str(_get(c, 'token')) for c in candidates]!r}) spells a valid score"
+            f"({show([str(_get(c, 'token')) for c in candidates])}) spells a valid score"
         )
     if spec.score_type == "boolean":
         score = probabilities.get(1.0, 0.0) / total

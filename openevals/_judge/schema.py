@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from openevals._repr import show
+
 __all__ = [
     "TEXT_ANSWER",
     "SchemaSpec",
@@ -228,11 +230,11 @@ def normalize_output_schema(output_schema: Any) -> SchemaSpec:
         raise ValueError(
             "`output_schema` dict must be a JSON schema of an object (with 'properties') or an "
             "OpenAI structured-output format {'name': ..., 'schema': {...}}; got keys "
-            f"{sorted(output_schema)!r}"
+            f"{show(sorted(output_schema))}"
         )
     raise TypeError(
         "`output_schema` must be a Pydantic model class, a TypedDict class, a JSON-schema dict or an "
-        f"OpenAI structured-output format dict; got {output_schema!r}"
+        f"OpenAI structured-output format dict; got {show(output_schema)}"
     )
 
 

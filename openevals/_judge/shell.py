@@ -57,6 +57,7 @@ from openevals._judge.core import JudgeCore, gather_all
 from openevals._judge.options import FactorySpec, check_async_use, judge_options
 from openevals._judge.schema import SchemaSpec
 from openevals._judge.steps import Outcome
+from openevals._repr import show
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
@@ -294,7 +295,7 @@ def judge_core(evaluator: Any) -> JudgeCore:
     if not isinstance(core, JudgeCore):
         info = info_of(evaluator)
         raise TypeError(
-            f"{evaluator!r} is not an LLM-as-judge evaluator of this package"
+            f"{show(evaluator)} is not an LLM-as-judge evaluator of this package"
             + (f" ({info.run_name})" if info is not None else "")
         )
     return core

@@ -29,6 +29,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from openevals._repr import show
 from openevals._stats import Estimate, bootstrap_weights, estimate
 
 if TYPE_CHECKING:
@@ -101,10 +102,10 @@ def _check_common(
     if len(human) < 2:
         raise ValueError(f"agreement needs at least 2 labelled rows; got {len(human)}")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
-        raise ValueError(f"`resamples` must be a whole number >= 0; got {resamples!r}")
+        raise ValueError(f"`resamples` must be a whole number >= 0; got {show(resamples)}")
     if not (isinstance(confidence, float) and 0.0 < confidence < 1.0):
         raise ValueError(
-            f"`confidence` must be a float strictly between 0 and 1; got {confidence!r}"
+            f"`confidence` must be a float strictly between 0 and 1; got {show(confidence)}"
         )
     return len(human)
 
@@ -166,7 +167,7 @@ def categorical_agreement(
 
     n = _check_common(human, judge, resamples, confidence)
     if weighting not in ("linear", "quadratic"):
-        raise ValueError(f"`weighting` must be 'linear' or 'quadratic'; got {weighting!r}")
+        raise ValueError(f"`weighting` must be 'linear' or 'quadratic'; got {show(weighting)}")
     order = _label_order(human, judge, labels)
     index = {label: i for i, label in enumerate(order)}
     k = len(order)
@@ -205,18 +206,20 @@ def categorical_agreement(
     precision = recall = None
     if fail_label is not None:
         if fail_label not in index:
-            raise ValueError(f"`fail_label` {fail_label!r} is not one of the labels {order!r}")
+            raise ValueError(
+                f"`fail_label` {show(fail_label)} is not one of the labels {show(order)}"
+            )
         f = index[fail_label]
         hit = counts[:, f, f]
         precision = estimate(
             _ratio(hit, counts[:, :, f].sum(axis=1)),
             confidence,
-            f"precision of {fail_label!r} is undefined: the judge never gave it",
+            f"precision of {show(fail_label)} is undefined: the judge never gave it",
         )
         recall = estimate(
             _ratio(hit, counts[:, f, :].sum(axis=1)),
             confidence,
-            f"recall of {fail_label!r} is undefined: the human labels never give it",
+            f"recall of {show(fail_label)} is undefined: the human labels never give it",
         )
     confusion = tuple(tuple(int(c) for c in row) for row in counts[0].round().astype(int))
     return CategoricalAgreement(
@@ -246,8 +249,8 @@ def _label_order(
     missing = [label for label in seen if label not in order]
     if missing:
         raise ValueError(
-            f"labels {missing!r} occur in the data but not in `labels` {order!r}; add them, or "
-            "fix the data"
+            f"labels {show(missing)} occur in the data but not in `labels` {show(order)}; add "
+            "them, or fix the data"
         )
     return order
 
@@ -263,10 +266,10 @@ def _floats(name: str, values: Sequence[Any]) -> NDArray[np.float64]:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(
                 f"`{name}` must hold numbers for continuous agreement; row {i} is "
-                f"{type(value).__name__} ({value!r})"
+                f"{type(value).__name__} ({show(value)})"
             )
         if not math.isfinite(value):
-            raise ValueError(f"`{name}` must hold finite numbers; row {i} is {value!r}")
+            raise ValueError(f"`{name}` must hold finite numbers; row {i} is {show(value)}")
         out[i] = value
     return out
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
 from openevals._stats import Estimate, bootstrap_weights, estimate
 from openevals.calibration.agreement import CategoricalAgreement, ContinuousAgreement
 from openevals.calibration.fewshot import as_example, select_disagreements
@@ -233,9 +234,9 @@ def _checked(judge_factory: Any, k: Any, examples: Any) -> None:
             f"{type(judge_factory).__name__}"
         )
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
-        raise ValueError(f"`k` must be a whole number >= 2; got {k!r}")
+        raise ValueError(f"`k` must be a whole number >= 2; got {show(k)}")
     if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
-        raise ValueError(f"`examples_per_fold` must be a whole number >= 1; got {examples!r}")
+        raise ValueError(f"`examples_per_fold` must be a whole number >= 1; got {show(examples)}")
 
 
 def cross_validate(

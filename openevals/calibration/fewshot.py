@@ -15,6 +15,7 @@ import random
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from openevals._repr import show
 from openevals.calibration.report import CalibrationReport, JudgedRow
 from openevals.types import FewShotExample
 
@@ -85,9 +86,9 @@ def suggest_few_shot_examples(
             f"`report` must be the CalibrationReport of calibrate(); got {type(report).__name__}"
         )
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"`k` must be a whole number >= 1; got {k!r}")
+        raise ValueError(f"`k` must be a whole number >= 1; got {show(k)}")
     if rows is not None and (isinstance(rows, (str, bytes)) or not isinstance(rows, Collection)):
-        raise TypeError(f"`rows` must be a collection of row ids or None; got {rows!r}")
+        raise TypeError(f"`rows` must be a collection of row ids or None; got {show(rows)}")
     allowed = set(rows) if rows is not None else None
     pool = [r for r in report.rows if allowed is None or r.id in allowed]
     chosen = select_disagreements(pool, k, continuous=report.label_type == "continuous", seed=seed)

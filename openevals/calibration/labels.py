@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from openevals._contract import info_of
+from openevals._repr import show
 from openevals.evaluation.data import MISSING, Row, field_at, iter_rows
 
 __all__ = [
@@ -60,8 +61,16 @@ class JudgeScores:
         return "scores of an undeclared type"
 
 
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _show(value: Any) -> str:
-    return format(value, "g") if isinstance(value, float) else repr(value)
+    return format(value, "g") if isinstance(value, float) else show(value)
 
 
 def judge_scores_of(judge: Any, declared: Any = None) -> JudgeScores:
@@ -72,14 +81,14 @@ def judge_scores_of(judge: Any, declared: Any = None) -> JudgeScores:
             if declared not in ("boolean", "continuous"):
                 raise ValueError(
                     "`judge_scores` must be 'boolean', 'continuous' or a list of numeric choices; "
-                    f"got {declared!r}"
+                    f"got {show(declared)}"
                 )
             return JudgeScores(declared)  # type: ignore[arg-type]
         if isinstance(declared, Sequence) and declared and all(_is_number(c) for c in declared):
             return JudgeScores("choices", tuple(float(c) for c in declared))
         raise ValueError(
             "`judge_scores` must be 'boolean', 'continuous' or a non-empty list of numeric "
-            f"choices; got {declared!r}"
+            f"choices; got {show(declared)}"
         )
     # Judge factories record the score schema their judge answers in on the evaluator's contract
     # description (info_of looks through functools.partial).
@@ -165,9 +174,10 @@ class LabelledData:
                 "categorical": "one of " + ", ".join(_show(x) for x in self.labels),
             }[self.label_type]
             raise ValueError(
-                f"the judge scored row {row.index} (id {row.id!r}) {score!r}, but the labels in "
-                f"column {self.label!r} are {self.label_type} ({wanted}); pass `judge_scores=` "
-                "to declare the judge's score type, or a judge whose scores match the labels"
+                f"the judge scored row {row.index} (id {show(row.id)}) {show(score)}, but the "
+                f"labels in column {show(self.label)} are {self.label_type} ({wanted}); pass "
+                "`judge_scores=` to declare the judge's score type, or a judge whose scores match "
+                "the labels"
             )
         return score
 
@@ -203,13 +213,15 @@ def load_labelled(
 ) -> LabelledData:
     """Read ``data``, pull out the label (and reason) column and check it against ``judge``."""
     if not isinstance(label, str) or not label:
-        raise TypeError(f"`label` must be the name of the label column (a str); got {label!r}")
+        raise TypeError(f"`label` must be the name of the label column (a str); got {show(label)}")
     if reason is not None and (not isinstance(reason, str) or not reason):
-        raise TypeError(f"`reason` must be a column name (str) or None; got {reason!r}")
+        raise TypeError(f"`reason` must be a column name (str) or None; got {show(reason)}")
     if label_type is not None and label_type not in LABEL_TYPES:
-        raise ValueError(f"`label_type` must be one of {LABEL_TYPES} or None; got {label_type!r}")
+        raise ValueError(
+            f"`label_type` must be one of {LABEL_TYPES} or None; got {show(label_type)}"
+        )
     if label_map is not None and not isinstance(label_map, Mapping):
-        raise TypeError(f"`label_map` must be a dict of raw label -> label; got {label_map!r}")
+        raise TypeError(f"`label_map` must be a dict of raw label -> label; got {show(label_map)}")
     raw_rows = _rows_of(data)
     rows: list[LabelledRow] = []
     missing: list[int] = []
@@ -235,13 +247,13 @@ def load_labelled(
         if len(missing) == len(raw_rows):
             columns = sorted({k for r in raw_rows for k in r.fields})
             raise ValueError(
-                f"no row has a label in column {label!r}; the rows have the columns {columns}. "
-                "Pass `label=` with the name of the human label column"
+                f"no row has a label in column {show(label)}; the rows have the columns "
+                f"{show(columns)}. Pass `label=` with the name of the human label column"
             )
         shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
         raise ValueError(
-            f"{len(missing)} row(s) have no label in column {label!r} (rows {shown}); label them "
-            "or leave them out of the data"
+            f"{len(missing)} row(s) have no label in column {show(label)} (rows {shown}); label "
+            "them or leave them out of the data"
         )
     return _typed(rows, label, label_type, choices, judge)
 
@@ -258,13 +270,13 @@ def _mapped(value: Any, label_map: Mapping[Any, Any], index: int, label: str) ->
         if isinstance(candidate, Hashable) and candidate in label_map:
             return label_map[candidate]
     also = (
-        f" (also looked up as {candidates[1]!r}: CSV/TSV cells are read as text)"
+        f" (also looked up as {show(candidates[1])}: CSV/TSV cells are read as text)"
         if len(candidates) > 1 and candidates[1] != value
         else ""
     )
     raise ValueError(
-        f"row {index}: label {value!r} in column {label!r} is not a key of "
-        f"`label_map` ({list(label_map)!r}){also}; add it"
+        f"row {index}: label {show(value)} in column {show(label)} is not a key of "
+        f"`label_map` ({show(list(label_map))}){also}; add it"
     )
 
 
@@ -279,13 +291,13 @@ def _label_kind(values: Sequence[Any], label: str) -> str:
             kinds.add("text")
         else:
             raise TypeError(
-                f"labels in column {label!r} must be booleans, numbers or text; got "
-                f"{type(value).__name__} ({value!r})"
+                f"labels in column {show(label)} must be booleans, numbers or text; got "
+                f"{type(value).__name__} ({show(value)})"
             )
     if len(kinds) > 1:
         raise ValueError(
-            f"labels in column {label!r} mix {' and '.join(sorted(kinds))} values; use one kind "
-            "(e.g. all true/false, or all numbers), or map them with `label_map=`"
+            f"labels in column {show(label)} mix {' and '.join(sorted(kinds))} values; use one "
+            "kind (e.g. all true/false, or all numbers), or map them with `label_map=`"
         )
     return kinds.pop()
 
@@ -302,8 +314,14 @@ def _typed(
     example = next(iter(values))
     if choices is not None:
         if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence) or not choices:
-            raise TypeError(f"`choices` must be a non-empty list of labels; got {choices!r}")
+            raise TypeError(f"`choices` must be a non-empty list of labels; got {show(choices)}")
         choices = [parse_label(c) for c in choices]
+        for index, choice in enumerate(choices):
+            if not _hashable(choice):
+                raise TypeError(
+                    f"`choices` must hold labels (booleans, numbers or text); item {index} is "
+                    f"{type(choice).__name__} {show(choice)}"
+                )
     elif judge.kind == "choices":
         choices = list(judge.choices)
     if label_type is None:
@@ -316,8 +334,8 @@ def _typed(
     problem = _mismatch(kind, label_type, judge, values)
     if problem:
         raise ValueError(
-            f"the labels in column {label!r} ({problem}, e.g. {example!r}) cannot be compared with "
-            f"a judge that gives {judge.describe()}: {_fix(kind, label_type, judge)}"
+            f"the labels in column {show(label)} ({problem}, e.g. {show(example)}) cannot be "
+            f"compared with a judge that gives {judge.describe()}: {_fix(kind, label_type, judge)}"
         )
     labels: tuple[Hashable, ...] = ()
     ordered = False
@@ -325,11 +343,12 @@ def _typed(
         labels = (False, True)
     elif label_type == "categorical":
         labels = tuple(dict.fromkeys(choices)) if choices is not None else tuple(_sorted(values))
-        outside = sorted({repr(v) for v in values if v not in labels})
+        outside = sorted({show(v) for v in values if v not in labels})
         if outside:
+            listed = ", ".join(outside[:6]) + (", ..." if len(outside) > 6 else "")
             raise ValueError(
-                f"labels {', '.join(outside)} in column {label!r} are not among the choices "
-                f"{list(labels)!r}; fix the labels or the choices"
+                f"labels {listed} in column {show(label)} are not among the choices "
+                f"{show(list(labels))}; fix the labels or the choices"
             )
         ordered = all(_is_number(x) for x in labels)
     return LabelledData(

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
 from openevals.calibration.agreement import (
     CategoricalAgreement,
     ContinuousAgreement,
@@ -258,12 +259,12 @@ def _pick(results: list[Mapping[str, Any]], key: str | None, evaluator: str) -> 
             if result.get("key") == key:
                 return result
         raise ValueError(
-            f"the judge {evaluator!r} returned no result with feedback key {key!r}; its keys: "
-            f"{[r.get('key') for r in results]}. Pass `feedback_key=` with one of them"
+            f"the judge {show(evaluator)} returned no result with feedback key {show(key)}; its "
+            f"keys: {[r.get('key') for r in results]}. Pass `feedback_key=` with one of them"
         )
     if len(results) != 1:
         raise ValueError(
-            f"the judge {evaluator!r} returned {len(results)} results "
+            f"the judge {show(evaluator)} returned {len(results)} results "
             f"({[r.get('key') for r in results]}); pass `feedback_key=` to say which one to "
             "compare with the labels"
         )

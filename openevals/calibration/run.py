@@ -15,6 +15,7 @@ from collections.abc import Generator, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from openevals._repr import show
 from openevals.calibration.labels import LabelledData, judge_scores_of, load_labelled
 from openevals.calibration.report import DEFAULT_TOLERANCE, CalibrationReport, build_report
 from openevals.evaluation.spec import EvaluatorSpec
@@ -59,26 +60,27 @@ class Settings:
     def __post_init__(self) -> None:
         tol = self.tolerance
         if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
-            raise ValueError(f"`tolerance` must be a number >= 0; got {tol!r}")
+            raise ValueError(f"`tolerance` must be a number >= 0; got {show(tol)}")
         if not math.isfinite(tol):
-            raise ValueError(f"`tolerance` must be finite; got {tol!r}")
+            raise ValueError(f"`tolerance` must be finite; got {show(tol)}")
         if self.feedback_key is not None and (
             not isinstance(self.feedback_key, str) or not self.feedback_key
         ):
             raise TypeError(
-                f"`feedback_key` must be a non-empty str or None; got {self.feedback_key!r}"
+                f"`feedback_key` must be a non-empty str or None; got {show(self.feedback_key)}"
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise TypeError(f"`seed` must be an int; got {self.seed!r}")
+            raise TypeError(f"`seed` must be an int; got {show(self.seed)}")
         if (
             isinstance(self.resamples, bool)
             or not isinstance(self.resamples, int)
             or self.resamples < 0
         ):
-            raise ValueError(f"`resamples` must be a whole number >= 0; got {self.resamples!r}")
+            raise ValueError(f"`resamples` must be a whole number >= 0; got {show(self.resamples)}")
         if not (isinstance(self.confidence, float) and 0.0 < self.confidence < 1.0):
             raise ValueError(
-                f"`confidence` must be a float strictly between 0 and 1; got {self.confidence!r}"
+                "`confidence` must be a float strictly between 0 and 1; got "
+                f"{show(self.confidence)}"
             )
         from openevals.evaluation.options import RunOptions
 

@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo
 from openevals._drivers import adrive, drive
+from openevals._repr import show
 from openevals._text import check_text
 from openevals.code.base import (
     AsyncCodeEvaluator,
@@ -133,7 +134,7 @@ class TypeChecker(abc.ABC):
             )
         bad = [a for a in cli_args if not isinstance(a, str)]
         if bad:
-            raise TypeError(f"`{parameter}` must contain only strings, got {bad[0]!r}")
+            raise TypeError(f"`{parameter}` must contain only strings, got {show(bad[0])}")
         for i, arg in enumerate(cli_args):
             check_text(arg, f"{parameter}[{i}]", sink=f"the {self.binary} command line")
         self.cli_args: tuple[str, ...] = tuple(cli_args)

@@ -34,6 +34,7 @@ from openevals._contract import (
     make_evaluator,
     run_scorer,
 )
+from openevals._repr import show
 from openevals._text import check_text
 from openevals.code.extraction import (
     CodeExtraction,
@@ -72,7 +73,7 @@ def __getattr__(name: str) -> Any:
         from openevals.prompts import code as code_prompts
 
         return getattr(code_prompts, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {show(__name__)} has no attribute {show(name)}")
 
 
 def _extract_code_from_markdown_code_blocks(text: str) -> str | None:
@@ -87,7 +88,8 @@ def check_model_options(*, code_extraction_strategy: str, model: str | None, cli
         verb = "are" if len(given) == 2 else "is"
         raise ValueError(
             f"{' and '.join(given)} {verb} only used by code_extraction_strategy='llm' (to extract "
-            f"the code with a model), but code_extraction_strategy={code_extraction_strategy!r}; "
+            "the code with a model), but "
+            f"code_extraction_strategy={show(code_extraction_strategy)}; "
             "drop it or use the 'llm' strategy"
         )
 

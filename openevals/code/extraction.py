@@ -32,6 +32,7 @@ from openevals._messages import (
     normalize_to_openai_messages_list,
     text_parts,
 )
+from openevals._repr import show
 from openevals._text import check_text
 
 __all__ = [
@@ -114,7 +115,7 @@ def outputs_to_text(outputs: Any) -> str:
             return _content_text(outputs["content"])
         raise ValueError(
             "`outputs` is a dict without 'content' or 'messages' (keys: "
-            f"{sorted(map(str, outputs))!r}); pass the code as a string, a message "
+            f"{show(sorted(map(str, outputs)))}); pass the code as a string, a message "
             "{'role': 'assistant', 'content': ...}, or {'messages': [...]}"
         )
     raise TypeError(
@@ -140,12 +141,13 @@ def _known_strategy(strategy: Any) -> str:
     if not isinstance(strategy, str):
         raise TypeError(
             f"`code_extraction_strategy` must be one of {list(CODE_EXTRACTION_STRATEGIES)}, "
-            f"got {type(strategy).__name__} {strategy!r}"
+            f"got {type(strategy).__name__} {show(strategy)}"
         )
     if strategy in CODE_EXTRACTION_STRATEGIES:
         return strategy
     warnings.warn(
-        f"code_extraction_strategy={strategy!r} is not one of {list(CODE_EXTRACTION_STRATEGIES)}; "
+        f"code_extraction_strategy={show(strategy)} is not one of "
+        f"{list(CODE_EXTRACTION_STRATEGIES)}; "
         "it is treated as 'none' (the whole output is the code), as openevals 0.2.2 does. "
         "Unknown values will raise ValueError in a future release: pass 'none' instead.",
         DeprecationWarning,
@@ -481,10 +483,12 @@ class CodeExtraction:
             if strategy != "none":
                 raise ValueError(
                     f"`code_extractor` replaces the extraction strategy; got both a code_extractor "
-                    f"and code_extraction_strategy={strategy!r}. Pass only one of them."
+                    f"and code_extraction_strategy={show(strategy)}. Pass only one of them."
                 )
         if model is not None and (not isinstance(model, str) or not model.strip()):
-            raise ValueError(f"`model` must be a non-empty 'provider:model' string, got {model!r}")
+            raise ValueError(
+                f"`model` must be a non-empty 'provider:model' string, got {show(model)}"
+            )
         self.strategy = strategy
         self.code_extractor = code_extractor
         self.model = model

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import ERROR, NAN, VALUE, RunScores, row_details
 from openevals.comparison.paired import (
@@ -95,7 +96,7 @@ def build(
         unknown = [k for k in keys if k not in base.keys and k not in cand.keys]
         if unknown:
             raise ValueError(
-                f"`keys` names {unknown}, which neither run has; the runs' keys: "
+                f"`keys` names {show(unknown)}, which neither run has; the runs' keys: "
                 f"{sorted(set(base.keys) | set(cand.keys))}"
             )
         common = [k for k in keys if k in base.keys and k in cand.keys]
@@ -176,7 +177,7 @@ def build(
             "are not paired (listed in `only_in_baseline` / `only_in_candidate`)"
         )
     for key, reason in excluded_keys.items():
-        notes.append(f"key {key!r} not compared: {reason}")
+        notes.append(f"key {show(key)} not compared: {reason}")
     return Comparison(
         baseline=_label(base),
         candidate=_label(cand),

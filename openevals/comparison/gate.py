@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
+
 if TYPE_CHECKING:
     from openevals.comparison.paired import Comparison
 
@@ -15,11 +17,13 @@ def _check_drops(max_drop: Mapping[str, float] | None) -> dict[str, float]:
     if max_drop is None:
         return {}
     if not isinstance(max_drop, Mapping):
-        raise TypeError(f"`max_drop` must be a dict of feedback key -> threshold; got {max_drop!r}")
+        raise TypeError(
+            f"`max_drop` must be a dict of feedback key -> threshold; got {show(max_drop)}"
+        )
     out = {}
     for key, value in max_drop.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            raise ValueError(f"`max_drop[{key!r}]` must be a number >= 0; got {value!r}")
+            raise ValueError(f"`max_drop[{show(key)}]` must be a number >= 0; got {show(value)}")
         out[str(key)] = float(value)
     return out
 
@@ -36,7 +40,7 @@ def failures(
     unknown = [key for key in drops if key not in compared]
     if unknown:
         raise ValueError(
-            f"`max_drop` names {unknown}, which the comparison does not have; compared keys: "
+            f"`max_drop` names {show(unknown)}, which the comparison does not have; compared keys: "
             f"{sorted(compared)}"
         )
     out = []
@@ -96,6 +100,8 @@ def parse_max_drop(items: list[str]) -> dict[str, float]:
         except ValueError:
             number = -1.0
         if not sep or not key or number < 0:
-            raise ValueError(f"--max-drop expects KEY=NUMBER (e.g. correctness=0.02); got {item!r}")
+            raise ValueError(
+                f"--max-drop expects KEY=NUMBER (e.g. correctness=0.02); got {show(item)}"
+            )
         out[key] = number
     return out

@@ -10,10 +10,11 @@ one side are counted, listed and excluded from the pairs, never dropped silently
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import read_run
 
@@ -113,7 +114,7 @@ class Comparison:
         for item in self.keys:
             if item.key == name:
                 return item
-        raise KeyError(f"no compared key {name!r}; compared: {[k.key for k in self.keys]}")
+        raise KeyError(f"no compared key {show(name)}; compared: {[k.key for k in self.keys]}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,17 +182,35 @@ def _row(row: ChangedRow) -> dict[str, Any]:
     return {name: getattr(row, name) for name in row.__dataclass_fields__}
 
 
-def _check_options(alpha: Any, min_effect: Any, seed: Any, test: Any, resamples: Any) -> None:
+def _check_options(
+    alpha: Any, min_effect: Any, seed: Any, test: Any, resamples: Any, max_rows: Any
+) -> None:
     if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0.0 < alpha < 1.0:
-        raise ValueError(f"`alpha` must be a float strictly between 0 and 1; got {alpha!r}")
+        raise ValueError(f"`alpha` must be a float strictly between 0 and 1; got {show(alpha)}")
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or min_effect < 0:
-        raise ValueError(f"`min_effect` must be a number >= 0; got {min_effect!r}")
+        raise ValueError(f"`min_effect` must be a number >= 0; got {show(min_effect)}")
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"`seed` must be an int; got {seed!r}")
+        raise TypeError(f"`seed` must be an int; got {show(seed)}")
     if test not in TESTS:
-        raise ValueError(f"`test` must be one of {TESTS}; got {test!r}")
+        raise ValueError(f"`test` must be one of {TESTS}; got {show(test)}")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 100:
-        raise ValueError(f"`resamples` must be a whole number >= 100; got {resamples!r}")
+        raise ValueError(f"`resamples` must be a whole number >= 100; got {show(resamples)}")
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
+        raise TypeError(f"`max_rows` must be an int >= 0; got {show(max_rows)}")
+
+
+def _key_names(value: Any, name: str) -> list[str]:
+    """``keys`` / ``lower_is_better`` as a list of feedback keys (each a str)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"`{name}` must be a list of feedback keys; got {show(value)}")
+    listed = list(value)
+    for index, key in enumerate(listed):
+        if not isinstance(key, str):
+            raise TypeError(
+                f"`{name}` must be a list of feedback keys (str); item {index} is "
+                f"{type(key).__name__} {show(key)}"
+            )
+    return listed
 
 
 def compare(
@@ -323,18 +342,21 @@ def _flow(
     from openevals.comparison._pairs import build
     from openevals.comparison.head_to_head import JudgeRun, judge_rows, summarize
 
-    _check_options(alpha, min_effect, seed, test, resamples)
+    _check_options(alpha, min_effect, seed, test, resamples, max_rows)
     if isinstance(keys, str):
-        raise TypeError(f"`keys` must be a list of feedback keys; got the string {keys!r}")
+        raise TypeError(f"`keys` must be a list of feedback keys; got the string {show(keys)}")
     if isinstance(lower_is_better, str):
-        raise TypeError(f"`lower_is_better` must be a list of keys; got {lower_is_better!r}")
+        raise TypeError(f"`lower_is_better` must be a list of keys; got {show(lower_is_better)}")
+    if keys is not None:
+        keys = _key_names(keys, "keys")
+    lower_is_better = _key_names(lower_is_better, "lower_is_better")
     options = dict(judge_options or {})
     unknown = sorted(set(options) - set(_JUDGE_OPTIONS))
     if unknown:
-        raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {unknown}")
+        raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {show(unknown)}")
     if judge is not None and not callable(judge):
         raise TypeError(
-            f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {judge!r}"
+            f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {show(judge)}"
         )
     base = read_run(baseline, "baseline", group_by)
     cand = read_run(candidate, "candidate", group_by)

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
@@ -76,7 +78,7 @@ def quantile(values: Sequence[float], q: float) -> float:
     if len(values) == 0:
         raise ValueError("quantile needs at least one value; got an empty sequence")
     if not 0.0 <= q <= 1.0:
-        raise ValueError(f"q must be in [0, 1]; got {q!r}")
+        raise ValueError(f"q must be in [0, 1]; got {show(q)}")
     import numpy as np
 
     return float(np.quantile(np.asarray(values, dtype=float), q))
@@ -109,9 +111,9 @@ def bootstrap_ci(
     if n == 0:
         raise ValueError("bootstrap_ci needs at least one value; got an empty sequence")
     if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
+        raise ValueError(f"confidence must be in (0, 1); got {show(confidence)}")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise ValueError(f"resamples must be an integer >= 1; got {resamples!r}")
+        raise ValueError(f"resamples must be an integer >= 1; got {show(resamples)}")
     if n == 1 or min(values) == max(values):
         return (float(values[0]), float(values[0]))
     import numpy as np

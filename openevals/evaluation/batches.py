@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from openevals._contract import display_name
+from openevals._repr import show
 from openevals.evaluation.data import FIELDS
 from openevals.evaluation.records import Recorder, ResultRow
 
@@ -82,14 +83,14 @@ class BatchMetrics:
                 out = fn({k: list(v) for k, v in columns.items()})
                 if not isinstance(out, Mapping):
                     raise TypeError(
-                        f"batch metric {label!r} returned {type(out).__name__}; expected a dict "
-                        "of metric name -> {'value': ...}"
+                        f"batch metric {show(label)} returned {type(out).__name__}; expected a "
+                        "dict of metric name -> {'value': ...}"
                     )
                 for metric, value in out.items():
                     if not isinstance(value, Mapping) or "value" not in value:
                         raise TypeError(
-                            f"batch metric {label!r} returned {value!r} for {metric!r}; each "
-                            "metric must be a dict with a 'value' entry"
+                            f"batch metric {show(label)} returned {show(value)} for "
+                            f"{show(metric)}; each metric must be a dict with a 'value' entry"
                         )
                 for metric, value in out.items():
                     name = self.recorder.data(str(metric))
@@ -124,8 +125,8 @@ class BatchMetrics:
                 total[name] = {"value": sum(numbers), "batches": len(values)}
             else:
                 raise TypeError(
-                    f"batch metric {name!r} has non-numeric values; the default accumulation sums "
-                    "them, so pass accumulate= for other kinds of metrics"
+                    f"batch metric {show(name)} has non-numeric values; the default "
+                    "accumulation sums them, so pass accumulate= for other kinds of metrics"
                 )
         return total
 

@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from openevals._repr import PATH_LIMIT, show
+
 __all__ = [
     "CacheBackend",
     "CountingCache",
@@ -106,7 +108,9 @@ class SQLiteJudgeCache:
             raise TypeError(f"cache path must be a str or os.PathLike; got {type(path).__name__}")
         self.path = Path(path).expanduser()
         if self.path.is_dir():
-            raise ValueError(f"cache path {str(self.path)!r} is a directory; give a file path")
+            raise ValueError(
+                f"cache path {show(str(self.path), PATH_LIMIT)} is a directory; give a file path"
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = sqlite3.connect(
@@ -122,7 +126,7 @@ class SQLiteJudgeCache:
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            raise RuntimeError(f"the judge cache {str(self.path)!r} is closed")
+            raise RuntimeError(f"the judge cache {show(str(self.path), PATH_LIMIT)} is closed")
         return self._conn
 
     def get(self, key: str) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openevals._repr import show
 from openevals.evaluation.data import FIELDS, GRAPHRAG_COLUMNS
 
 __all__ = ["ABSENT", "ColumnPlan", "plain_value", "plan_columns"]
@@ -54,9 +55,9 @@ def _unsupported(value: Any, column: str, source: str) -> TypeError:
         f"{kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else kind.__name__
     )
     return TypeError(
-        f"{source}: column {column!r} holds a value of type {name} ({value!r:.60}), which has no "
-        "plain form for an evaluator; accepted: text, numbers, booleans, dates, lists and "
-        "dicts of those. Convert the column (for example to str) or drop it"
+        f"{source}: column {show(column)} holds a value of type {name} ({show(value, 60)}), "
+        "which has no plain form for an evaluator; accepted: text, numbers, booleans, dates, lists "
+        "and dicts of those. Convert the column (for example to str) or drop it"
     )
 
 
@@ -189,14 +190,14 @@ def plan_columns(columns: Iterable[Any], source: str) -> ColumnPlan:
     for name in names:
         if not isinstance(name, str):
             raise TypeError(
-                f"{source}: column names must be strings; got {name!r} "
+                f"{source}: column names must be strings; got {show(name)} "
                 f"({type(name).__name__}). Rename the column"
             )
     seen: set[str] = set()
     for name in names:
         if name in seen:
             raise ValueError(
-                f"{source}: duplicate column name {name!r}; column names must be unique"
+                f"{source}: duplicate column name {show(name)}; column names must be unique"
             )
         seen.add(name)
     paths: list[tuple[str, ...] | None] = []
@@ -205,7 +206,9 @@ def plan_columns(columns: Iterable[Any], source: str) -> ColumnPlan:
         if rest and head in FIELDS:
             parts = tuple(name.split("."))
             if any(not p for p in parts):
-                raise ValueError(f"{source}: column {name!r} has an empty part in its dotted name")
+                raise ValueError(
+                    f"{source}: column {show(name)} has an empty part in its dotted name"
+                )
             paths.append(parts)
         else:
             paths.append(None)
@@ -215,8 +218,8 @@ def plan_columns(columns: Iterable[Any], source: str) -> ColumnPlan:
         clash = next((p for p in prefixes if p in seen and (p in FIELDS or p in dotted)), None)
         if clash is not None:
             raise ValueError(
-                f"{source}: columns {clash!r} and {name!r} both set {name!r}; keep either the "
-                "whole value or the dotted columns"
+                f"{source}: columns {show(clash)} and {show(name)} both set {show(name)}; keep "
+                "either the whole value or the dotted columns"
             )
     if not any(_holds(n, _OUTPUT_COLUMNS) or _holds(n, _INPUT_COLUMNS) for n in names):
         raise ValueError(

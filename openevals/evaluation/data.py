@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openevals._repr import PATH_LIMIT, show
+
 __all__ = [
     "FIELDS",
     "GRAPHRAG_COLUMNS",
@@ -163,7 +165,7 @@ def _unstorable_row(index: int, raw: Mapping[str, Any], fields: dict[str, Any], 
         if reason is None:
             safe[key] = value
         else:
-            bad.append(f"field {key!r}: {reason}")
+            bad.append(f"field {show(key)}: {reason}")
             safe[key] = placeholder(value)
     explicit = raw.get(_ID_KEY)
     if _why_unstorable(explicit) is not None:
@@ -194,8 +196,8 @@ def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
     for key, value in raw.items():
         if not isinstance(key, str):
             raise TypeError(
-                f"{source}: row {index} has a non-string field name {key!r}; field names must be "
-                "strings"
+                f"{source}: row {index} has a non-string field name {show(key)}; field names "
+                "must be strings"
             )
         if key == _ID_KEY:
             continue
@@ -231,8 +233,9 @@ def _format_of(path: Path) -> str:
     fmt = _SUFFIXES.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(
-            f"data: cannot tell the format of {str(path)!r} from its suffix {path.suffix!r}; "
-            f"accepted: {', '.join(sorted(_SUFFIXES))}, and Parquet (.parquet, .pq, .parq)"
+            f"data: cannot tell the format of {show(str(path), PATH_LIMIT)} from its suffix "
+            f"{show(path.suffix)}; accepted: {', '.join(sorted(_SUFFIXES))}, and Parquet "
+            "(.parquet, .pq, .parq)"
         )
     return fmt
 
@@ -240,8 +243,9 @@ def _format_of(path: Path) -> str:
 def _not_utf8(path: Path, lineno: int, exc: UnicodeDecodeError) -> ValueError:
     byte = exc.object[exc.start : exc.start + 1].hex()
     return ValueError(
-        f"data: {str(path)!r} line {lineno} is not UTF-8 text (byte 0x{byte} at column "
-        f"{exc.start + 1}); is it a binary file? Datasets must be UTF-8 JSONL, JSON, CSV or TSV"
+        f"data: {show(str(path), PATH_LIMIT)} line {lineno} is not UTF-8 text (byte 0x{byte} at "
+        f"column {exc.start + 1}); is it a binary file? Datasets must be UTF-8 JSONL, JSON, CSV or "
+        "TSV"
     )
 
 
@@ -267,12 +271,13 @@ def _read_jsonl(path: Path) -> Iterator[Any]:
             yield json.loads(text)
         except RecursionError:
             raise ValueError(
-                f"data: {str(path)!r} line {lineno} is nested too deeply to read as JSON"
+                f"data: {show(str(path), PATH_LIMIT)} line {lineno} is nested too deeply to "
+                "read as JSON"
             ) from None
         except ValueError as exc:
             raise ValueError(
-                f"data: {str(path)!r} line {lineno} is not valid JSON ({exc}); each line of "
-                "a JSONL file must hold one JSON object"
+                f"data: {show(str(path), PATH_LIMIT)} line {lineno} is not valid JSON ({exc}); "
+                "each line of a JSONL file must hold one JSON object"
             ) from None
 
 
@@ -289,7 +294,7 @@ def _read_json(path: Path) -> Iterator[Any]:
 
         raise ValueError(f"data: {deep_data_message(str(path))}") from None
     except ValueError as exc:
-        raise ValueError(f"data: {str(path)!r} is not valid JSON ({exc})") from None
+        raise ValueError(f"data: {show(str(path), PATH_LIMIT)} is not valid JSON ({exc})") from None
     if isinstance(doc, Mapping):
         for key in _JSON_LIST_KEYS:
             if isinstance(doc.get(key), list):
@@ -297,12 +302,13 @@ def _read_json(path: Path) -> Iterator[Any]:
                 break
         else:
             raise ValueError(
-                f"data: {str(path)!r} holds a JSON object; expected a list of rows, or an object "
-                f"with the rows under one of {list(_JSON_LIST_KEYS)}"
+                f"data: {show(str(path), PATH_LIMIT)} holds a JSON object; expected a list of "
+                f"rows, or an object with the rows under one of {list(_JSON_LIST_KEYS)}"
             )
     if not isinstance(doc, list):
         raise ValueError(
-            f"data: {str(path)!r} must hold a JSON list of row objects; got {type(doc).__name__}"
+            f"data: {show(str(path), PATH_LIMIT)} must hold a JSON list of row objects; got "
+            f"{type(doc).__name__}"
         )
     yield from doc
 
@@ -349,15 +355,17 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
             return
         names = [h.strip() for h in header]
         if len(set(names)) != len(names):
-            raise ValueError(f"data: {str(path)!r} has duplicate column names: {names}")
+            raise ValueError(
+                f"data: {show(str(path), PATH_LIMIT)} has duplicate column names: {show(names)}"
+            )
         nested = [("." in n and n.split(".", 1)[0] in FIELDS) for n in names]
         for lineno, cells in enumerate(reader, start=2):
             if not cells or all(not c.strip() for c in cells):
                 continue
             if len(cells) > len(names):
                 raise ValueError(
-                    f"data: {str(path)!r} row at line {lineno} has {len(cells)} cells but the "
-                    f"header has {len(names)} columns"
+                    f"data: {show(str(path), PATH_LIMIT)} row at line {lineno} has {len(cells)} "
+                    f"cells but the header has {len(names)} columns"
                 )
             record: dict[str, Any] = {}
             for name, is_nested, cell in zip(names, nested, cells, strict=False):
@@ -373,7 +381,7 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
 
 def _read_file(path: Path) -> Iterator[Any]:
     if not path.exists():
-        raise FileNotFoundError(f"data: no such file {str(path)!r}")
+        raise FileNotFoundError(f"data: no such file {show(str(path), PATH_LIMIT)}")
     fmt = _format_of(path)
     if fmt == "jsonl":
         return _read_jsonl(path)
@@ -466,7 +474,7 @@ class RowReader:
         first = self._seen.setdefault(row_id, index)
         if first != index:
             raise ValueError(
-                f"{self.source}: rows {first} and {index} share the id {row_id!r}; row ids must "
+                f"{self.source}: rows {first} and {index} share the id {show(row_id)}; row ids must "
                 "be unique (remove the 'id' field to identify rows by content and position)"
             )
 

@@ -24,6 +24,7 @@ from openevals._contract import (
     is_async_callable,
 )
 from openevals._judge.cache import active_cache
+from openevals._repr import show
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.data import MISSING, field_at
 from openevals.evaluation.pricing import add_usage, normalize_usage
@@ -62,8 +63,8 @@ class RunEvaluator:
                 value = field_at(fields, path)
                 if value is MISSING:
                     raise KeyError(
-                        f"evaluator {self.name!r} reads {arg!r} from row field {path!r}, which "
-                        f"this row does not have (fields: {sorted(fields)})"
+                        f"evaluator {show(self.name)} reads {show(arg)} from row field "
+                        f"{show(path)}, which this row does not have (fields: {sorted(fields)})"
                     )
                 mapped[arg] = value
             view = mapped
@@ -78,7 +79,9 @@ class RunEvaluator:
             close = getattr(value, "close", None)
             if callable(close):
                 close()
-            raise TypeError(f"evaluator {self.name!r} was marked inline but returned an awaitable")
+            raise TypeError(
+                f"evaluator {show(self.name)} was marked inline but returned an awaitable"
+            )
         return normalize_results(value, self.name)
 
     async def call(self, fields: Mapping[str, Any], in_thread: InThread) -> list[dict[str, Any]]:
@@ -167,14 +170,14 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
     used: set[str] = set()
     for explicit, item in items:
         if explicit is not None and (not isinstance(explicit, str) or not explicit):
-            raise TypeError(f"evaluator names must be non-empty strings; got {explicit!r}")
+            raise TypeError(f"evaluator names must be non-empty strings; got {show(explicit)}")
         spec = _spec_of(item, model)
         given = explicit or spec.name
         name = given or display_name(spec.evaluator)
         if name in used:
             if given is not None:
                 raise ValueError(
-                    f"evaluator name {name!r} is used twice; names identify results (and "
+                    f"evaluator name {show(name)} is used twice; names identify results (and "
                     "finished work on resume), so give each evaluator its own name"
                 )
             n = 2
@@ -239,7 +242,7 @@ def normalize_results(value: Any, name: str) -> list[dict[str, Any]]:
     if isinstance(value, (bool, int, float)):
         return [{"key": name, "score": value, "comment": None, "metadata": None}]
     raise TypeError(
-        f"evaluator {name!r} returned {type(value).__name__}; expected an EvaluatorResult dict "
+        f"evaluator {show(name)} returned {type(value).__name__}; expected an EvaluatorResult dict "
         "({'key', 'score', ...}), a list of them, or a number/bool"
     )
 

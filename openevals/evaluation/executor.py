@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from openevals._contract import is_async_callable
+from openevals._repr import show
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import Limiter
@@ -259,7 +260,7 @@ async def _within(call: Awaitable[_T], timeout: float, name: str) -> _T:
     # Do not wait for a cancelled call that may ignore cancellation; just collect its outcome.
     task.add_done_callback(_collect)
     raise TimeoutError(
-        f"evaluator {name!r} did not finish within eval_timeout={timeout:g} s and was "
+        f"evaluator {show(name)} did not finish within eval_timeout={timeout:g} s and was "
         "cancelled (a sync evaluator's thread is left to finish; its result is dropped)"
     )
 

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
 from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.sources import require
 from openevals.evaluation.store import ResultRows
@@ -188,7 +189,7 @@ def wide_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[tuple[An
 def _table(result: EvaluationResult, wide: bool) -> tuple[list[str], dict[str, list[Any]]]:
     """The table of ``result`` as column names and ``{column: values}``."""
     if not isinstance(wide, bool):
-        raise TypeError(f"wide must be True or False; got {wide!r}")
+        raise TypeError(f"wide must be True or False; got {show(wide)}")
     if not wide:
         failed = result.summary.get("pairs", {}).get("failed")
         return long_columns(result.rows, failed=None if failed is None else bool(failed))

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
+from openevals._repr import show
 from openevals.evaluation.sources import Source, peek_iterable, require
 
 __all__ = ["LangSmithDataset", "example_row", "langsmith_dataset", "open_examples", "parse_uri"]
@@ -62,7 +63,7 @@ def _splits(split: str | Sequence[str] | None) -> list[str] | None:
     out: list[str] = []
     for item in items:
         if not isinstance(item, str) or not item.strip():
-            raise TypeError(f"split must name non-empty splits; got {item!r}")
+            raise TypeError(f"split must name non-empty splits; got {show(item)}")
         out.extend(part.strip() for part in item.split(",") if part.strip())
     return out
 
@@ -82,7 +83,7 @@ class LangSmithDataset:
         client: Any = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"name must be a LangSmith dataset name; got {name!r}")
+            raise ValueError(f"name must be a LangSmith dataset name; got {show(name)}")
         if version is not None and not isinstance(version, (str, _dt.datetime)):
             raise TypeError(
                 f"version must be a version tag (str) or a datetime; got {type(version).__name__}"
@@ -120,7 +121,7 @@ class LangSmithDataset:
                 dataset = client.read_dataset(dataset_name=self.name)
             except utils.LangSmithNotFoundError:
                 raise ValueError(
-                    f"{self.uri}: no LangSmith dataset named {self.name!r} at "
+                    f"{self.uri}: no LangSmith dataset named {show(self.name)} at "
                     f"{getattr(client, 'api_url', 'the LangSmith API')}; check the name and the "
                     "workspace of LANGSMITH_API_KEY"
                 ) from None
@@ -177,18 +178,20 @@ def parse_uri(text: str) -> LangSmithDataset:
     name = unquote(raw_name).strip()
     if not name:
         raise ValueError(
-            f"data: {text!r} names no dataset; write 'langsmith://NAME' (options: "
+            f"data: {show(text)} names no dataset; write 'langsmith://NAME' (options: "
             "?split=test&version=TAG)"
         )
     options = parse_qs(query, keep_blank_values=True)
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise ValueError(
-            f"data: {text!r} has unknown option(s) {unknown}; accepted: {list(_OPTIONS)}"
+            f"data: {show(text)} has unknown option(s) {show(unknown)}; accepted: {list(_OPTIONS)}"
         )
     versions = options.get("version", [])
     if len(versions) > 1 or (versions and not versions[0]):
-        raise ValueError(f"data: {text!r} must give one non-empty version; got {versions}")
+        raise ValueError(
+            f"data: {show(text)} must give one non-empty version; got {show(versions)}"
+        )
     splits = [s for s in options.get("split", []) if s] or None
     return LangSmithDataset(name, split=splits, version=versions[0] if versions else None)
 

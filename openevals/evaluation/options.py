@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openevals._repr import show
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT, check_connect_timeout
 
 __all__ = [
@@ -70,26 +71,26 @@ class RunOptions:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
                 raise TypeError(
                     "eval_timeout must be a number of seconds (e.g. 30) or None; got "
-                    f"{type(timeout).__name__} {timeout!r}"
+                    f"{type(timeout).__name__} {show(timeout)}"
                 )
             if not math.isfinite(timeout) or timeout <= 0:
                 raise ValueError(
-                    f"eval_timeout must be a positive number of seconds; got {timeout!r} "
+                    f"eval_timeout must be a positive number of seconds; got {show(timeout)} "
                     "(pass None for no timeout)"
                 )
         if not _is_count(self.concurrency):
-            raise ValueError(f"concurrency must be an integer >= 1; got {self.concurrency!r}")
+            raise ValueError(f"concurrency must be an integer >= 1; got {show(self.concurrency)}")
         group_by = self.group_by
         if group_by is not None and (not isinstance(group_by, str) or not group_by):
-            raise TypeError(f"group_by must be a field name (str) or None; got {group_by!r}")
+            raise TypeError(f"group_by must be a field name (str) or None; got {show(group_by)}")
         if self.target is not None and not callable(self.target):
             raise TypeError(f"target must be a function or None; got {type(self.target).__name__}")
         if self.output is not None and not isinstance(self.output, (str, os.PathLike)):
             raise TypeError(f"output must be a file path or None; got {type(self.output).__name__}")
         if not _is_count(self.batch_size):
-            raise ValueError(f"batch_size must be an integer >= 1; got {self.batch_size!r}")
+            raise ValueError(f"batch_size must be an integer >= 1; got {show(self.batch_size)}")
         if self.accumulate is not None and not callable(self.accumulate):
-            raise TypeError(f"accumulate must be a function or None; got {self.accumulate!r}")
+            raise TypeError(f"accumulate must be a function or None; got {show(self.accumulate)}")
         metrics = self.batch_metrics
         if metrics is not None:
             if callable(metrics) or not isinstance(metrics, Iterable):
@@ -106,7 +107,7 @@ class RunOptions:
 
     def _check_engine(self) -> None:
         if self.engine not in ENGINES:
-            raise ValueError(f"engine must be one of {ENGINES}; got {self.engine!r}")
+            raise ValueError(f"engine must be one of {ENGINES}; got {show(self.engine)}")
         ray_set = [
             name
             for name, value in (
@@ -124,11 +125,11 @@ class RunOptions:
         ):
             raise TypeError(
                 f"ray_address must be a Ray address such as 'ray://head:10001' or 'auto'; "
-                f"got {self.ray_address!r}"
+                f"got {show(self.ray_address)}"
             )
         if self.ray_workers is not None and not _is_count(self.ray_workers):
             raise ValueError(
-                f"ray_workers must be an integer >= 1 or None; got {self.ray_workers!r}"
+                f"ray_workers must be an integer >= 1 or None; got {show(self.ray_workers)}"
             )
         if self.ray_parquet is not None and not isinstance(self.ray_parquet, (str, os.PathLike)):
             raise TypeError(
@@ -136,7 +137,9 @@ class RunOptions:
                 f"{type(self.ray_parquet).__name__}"
             )
         if not _is_count(self.ray_batch_size):
-            raise ValueError(f"ray_batch_size must be an integer >= 1; got {self.ray_batch_size!r}")
+            raise ValueError(
+                f"ray_batch_size must be an integer >= 1; got {show(self.ray_batch_size)}"
+            )
         object.__setattr__(
             self, "ray_connect_timeout", check_connect_timeout(self.ray_connect_timeout)
         )
@@ -153,13 +156,13 @@ class RunOptions:
             if isinstance(env, str) or not isinstance(env, Iterable):
                 raise TypeError(
                     "ray_env must be a list of environment variable names to copy to the Ray "
-                    f"workers; got {env!r}"
+                    f"workers; got {show(env)}"
                 )
             names = tuple(env)
             bad = [n for n in names if not isinstance(n, str) or not n or "=" in n]
             if bad:
                 raise TypeError(
-                    f"ray_env must hold environment variable names (no values); got {bad[0]!r}"
+                    f"ray_env must hold environment variable names (no values); got {show(bad[0])}"
                 )
             object.__setattr__(self, "ray_env", names)
 

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from openevals._repr import show
 from openevals._stats import Estimate, bootstrap_weights, estimate
 from openevals.evaluation.data import MISSING, field_at
 from openevals.evaluation.evaluators import RunEvaluator
@@ -49,8 +50,8 @@ class Systems:
             for name, path in value.items():
                 if not isinstance(path, str) or not path:
                     raise TypeError(
-                        f"systems: the row field of system {name!r} must be a non-empty dotted "
-                        f"path (str); got {path!r}"
+                        f"systems: the row field of system {show(name)} must be a non-empty dotted "
+                        f"path (str); got {show(path)}"
                     )
                 columns[name] = path
             names = list(value)
@@ -60,16 +61,16 @@ class Systems:
             raise TypeError(
                 "systems must be a list of system names (each row's outputs is a dict keyed by "
                 "them) or a dict of system name -> row field; got "
-                f"{type(value).__name__} {value!r}"
+                f"{type(value).__name__} {show(value)}"
             )
         for name in names:
             if not isinstance(name, str) or not name:
-                raise TypeError(f"systems: names must be non-empty strings; got {name!r}")
+                raise TypeError(f"systems: names must be non-empty strings; got {show(name)}")
         if len(set(names)) != len(names):
-            raise ValueError(f"systems: each system must be named once; got {names!r}")
+            raise ValueError(f"systems: each system must be named once; got {show(names)}")
         if len(names) < 2:
             raise ValueError(
-                f"systems: a pairwise comparison needs at least two systems; got {names!r}. "
+                f"systems: a pairwise comparison needs at least two systems; got {show(names)}. "
                 "Pass two or more names (or leave systems out to score one system's outputs)"
             )
         return cls(tuple(names), columns)
@@ -80,15 +81,15 @@ class Systems:
             value = field_at(fields, self.columns[name])
             if value is MISSING:
                 raise KeyError(
-                    f"this row has no field {self.columns[name]!r} (the output of system "
-                    f"{name!r}); fields: {sorted(fields)}"
+                    f"this row has no field {show(self.columns[name])} (the output of system "
+                    f"{show(name)}); fields: {sorted(fields)}"
                 )
             return value
         outputs = fields.get("outputs")
         if not isinstance(outputs, Mapping) or name not in outputs:
             held = sorted(outputs) if isinstance(outputs, Mapping) else type(outputs).__name__
             raise KeyError(
-                f"this row's outputs hold no output of system {name!r} (outputs: {held}); with "
+                f"this row's outputs hold no output of system {show(name)} (outputs: {held}); with "
                 "systems=[...] each row's outputs must be a dict of system name -> output"
             )
         return outputs[name]
@@ -99,9 +100,9 @@ def _comparison(value: Any, a: str, b: str, name: str) -> list[dict[str, Any]]:
     scores = value.get("scores") if isinstance(value, Mapping) else None
     if not isinstance(scores, Mapping) or a not in scores or b not in scores:
         raise TypeError(
-            f"evaluator {name!r} is not a pairwise evaluator: it returned "
-            f"{type(value).__name__} {str(value)[:200]!r}, not {{'key', 'scores': {{{a!r}: ..., "
-            f"{b!r}: ...}}}}. With systems=, every evaluator must compare two outputs "
+            f"evaluator {show(name)} is not a pairwise evaluator: it returned "
+            f"{type(value).__name__} {show(value, 200)}, not {{'key', 'scores': {{{show(a)}: ..., "
+            f"{show(b)}: ...}}}}. With systems=, every evaluator must compare two outputs "
             "(e.g. create_pairwise_llm_as_judge)"
         )
     sa, sb = float(scores[a]), float(scores[b])
@@ -251,8 +252,8 @@ class PairwisePlan:
         for ev in evaluators:
             if "outputs" in ev.fields:
                 raise ValueError(
-                    f"evaluator {ev.name!r} maps `outputs` to {ev.fields['outputs']!r}, but with "
-                    "systems= the outputs come from the systems; remove that mapping"
+                    f"evaluator {show(ev.name)} maps `outputs` to {show(ev.fields['outputs'])}, "
+                    "but with systems= the outputs come from the systems; remove that mapping"
                 )
             for a, b in itertools.combinations(parsed.names, 2):
                 pair = _pair_evaluator(ev, parsed, a, b)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = [
     "DEFAULT_PRICES",
     "add_usage",
@@ -48,20 +50,22 @@ def _price_pair(name: str, value: Any) -> tuple[float, float]:
             pair = (value["input"], value["output"])
         except KeyError:
             raise ValueError(
-                f"prices[{name!r}] must have 'input' and 'output' (USD per 1M tokens); got keys "
-                f"{sorted(value)}"
+                f"prices[{show(name)}] must have 'input' and 'output' (USD per 1M tokens); got "
+                f"keys {sorted(value)}"
             ) from None
     elif isinstance(value, (tuple, list)) and len(value) == 2:
         pair = (value[0], value[1])
     else:
         raise TypeError(
-            f"prices[{name!r}] must be (input, output) or {{'input': ..., 'output': ...}} in USD "
-            f"per 1M tokens; got {value!r}"
+            f"prices[{show(name)}] must be (input, output) or {{'input': ..., 'output': ...}} "
+            f"in USD per 1M tokens; got {show(value)}"
         )
     out = []
     for part in pair:
         if isinstance(part, bool) or not isinstance(part, (int, float)) or part < 0:
-            raise ValueError(f"prices[{name!r}] must hold non-negative numbers; got {value!r}")
+            raise ValueError(
+                f"prices[{show(name)}] must hold non-negative numbers; got {show(value)}"
+            )
         out.append(float(part))
     return (out[0], out[1])
 
@@ -77,7 +81,7 @@ def merge_prices(overrides: Mapping[str, Any] | None) -> dict[str, tuple[float, 
         )
     for name, value in overrides.items():
         if not isinstance(name, str) or not name:
-            raise TypeError(f"prices keys must be model names (str); got {name!r}")
+            raise TypeError(f"prices keys must be model names (str); got {show(name)}")
         table[name] = _price_pair(name, value)
     return table
 

@@ -33,6 +33,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from openevals._contract import info_of
+from openevals._repr import show
 from openevals.evaluation.spec import EvaluatorSpec
 
 __all__ = [
@@ -88,7 +89,7 @@ def _parse_value(text: str) -> Any:
 def parse_spec(text: str) -> ParsedSpec:
     """Split ``NAME[:POSITIONAL][:option=value...]`` into its parts (values still raw strings)."""
     if not isinstance(text, str) or not text.strip():
-        raise SpecError(f"an evaluator spec must be a non-empty string; got {text!r}")
+        raise SpecError(f"an evaluator spec must be a non-empty string; got {show(text)}")
     parts = text.strip().split(":")
     name = parts[0].strip()
     positional: str | None = None
@@ -106,9 +107,11 @@ def parse_spec(text: str) -> ParsedSpec:
     options: dict[str, Any] = {}
     for key, value in raw:
         if not key:
-            raise SpecError(f"evaluator spec {text!r} has an option without a name ({'=' + value})")
+            raise SpecError(
+                f"evaluator spec {show(text)} has an option without a name ({'=' + value})"
+            )
         if key in options:
-            raise SpecError(f"evaluator spec {text!r} sets option {key!r} twice")
+            raise SpecError(f"evaluator spec {show(text)} sets option {show(key)} twice")
         options[key] = value
     return ParsedSpec(name=name, positional=positional, options=options, text=text.strip())
 
@@ -164,8 +167,8 @@ def _unpacked_keys(factory: Callable[..., Any], name: str) -> list[str] | None:
 def _no_positional(spec: ParsedSpec) -> None:
     if spec.positional is not None:
         raise SpecError(
-            f"{spec.name!r} takes only option=value settings; got {spec.positional!r} in "
-            f"{spec.text!r}"
+            f"{show(spec.name)} takes only option=value settings; got {show(spec.positional)} in "
+            f"{show(spec.text)}"
         )
 
 
@@ -176,8 +179,8 @@ def _only(spec: ParsedSpec, options: dict[str, Any], allowed: tuple[str, ...] | 
     if unknown:
         accepted = ", ".join(allowed) if allowed else "none"
         raise SpecError(
-            f"{spec.name!r} does not take option(s) {unknown} (in {spec.text!r}); accepted: "
-            f"{accepted}"
+            f"{show(spec.name)} does not take option(s) {show(unknown)} (in {show(spec.text)}); "
+            f"accepted: {accepted}"
         )
 
 
@@ -210,7 +213,7 @@ def _json_match(spec: ParsedSpec, options: dict[str, Any], model: str | None) ->
     if opts.get("rubric") is not None:
         opts.setdefault("model", model)
         if opts["model"] is None:
-            raise SpecError(f"{spec.text!r} grades rubric keys with an LLM: pass --model")
+            raise SpecError(f"{show(spec.text)} grades rubric keys with an LLM: pass --model")
         return create_async_json_match_evaluator(**opts)
     return create_json_match_evaluator(**opts)
 
@@ -235,7 +238,7 @@ def _trajectory(spec: ParsedSpec, options: dict[str, Any], model: str | None) ->
     _only(spec, opts, _with_alias(factory_options(create_trajectory_match_evaluator), "mode"))
     if "mode" in opts:
         if "trajectory_match_mode" in opts:
-            raise SpecError(f"{spec.text!r}: give `mode` or `trajectory_match_mode`, not both")
+            raise SpecError(f"{show(spec.text)}: give `mode` or `trajectory_match_mode`, not both")
         opts["trajectory_match_mode"] = opts.pop("mode")
     return create_trajectory_match_evaluator(**opts)
 
@@ -313,7 +316,7 @@ def build_batch_metric(text: str) -> Callable[..., Any]:
     spec = parse_spec(text)
     if spec.name not in _TEXT:
         raise SpecError(
-            f"unknown batch metric {spec.name!r} in {spec.text!r}; available: "
+            f"unknown batch metric {show(spec.name)} in {show(spec.text)}; available: "
             f"{', '.join(BATCH_METRIC_NAMES)}"
         )
     _no_positional(spec)
@@ -323,7 +326,7 @@ def build_batch_metric(text: str) -> Callable[..., Any]:
     try:
         return reference_batch_metric(spec.name, **options)
     except (TypeError, ValueError) as exc:
-        raise SpecError(f"cannot build batch metric {spec.text!r}: {exc}") from None
+        raise SpecError(f"cannot build batch metric {show(spec.text)}: {exc}") from None
 
 
 def _prompt_key(constant: str) -> str:
@@ -338,7 +341,7 @@ def _llm(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callab
     constant = spec.positional or opts.pop("prompt", None)
     if not constant:
         raise SpecError(
-            f"{spec.text!r}: name the prompt constant, e.g. llm:CORRECTNESS_PROMPT "
+            f"{show(spec.text)}: name the prompt constant, e.g. llm:CORRECTNESS_PROMPT "
             "(see openevals.prompts)"
         )
     _only(spec, opts, factory_options(create_async_llm_as_judge))
@@ -347,12 +350,12 @@ def _llm(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callab
     prompt = getattr(prompts, str(constant), None) if str(constant) in prompts.__all__ else None
     if not isinstance(prompt, str):
         raise SpecError(
-            f"{spec.text!r}: unknown prompt constant {constant!r}; available: "
+            f"{show(spec.text)}: unknown prompt constant {show(constant)}; available: "
             f"{', '.join(prompts.__all__)}"
         )
     chosen = opts.pop("model", None) or model
     if not chosen:
-        raise SpecError(f"{spec.text!r} needs a judge model: pass --model provider:model")
+        raise SpecError(f"{show(spec.text)} needs a judge model: pass --model provider:model")
     opts.setdefault("feedback_key", _prompt_key(str(constant)))
     return create_async_llm_as_judge(prompt=prompt, model=str(chosen), **opts)
 
@@ -383,7 +386,7 @@ def build_evaluator(text: str, *, model: str | None = None) -> EvaluatorSpec:
     builder = _BUILDERS.get(canonical)
     if builder is None:
         raise SpecError(
-            f"unknown evaluator {spec.name!r} in {spec.text!r}; available: "
+            f"unknown evaluator {show(spec.name)} in {show(spec.text)}; available: "
             f"{', '.join(EVALUATOR_NAMES)}"
         )
     options = {key: _parse_value(value) for key, value in spec.options.items()}
@@ -394,7 +397,7 @@ def build_evaluator(text: str, *, model: str | None = None) -> EvaluatorSpec:
     except SpecError:
         raise
     except (TypeError, ValueError) as exc:
-        raise SpecError(f"cannot build evaluator {spec.text!r}: {exc}") from None
+        raise SpecError(f"cannot build evaluator {show(spec.text)}: {exc}") from None
     return EvaluatorSpec(
         evaluator=evaluator,
         name=str(name) if name is not None else spec.text,

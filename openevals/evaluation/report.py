@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from openevals._repr import show
+
 if TYPE_CHECKING:
     import jinja2
 
@@ -94,7 +96,7 @@ def render_report(
     ``report_sections()``, e.g. the pairwise sections of a run with ``systems=``).
     """
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
-        raise ValueError(f"max_rows must be an integer >= 0; got {max_rows!r}")
+        raise ValueError(f"max_rows must be an integer >= 0; got {show(max_rows)}")
     if sections is None:
         own = getattr(result, "report_sections", None)
         sections = own() if callable(own) else ()
@@ -102,7 +104,7 @@ def render_report(
         isinstance(s, ReportSection) for s in sections
     ):
         raise TypeError(
-            f"sections must be a sequence of ReportSection; got {sections!r}; make them with "
+            f"sections must be a sequence of ReportSection; got {show(sections)}; make them with "
             "openevals.calibration.report_section.calibration_section or "
             "openevals.pairwise.report_section.pairwise_sections"
         )

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from openevals._repr import show
 from openevals.evaluation.columns import ColumnPlan, plan_columns
 
 __all__ = [
@@ -71,8 +72,8 @@ def require(module: str, extra: str, what: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError:
         raise ImportError(
-            f"{what} needs the {module.split('.')[0]!r} package, which is not installed; install "
-            f"it with `pip install 'openevals[{extra}]'`"
+            f"{what} needs the {show(module.split('.')[0])} package, which is not installed; "
+            f"install it with `pip install 'openevals[{extra}]'`"
         ) from None
 
 
@@ -131,7 +132,7 @@ def parquet_files(data: Any) -> list[Path] | None:
     path = Path(text)
     if path.suffix.lower() in PARQUET_SUFFIXES and not any(c in text for c in _GLOB_CHARS):
         if not path.exists():
-            raise FileNotFoundError(f"data: no such file {text!r}")
+            raise FileNotFoundError(f"data: no such file {show(text)}")
         if path.is_file():
             return [path]
     if path.is_dir():
@@ -140,19 +141,20 @@ def parquet_files(data: Any) -> list[Path] | None:
         )
         if not found:
             raise FileNotFoundError(
-                f"data: the directory {text!r} holds no Parquet files "
+                f"data: the directory {show(text)} holds no Parquet files "
                 f"({', '.join('*' + s for s in PARQUET_SUFFIXES)})"
             )
         return found
     if any(c in text for c in _GLOB_CHARS) and not path.exists():
         matched = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
         if not matched:
-            raise FileNotFoundError(f"data: no file matches the pattern {text!r}")
+            raise FileNotFoundError(f"data: no file matches the pattern {show(text)}")
         others = [str(p) for p in matched if p.suffix.lower() not in PARQUET_SUFFIXES]
         if others:
             raise ValueError(
-                f"data: the pattern {text!r} matches files that are not Parquet ({others[:3]}); "
-                "patterns are read as Parquet datasets - narrow it (for example '*.parquet')"
+                f"data: the pattern {show(text)} matches files that are not Parquet "
+                f"({others[:3]}); patterns are read as Parquet datasets - narrow it (for example "
+                "'*.parquet')"
             )
         return matched
     return None
@@ -243,7 +245,7 @@ def _check_ids(ids: Iterable[Any], source: str) -> None:
     if found is not None:
         first, second, key = found
         raise ValueError(
-            f"{source}: rows {first} and {second} share the id {key!r} (column 'id'); row ids "
+            f"{source}: rows {first} and {second} share the id {show(key)} (column 'id'); row ids "
             "must be unique (drop the 'id' column to identify rows by content and position)"
         )
 
@@ -273,7 +275,7 @@ def _pandas_source(df: Any) -> Source:
         bad = _PANDAS_BAD_KINDS.get(getattr(dtype, "kind", "O"))
         if bad is not None:
             raise TypeError(
-                f"{name}: column {column!r} has dtype {dtype} ({bad}), which has no plain form "
+                f"{name}: column {show(column)} has dtype {dtype} ({bad}), which has no plain form "
                 "for an evaluator; convert it (for example `df[col].astype(str)`) or drop it"
             )
     if "id" in plan.names:
@@ -294,7 +296,7 @@ def _polars_source(df: Any) -> Source:
     for column, dtype in df.schema.items():
         if dtype in (pl.Binary, pl.Duration) or isinstance(dtype, pl.Duration):
             raise TypeError(
-                f"{name}: column {column!r} has dtype {dtype}, which has no plain form for an "
+                f"{name}: column {show(column)} has dtype {dtype}, which has no plain form for an "
                 "evaluator; convert it (for example `pl.col(name).cast(pl.String)`) or drop it"
             )
     if "id" in plan.names:
@@ -347,7 +349,7 @@ def check_arrow_schema(pa: ModuleType, schema: Any, source: str) -> ColumnPlan:
         bad = unsupported_arrow_type(pa, field.type)
         if bad is not None:
             raise TypeError(
-                f"{source}: column {field.name!r} has type {field.type} (holding {bad}), which "
+                f"{source}: column {show(field.name)} has type {field.type} (holding {bad}), which "
                 "has no plain form for an evaluator; convert it (for example to a string) or "
                 "drop it"
             )
@@ -379,8 +381,8 @@ def _open_parquet(path: Path) -> Any:
         return pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(
-            f"{str(path)!r} is not a readable Parquet file ({type(exc).__name__}: {exc}); it may "
-            "be truncated or corrupt - write it again"
+            f"{show(str(path))} is not a readable Parquet file ({type(exc).__name__}: {exc}); "
+            "it may be truncated or corrupt - write it again"
         ) from None
 
 
@@ -403,8 +405,8 @@ def parquet_batches(path: Path, batch_rows: int | None = None) -> Iterator[dict[
             return
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(
-                f"{str(path)!r}: cannot read its data ({type(exc).__name__}: {exc}); the file is "
-                "truncated or corrupt - write it again"
+                f"{show(str(path))}: cannot read its data ({type(exc).__name__}: {exc}); the "
+                "file is truncated or corrupt - write it again"
             ) from None
         yield from arrow_records(plan, batch)
 

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = ["EvaluatorSpec"]
 
 
@@ -37,7 +39,9 @@ class EvaluatorSpec:
                 f"EvaluatorSpec.evaluator must be callable; got {type(self.evaluator).__name__}"
             )
         if self.name is not None and (not isinstance(self.name, str) or not self.name):
-            raise ValueError(f"EvaluatorSpec.name must be a non-empty string; got {self.name!r}")
+            raise ValueError(
+                f"EvaluatorSpec.name must be a non-empty string; got {show(self.name)}"
+            )
         if self.fields is not None:
             if not isinstance(self.fields, Mapping):
                 raise TypeError(
@@ -48,7 +52,7 @@ class EvaluatorSpec:
                 if not isinstance(arg, str) or not isinstance(path, str) or not path:
                     raise TypeError(
                         "EvaluatorSpec.fields must map argument names (str) to dotted row paths "
-                        f"(non-empty str); got {arg!r}: {path!r}"
+                        f"(non-empty str); got {show(arg)}: {show(path)}"
                     )
         if self.inline is not None and not isinstance(self.inline, bool):
-            raise TypeError(f"EvaluatorSpec.inline must be a bool or None; got {self.inline!r}")
+            raise TypeError(f"EvaluatorSpec.inline must be a bool or None; got {show(self.inline)}")

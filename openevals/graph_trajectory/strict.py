@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._repr import show
 
 __all__ = ["graph_trajectory_strict_match", "graph_trajectory_strict_match_async"]
 
@@ -24,7 +25,9 @@ def _steps(value: Any, name: str) -> list[list[str]]:
         )
     steps = value["steps"]
     if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
-        raise TypeError(f"`{name}['steps']` must be a list of lists of node names; got {steps!r}")
+        raise TypeError(
+            f"`{name}['steps']` must be a list of lists of node names; got {show(steps)}"
+        )
     turns: list[list[str]] = []
     for i, turn in enumerate(steps):
         if isinstance(turn, (str, bytes)) or not isinstance(turn, Sequence):
@@ -35,6 +38,11 @@ def _steps(value: Any, name: str) -> list[list[str]]:
     return turns
 
 
+def _nodes(turn: list[Any]) -> str:
+    """A turn's node names, every one shown (each one bounded)."""
+    return "[" + ", ".join(show(node) for node in turn) + "]"
+
+
 def _score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
     got = _steps(outputs, "outputs")
     want = _steps(reference_outputs, "reference_outputs")
@@ -42,7 +50,7 @@ def _score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
         return False, f"{len(got)} turn(s) in outputs, {len(want)} in reference_outputs"
     for i, (a, b) in enumerate(zip(got, want, strict=True)):
         if a != b:
-            return False, f"turn {i} differs: {a!r} vs reference {b!r}"
+            return False, f"turn {i} differs: {_nodes(a)} vs reference {_nodes(b)}"
     return True, None
 
 

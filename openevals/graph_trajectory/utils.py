@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from openevals._repr import show
 from openevals.graph_trajectory.types import ExtractedLangGraphThreadTrajectory, GraphTrajectory
 
 __all__ = [
@@ -128,7 +129,7 @@ def _check(graph: Any, config: Any, method: str) -> None:
     if not isinstance(config, Mapping) or not isinstance(config.get("configurable"), Mapping):
         raise TypeError(
             "`config` must be the thread's config, e.g. {'configurable': {'thread_id': '1'}}; "
-            f"got {config!r}"
+            f"got {show(config)}"
         )
 
 

@@ -15,6 +15,7 @@ from openevals._judge.options import FactorySpec
 from openevals._judge.schema import SchemaSpec
 from openevals._judge.shell import Ask, JudgeCall, aask, ask, build_core
 from openevals._messages import to_json_text
+from openevals._repr import show
 from openevals._structure import encode_json
 from openevals.json._scoring import _JsonMatchCore
 from openevals.json._types import (
@@ -59,7 +60,7 @@ def _value_text(value: Any, name: str) -> str:
 
 def _value_lines(values: Mapping[str, Any], side: str) -> str:
     return "\n".join(
-        f"{key}: {_value_text(value, f'{side}[{key!r}]')}" for key, value in values.items()
+        f"{key}: {_value_text(value, f'{side}[{show(key)}]')}" for key, value in values.items()
     )
 
 
@@ -121,8 +122,8 @@ def _rubric_scorers(
     if not core.rubric:
         if timeout is not None:
             raise ValueError(
-                f"`timeout={timeout!r}` bounds the requests of the rubric judge, but there is no "
-                "`rubric`; pass a non-empty `rubric` or drop `timeout`"
+                f"`timeout={show(timeout)}` bounds the requests of the rubric judge, but there "
+                "is no `rubric`; pass a non-empty `rubric` or drop `timeout`"
             )
 
         def unused(request: RubricRequest) -> Mapping[str, RubricVerdict | Score]:

@@ -66,9 +66,11 @@ def _check_verdict(request: RubricRequest, verdicts: Any) -> dict[str, tuple[Sco
         )
     expected = set(request.keys)
     if set(verdicts) != expected:
+        missing = sorted(expected - set(verdicts))
+        extra = [k for k in verdicts if k not in expected]
         raise ValueError(
-            f"the rubric scorer must grade exactly the keys {sorted(expected)!r}; got "
-            f"{sorted(map(str, verdicts))!r}"
+            "the rubric scorer must grade exactly the keys of the rubric; missing "
+            f"{show(missing)}, not in the rubric {show(extra)}"
         )
     checked: dict[str, tuple[Score, str | None]] = {}
     for key in request.keys:
@@ -76,14 +78,14 @@ def _check_verdict(request: RubricRequest, verdicts: Any) -> dict[str, tuple[Sco
         reasoning: str | None = None
         if isinstance(verdict, Mapping):
             if "score" not in verdict:
-                raise ValueError(f"the rubric verdict for key {key!r} has no 'score'")
+                raise ValueError(f"the rubric verdict for key {show(key)} has no 'score'")
             reasoning = verdict.get("reasoning")
             verdict = verdict["score"]
         if not isinstance(verdict, bool) and not (
             isinstance(verdict, numbers.Real) and 0 <= float(verdict) <= 1
         ):
             raise ValueError(
-                f"the rubric score for key {key!r} must be a bool or a number in [0, 1]; got "
+                f"the rubric score for key {show(key)} must be a bool or a number in [0, 1]; got "
                 f"{show(verdict)}"
             )
         checked[key] = (cast(Score, verdict), reasoning)
@@ -227,7 +229,7 @@ class _JsonMatchCore:
             name = f"{_KEY_PREFIX}:{key}"
             if name in named:
                 raise ValueError(
-                    f"two different keys both render as feedback key {name!r}; use distinct "
+                    f"two different keys both render as feedback key {show(name)}; use distinct "
                     "key names (e.g. only strings)"
                 )
             combined = (

@@ -22,6 +22,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
 from openevals._stats import Estimate, bootstrap_weights, estimate
 
 if TYPE_CHECKING:
@@ -85,23 +86,23 @@ def _check(
     for i, row in enumerate(rows):
         if not (isinstance(row, Sequence) and not isinstance(row, str) and len(row) == 3):
             raise TypeError(
-                f"`comparisons` row {i} must be (system_a, system_b, winner); got {row!r}"
+                f"`comparisons` row {i} must be (system_a, system_b, winner); got {show(row)}"
             )
         a, b, winner = row
         if a == b:
-            raise ValueError(f"`comparisons` row {i} compares {a!r} with itself")
+            raise ValueError(f"`comparisons` row {i} compares {show(a)} with itself")
         if winner is not None and winner not in (a, b):
             raise ValueError(
-                f"`comparisons` row {i}: winner {winner!r} is neither {a!r} nor {b!r} "
+                f"`comparisons` row {i}: winner {show(winner)} is neither {show(a)} nor {show(b)} "
                 "(use None for a tie)"
             )
     if not rows:
         raise ValueError("`comparisons` is empty; pass at least one verdict")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
-        raise ValueError(f"`resamples` must be a whole number >= 0; got {resamples!r}")
+        raise ValueError(f"`resamples` must be a whole number >= 0; got {show(resamples)}")
     if not (isinstance(confidence, float) and 0.0 < confidence < 1.0):
         raise ValueError(
-            f"`confidence` must be a float strictly between 0 and 1; got {confidence!r}"
+            f"`confidence` must be a float strictly between 0 and 1; got {show(confidence)}"
         )
     return [(a, b, w) for a, b, w in rows]
 
@@ -145,7 +146,7 @@ def connected_groups(comparisons: Iterable[Comparison]) -> list[tuple[Hashable, 
 
 
 def _groups_text(groups: Sequence[tuple[Hashable, ...]]) -> str:
-    return " | ".join(repr(list(g)) for g in groups)
+    return " | ".join(show(list(g)) for g in groups)
 
 
 def _score_matrix(rows: Sequence[Comparison], index: dict[Hashable, int]) -> NDArray[np.float64]:
@@ -281,7 +282,7 @@ def bradley_terry(
 
     rows = _check(comparisons, resamples, confidence)
     if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior >= 0:
-        raise ValueError(f"`prior` must be a number >= 0; got {prior!r}")
+        raise ValueError(f"`prior` must be a number >= 0; got {show(prior)}")
     systems = _systems(rows)
     if len(systems) < 2:
         raise ValueError("a ranking needs at least two systems")
@@ -345,5 +346,5 @@ def win_probability(ranking: BradleyTerryRanking, a: Hashable, b: Hashable) -> f
     }
     for name in (a, b):
         if name not in strength:
-            raise ValueError(f"{name!r} is not a ranked system; known: {list(strength)!r}")
+            raise ValueError(f"{show(name)} is not a ranked system; known: {show(list(strength))}")
     return 1.0 / (1.0 + math.exp(strength[b] - strength[a]))

@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import os
 
+from openevals._repr import PATH_LIMIT, show
+
 __all__ = [
     "load_prompt",
     "packaged_prompts_dir",
@@ -51,7 +53,8 @@ def _validated_parts(relative_path: object) -> list[str]:
     ):
         raise ValueError(
             "load_prompt: `relative_path` must be a relative path with '/' separators inside the "
-            f"prompts folder, such as 'quality/correctness.txt'; got {relative_path!r}"
+            "prompts folder, such as 'quality/correctness.txt'; got "
+            f"{show(relative_path, PATH_LIMIT)}"
         )
     return parts
 
@@ -69,9 +72,9 @@ def prompt_file(relative_path: str) -> str:
     if os.path.isfile(in_repository):
         return in_repository
     raise FileNotFoundError(
-        f"prompt file {relative_path!r} not found: looked in the packaged copy ({packaged}) and "
-        f"in the repository's prompts folder ({in_repository}). Reinstall openevals from a built "
-        "wheel, or check the file name."
+        f"prompt file {show(relative_path, PATH_LIMIT)} not found: looked in the packaged copy "
+        f"({packaged}) and in the repository's prompts folder ({in_repository}). Reinstall "
+        "openevals from a built wheel, or check the file name."
     )
 
 

@@ -77,7 +77,7 @@ def unwrap_items(value: Any, param: str, *, reference: bool) -> tuple[Sequence[A
                 f"{list(keys)!r}; found {found} (keys: {show(sorted(map(str, value)))})"
             )
         value = value[present[0]]
-        param = f"{param}[{present[0]!r}]"
+        param = f"{param}[{show(present[0])}]"
     if isinstance(value, (list, tuple)):
         return value, param
     raise TypeError(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeVar, cast, get_args
 
+from openevals._repr import show
 from openevals.rag import _ranking_formulas as formulas
 from openevals.rag._items import ItemKey, Judged, judge, validate_key
 from openevals.types import EvaluatorResult
@@ -277,7 +278,7 @@ def _check_k(k: Any) -> int | None:
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"`k` must be a positive int or None; got {type(k).__name__} {k!r}")
+        raise TypeError(f"`k` must be a positive int or None; got {type(k).__name__} {show(k)}")
     if k < 1:
         raise ValueError(f"`k` must be >= 1 (or None for the whole list); got {k}")
     return k
@@ -285,7 +286,9 @@ def _check_k(k: Any) -> int | None:
 
 def _check_choice(option: Option, value: Any) -> Any:
     if value not in option.choices:
-        raise ValueError(f"`{option.name}` must be one of {list(option.choices)!r}; got {value!r}")
+        raise ValueError(
+            f"`{option.name}` must be one of {list(option.choices)!r}; got {show(value)}"
+        )
     return value
 
 
@@ -293,7 +296,7 @@ def _check_feedback_key(feedback_key: Any, default: str) -> str:
     if feedback_key is None:
         return default
     if not isinstance(feedback_key, str) or not feedback_key:
-        raise TypeError(f"`feedback_key` must be a non-empty string; got {feedback_key!r}")
+        raise TypeError(f"`feedback_key` must be a non-empty string; got {show(feedback_key)}")
     return feedback_key
 
 
@@ -419,12 +422,12 @@ def build_suite(options: Mapping[str, Any]) -> Suite:
     if isinstance(metrics, str) or not isinstance(metrics, (list, tuple)) or not metrics:
         raise TypeError(
             f"`metrics` must be a non-empty list/tuple of metric names from {accepted!r}; "
-            f"got {metrics!r}"
+            f"got {show(metrics)}"
         )
     names: list[str] = []
     for m in metrics:
-        if m not in BY_NAME:
-            raise ValueError(f"unknown metric {m!r} in `metrics`; accepted: {accepted!r}")
+        if not isinstance(m, str) or m not in BY_NAME:
+            raise ValueError(f"unknown metric {show(m)} in `metrics`; accepted: {accepted!r}")
         if BY_NAME[m].name not in names:
             names.append(BY_NAME[m].name)
     k = options["k"]

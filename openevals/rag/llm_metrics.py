@@ -30,6 +30,7 @@ from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, declare
 from openevals._judge.shell import build_core
 from openevals._matching import maximum_bipartite_matching
+from openevals._repr import show
 from openevals.prompts._loader import load_prompt
 from openevals.rag._llm_metric import (
     LLMMetric,
@@ -173,7 +174,7 @@ def _ratio(numerator: int, denominator: int, *, other_empty: bool) -> float:
 
 def _bad_answer(message: str, answer: Mapping[str, Any]) -> JudgeOutputError:
     raw = {k: v for k, v in answer.items() if k != "__usage__"}
-    return JudgeOutputError(f"{message}. Judge answer: {raw!r}", raw=repr(raw))
+    return JudgeOutputError(f"{message}. Judge answer: {show(raw)}", raw=repr(raw))
 
 
 # --------------------------------------------------------------------------- answer correctness
@@ -196,7 +197,7 @@ def _compute_correctness(answer: dict[str, Any], _: Any, __: Any) -> dict[str, A
         if not (isinstance(r, int) and isinstance(a, int)) or not (
             0 <= r < len(reference) and 0 <= a < len(actual)
         ):
-            raise _bad_answer(f"the judge matched claims that do not exist ({pair!r})", answer)
+            raise _bad_answer(f"the judge matched claims that do not exist ({show(pair)})", answer)
         if a not in adjacency[r]:
             adjacency[r].append(a)
     pairing = maximum_bipartite_matching(len(reference), len(actual), adjacency)
@@ -365,7 +366,7 @@ def _compute_context_relevance(answer: dict[str, Any], prepared: dict[str, Any],
         index = entry.get("index")
         if not isinstance(index, int) or not 0 <= index < len(passages):
             raise _bad_answer(
-                f"the judge returned a context index {index!r} that does not exist", answer
+                f"the judge returned a context index {show(index)} that does not exist", answer
             )
         found.setdefault(index, []).extend(str(s) for s in entry.get("relevant_statements") or [])
     individual = [1.0 if found.get(i) else 0.0 for i in range(len(passages))]
@@ -451,7 +452,7 @@ def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMe
     strictness = values["strictness"]
     embeddings, embedding_model = values["embeddings"], values["embedding_model"]
     if isinstance(strictness, bool) or not isinstance(strictness, int) or strictness < 1:
-        raise ValueError(f"`strictness` must be an integer >= 1, got {strictness!r}")
+        raise ValueError(f"`strictness` must be an integer >= 1, got {show(strictness)}")
     core = _metric_core(spec, values, "answer_relevancy", QUESTIONS_SCHEMA)
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:

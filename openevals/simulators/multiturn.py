@@ -46,6 +46,7 @@ from typing import Any, TypeVar, cast
 
 from openevals._drivers import adrive, drive
 from openevals._messages import convert_to_openai_message, is_langchain_message
+from openevals._repr import show
 from openevals._structure import MAX_DEPTH, check
 from openevals.types import ChatCompletionMessage, EvaluatorResult, MultiturnSimulationResult
 
@@ -104,7 +105,9 @@ def _validate(
     thread_id: Any,
 ) -> tuple[list[Callable[..., Any]], str]:
     if not callable(app):
-        raise TypeError(f"`app` must be a callable (message, *, thread_id) -> reply; got {app!r}")
+        raise TypeError(
+            f"`app` must be a callable (message, *, thread_id) -> reply; got {show(app)}"
+        )
     if not callable(user) and (
         isinstance(user, (str, bytes, Mapping)) or not isinstance(user, Sequence)
     ):
@@ -119,7 +122,7 @@ def _validate(
     if max_turns is not None and (
         isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
     ):
-        raise ValueError(f"`max_turns` must be a positive integer or None; got {max_turns!r}")
+        raise ValueError(f"`max_turns` must be a positive integer or None; got {show(max_turns)}")
     if stopping_condition is not None and not callable(stopping_condition):
         raise TypeError(
             "`stopping_condition` must be a callable (trajectory, *, turn_counter) -> bool; got "

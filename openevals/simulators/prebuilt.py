@@ -22,6 +22,7 @@ from openevals._messages import (
     convert_to_openai_message,
     normalize_to_openai_messages_list,
 )
+from openevals._repr import show
 from openevals.types import ChatCompletionMessage
 
 if TYPE_CHECKING:
@@ -52,8 +53,8 @@ def _fixed_message(item: Any, index: int) -> ChatCompletionMessage:
         ) from None
     if message.get("role") != "user":
         raise ValueError(
-            f"fixed_responses[{index}] has role {message.get('role')!r}; the simulated user can "
-            "only say 'user' messages"
+            f"fixed_responses[{index}] has role {show(message.get('role'))}; the simulated user "
+            "can only say 'user' messages"
         )
     out: ChatCompletionMessage = {"role": "user", "content": message.get("content", "")}
     if message.get("id"):
@@ -88,7 +89,9 @@ class _SimulatedUserCore:
         is_async: bool,
     ) -> None:
         if not isinstance(system, str) or not system.strip():
-            raise ValueError(f"`system` must be a non-empty persona prompt string; got {system!r}")
+            raise ValueError(
+                f"`system` must be a non-empty persona prompt string; got {show(system)}"
+            )
         if (model is None) == (client is None):
             raise ValueError(
                 "pass exactly one of `model` (a 'provider:model' string such as "

@@ -217,7 +217,7 @@ class _Core:
         """The model as error messages name it."""
         from openevals.embeddings import embeddings_label
 
-        return repr(self.model) if self._given is None else embeddings_label(self._given)
+        return show(self.model) if self._given is None else embeddings_label(self._given)
 
     def similarity(self, out_vec: Any, ref_vec: Any, out_name: str, ref_name: str) -> float:
         from openevals.embeddings import InvalidEmbeddingError, cosine_similarity, dot_product

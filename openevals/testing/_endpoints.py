@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from openevals._repr import show
 from openevals.testing._protocol import (
     RecordedRequest,
     Reply,
@@ -203,7 +204,9 @@ class _Endpoints:
             raise TypeError("`alternatives` must be a non-empty mapping of token -> probability")
         for token, p in alternatives.items():
             if not isinstance(token, str) or not isinstance(p, (int, float)) or not 0 < p <= 1:
-                raise ValueError(f"bad alternative {token!r}: {p!r}; probabilities are in (0, 1]")
+                raise ValueError(
+                    f"bad alternative {show(token)}: {show(p)}; probabilities are in (0, 1]"
+                )
         with self._lock:
             self._logprob_queue().append(dict(alternatives))
 
@@ -388,11 +391,11 @@ class _Endpoints:
             return _error_outcome(400, "'model' must be a string.")
         dim = body.get("dimensions", self.embedding_dim)
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
-            return _error_outcome(400, f"'dimensions' must be a positive integer; got {dim!r}")
+            return _error_outcome(400, f"'dimensions' must be a positive integer; got {show(dim)}")
         fmt = body.get("encoding_format", "float")
         if fmt not in ("float", "base64"):
             return _error_outcome(
-                400, f"'encoding_format' must be 'float' or 'base64'; got {fmt!r}"
+                400, f"'encoding_format' must be 'float' or 'base64'; got {show(fmt)}"
             )
         data = []
         for index, text in enumerate(texts):

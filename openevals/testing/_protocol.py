@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = [
     "DEFAULT_MODELS",
     "MALFORMED_REPLIES",
@@ -130,7 +132,7 @@ class Reply:
                 if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
                     raise TypeError(
                         f"Reply `tool_calls[{i}]` must be a mapping with a str 'name' and "
-                        f"'arguments' (dict or JSON string); got {call!r}"
+                        f"'arguments' (dict or JSON string); got {show(call)}"
                     )
                 args = call.get("arguments", {})
                 if not isinstance(args, (str, Mapping)):
@@ -139,11 +141,11 @@ class Reply:
                         f"{type(args).__name__}"
                     )
         if isinstance(self.status, bool) or not isinstance(self.status, int):
-            raise TypeError(f"Reply `status` must be an int HTTP status; got {self.status!r}")
+            raise TypeError(f"Reply `status` must be an int HTTP status; got {show(self.status)}")
         if not 200 <= self.status <= 599:
             raise ValueError(f"Reply `status` must be between 200 and 599; got {self.status}")
         if isinstance(self.delay, bool) or not isinstance(self.delay, (int, float)):
-            raise TypeError(f"Reply `delay` must be a number of seconds; got {self.delay!r}")
+            raise TypeError(f"Reply `delay` must be a number of seconds; got {show(self.delay)}")
         if not (self.delay >= 0 and math.isfinite(self.delay)):
             raise ValueError(f"Reply `delay` must be a finite number >= 0; got {self.delay}")
         if self.body is not None and not isinstance(self.body, (bytes, str, Mapping, list)):
@@ -192,7 +194,7 @@ def make_reply(
         try:
             json = _json.loads(_json.dumps(json))
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"`json` must be JSON-serialisable; got {json!r} ({exc})") from None
+            raise TypeError(f"`json` must be JSON-serialisable; got {show(json)} ({exc})") from None
     return Reply(
         content=content,
         json=json,
@@ -341,7 +343,7 @@ def _forced_tool(body: Mapping[str, Any]) -> str | None:
         if len(names) == 1:
             return names[0]
         raise _AmbiguousToolError(
-            f"fake server cannot answer a json= reply: tool_choice {choice!r} with "
+            f"fake server cannot answer a json= reply: tool_choice {show(choice)} with "
             f"{len(names)} tools {names}; script the call explicitly with tool_calls="
         )
     if isinstance(choice, str) and choice not in _NON_FORCING_TOOL_CHOICES and choice in names:
@@ -372,13 +374,13 @@ def _embedding_inputs(value: Any) -> list[str] | str:
             return [k for k in keys if k is not None]
     return (
         "'input' must be a non-empty string, a list of strings, a list of token ids or a list of "
-        f"token-id lists; got {value!r}"
+        f"token-id lists; got {show(value)}"
     )
 
 
 def _check_dim(value: Any, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int; got {value!r}")
+        raise ValueError(f"`{name}` must be a positive int; got {show(value)}")
 
 
 # ---------------------------------------------------------------------- client helpers

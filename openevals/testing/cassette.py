@@ -33,6 +33,8 @@ from contextvars import Token
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from openevals._repr import show
+
 __all__ = ["FORMAT_VERSION", "Cassette", "CassetteError", "CassetteMissError"]
 
 FORMAT_VERSION = 1
@@ -76,7 +78,7 @@ class Cassette:
 
     def __init__(self, path: str | os.PathLike[str], mode: Mode = "replay") -> None:
         if mode not in _MODES:
-            raise ValueError(f"`mode` must be one of {_MODES}; got {mode!r}")
+            raise ValueError(f"`mode` must be one of {_MODES}; got {show(mode)}")
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
         self.path = Path(path)
@@ -138,7 +140,7 @@ class Cassette:
         if version != FORMAT_VERSION:
             raise CassetteError(
                 f"{self.path}, line 1: not an openevals cassette of format version "
-                f"{FORMAT_VERSION} (found {version!r}); re-record it with this version of "
+                f"{FORMAT_VERSION} (found {show(version)}); re-record it with this version of "
                 "openevals"
             )
 
@@ -193,7 +195,7 @@ class Cassette:
             else "has no answer for it"
         )
         return CassetteMissError(
-            f"cassette {self.path} {why}: model {model!r}, prompt sha256 {prompt[:16]}... "
+            f"cassette {self.path} {why}: model {show(model)}, prompt sha256 {prompt[:16]}... "
             f"(key {key[:16]}...). The prompt, model or judge options changed since recording; "
             "re-record with Cassette(path, mode='record') or mode='auto'. No model was called."
         )

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
+
 if TYPE_CHECKING:
     from openevals.testing.server import FakeOpenAIServer
 
@@ -19,7 +21,7 @@ def _answer(item: Any, index: int) -> dict[str, Any]:
         if "score" not in item:
             raise ValueError(
                 f"`answers[{index}]` must hold a 'score' (and optionally 'reasoning'); got "
-                f"{sorted(item)!r}"
+                f"{show(sorted(item))}"
             )
         return {"reasoning": "scripted", **item}
     if isinstance(item, (bool, int, float)) and not isinstance(item, str):

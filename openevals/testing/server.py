@@ -39,6 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from openevals._repr import show
 from openevals.testing._endpoints import _Endpoints
 from openevals.testing._protocol import (
     _TEST_KEY,
@@ -208,7 +209,7 @@ class FakeOpenAIServer(_Endpoints):
     ) -> None:
         _check_dim(embedding_dim, "embedding_dim")
         if isinstance(models, str) or not all(isinstance(m, str) for m in models):
-            raise TypeError(f"`models` must be a sequence of str model ids; got {models!r}")
+            raise TypeError(f"`models` must be a sequence of str model ids; got {show(models)}")
         self._initial_embedding_dim = embedding_dim
         self.models: tuple[str, ...] = tuple(models)
         self._lock = threading.Lock()
@@ -325,7 +326,8 @@ class FakeOpenAIServer(_Endpoints):
         """Queue ``times`` malformed chat replies of one kind from :data:`MALFORMED_REPLIES`."""
         if kind not in MALFORMED_REPLIES:
             raise ValueError(
-                f"unknown malformed reply kind {kind!r}; choose one of {sorted(MALFORMED_REPLIES)}"
+                f"unknown malformed reply kind {show(kind)}; choose one of "
+                f"{sorted(MALFORMED_REPLIES)}"
             )
         for _ in range(times):
             self.queue_chat(**MALFORMED_REPLIES[kind])
@@ -347,7 +349,7 @@ class FakeOpenAIServer(_Endpoints):
         HTTP 500 and the exception text is appended to ``server.errors``.
         """
         if responder is not None and not callable(responder):
-            raise TypeError(f"`responder` must be callable or None; got {responder!r}")
+            raise TypeError(f"`responder` must be callable or None; got {show(responder)}")
         with self._lock:
             self._responder = responder
 
@@ -381,7 +383,7 @@ class FakeOpenAIServer(_Endpoints):
             isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
             for x in vector
         ):
-            raise TypeError(f"`vector` must be a sequence of finite numbers; got {vector!r}")
+            raise TypeError(f"`vector` must be a sequence of finite numbers; got {show(vector)}")
         with self._lock:
             self._embedding_overrides[text] = [float(x) for x in vector]
 
@@ -456,7 +458,7 @@ class FakeOpenAIServer(_Endpoints):
         lifts the limit), like a provider's concurrency limit. ``retry_after`` seconds go out
         as ``Retry-After`` and ``retry-after-ms`` headers (``None``: no hint)."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise TypeError(f"`limit` must be an int or None; got {limit!r}")
+            raise TypeError(f"`limit` must be an int or None; got {show(limit)}")
         if limit is not None and limit < 1:
             raise ValueError(f"`limit` must be >= 1; got {limit}")
         with self._lock:

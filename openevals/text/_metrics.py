@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = [
     "ROUGE_TYPES",
     "Metric",
@@ -76,13 +78,13 @@ def as_references(value: Any, name: str = "reference_outputs") -> list[str]:
 
 def _flag(value: Any, name: str) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"`{name}` must be True or False; got {value!r}")
+        raise TypeError(f"`{name}` must be True or False; got {show(value)}")
     return value
 
 
 def _count(value: Any, name: str, *, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"`{name}` must be an integer >= {low}; got {value!r}")
+        raise ValueError(f"`{name}` must be an integer >= {low}; got {show(value)}")
     return value
 
 
@@ -181,20 +183,22 @@ def bleu_metric(
     bleu_cls = metrics.BLEU
     _flag(lowercase, "lowercase")
     _flag(effective_order, "effective_order")
-    if tokenize is not None and tokenize not in bleu_cls.TOKENIZERS:
+    if tokenize is not None and (
+        not isinstance(tokenize, str) or tokenize not in bleu_cls.TOKENIZERS
+    ):
         raise ValueError(
             f"`tokenize` must be one of {sorted(bleu_cls.TOKENIZERS)} or None (sacrebleu's default"
-            f" '13a'); got {tokenize!r}"
+            f" '13a'); got {show(tokenize)}"
         )
-    if smooth_method not in bleu_cls.SMOOTH_DEFAULTS:
+    if not isinstance(smooth_method, str) or smooth_method not in bleu_cls.SMOOTH_DEFAULTS:
         raise ValueError(
             f"`smooth_method` must be one of {sorted(bleu_cls.SMOOTH_DEFAULTS)}; got "
-            f"{smooth_method!r}"
+            f"{show(smooth_method)}"
         )
     if smooth_value is not None and (
         isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float))
     ):
-        raise TypeError(f"`smooth_value` must be a number or None; got {smooth_value!r}")
+        raise TypeError(f"`smooth_value` must be a number or None; got {show(smooth_value)}")
     _count(max_ngram_order, "max_ngram_order", low=1)
     options = {
         "lowercase": lowercase,
@@ -283,14 +287,14 @@ def rouge_metric(
     if isinstance(rouge_types, str) or not isinstance(rouge_types, Sequence):
         raise TypeError(
             f"`rouge_types` must be a list of ROUGE types such as {list(ROUGE_TYPES)}; got "
-            f"{rouge_types!r}"
+            f"{show(rouge_types)}"
         )
     types = tuple(rouge_types)
     bad = [t for t in types if not isinstance(t, str) or not _ROUGE_TYPE.fullmatch(t)]
     if bad or not types or len(set(types)) != len(types):
         raise ValueError(
             "`rouge_types` must be distinct ROUGE types 'rouge1'..'rouge9', 'rougeL' or "
-            f"'rougeLsum'; got {list(types)!r}"
+            f"'rougeLsum'; got {show(list(types))}"
         )
     _flag(use_stemmer, "use_stemmer")
     _flag(split_summaries, "split_summaries")
@@ -309,5 +313,5 @@ def _key(value: str | None, default: str) -> str:
     if value is None:
         return default
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"`feedback_key` must be a non-empty string or None; got {value!r}")
+        raise ValueError(f"`feedback_key` must be a non-empty string or None; got {show(value)}")
     return value

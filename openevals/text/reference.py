@@ -27,6 +27,7 @@ from openevals._contract import (
     make_evaluator,
     run_scorer,
 )
+from openevals._repr import show
 from openevals.text._metrics import (
     ROUGE_TYPES,
     Metric,
@@ -419,7 +420,7 @@ class CorpusBatchMetric:
         """The batch's hypotheses and references (checked)."""
         if "outputs" not in batch or "reference_outputs" not in batch:
             raise ValueError(
-                f"batch metric {self.__name__!r} needs the `outputs` and `reference_outputs` "
+                f"batch metric {show(self.__name__)} needs the `outputs` and `reference_outputs` "
                 f"columns; got {sorted(batch)}"
             )
         return _pairs(list(batch["outputs"]), list(batch["reference_outputs"]))
@@ -452,7 +453,7 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
         "rouge": rouge_batch,
     }
     if name not in functions:
-        raise ValueError(f"`name` must be one of {sorted(functions)}; got {name!r}")
+        raise ValueError(f"`name` must be one of {sorted(functions)}; got {show(name)}")
     accepted = [
         p
         for p in inspect.signature(functions[name]).parameters.values()
@@ -462,7 +463,8 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(
-            f"reference_batch_metric({name!r}) does not take {unknown}; accepted: {sorted(allowed)}"
+            f"reference_batch_metric({show(name)}) does not take {show(unknown)}; accepted: "
+            f"{sorted(allowed)}"
         )
     if name == "chrf++":
         options.setdefault("word_order", 2)

@@ -268,13 +268,14 @@ def _load_arguments(raw: str, side: str, message_index: int, name: str) -> dict[
         shown = raw if len(raw) <= 80 else raw[:77] + "..."
         raise ValueError(
             f"{where}: arguments are not valid JSON ({exc.args[0] if exc.args else exc}); "
-            f"got {shown!r}. Tool-call arguments must be a JSON object string such as "
+            f"got {show(shown)}. Tool-call arguments must be a JSON object string such as "
             '\'{"city": "Paris"}\' or a dict.'
         ) from None
     if not isinstance(value, dict):
         shown = raw if len(raw) <= 80 else raw[:77] + "..."
         raise ValueError(
-            f"{where}: arguments must be a JSON object, got a JSON {type(value).__name__}: {shown!r}"
+            f"{where}: arguments must be a JSON object, got a JSON {type(value).__name__}: "
+            f"{show(shown)}"
         )
     return value
 

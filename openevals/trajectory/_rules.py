@@ -185,12 +185,12 @@ class MatchConfig:
         if trajectory_match_mode not in TRAJECTORY_MATCH_MODES:
             raise ValueError(
                 f"trajectory_match_mode must be one of {', '.join(map(repr, TRAJECTORY_MATCH_MODES))}; "
-                f"got {trajectory_match_mode!r}"
+                f"got {show(trajectory_match_mode)}"
             )
         if tool_args_match_mode not in TOOL_ARGS_MATCH_MODES:
             raise ValueError(
                 f"tool_args_match_mode must be one of {', '.join(map(repr, TOOL_ARGS_MATCH_MODES))}; "
-                f"got {tool_args_match_mode!r}"
+                f"got {show(tool_args_match_mode)}"
             )
         overrides: dict[str, ArgsRule] = {}
         if tool_args_match_overrides is not None:

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._repr import show
 
 # Every name this module had before it was split stays importable from here.
 from openevals.trajectory._calls import match_tool_calls as match_tool_calls
@@ -103,7 +104,7 @@ def _strict_divergence(
 ) -> str | None:
     out, ref = outs[index], refs[index]
     if out.role != ref.role:
-        return f"role differs (outputs {out.role!r}, reference_outputs {ref.role!r})"
+        return f"role differs (outputs {show(out.role)}, reference_outputs {show(ref.role)})"
     if bool(out.calls) != bool(ref.calls):
         has, lacks = (
             ("outputs", "reference_outputs") if out.calls else ("reference_outputs", "outputs")

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo
 from openevals._messages import convert_to_openai_message, normalize_to_openai_messages_list
+from openevals._repr import show
 from openevals.trajectory.match import (
     MatchConfig,
     evaluate_trajectories,
@@ -90,8 +91,8 @@ def _deprecated_run(
     import warnings
 
     replacement = (
-        f"create_trajectory_match_evaluator(trajectory_match_mode={mode!r}, "
-        f"tool_args_match_mode={args_mode!r})"
+        f"create_trajectory_match_evaluator(trajectory_match_mode={show(mode)}, "
+        f"tool_args_match_mode={show(args_mode)})"
     )
     warnings.warn(
         f"{function_name} is deprecated; use {replacement} instead",
@@ -101,7 +102,7 @@ def _deprecated_run(
     for name in ("tool_args_match_mode", "tool_args_match_overrides"):
         if name in kwargs:
             raise TypeError(
-                f"{function_name}() does not accept {name!r}; use {replacement} with the "
+                f"{function_name}() does not accept {show(name)}; use {replacement} with the "
                 "options you need"
             )
     config = MatchConfig(trajectory_match_mode=mode, tool_args_match_mode=args_mode)

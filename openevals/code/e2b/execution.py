@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import EvaluatorInfo
+from openevals._repr import show
 from openevals._text import check_text
 from openevals.code.base import (
     AsyncCodeCheckEvaluator,
@@ -56,18 +57,18 @@ def _environment(value: Mapping[str, str] | None) -> dict[str, str] | None:
     bad = [k for k, v in value.items() if not isinstance(k, str) or not isinstance(v, str)]
     if bad:
         raise TypeError(
-            f"`environment_variables` must map strings to strings; entry {bad[0]!r} is not"
+            f"`environment_variables` must map strings to strings; entry {show(bad[0])} is not"
         )
     for name, text in value.items():
-        check_text(name, "environment_variables", of=f"the name {name!r}", sink=SANDBOX_SINK)
-        check_text(text, f"environment_variables[{name!r}]", sink=SANDBOX_SINK)
+        check_text(name, "environment_variables", of=f"the name {show(name)}", sink=SANDBOX_SINK)
+        check_text(text, f"environment_variables[{show(name)}]", sink=SANDBOX_SINK)
     return dict(value)
 
 
 def _command(value: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(
-            f"`execution_command` must be a non-empty command such as 'python', got {value!r}"
+            f"`execution_command` must be a non-empty command such as 'python', got {show(value)}"
         )
     return check_text(value, "execution_command", sink=SANDBOX_SINK).strip()
 

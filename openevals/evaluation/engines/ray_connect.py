@@ -14,6 +14,8 @@ import math
 import socket
 from typing import Any, Final
 
+from openevals._repr import show
+
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "RayConnectError",
@@ -39,7 +41,7 @@ def check_connect_timeout(value: Any) -> float:
         or value <= 0
     ):
         raise ValueError(
-            f"ray_connect_timeout must be a number of seconds > 0; got {value!r} (default "
+            f"ray_connect_timeout must be a number of seconds > 0; got {show(value)} (default "
             f"{DEFAULT_CONNECT_TIMEOUT:g})"
         )
     return float(value)
@@ -77,7 +79,7 @@ def probe_ray_address(address: str | None, timeout: float, *, from_env: bool = F
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
     raise RayConnectError(
-        f"{name}={address!r}: no Ray cluster could be reached ({reason}). Check the address "
+        f"{name}={show(address)}: no Ray cluster could be reached ({reason}). Check the address "
         "(a head node's GCS port, 6379 by default, or 'ray://host:10001' for Ray Client) and "
         "that the cluster is up; a slow network may need a larger ray_connect_timeout="
     )

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from openevals._repr import PATH_LIMIT, show
 from openevals.evaluation.blocks import (
     ColumnBlock,
     EvalColumn,
@@ -302,12 +303,13 @@ def start_parts(folder: str | os.PathLike[str] | None) -> None:
         return
     path = Path(folder)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"ray_parquet must be a folder; {str(path)!r} is a file")
+        raise ValueError(f"ray_parquet must be a folder; {show(str(path), PATH_LIMIT)} is a file")
     path.mkdir(parents=True, exist_ok=True)
     taken = sorted(p.name for p in path.iterdir() if p.name == SUCCESS or _is_part(p.name))
     if taken:
         raise ValueError(
-            f"ray_parquet folder {str(path)!r} already holds results ({taken[0]}, ...); pass a "
+            f"ray_parquet folder {show(str(path), PATH_LIMIT)} already holds results "
+            f"({taken[0]}, ...); pass a "
             "new or empty folder (results of two runs are never mixed)"
         )
 

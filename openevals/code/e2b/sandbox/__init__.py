@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 from openevals._contract import EvaluatorInfo
 from openevals._drivers import adrive, drive
+from openevals._repr import show
 from openevals._text import check_text
 from openevals.code.base import AsyncCodeEvaluator, CheckScore, CodeEvaluator, code_extraction
 from openevals.code.e2b._imports import third_party_requirements
@@ -194,7 +195,7 @@ def project_directory(value: str | None) -> str:
     if value is None:
         return DEFAULT_PROJECT_DIRECTORY
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"`sandbox_project_directory` must be a non-empty path, got {value!r}")
+        raise ValueError(f"`sandbox_project_directory` must be a non-empty path, got {show(value)}")
     check_text(value, "sandbox_project_directory", sink=SANDBOX_SINK)
     return value.rstrip("/") or "/"
 
@@ -204,7 +205,9 @@ def command_timeout(value: float | None) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"`timeout` must be a positive number of seconds or None, got {value!r}")
+        raise ValueError(
+            f"`timeout` must be a positive number of seconds or None, got {show(value)}"
+        )
     return float(value)
 
 
