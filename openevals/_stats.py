@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["Estimate", "bootstrap_weights", "estimate"]
+__all__ = ["Estimate", "bootstrap_weights", "check_resampling", "estimate"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,19 @@ class Estimate:
         if self.low is not None and self.high is not None:
             text += f" [{format(self.low, spec)}, {format(self.high, spec)}]"
         return text
+
+
+def check_resampling(resamples: Any, confidence: Any) -> None:
+    """``ValueError`` naming ``resamples`` (a whole number >= 0) or ``confidence`` (a float
+    strictly between 0 and 1) when either is not one."""
+    from openevals._repr import show
+
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
+        raise ValueError(f"`resamples` must be a whole number >= 0; got {show(resamples)}")
+    if not (isinstance(confidence, float) and 0.0 < confidence < 1.0):
+        raise ValueError(
+            f"`confidence` must be a float strictly between 0 and 1; got {show(confidence)}"
+        )
 
 
 def bootstrap_weights(n: int, resamples: int, seed: int) -> NDArray[np.float64]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from openevals._repr import show
-from openevals._stats import Estimate, bootstrap_weights, estimate
+from openevals._stats import Estimate, bootstrap_weights, check_resampling, estimate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -101,12 +101,7 @@ def _check_common(
         )
     if len(human) < 2:
         raise ValueError(f"agreement needs at least 2 labelled rows; got {len(human)}")
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
-        raise ValueError(f"`resamples` must be a whole number >= 0; got {show(resamples)}")
-    if not (isinstance(confidence, float) and 0.0 < confidence < 1.0):
-        raise ValueError(
-            f"`confidence` must be a float strictly between 0 and 1; got {show(confidence)}"
-        )
+    check_resampling(resamples, confidence)
     return len(human)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from openevals._repr import show
+from openevals._stats import check_resampling
 from openevals.calibration.labels import LabelledData, judge_scores_of, load_labelled
 from openevals.calibration.report import DEFAULT_TOLERANCE, CalibrationReport, build_report
 from openevals.evaluation.spec import EvaluatorSpec
@@ -71,17 +72,7 @@ class Settings:
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise TypeError(f"`seed` must be an int; got {show(self.seed)}")
-        if (
-            isinstance(self.resamples, bool)
-            or not isinstance(self.resamples, int)
-            or self.resamples < 0
-        ):
-            raise ValueError(f"`resamples` must be a whole number >= 0; got {show(self.resamples)}")
-        if not (isinstance(self.confidence, float) and 0.0 < self.confidence < 1.0):
-            raise ValueError(
-                "`confidence` must be a float strictly between 0 and 1; got "
-                f"{show(self.confidence)}"
-            )
+        check_resampling(self.resamples, self.confidence)
         from openevals.evaluation.options import RunOptions
 
         RunOptions(**self.runner)  # validates concurrency, cache, progress, output, ...

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
-from openevals._stats import Estimate, bootstrap_weights, estimate
+from openevals._stats import Estimate, bootstrap_weights, check_resampling, estimate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -98,12 +98,7 @@ def _check(
             )
     if not rows:
         raise ValueError("`comparisons` is empty; pass at least one verdict")
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
-        raise ValueError(f"`resamples` must be a whole number >= 0; got {show(resamples)}")
-    if not (isinstance(confidence, float) and 0.0 < confidence < 1.0):
-        raise ValueError(
-            f"`confidence` must be a float strictly between 0 and 1; got {show(confidence)}"
-        )
+    check_resampling(resamples, confidence)
     return [(a, b, w) for a, b, w in rows]
 
 
