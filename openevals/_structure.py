@@ -366,6 +366,8 @@ _MISSING: Final = object()
 
 def _iterative_equal(left: Any, right: Any) -> bool:
     """``left == right`` for acyclic values, with dicts, lists and tuples compared by hand."""
+    if type(left) not in (dict, list, tuple):  # a scalar: no identity shortcut (nan != nan)
+        return bool(left == right)
     stack = [(left, right)]
     while stack:
         a, b = stack.pop()

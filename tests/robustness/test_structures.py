@@ -467,3 +467,11 @@ def test_check_reports_depth_with_the_limit_and_a_short_path() -> None:
     assert f"more than {MAX_DEPTH} levels" in text
     assert "more levels" in text and len(text) < 400
     check(nest(MAX_DEPTH - 1, "dict"), "outputs", max_depth=MAX_DEPTH)  # within the limit
+
+
+def test_iterative_equality_of_a_scalar_is_its_own_comparison() -> None:
+    nan = float("nan")
+    assert _iterative_equal(nan, nan) is False
+    assert _iterative_equal([nan], [nan]) == ([nan] == [nan])
+    same = [nan]
+    assert _iterative_equal(same, same) == (same == same)
