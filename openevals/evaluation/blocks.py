@@ -18,6 +18,11 @@ blocks of :data:`BLOCK_ROWS` raw records instead of scheduling rows one by one:
   stored, graphrag-eval column names), and every block of a resumed run, takes the per-row code
   (:class:`~.executor.RowExecutor`) row by row.
 
+A Ray worker takes the same path on the normalised rows it is sent (:mod:`.engines.worker`); a
+batch scored wholly as columns goes back as columns and the driver records it as a block. In a
+run that mixes judges and pure evaluators (no target), :func:`batch_first` scores the pure ones a
+block at a time before the judges take the rows one by one.
+
 Results, the ``output=`` file (line by line, keys sorted), groups, errors and the report are those
 of the per-row path; ``tests/evaluation/test_blocks.py`` checks it on generated datasets. The event
 loop gets a turn after each block (cancellation, Ctrl-C and progress work as before). A crash loses
