@@ -307,9 +307,10 @@ class _EvalLines:
         self.name = block.names[number]
         self.head = ', "evaluator": ' + _string(self.name) + ', "status": "success", "results": '
         model = block.models[number]
-        tail = ', "error": null, "elapsed_sec": {}, "usage": null, "cost_usd": null, "model": '
-        self.tail = tail + ("null" if model is None else _string(model)) + ', "cache": '
-        self.cache = '{"hits": 0, "misses": 0}}' if block.cached else "null}"
+        model_text = "null" if model is None else _string(model)
+        cache = '{"hits": 0, "misses": 0}}' if block.cached else "null}"
+        self.tail = f', "usage": null, "cost_usd": null, "model": {model_text}, "cache": {cache}'
+
         self.keys: dict[str, str] = {}
 
     def _results(self, results: list[dict[str, Any]]) -> str | None:
@@ -350,7 +351,7 @@ class _EvalLines:
             return encode(Recorder.eval_line(row_id, index, self.name, entry))
         return (
             f'{{"kind": "eval", "row_id": {text_id}, "index": {index}{self.head}{results}'
-            f"{self.tail.format(float.__repr__(elapsed))}{self.cache}"
+            f', "error": null, "elapsed_sec": {float.__repr__(elapsed)}{self.tail}'
         )
 
 
@@ -374,32 +375,35 @@ async def run_blocks(run: BlockRun) -> None:
     """Process every row of ``run`` block by block (see the module docs)."""
     forms = pure_batch_forms(run.evaluators)
     resumed = bool(run.previous.evals or run.previous.rows)
-    reader = run.reader
     while True:
-        if reader is None:  # rows handed over already normalised (a distributed worker)
-            rows = [row for row in (run.next_row() for _ in range(BLOCK_ROWS)) if row is not None]
-            if not rows:
-                return
-            ready = None if resumed else _normalised_block(run, rows)
-            if ready is not None:
-                with no_gc_pauses():
-                    await _score_block(run, forms, ready)
-                    run.add_block(ready)
-            else:
-                await _rows_one_by_one(run, forms, rows)
-        else:
-            start, records = reader.raw_block(BLOCK_ROWS)
-            if not records:
-                return
-            block = None if resumed else _plain_block(run, reader, start, records)
-            if block is not None:
-                with no_gc_pauses():
-                    await _score_block(run, forms, block)
-                    run.add_block(block)
-            else:
-                rows = [reader.normalize(raw, start + i) for i, raw in enumerate(records)]
-                await _rows_one_by_one(run, forms, rows)
+        with no_gc_pauses():  # the collector runs between blocks (see loop.no_gc_pauses)
+            more = await _one_block(run, forms, resumed)
+        if not more:
+            return
         await asyncio.sleep(0)
+
+
+async def _one_block(run: BlockRun, forms: dict[str, BatchForm], resumed: bool) -> bool:
+    """Read, score and record the next block; ``False`` at the end of the data."""
+    reader = run.reader
+    if reader is None:  # rows handed over already normalised (a distributed worker)
+        rows = [row for row in (run.next_row() for _ in range(BLOCK_ROWS)) if row is not None]
+        if not rows:
+            return False
+        block = None if resumed else _normalised_block(run, rows)
+    else:
+        start, records = reader.raw_block(BLOCK_ROWS)
+        if not records:
+            return False
+        block = None if resumed else _plain_block(run, reader, start, records)
+        if block is None:
+            rows = [reader.normalize(raw, start + i) for i, raw in enumerate(records)]
+    if block is not None:
+        await _score_block(run, forms, block)
+        run.add_block(block)
+    else:
+        await _rows_one_by_one(run, forms, rows)
+    return True
 
 
 def _plain_block(
@@ -544,6 +548,6 @@ async def _rows_one_by_one(run: BlockRun, forms: dict[str, BatchForm], rows: lis
     """A block the columns cannot hold: the shared per-row code, row by row, with the
     outcomes of the batch forms computed first."""
     await batch_first(run, forms, rows)
-    with run.block(), no_gc_pauses():
+    with run.block():
         for row in rows:
             await run.executor.process_row(row)

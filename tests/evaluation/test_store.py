@@ -101,7 +101,7 @@ COMMENTS = st.one_of(st.none(), st.text(max_size=8), st.just({"x": 1}))
     key=st.text(max_size=6),
     row_id=st.text(max_size=6),
     name=st.text(max_size=6),
-    model=st.one_of(st.none(), st.text(max_size=4)),
+    model=st.one_of(st.none(), st.text(max_size=4), st.sampled_from(["{", "}", "{}", "{0}"])),
     elapsed=st.floats(allow_nan=True, allow_infinity=True),
     cached=st.booleans(),
     error=st.booleans(),
