@@ -418,17 +418,22 @@ def _plain_block(
         return None
     # The caller's dicts are copied (a later change to them must not change the results).
     records: list[dict[str, Any]] = raws if reader.owned else list(map(dict, raws))
-    try:  # one encoder call proves every record of the block can be stored
-        storable_check(records)
-    except Exception:
-        return None
+    if not reader.known_storable(start, start + len(records)):
+        try:  # one encoder call proves every record of the block can be stored
+            storable_check(records)
+        except Exception:
+            return None
     ids: list[str | None] = [None] * len(records)
     if _ID in keys:
-        for pos, record in enumerate(records):
-            explicit = check_id(record.get(_ID), start + pos, reader.source)
-            if explicit is not None:
-                reader.claim(explicit, start + pos)
-            ids[pos] = explicit
+        given: list[Any] = [record.get(_ID) for record in records]
+        if all(type(i) is str and i for i in given) and reader.claim_all(given, start):
+            ids = given  # every id a non-empty str, none seen before: claimed at once
+        else:
+            for pos, value in enumerate(given):
+                explicit = check_id(value, start + pos, reader.source)
+                if explicit is not None:
+                    reader.claim(explicit, start + pos)
+                ids[pos] = explicit
     group_by = run.options.group_by
     block = ColumnBlock(
         start=start,
@@ -479,14 +484,21 @@ def block_of_rows(
 
 
 async def _score_block(run: BlockRun, forms: dict[str, BatchForm], block: ColumnBlock) -> None:
-    fields = [block.fields(pos) for pos in range(len(block))]
+    size = len(block)
+    fields: list[Mapping[str, Any]] = []  # the rows' fields (without ``id``), made when needed
     for ev in run.evaluators:
         form = forms.get(ev.name)
-        outcomes = (
-            await run_batch_form(ev, form, fields, run.cache)
-            if form is not None and len(fields) >= 2
-            else [None] * len(fields)
-        )
+        outcomes: list[Any] = [None] * size
+        if form is not None and size >= 2:
+            # A form that reads only its named columns can read the records as they are.
+            direct = not ev.fields and (ev.accepts is None or ev.accepts.issuperset(form.columns))
+            if not direct and not fields:
+                fields = [block.fields(pos) for pos in range(size)]
+            outcomes = await run_batch_form(
+                ev, form, block.records if direct else fields, run.cache
+            )
+        if None in outcomes and not fields:
+            fields = [block.fields(pos) for pos in range(size)]
         block.columns.append(_column(run, ev, fields, outcomes))
 
 

@@ -393,16 +393,18 @@ def _read_file(path: Path) -> Iterator[Any]:
 # --------------------------------------------------------------------------- public entry points
 
 
-def raw_source(data: Any) -> tuple[Iterator[Any], str, bool]:
-    """``(raw records, source name, owned)`` of ``data``: a path or an iterable of dicts, or one
-    of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging Face and
-    LangSmith datasets). The records are not normalised yet (see :class:`RowReader`). ``owned``:
-    the records are made by the reader (files, tables), not the caller's own objects."""
+def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any]:
+    """``(raw records, source name, owned, known)`` of ``data``: a path or an iterable of dicts,
+    or one of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging
+    Face and LangSmith datasets). The records are not normalised yet (see :class:`RowReader`).
+    ``owned``: the records are made by the reader (files, tables), not the caller's own objects;
+    ``known``: for Arrow-backed sources, which records are storable by construction
+    (:class:`~openevals.evaluation.sources.Known`), else ``None``."""
     from openevals.evaluation.sources import open_source
 
     opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
     if opened is not None:
-        return iter(opened.records()), opened.name, True
+        return iter(opened.records()), opened.name, True, opened.known
     path = resolve_path(data)
     if path is not None:
         # Fail on a missing file / unknown suffix now, not at the first ``next()``.
@@ -423,7 +425,7 @@ def raw_source(data: Any) -> tuple[Iterator[Any], str, bool]:
             "data must be a list of row dicts or a path to a JSONL/JSON/CSV/TSV file; got "
             f"{type(data).__name__}"
         )
-    return iter(raw_iter), source, path is not None
+    return iter(raw_iter), source, path is not None, None
 
 
 def check_id(value: Any, index: int, source: str) -> str | None:
@@ -446,7 +448,7 @@ class RowReader:
     """
 
     def __init__(self, data: Any) -> None:
-        self._raw, self.source, self.owned = raw_source(data)
+        self._raw, self.source, self.owned, self._known = raw_source(data)
         self.index = 0
         self._seen: dict[str, int] = {}
 
@@ -477,6 +479,19 @@ class RowReader:
                 f"{self.source}: rows {first} and {index} share the id {show(row_id)}; row ids must "
                 "be unique (remove the 'id' field to identify rows by content and position)"
             )
+
+    def claim_all(self, ids: Sequence[str], start: int) -> bool:
+        """:meth:`claim` the ids of rows ``start, start + 1, ...`` at once when none of them is
+        taken or repeated (returns ``True``); otherwise claim nothing and return ``False``."""
+        if len(set(ids)) != len(ids) or not self._seen.keys().isdisjoint(ids):
+            return False
+        self._seen.update(zip(ids, range(start, start + len(ids)), strict=True))
+        return True
+
+    def known_storable(self, start: int, stop: int) -> bool:
+        """Are the records ``start`` to ``stop - 1`` storable as JSON by construction (taken as
+        they are from Arrow batches), so that nothing needs to check them?"""
+        return self._known is not None and self._known.storable(start, stop)
 
     def raw_block(self, size: int) -> tuple[int, list[Any]]:
         """``(index of the first, records)``: up to ``size`` raw records, not normalised."""

@@ -64,6 +64,30 @@ class Source:
     name: str
     records: Callable[[], Iterator[Any]]
     count: Callable[[], int | None]
+    known: Known | None = None
+    """For Arrow-backed sources: which of the records yielded so far are known to be storable
+    as JSON without checking them (see :class:`Known`)."""
+
+
+class Known:
+    """The records of an Arrow-backed source that are storable as JSON by construction: those of
+    batches taken as they are (UTF-8 text, integers, booleans, floats that are not NaN; nothing
+    decoded from JSON text), so the runner need not encode them to find out."""
+
+    def __init__(self) -> None:
+        self.yielded = 0
+        self._unsure: list[tuple[int, int]] = []  # record ranges of other batches, in order
+
+    def add(self, count: int, *, sure: bool) -> None:
+        if not sure:
+            self._unsure.append((self.yielded, self.yielded + count))
+        self.yielded += count
+
+    def storable(self, start: int, stop: int) -> bool:
+        """Are records ``start`` to ``stop - 1`` (yielded already) all storable by construction?"""
+        while self._unsure and self._unsure[0][1] <= start:
+            self._unsure.pop(0)  # ranges before the reader's position are not asked about again
+        return stop <= self.yielded and not any(a < stop and start < b for a, b in self._unsure)
 
 
 def require(module: str, extra: str, what: str) -> ModuleType:
@@ -368,9 +392,10 @@ def _arrow_source(table: Any) -> Source:
             table.to_batches(max_chunksize=_BATCH_ROWS) if hasattr(table, "to_batches") else [table]
         )
         for batch in batches:
-            yield from arrow_records(plan, batch)
+            yield from arrow_records(plan, batch, known)
 
-    return Source(name=name, records=records, count=lambda: table.num_rows)
+    known = Known()
+    return Source(name=name, records=records, count=lambda: table.num_rows, known=known)
 
 
 def _open_parquet(path: Path) -> Any:
@@ -386,7 +411,9 @@ def _open_parquet(path: Path) -> Any:
         ) from None
 
 
-def parquet_batches(path: Path, batch_rows: int | None = None) -> Iterator[dict[str, Any]]:
+def parquet_batches(
+    path: Path, batch_rows: int | None = None, known: Known | None = None
+) -> Iterator[dict[str, Any]]:
     """Stream the row dicts of one Parquet file, one record batch in memory at a time.
 
     Raises:
@@ -408,7 +435,7 @@ def parquet_batches(path: Path, batch_rows: int | None = None) -> Iterator[dict[
                 f"{show(str(path))}: cannot read its data ({type(exc).__name__}: {exc}); the "
                 "file is truncated or corrupt - write it again"
             ) from None
-        yield from arrow_records(plan, batch)
+        yield from arrow_records(plan, batch, known)
 
 
 _DECODED_START = r"^[\s\x0b\x1c-\x1f\x{85}\p{Z}{\[]"
@@ -431,12 +458,14 @@ def _as_is(pa: ModuleType, pc: ModuleType, column: Any) -> bool:
     return False
 
 
-def arrow_records(plan: ColumnPlan, batch: Any) -> Iterator[dict[str, Any]]:
+def arrow_records(
+    plan: ColumnPlan, batch: Any, known: Known | None = None
+) -> Iterator[dict[str, Any]]:
     """The row dicts of one Arrow record batch (or table), mapped by ``plan``.
 
     A batch of top-level columns whose cells all map to themselves (checked per column, in
-    Arrow) is zipped into dicts directly; any other goes cell by cell through
-    :meth:`ColumnPlan.record`. Both give the same rows.
+    Arrow) is zipped into dicts directly, and ``known`` notes its records as storable; any other
+    goes cell by cell through :meth:`ColumnPlan.record`. Both give the same rows.
     """
     columns = batch.columns
     if all(path is None for path in plan.paths):
@@ -445,8 +474,12 @@ def arrow_records(plan: ColumnPlan, batch: Any) -> Iterator[dict[str, Any]]:
         if all(_as_is(pa, pc, column) for column in columns):
             names = plan.names
             values = [column.to_pylist() for column in columns]
+            if known is not None:
+                known.add(batch.num_rows, sure=True)
             yield from (dict(zip(names, row)) for row in zip(*values))  # noqa: B905
             return
+    if known is not None:
+        known.add(batch.num_rows, sure=False)
     yield from _zip_records(plan, [column.to_pylist() for column in columns])
 
 
@@ -458,11 +491,13 @@ def _parquet_source(text: str, files: list[Path]) -> Source:
     total = sum(handle.metadata.num_rows for handle in handles)
     del handles
 
+    known = Known()
+
     def records() -> Iterator[dict[str, Any]]:
         for path in files:
-            yield from parquet_batches(path)
+            yield from parquet_batches(path, known=known)
 
-    return Source(name=text, records=records, count=lambda: total)
+    return Source(name=text, records=records, count=lambda: total, known=known)
 
 
 # --------------------------------------------------------------------------- Hugging Face

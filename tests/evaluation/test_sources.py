@@ -391,3 +391,36 @@ def test_plain_data_is_not_a_source() -> None:
     assert open_source([{"outputs": 1}]) is None
     assert open_source("rows.jsonl") is None
     assert open_source([]) is None
+
+
+def test_parquet_rows_taken_as_they_are_skip_the_storable_check_and_others_do_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches taken as they are from Arrow are storable by construction; a batch whose text
+    is decoded from JSON (here into a lone surrogate) is still checked, row by row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from openevals import evaluate
+    from openevals.evaluation import blocks, sources
+
+    monkeypatch.setattr(sources, "_BATCH_ROWS", 4)
+    monkeypatch.setattr(blocks, "BLOCK_ROWS", 4)
+    plain = [{"outputs": f"a{i}", "reference_outputs": f"a{i % 2}"} for i in range(8)]
+    decoded = [{"outputs": '["\\ud800"]', "reference_outputs": "x"}] + plain[:3]
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.Table.from_pylist(plain + decoded), path, row_group_size=4)
+    checked: list[int] = []
+    real = blocks.storable_check
+
+    def spy(records: Any) -> None:
+        checked.append(len(records))
+        real(records)
+
+    monkeypatch.setattr(blocks, "storable_check", spy)
+    result = evaluate(path, ["exact_match"], progress=False)
+    assert checked == [4], "only the decoded batch was checked"
+    errors = [r["evaluations"]["exact_match"]["error"] for r in result.rows]
+    assert errors[8] is not None and errors[8]["type"] == "RowDataError"
+    assert [e is None for e in errors] == [True] * 8 + [False, True, True, True]
+    assert result.aggregates["exact_match"]["count"] == 11
