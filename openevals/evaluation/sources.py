@@ -391,8 +391,7 @@ def _arrow_source(table: Any) -> Source:
         batches = (
             table.to_batches(max_chunksize=_BATCH_ROWS) if hasattr(table, "to_batches") else [table]
         )
-        for batch in batches:
-            yield from arrow_records(plan, batch, known)
+        return itertools.chain.from_iterable(arrow_records(plan, b, known) for b in batches)
 
     known = Known()
     return Source(name=name, records=records, count=lambda: table.num_rows, known=known)
@@ -414,7 +413,14 @@ def _open_parquet(path: Path) -> Any:
 def parquet_batches(
     path: Path, batch_rows: int | None = None, known: Known | None = None
 ) -> Iterator[dict[str, Any]]:
-    """Stream the row dicts of one Parquet file, one record batch in memory at a time.
+    """Stream the row dicts of one Parquet file, one record batch in memory at a time."""
+    return itertools.chain.from_iterable(_parquet_row_lists(path, batch_rows, known))
+
+
+def _parquet_row_lists(
+    path: Path, batch_rows: int | None, known: Known | None
+) -> Iterator[list[dict[str, Any]]]:
+    """The row dicts of one Parquet file, a list per record batch.
 
     Raises:
         ValueError: the file is corrupt or truncated (naming it), or has a column layout the
@@ -435,7 +441,7 @@ def parquet_batches(
                 f"{show(str(path))}: cannot read its data ({type(exc).__name__}: {exc}); the "
                 "file is truncated or corrupt - write it again"
             ) from None
-        yield from arrow_records(plan, batch, known)
+        yield arrow_records(plan, batch, known)
 
 
 _DECODED_START = r"^[\s\x0b\x1c-\x1f\x{85}\p{Z}{\[]"
@@ -458,9 +464,7 @@ def _as_is(pa: ModuleType, pc: ModuleType, column: Any) -> bool:
     return False
 
 
-def arrow_records(
-    plan: ColumnPlan, batch: Any, known: Known | None = None
-) -> Iterator[dict[str, Any]]:
+def arrow_records(plan: ColumnPlan, batch: Any, known: Known | None = None) -> list[dict[str, Any]]:
     """The row dicts of one Arrow record batch (or table), mapped by ``plan``.
 
     A batch of top-level columns whose cells all map to themselves (checked per column, in
@@ -472,15 +476,13 @@ def arrow_records(
         pa = importlib.import_module("pyarrow")
         pc = importlib.import_module("pyarrow.compute")
         if all(_as_is(pa, pc, column) for column in columns):
-            names = plan.names
             values = [column.to_pylist() for column in columns]
             if known is not None:
                 known.add(batch.num_rows, sure=True)
-            yield from (dict(zip(names, row)) for row in zip(*values))  # noqa: B905
-            return
+            return list(map(dict, map(zip, itertools.repeat(plan.names), zip(*values))))  # noqa: B905
     if known is not None:
         known.add(batch.num_rows, sure=False)
-    yield from _zip_records(plan, [column.to_pylist() for column in columns])
+    return list(_zip_records(plan, [column.to_pylist() for column in columns]))
 
 
 def _parquet_source(text: str, files: list[Path]) -> Source:
@@ -494,8 +496,7 @@ def _parquet_source(text: str, files: list[Path]) -> Source:
     known = Known()
 
     def records() -> Iterator[dict[str, Any]]:
-        for path in files:
-            yield from parquet_batches(path, known=known)
+        return itertools.chain.from_iterable(parquet_batches(path, known=known) for path in files)
 
     return Source(name=text, records=records, count=lambda: total, known=known)
 
