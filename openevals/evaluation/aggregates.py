@@ -149,20 +149,24 @@ def describe(values: Sequence[float], *, boolean: bool = False) -> dict[str, Any
     mean = total / n
     stdev: float | None = None
     if n > 1:
-        stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+        stdev = math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / (n - 1))
     if n * BOOTSTRAP_RESAMPLES <= _BOOTSTRAP_WORK_LIMIT:
         ci = bootstrap_ci(values)
         method = "bootstrap"
     else:
         ci = normal_ci(mean, stdev, n)
         method = "normal"
-    lo, hi = min(values), max(values)
+    ordered = sorted(values)  # one sort gives the median, the minimum and the maximum
+    lo, hi = ordered[0], ordered[-1]
     mean = max(lo, min(mean, hi))
+    middle = n // 2
     out.update(
         {
             "sum": total,
             "mean": mean,
-            "median": median(values),
+            "median": float(
+                ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+            ),
             "min": lo,
             "max": hi,
             "stdev": stdev,

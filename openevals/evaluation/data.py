@@ -145,7 +145,9 @@ def _why_unstorable(value: Any) -> str | None:
 def storable_check(value: Any) -> None:
     """Raise what the record encoder raises when ``value`` cannot be stored as UTF-8 JSON text
     (a cycle, nesting too deep, a lone surrogate, a non-text key)."""
-    _CHECK.encode(value).encode("utf-8")
+    text = _CHECK.encode(value)
+    if not text.isascii():  # ASCII text holds no surrogate: nothing more to check
+        text.encode("utf-8")
 
 
 def placeholder(value: Any) -> str:
