@@ -306,8 +306,9 @@ class ScoreAggregator:
     Memory is one float per score (``array('d')``), so 100,000 rows cost about a megabyte per key.
     """
 
-    def __init__(self, *, grouped: bool = False) -> None:
+    def __init__(self, *, grouped: bool = False, live: bool = True) -> None:
         self.grouped = grouped
+        self.live = live  # keep the running statistics of online_snapshot (progress display)?
         self._all = _Bucket()
         self._groups: dict[str, _Bucket] = {}
         self.online: dict[str, OnlineStats] = {}
@@ -321,7 +322,7 @@ class ScoreAggregator:
         """Record one finished row: its ``(feedback_key, score)`` pairs and failed evaluators."""
         self._all.add_scores(scores)
         self._all.add_row(failed_evaluators)
-        for key, score in scores:
+        for key, score in scores if self.live else ():
             number = numeric_score(score)
             if number is not None:
                 stats = self.online.get(key)
@@ -347,7 +348,7 @@ class ScoreAggregator:
                 bucket = self._all.keys[key] = _KeyValues()
             before = len(bucket.values)
             bucket.add_many(values)
-            numbers = bucket.values[before:]  # the numeric scores, as floats
+            numbers = bucket.values[before:] if self.live else ()  # the numeric scores
             if numbers:
                 stats = self.online.get(key)
                 if stats is None:

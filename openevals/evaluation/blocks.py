@@ -486,6 +486,7 @@ def block_of_rows(
 async def _score_block(run: BlockRun, forms: dict[str, BatchForm], block: ColumnBlock) -> None:
     size = len(block)
     fields: list[Mapping[str, Any]] = []  # the rows' fields (without ``id``), made when needed
+    shared: dict[str, list[Any]] = {}  # columns of the records, read once for every form
     for ev in run.evaluators:
         form = forms.get(ev.name)
         outcomes: list[Any] = [None] * size
@@ -494,8 +495,10 @@ async def _score_block(run: BlockRun, forms: dict[str, BatchForm], block: Column
             direct = not ev.fields and (ev.accepts is None or ev.accepts.issuperset(form.columns))
             if not direct and not fields:
                 fields = [block.fields(pos) for pos in range(size)]
-            outcomes = await run_batch_form(
-                ev, form, block.records if direct else fields, run.cache
+            outcomes = await (
+                run_batch_form(ev, form, block.records, run.cache, shared)
+                if direct
+                else run_batch_form(ev, form, fields, run.cache)
             )
         if None in outcomes and not fields:
             fields = [block.fields(pos) for pos in range(size)]

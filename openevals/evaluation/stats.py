@@ -78,12 +78,14 @@ class RunStats:
             "reused": 0,
         }
     )
+    live: bool = True
+    """Keep running statistics for progress snapshots (off when nothing displays progress)."""
     started: float = field(default_factory=time.perf_counter)
     finished: float | None = None
 
     def __post_init__(self) -> None:
         self.per_evaluator = {name: EvaluatorStats() for name in self.evaluators}
-        self.agg = ScoreAggregator(grouped=self.group_by is not None)
+        self.agg = ScoreAggregator(grouped=self.group_by is not None, live=self.live)
         self.batches: BatchMetrics | None = None
         self.limiter: Limiter | None = None  # set by the runner: the adaptive concurrency
 

@@ -67,9 +67,14 @@ Outcome = tuple[list[dict[str, Any]], None, float, Any]
 
 
 async def run_batch_form(
-    ev: RunEvaluator, form: BatchForm, rows: Sequence[Mapping[str, Any]], cache: Any
+    ev: RunEvaluator,
+    form: BatchForm,
+    rows: Sequence[Mapping[str, Any]],
+    cache: Any,
+    shared: dict[str, list[Any]] | None = None,
 ) -> list[Outcome | None]:
     """Score ``rows`` (their fields) with one call of ``form``: one outcome per row, in order.
+    ``shared`` keeps the columns read from ``rows``, for the next form on the same rows.
 
     A row gets ``None`` when its fields do not fit the evaluator (a missing mapped field), and
     every row does when the call fails, returns the wrong number of results, or touches the
@@ -80,7 +85,13 @@ async def run_batch_form(
     if not ev.fields and (ev.accepts is None or ev.accepts.issuperset(form.columns)):
         # The row fields are the keyword arguments as they are: one list per column.
         positions = list(range(len(rows)))
-        columns = {name: [fields.get(name) for fields in rows] for name in form.columns}
+        known = {} if shared is None else shared  # columns already read from these rows
+        columns = {}
+        for name in form.columns:
+            column = known.get(name)
+            if column is None:
+                column = known[name] = [fields.get(name) for fields in rows]
+            columns[name] = column
     else:
         columns = {name: [] for name in form.columns}
         for pos, fields in enumerate(rows):

@@ -75,7 +75,9 @@ class LocalRun:
             rows_total = count_rows(data)
         self.target = options.target
         self.recorder = Recorder()
-        self.stats = RunStats(self.names, group_by=options.group_by, rows_total=rows_total)
+        self.stats = RunStats(
+            self.names, group_by=options.group_by, rows_total=rows_total, live=progress is not None
+        )
         batches: BatchMetrics | None = None
         if options.batch_metrics:
             batches = BatchMetrics(
