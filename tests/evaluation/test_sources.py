@@ -407,7 +407,7 @@ def test_parquet_rows_taken_as_they_are_skip_the_storable_check_and_others_do_no
     monkeypatch.setattr(sources, "_BATCH_ROWS", 4)
     monkeypatch.setattr(blocks, "BLOCK_ROWS", 4)
     plain = [{"outputs": f"a{i}", "reference_outputs": f"a{i % 2}"} for i in range(8)]
-    decoded = [{"outputs": '["\\ud800"]', "reference_outputs": "x"}] + plain[:3]
+    decoded = [{"outputs": '["\\ud800"]', "reference_outputs": "x"}, *plain[:3]]
     path = tmp_path / "rows.parquet"
     pq.write_table(pa.Table.from_pylist(plain + decoded), path, row_group_size=4)
     checked: list[int] = []
