@@ -36,6 +36,8 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_PRICES": "openevals.evaluation.pricing",
     "bootstrap_ci": "openevals.evaluation.aggregates",
     "describe": "openevals.evaluation.aggregates",
+    "RayConnectError": "openevals.evaluation.engines.ray_connect",
+    "ResultRows": "openevals.evaluation.store",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -55,6 +57,9 @@ if TYPE_CHECKING:
         iter_rows as iter_rows,
         load_rows as load_rows,
     )
+    from openevals.evaluation.engines.ray_connect import (
+        RayConnectError as RayConnectError,
+    )
     from openevals.evaluation.langsmith_source import (
         LangSmithDataset as LangSmithDataset,
         langsmith_dataset as langsmith_dataset,
@@ -73,6 +78,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.runner import (
         aevaluate as aevaluate,
         evaluate as evaluate,
+    )
+    from openevals.evaluation.store import (
+        ResultRows as ResultRows,
     )
     from openevals.evaluation.spec import (
         EvaluatorSpec as EvaluatorSpec,
