@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.data import (
-    FIELDS,
     GRAPHRAG_COLUMNS,
     check_id,
     group_of,
@@ -144,6 +143,14 @@ class EvalColumn:
     usage: dict[int, dict[str, int]] = field(default_factory=dict)
     cost: dict[int, float] = field(default_factory=dict)
 
+    def outcome(
+        self, pos: int, cached: bool
+    ) -> tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]:
+        """Row ``pos``'s ``(results, error, elapsed, cache counts or None)``, as a worker sends
+        a pair's outcome back (:data:`~.engines.worker.PairOutcome`)."""
+        counts = self.counts.get(pos, (0, 0)) if cached else None
+        return self.results[pos], self.errors.get(pos), self.elapsed[pos], counts
+
 
 @dataclass
 class ColumnBlock:
@@ -175,19 +182,16 @@ class ColumnBlock:
 
     def evaluation(self, number: int, pos: int) -> Evaluation:
         column = self.columns[number]
-        error = column.errors.get(pos)
-        counts = column.counts.get(pos, (0, 0))
-        return {
-            "status": "success" if error is None else "error",
-            "results": column.results[pos],
-            "error": error,
-            "elapsed_sec": column.elapsed[pos],
-            "usage": column.usage.get(pos),
-            "cost_usd": column.cost.get(pos),
-            "model": self.models[number],
-            "cache": {"hits": counts[0], "misses": counts[1]} if self.cached else None,
-            "resumed": False,
-        }
+        results, error, elapsed, counts = column.outcome(pos, self.cached)
+        return Recorder.evaluation(
+            results,
+            error,
+            elapsed_sec=elapsed,
+            usage=column.usage.get(pos),
+            cost_usd=column.cost.get(pos),
+            model=self.models[number],
+            cache=None if counts is None else {"hits": counts[0], "misses": counts[1]},
+        )
 
     def rows(self) -> list[ResultRow]:
         """The block as result dicts, as the per-row path makes them."""
@@ -253,21 +257,15 @@ class ColumnBlock:
         out: list[str] = []
         writers = [_EvalLines(self, number) for number in range(len(self.names))]
         for pos in range(len(self.records)):
-            fields = self.fields(pos)
             row_id, index = self.row_id(pos), self.start + pos
-            extra = {k: v for k, v in fields.items() if k not in FIELDS}
-            row_line = {
-                "kind": "row",
-                "row_id": row_id,
-                "index": index,
-                "inputs": fields.get("inputs"),
-                "outputs": fields.get("outputs"),
-                "reference_outputs": fields.get("reference_outputs"),
-                "extra": extra or None,
-                "group": self.groups[pos] if self.groups is not None else None,
-                "target": None,
-            }
-            out.append(encode(row_line))
+            rec = row_record(
+                row_id,
+                index,
+                self.fields(pos),
+                group=self.groups[pos] if self.groups is not None else None,
+                grouped=self.groups is not None,
+            )
+            out.append(encode(Recorder.row_line(rec)))
             text_id = _string(row_id)
             for writer in writers:
                 out.append(writer.line(pos, row_id, text_id, index))
@@ -310,7 +308,6 @@ class _EvalLines:
         model_text = "null" if model is None else _string(model)
         cache = '{"hits": 0, "misses": 0}}' if block.cached else "null}"
         self.tail = f', "usage": null, "cost_usd": null, "model": {model_text}, "cache": {cache}'
-
         self.keys: dict[str, str] = {}
 
     def _results(self, results: list[dict[str, Any]]) -> str | None:
@@ -434,19 +431,9 @@ def _plain_block(
                 if explicit is not None:
                     reader.claim(explicit, start + pos)
                 ids[pos] = explicit
-    group_by = run.options.group_by
-    block = ColumnBlock(
-        start=start,
-        records=records,
-        ids=ids,
-        names=[ev.name for ev in run.evaluators],
-        models=[ev.info.model if ev.info is not None else None for ev in run.evaluators],
-        columns=[],
-        cached=run.cache is not None,
+    return _new_block(
+        start, records, ids, run.evaluators, run.cache is not None, run.options.group_by
     )
-    if group_by is not None:
-        block.groups = [group_of(block.fields(pos), group_by) for pos in range(len(records))]
-    return block
 
 
 def _normalised_block(run: BlockRun, rows: list[Row]) -> ColumnBlock | None:
@@ -469,17 +456,31 @@ def block_of_rows(
 ) -> ColumnBlock:
     """A :class:`ColumnBlock` of consecutive normalised rows (their ids known), with the
     evaluators' ``columns`` when they are already scored."""
+    records = [row.fields for row in rows]
+    ids: list[str | None] = [row.id for row in rows]
+    return _new_block(rows[0].index, records, ids, evaluators, cached, group_by, columns)
+
+
+def _new_block(
+    start: int,
+    records: list[dict[str, Any]],
+    ids: list[str | None],
+    evaluators: Sequence[RunEvaluator],
+    cached: bool,
+    group_by: str | None,
+    columns: list[EvalColumn] | None = None,
+) -> ColumnBlock:
     block = ColumnBlock(
-        start=rows[0].index,
-        records=[row.fields for row in rows],
-        ids=[row.id for row in rows],
+        start=start,
+        records=records,
+        ids=ids,
         names=[ev.name for ev in evaluators],
         models=[ev.info.model if ev.info is not None else None for ev in evaluators],
         columns=[] if columns is None else columns,
         cached=cached,
     )
     if group_by is not None:
-        block.groups = [group_of(row.fields, group_by) for row in rows]
+        block.groups = [group_of(block.fields(pos), group_by) for pos in range(len(records))]
     return block
 
 

@@ -228,8 +228,8 @@ class Recorder:
         return self.redactor.data(value)
 
     # ------------------------------------------------------------------ evaluations
+    @staticmethod
     def evaluation(
-        self,
         results: list[dict[str, Any]],
         error: ErrorInfo | None,
         *,

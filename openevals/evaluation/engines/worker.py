@@ -92,12 +92,7 @@ class ColumnOutcomes:
             for pos in range(count):
                 pairs: dict[str, PairOutcome] = {}
                 for name, column in zip(names, columns, strict=True):
-                    pairs[name] = (
-                        column.results[pos],
-                        column.errors.get(pos),
-                        column.elapsed[pos],
-                        column.counts.get(pos, (0, 0)) if self.cached else None,
-                    )
+                    pairs[name] = column.outcome(pos, self.cached)
                 out.append(RowOutcome(pairs=pairs))
         return out
 
@@ -263,12 +258,7 @@ class WorkerRun:
             assert row_id is not None  # rows arrive with their ids
             pairs = self.capture.outcomes[row_id].pairs
             for name, column in zip(block.names, block.columns, strict=True):
-                pairs[name] = (
-                    column.results[pos],
-                    column.errors.get(pos),
-                    column.elapsed[pos],
-                    column.counts.get(pos, (0, 0)) if block.cached else None,
-                )
+                pairs[name] = column.outcome(pos, block.cached)
 
 
 class ReplayCalls:
