@@ -287,8 +287,9 @@ class RayRun:
                 run.records.add_block(block)
                 start += count
             return
-        for row, self.replay.outcome in zip(rows, done, strict=True):
-            await self.executor.process_row(row)
+        with self.run.records.block():  # the batch's rows go to the store as one ordered part
+            for row, self.replay.outcome in zip(rows, done, strict=True):
+                await self.executor.process_row(row)
 
     def _chunks(
         self, work: Sequence[Row]
