@@ -11,7 +11,12 @@ warm-up of ``concurrency`` calls (imports, connections):
 
 * ``raw sockets`` - the floor: one asyncio stream per slot, hand-written requests, keep-alive,
   responses read by Content-Length; no HTTP library, no JSON parsing of the reply;
-* ``SDK create()`` - ``AsyncOpenAI().chat.completions.create`` alone (its default httpx transport);
+* ``SDK create()`` - ``AsyncOpenAI().chat.completions.create`` alone, on its default httpx
+  transport and on ``DefaultAioHttpClient`` (the transport of the judge's own client): the SDK's
+  share of the cost;
+* ``SDK with_raw_response`` - the same request through the SDK's public
+  ``with_raw_response.create`` on aiohttp, the reply's JSON decoded with ``json.loads``: the
+  cheapest request the SDK's public API makes, which the ``openai:`` judge cannot go below;
 * ``judge, user's AsyncOpenAI (httpx)`` - our ``create_async_llm_as_judge(judge=AsyncOpenAI())``;
 * ``judge, user's AsyncOpenAI (aiohttp)`` - the same with ``http_client=DefaultAioHttpClient()``;
 * ``judge, 'openai:' string`` - our judge building its own client (``model="openai:gpt-test"``);
@@ -147,13 +152,20 @@ def raw_sockets(base_url: str, concurrency: int) -> Any:
     return make
 
 
-def sdk_create(base_url: str) -> Any:
+def sdk_create(base_url: str, how: str = "httpx", raw: bool = False) -> Any:
     async def make() -> tuple[Call, Callable[[], Awaitable[None]]]:
         import openai
 
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0)
+        http = openai.DefaultAioHttpClient() if how == "aiohttp" else None
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, http_client=http)
 
         async def call(i: int) -> Any:
+            if raw:
+                response = await client.chat.completions.with_raw_response.create(
+                    model="gpt-test",
+                    messages=MESSAGES,  # type: ignore[arg-type]
+                )
+                return json.loads(response.content)
             return await client.chat.completions.create(model="gpt-test", messages=MESSAGES)  # type: ignore[arg-type]
 
         return call, client.close
@@ -269,6 +281,8 @@ def main() -> int:
         clients = {
             "raw sockets (floor)": raw_sockets(server.base_url, args.concurrency),
             "SDK create() (httpx)": sdk_create(server.base_url),
+            "SDK create() (aiohttp)": sdk_create(server.base_url, "aiohttp"),
+            "SDK with_raw_response (aiohttp)": sdk_create(server.base_url, "aiohttp", raw=True),
             "judge, user's AsyncOpenAI (httpx)": our_judge(server.base_url, "httpx"),
             "judge, user's AsyncOpenAI (aiohttp)": our_judge(server.base_url, "aiohttp"),
             "judge, 'openai:' string": our_judge(server.base_url, "string"),
