@@ -27,6 +27,8 @@ import math
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from openevals._stats import average_ranks
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -72,20 +74,6 @@ def sign_test(k: int, n: int) -> float:
     return min(1.0, 2.0 * _binom_cdf_half(low, n))
 
 
-def _ranks(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Average ranks (1-based) of ``values`` and the sizes of their groups of ties."""
-    import numpy as np
-
-    order = np.argsort(values, kind="mergesort")
-    ordered = values[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    sizes = np.diff(np.concatenate((starts, [len(values)])))
-    average = starts + (sizes + 1) / 2.0
-    ranks = np.empty(len(values))
-    ranks[order] = np.repeat(average, sizes)
-    return ranks, sizes
-
-
 def _exact_signed_rank_cdf(t: float, n: int) -> float:
     """P(W+ <= t) under the null for n non-zero, untied differences (ranks 1..n)."""
     import numpy as np
@@ -110,7 +98,7 @@ def wilcoxon(differences: NDArray[np.float64]) -> tuple[float, float, str]:
     n = len(d)
     if n == 0:
         return 0.0, 1.0, "no non-zero differences"
-    ranks, ties = _ranks(np.abs(d))
+    ranks, ties = average_ranks(np.abs(d))
     plus = float(ranks[d > 0].sum())
     minus = float(ranks[d < 0].sum())
     statistic = min(plus, minus)
