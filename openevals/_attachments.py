@@ -42,19 +42,25 @@ def normalize_mime_type(mime_type: str) -> str:
     return _MIME_ALIASES.get(mime, mime)
 
 
-def _data_url_mime(url: str) -> str | None:
-    if not url.startswith("data:"):
+def _split_data_url(url: str) -> tuple[str | None, str] | None:
+    """``data:<mime>;base64,<data>`` -> ``(mime, data)``; ``None`` for other URLs."""
+    if not url.startswith("data:") or "," not in url:
         return None
-    header = url[5:].split(",", 1)[0]
-    return normalize_mime_type(header.split(";", 1)[0]) if header else None
+    header, data = url[5:].split(",", 1)
+    mime = header.split(";", 1)[0]
+    return (normalize_mime_type(mime) if mime else None), data
 
 
 def _strip_data_url(data: str) -> str:
-    return data.split(",", 1)[1] if data.startswith("data:") and "," in data else data
+    split = _split_data_url(data)
+    return data if split is None else split[1]
 
 
 def _check_image_url(url: str) -> None:
-    mime = _data_url_mime(url)
+    mime = None
+    if url.startswith("data:"):
+        header = url[5:].split(",", 1)[0]
+        mime = normalize_mime_type(header.split(";", 1)[0]) if header else None
     if mime is None:
         path = urlparse(url).path
         guessed, _ = mimetypes.guess_type(path)
@@ -80,12 +86,9 @@ def attachment_to_content_block(item: Any) -> dict[str, Any]:
                     f"attachment 'data' must be a base64 string or data: URL, got {type(data).__name__}"
                 )
             if mime.startswith("image/"):
-                url = (
-                    data
-                    if data.startswith(("data:", "http://", "https://"))
-                    else (f"data:{mime};base64,{data}")
-                )
-                return {"type": "image_url", "image_url": {"url": url}}
+                if not data.startswith(("data:", "http://", "https://")):
+                    data = f"data:{mime};base64,{data}"
+                return {"type": "image_url", "image_url": {"url": data}}
             if mime == "application/pdf":
                 file_data = data if data.startswith("data:") else f"data:{mime};base64,{data}"
                 return {
@@ -122,15 +125,6 @@ def normalize_content_blocks(attachments: Any) -> list[dict[str, Any]]:
         return []
     items = attachments if isinstance(attachments, (list, tuple)) else [attachments]
     return [attachment_to_content_block(a) for a in items]
-
-
-def _split_data_url(url: str) -> tuple[str | None, str] | None:
-    """``data:<mime>;base64,<data>`` -> ``(mime, data)``; ``None`` for other URLs."""
-    if not url.startswith("data:") or "," not in url:
-        return None
-    header, data = url[5:].split(",", 1)
-    mime = header.split(";", 1)[0]
-    return (normalize_mime_type(mime) if mime else None), data
 
 
 def _source_fields(url: str) -> dict[str, Any]:

@@ -140,19 +140,8 @@ def _jsonable_leaf(value: Any) -> Any:
     return value
 
 
-def _jsonable(value: Any) -> Any:
-    """Deep-convert LangChain messages inside containers to OpenAI dicts (returns new objects)."""
-    if is_langchain_message(value):
-        return _from_langchain(value)
-    if isinstance(value, Mapping):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return _jsonable_leaf(value)
-
-
 def _expand_jsonable(value: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:
-    """The containers :func:`_jsonable` descends into: mappings, lists and tuples (a set, like a
+    """The containers :func:`jsonable` descends into: mappings, lists and tuples (a set, like a
     LangChain message, is a leaf)."""
     from openevals._structure import expand_plain
 
@@ -168,12 +157,9 @@ def _combine_jsonable(tag: Any, _: Any, labels: Sequence[Any] | None, parts: lis
 
 
 def jsonable(value: Any, name: str = "value") -> Any:
-    """:func:`_jsonable` at any depth: a value that contains itself raises ``ValueError`` naming
-    ``name`` and the cycle's path instead of ``RecursionError``."""
-    try:
-        return _jsonable(value)
-    except RecursionError:
-        pass
+    """``value`` with LangChain messages (at any depth) as OpenAI dicts and pydantic models as
+    dicts, in new containers: mappings become dicts, lists and tuples lists. A value that contains
+    itself raises ``ValueError`` naming ``name`` and the cycle's path."""
     from openevals._structure import fold
 
     return fold(value, name, _expand_jsonable, _jsonable_leaf, _combine_jsonable)

@@ -106,30 +106,21 @@ def show(value: Any, limit: int = LIMIT) -> str:
         except Exception:
             opening = None
         if opening is None:
-            text = _scalar(current, max(limit - size, 8))
-            parts.append(text)
-            size += len(text)
+            work.append(("t", _scalar(current, max(limit - size, 8))))
             continue
         opened, closed, children, mapping = opening
         if id(current) in open_ids:
-            parts.append("<cycle>")
-            size += 7
+            work.append(("t", "<cycle>"))
             continue
         if not children:
-            text = _EMPTY.get(type(current), opened + closed)
-            parts.append(text)
-            size += len(text)
+            work.append(("t", _EMPTY.get(type(current), opened + closed)))
             continue
         if depth >= _DEPTH:
-            text = opened + _ELLIPSIS + closed
-            parts.append(text)
-            size += len(text)
+            work.append(("t", opened + _ELLIPSIS + closed))
             continue
         open_ids.add(id(current))
-        parts.append(opened)
-        size += len(opened)
         trailing = "," if type(current) is tuple and len(current) == 1 else ""
-        pending: list[tuple[Any, ...]] = []
+        pending: list[tuple[Any, ...]] = [("t", opened)]
         for index, child in enumerate(children[:_ITEMS]):
             if index:
                 pending.append(("t", ", "))

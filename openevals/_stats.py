@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["Estimate", "bootstrap_weights", "check_resampling", "estimate"]
+__all__ = ["Estimate", "average_ranks", "bootstrap_weights", "check_resampling", "estimate"]
 
 
 @dataclass(frozen=True)
@@ -88,3 +88,17 @@ def estimate(values: NDArray[np.float64], confidence: float, undefined: str) -> 
         else None
     )
     return Estimate(point, float(low), float(high), note)
+
+
+def average_ranks(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """1-based ranks of ``values``, ties given their average rank (as ``scipy.stats.rankdata``),
+    and the sizes of the groups of ties."""
+    import numpy as np
+
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    sizes = np.diff(np.concatenate((starts, [len(values)])))
+    ranks = np.empty(len(values))
+    ranks[order] = np.repeat(starts + (sizes + 1) / 2.0, sizes)
+    return ranks, sizes

@@ -276,15 +276,6 @@ _ENCODERS: dict[tuple[bool, bool], json.JSONEncoder] = {
     for sort in (True, False)
     for ascii_only in (True, False)
 }
-_CANONICAL: Final = _ENCODERS[True, True]
-
-
-def _json_float(value: float) -> str:
-    if value != value:
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return float.__repr__(value)
 
 
 def _json_scalar(value: Any, quote: Callable[[str], str]) -> str:
@@ -299,7 +290,11 @@ def _json_scalar(value: Any, quote: Callable[[str], str]) -> str:
     if isinstance(value, int):
         return int.__repr__(value)
     if isinstance(value, float):
-        return _json_float(value)
+        if value != value:
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
@@ -346,9 +341,8 @@ def encode_json(value: Any, name: str, *, sort_keys: bool = True, ensure_ascii: 
     A value that contains itself raises ``ValueError`` naming ``name`` and the cycle's path;
     non-serialisable values raise ``TypeError`` as ``json.dumps`` does.
     """
-    encoder = _CANONICAL if sort_keys and ensure_ascii else _ENCODERS[sort_keys, ensure_ascii]
     try:
-        return encoder.encode(value)
+        return _ENCODERS[sort_keys, ensure_ascii].encode(value)
     except RecursionError:
         pass
     except ValueError as exc:

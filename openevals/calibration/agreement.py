@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from openevals._repr import show
-from openevals._stats import Estimate, bootstrap_weights, check_resampling, estimate
+from openevals._stats import Estimate, average_ranks, bootstrap_weights, check_resampling, estimate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -183,10 +183,8 @@ def categorical_agreement(
             "cannot be separated from skill; accuracy is reported alone"
         )
         notes.append(note)
-        kappa, weighted = (
-            Estimate(None, note=note),
-            (Estimate(None, note=note) if ordered else None),
-        )
+        kappa = Estimate(None, note=note)
+        weighted = kappa if ordered else None
     else:
         nominal = 1.0 - np.eye(k)
         kappa = estimate(_kappa(counts, nominal), confidence, "kappa is undefined on these labels")
@@ -231,15 +229,21 @@ def categorical_agreement(
     )
 
 
+def sorted_labels(values: Sequence[Any]) -> list[Any]:
+    """The distinct values, sorted when they can be (else in order of appearance)."""
+    unique = list(dict.fromkeys(values))
+    try:
+        return sorted(unique)
+    except TypeError:
+        return unique
+
+
 def _label_order(
     human: Sequence[Hashable], judge: Sequence[Hashable], labels: Sequence[Hashable] | None
 ) -> list[Hashable]:
     seen = list(dict.fromkeys([*human, *judge]))
     if labels is None:
-        try:
-            return sorted(seen)  # type: ignore[type-var]
-        except TypeError:
-            return seen
+        return sorted_labels(seen)
     order = list(dict.fromkeys(labels))
     missing = [label for label in seen if label not in order]
     if missing:
@@ -352,20 +356,6 @@ def _kendall(
     return np.concatenate(out)
 
 
-def _average_ranks(v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """1-based ranks with ties given their average rank (as ``scipy.stats.rankdata``)."""
-    import numpy as np
-
-    order = np.argsort(v, kind="mergesort")
-    ordered = v[order]
-    first = np.r_[True, ordered[1:] != ordered[:-1]]
-    starts = np.flatnonzero(first)
-    ends = np.r_[starts[1:], len(v)]
-    ranks = np.empty(len(v))
-    ranks[order] = ((starts + ends + 1) / 2.0)[np.cumsum(first) - 1]
-    return ranks
-
-
 def _kendall_point(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
     """Kendall's tau-b on the data alone, in row blocks (no ``n x n`` matrix is kept)."""
     import numpy as np
@@ -412,7 +402,7 @@ def continuous_agreement(
         )
         ones = weights[:1]
         spearman = estimate(
-            _weighted_pearson(ones, _average_ranks(x), _average_ranks(y)), confidence, constant
+            _weighted_pearson(ones, average_ranks(x)[0], average_ranks(y)[0]), confidence, constant
         )
         kendall = (
             estimate(np.array([_kendall_point(x, y)]), confidence, constant)

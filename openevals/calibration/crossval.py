@@ -171,8 +171,6 @@ def _plan(
             training, examples_per_fold, continuous=continuous, seed=settings.seed + index
         )
         example_rows = tuple(r.id for r in chosen)
-        if held & set(example_rows):  # pragma: no cover - guarded by construction
-            raise RuntimeError("internal error: a held-out row was picked as an example")
         examples = [as_example(r) for r in chosen]
         name = f"judge+examples[fold {index}]"
         spec = judge_spec(judge_factory(list(examples)), settings.model, name, keep_name=False)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from openevals._contract import info_of
 from openevals._repr import show
+from openevals.calibration.agreement import sorted_labels
 from openevals.evaluation.data import MISSING, Row, field_at, iter_rows
 
 __all__ = [
@@ -158,7 +159,6 @@ class LabelledData:
 
     def check_score(self, score: Any, row: LabelledRow) -> Any:
         """A judge score checked against the label type; ``ValueError`` if they cannot match."""
-        ok = False
         if self.label_type == "boolean":
             ok = isinstance(score, bool)
         elif self.label_type == "continuous":
@@ -194,9 +194,10 @@ def _rows_of(data: Any) -> list[Row]:
     return rows
 
 
-def _take(fields: dict[str, Any], path: str, drop: bool) -> Any:
+def _take(fields: dict[str, Any], path: str) -> Any:
+    """The value at ``path``; a top-level column is removed from ``fields`` (the judge's row)."""
     value = field_at(fields, path)
-    if drop and "." not in path:
+    if "." not in path:
         fields.pop(path, None)
     return value
 
@@ -227,8 +228,8 @@ def load_labelled(
     missing: list[int] = []
     for row in raw_rows:
         fields = dict(row.fields)
-        value = _take(fields, label, drop=True)
-        why = _take(fields, reason, drop=True) if reason is not None else MISSING
+        value = _take(fields, label)
+        why = _take(fields, reason) if reason is not None else MISSING
         if value is MISSING or value is None or value == "":
             missing.append(row.index)
             continue
@@ -342,7 +343,9 @@ def _typed(
     if label_type == "boolean":
         labels = (False, True)
     elif label_type == "categorical":
-        labels = tuple(dict.fromkeys(choices)) if choices is not None else tuple(_sorted(values))
+        labels = (
+            tuple(dict.fromkeys(choices)) if choices is not None else tuple(sorted_labels(values))
+        )
         outside = sorted({show(v) for v in values if v not in labels})
         if outside:
             listed = ", ".join(outside[:6]) + (", ..." if len(outside) > 6 else "")
@@ -359,14 +362,6 @@ def _typed(
         ordered=ordered,
         judge=judge,
     )
-
-
-def _sorted(values: Sequence[Any]) -> list[Any]:
-    unique = list(dict.fromkeys(values))
-    try:
-        return sorted(unique)
-    except TypeError:
-        return unique
 
 
 def _mismatch(kind: str, label_type: str, judge: JudgeScores, values: Sequence[Any]) -> str | None:

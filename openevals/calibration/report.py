@@ -46,26 +46,24 @@ __all__ = [
 ]
 
 
-class JudgeFailedError(RuntimeError):
+class _WithResult(Exception):
+    def __init__(self, message: str, result: EvaluationResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class JudgeFailedError(_WithResult, RuntimeError):
     """The judge failed on every labelled row, so there is nothing to compare.
 
     The run itself is not lost: ``result`` holds its :class:`EvaluationResult` (every row with
     its recorded error), as the ``output=`` file does.
     """
 
-    def __init__(self, message: str, result: EvaluationResult | None = None) -> None:
-        super().__init__(message)
-        self.result = result
 
-
-class JudgeScoresError(ValueError):
+class JudgeScoresError(_WithResult, ValueError):
     """No judged row can be compared with the labels (a score of the wrong type, or no result
     under ``feedback_key``). Raised after the run; ``result`` holds the run's
     :class:`EvaluationResult`, so nothing the judge produced is lost."""
-
-    def __init__(self, message: str, result: EvaluationResult | None = None) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 DEFAULT_TOLERANCE = 0.2

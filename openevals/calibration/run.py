@@ -158,31 +158,6 @@ def settings_of(arguments: Mapping[str, Any]) -> Settings:
     return Settings(**own)
 
 
-_DOC_ARGS = """
-    Args:
-        data: the runner's row formats (a list of dicts, or a JSONL/JSON/CSV/TSV path) plus a
-            human label column.
-        label: the label column (a dotted path such as ``metadata.label`` works too). Labels may
-            be booleans, numbers or text; CSV text ``"true"``/``"0.5"`` is read as bool/number.
-        reason: an optional column with the human's reason for the label (shown with
-            disagreements and used as few-shot reasoning).
-        label_type: ``"boolean"``, ``"categorical"`` or ``"continuous"``; by default booleans
-            are boolean, text is categorical, and numbers are categorical when the judge (or
-            ``choices``) has choices, else continuous.
-        choices: every categorical label, in order (default: the judge's choices, else the
-            labels seen).
-        label_map: raw label -> label, e.g. ``{"pass": True, "fail": False}``.
-        judge_scores: the judge's score type (``"boolean"``, ``"continuous"`` or a list of
-            choices) for judges that do not declare it (plain functions).
-        feedback_key: which result of the judge to compare (needed when it returns several).
-        tolerance: continuous labels: a row is a disagreement when ``|judge - human|`` exceeds it.
-        resamples, seed, confidence: the bootstrap behind every interval.
-        model: the judge model when ``judge`` is a name such as ``"llm:CORRECTNESS_PROMPT"``.
-        concurrency, cache, progress, output, retry_errors: as for
-            :func:`openevals.evaluation.evaluate` (``output=`` makes a rerun resume).
-"""
-
-
 def calibrate(
     data: Any,
     judge: Any,
@@ -210,6 +185,28 @@ def calibrate(
     Every check on the data and its labels (a missing label column, labels whose type cannot
     meet the judge's scores) runs before the first model call. Returns a
     :class:`~openevals.calibration.report.CalibrationReport`; ``print(report)`` shows it.
+
+    Args:
+        data: the runner's row formats (a list of dicts, or a JSONL/JSON/CSV/TSV path) plus a
+            human label column.
+        label: the label column (a dotted path such as ``metadata.label`` works too). Labels may
+            be booleans, numbers or text; CSV text ``"true"``/``"0.5"`` is read as bool/number.
+        reason: an optional column with the human's reason for the label (shown with
+            disagreements and used as few-shot reasoning).
+        label_type: ``"boolean"``, ``"categorical"`` or ``"continuous"``; by default booleans
+            are boolean, text is categorical, and numbers are categorical when the judge (or
+            ``choices``) has choices, else continuous.
+        choices: every categorical label, in order (default: the judge's choices, else the
+            labels seen).
+        label_map: raw label -> label, e.g. ``{"pass": True, "fail": False}``.
+        judge_scores: the judge's score type (``"boolean"``, ``"continuous"`` or a list of
+            choices) for judges that do not declare it (plain functions).
+        feedback_key: which result of the judge to compare (needed when it returns several).
+        tolerance: continuous labels: a row is a disagreement when ``|judge - human|`` exceeds it.
+        resamples, seed, confidence: the bootstrap behind every interval.
+        model: the judge model when ``judge`` is a name such as ``"llm:CORRECTNESS_PROMPT"``.
+        concurrency, cache, progress, output, retry_errors: as for
+            :func:`openevals.evaluation.evaluate` (``output=`` makes a rerun resume).
     """
     settings = settings_of(locals())
     return drive_plan(_calibration_plan(data, judge, settings), settings.runner)
@@ -240,6 +237,3 @@ async def acalibrate(
     """Async twin of :func:`calibrate` (the runs go through :func:`aevaluate`)."""
     settings = settings_of(locals())
     return await adrive_plan(_calibration_plan(data, judge, settings), settings.runner)
-
-
-calibrate.__doc__ = (calibrate.__doc__ or "") + _DOC_ARGS

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals.comparison import stats
-from openevals.comparison._runs import ERROR, NAN, VALUE, RunScores, row_details
+from openevals.comparison._runs import ERROR, NAN, VALUE, KeyScores, RunScores, row_details
 from openevals.comparison.paired import (
     ChangedRow,
     Comparison,
@@ -100,24 +100,23 @@ def build(
                 f"{sorted(set(base.keys) | set(cand.keys))}"
             )
         common = [k for k in keys if k in base.keys and k in cand.keys]
+    options: dict[str, Any] = dict(
+        alpha=alpha, min_effect=min_effect, seed=seed, test=test, resamples=resamples
+    )
     excluded_keys: dict[str, str] = {}
     items: list[KeyComparison] = []
     pairs: dict[str, tuple[Any, Any, Any]] = {}
     for key in common:
-        kinds = base.keys[key].kinds | cand.keys[key].kinds
+        in_base, in_cand = base.keys[key].kinds, cand.keys[key].kinds
+        kinds = in_base | in_cand
         odd = sorted(k for k in kinds if k not in ("boolean", "continuous"))
         if odd:
             excluded_keys[key] = f"scores that are not numbers or booleans: {odd}"
             continue
-        if (
-            base.keys[key].kinds
-            and cand.keys[key].kinds
-            and (base.keys[key].kinds != cand.keys[key].kinds)
-        ):
+        if in_base and in_cand and in_base != in_cand:
             excluded_keys[key] = (
-                f"{'/'.join(sorted(base.keys[key].kinds))} in the baseline but "
-                f"{'/'.join(sorted(cand.keys[key].kinds))} in the candidate: the runs scored it "
-                "differently, so its rows cannot be paired"
+                f"{'/'.join(sorted(in_base))} in the baseline but {'/'.join(sorted(in_cand))} "
+                "in the candidate: the runs scored it differently, so its rows cannot be paired"
             )
             continue
         kind = "boolean" if kinds == {"boolean"} else "continuous"
@@ -125,20 +124,12 @@ def build(
         vc, sc = _aligned(cand, key, pc)
         both = (sb == VALUE) & (sc == VALUE)
         pairs[key] = (vb, vc, both)
-        item, _ = key_comparison(
-            key,
-            kind,
-            vb[both],
-            vc[both],
-            alpha=alpha,
-            min_effect=min_effect,
-            seed=seed,
-            test=test,
-            higher=key not in lower,
-            resamples=resamples,
-            excluded=_excluded(sb, sc),
+        higher = key not in lower
+        items.append(
+            key_comparison(
+                key, kind, vb[both], vc[both], higher=higher, excluded=_excluded(sb, sc), **options
+            )
         )
-        items.append(item)
     if not items and not excluded_keys and not judged:
         raise ValueError(
             "the runs have no feedback key in common to compare (baseline: "
@@ -154,20 +145,17 @@ def build(
             for item in items:
                 vb, vc, both = pairs[item.key]
                 chosen = both & mask
-                result, _ = key_comparison(
+                higher = item.higher_is_better
+                found = key_comparison(
                     item.key,
                     item.kind,
                     vb[chosen],
                     vc[chosen],
-                    alpha=alpha,
-                    min_effect=min_effect,
-                    seed=seed,
-                    test=test,
-                    higher=item.higher_is_better,
-                    resamples=resamples,
+                    higher=higher,
                     excluded={},
+                    **options,
                 )
-                per_group.append(result)
+                per_group.append(found)
             groups[group] = _holm(per_group, alpha, min_effect)
     changed = _changed(base, cand, shared, compared, pairs, max_rows)
     notes = []
@@ -206,8 +194,6 @@ def build(
 def _errors_as_keys(run: RunScores, other: RunScores) -> None:
     """A key ``other`` scored whose evaluator failed on ``run``'s rows is ``run``'s too (errors
     on those rows), so the failures show as exclusions instead of a key 'in one run only'."""
-    from openevals.comparison._runs import KeyScores
-
     for key, scores in other.keys.items():
         failed = run.errors.get(scores.evaluator)
         if key in run.keys or not failed:

@@ -16,11 +16,18 @@ from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ["ERROR", "MISSING", "NAN", "VALUE", "RunScores", "read_run", "row_details"]
 
 MISSING, VALUE, NAN, ERROR = 0, 1, 2, 3
+
+
+def _set(items: array[Any], pos: int, value: Any, fill: Any = -1) -> None:
+    """``items[pos] = value``, first padding ``items`` with ``fill`` up to ``pos``."""
+    if pos >= len(items):
+        items.extend([fill] * (pos + 1 - len(items)))
+    items[pos] = value
 
 
 @dataclass
@@ -31,19 +38,8 @@ class KeyScores:
     evaluator: str = ""
 
     def put(self, pos: int, state: int, value: float = math.nan) -> None:
-        size = len(self.states)
-        if pos == size:  # rows usually arrive in order: append
-            self.values.append(value)
-            self.states.append(state)
-            return
-        if pos > size:
-            self.values.extend([math.nan] * (pos - size))
-            self.states.extend([MISSING] * (pos - size))
-            self.values.append(value)
-            self.states.append(state)
-            return
-        self.values[pos] = value
-        self.states[pos] = state
+        _set(self.values, pos, value, math.nan)
+        _set(self.states, pos, state, MISSING)
 
 
 @dataclass
@@ -72,14 +68,10 @@ class RunScores:
 
     def add_eval(self, row_id: str, evaluator: str, status: Any, results: Any) -> int:
         pos = self.position(row_id)
-        self._add_eval(pos, evaluator, status, results)
-        return pos
-
-    def _add_eval(self, pos: int, evaluator: str, status: Any, results: Any) -> None:
         self.evaluators.add(evaluator)
         if status != "success":
             self.errors.setdefault(evaluator, set()).add(pos)
-            return
+            return pos
         failed = self.errors.get(evaluator)
         if failed:
             failed.discard(pos)
@@ -87,21 +79,15 @@ class RunScores:
         for result in results or ():
             if type(result) is not dict or "key" not in result:
                 continue
-            key = result["key"]
-            scores = keys.get(key) if type(key) is str else None
+            key = str(result["key"])
+            scores = keys.get(key)
             if scores is None:
-                key = str(key)
-                scores = keys.get(key)
-                if scores is None:
-                    scores = keys[key] = KeyScores(evaluator=evaluator)
+                scores = keys[key] = KeyScores(evaluator=evaluator)
             score: Any = result.get("score")
-            kind: type[Any] = type(score)
-            if kind is bool:
+            if type(score) is bool:
                 value, label = (1.0 if score else 0.0), "boolean"
-            elif (kind is float or kind is int) and math.isfinite(score):
+            elif isinstance(score, (int, float)) and math.isfinite(score):
                 value, label = float(score), "continuous"
-            elif isinstance(score, (int, float)) and math.isfinite(float(score)):
-                value, label = float(score), "continuous"  # int and float subclasses
             elif score is None or (isinstance(score, float) and math.isnan(score)):
                 scores.put(pos, NAN)
                 continue
@@ -109,13 +95,13 @@ class RunScores:
                 scores.kinds.add(f"unsupported ({type(score).__name__})")
                 scores.put(pos, NAN)
                 continue
-            if label not in scores.kinds:
-                scores.kinds.add(label)
+            scores.kinds.add(label)
             if pos == len(scores.states):  # the usual case: rows arrive in order
                 scores.values.append(value)
                 scores.states.append(VALUE)
             else:
                 scores.put(pos, VALUE, value)
+        return pos
 
     def finish(self) -> None:
         """Failed evaluations mark every key of their evaluator as an error on that row."""
@@ -143,12 +129,6 @@ def _group_of(record: Mapping[str, Any], group_by: str | None) -> Any:
 
 _KIND = re.compile(rb'^\{"kind": "(\w+)"')
 _ROW_ID = re.compile(rb'"row_id": ("(?:[^"\\]|\\.)*")')
-
-
-def _set(offsets: array[int], pos: int, value: int) -> None:
-    if pos >= len(offsets):
-        offsets.extend([-1] * (pos + 1 - len(offsets)))
-    offsets[pos] = value
 
 
 def _decode(path: Path, line: bytes, number: int) -> dict[str, Any] | None:
@@ -231,6 +211,14 @@ def read_run(source: Any, label: str, group_by: str | None) -> RunScores:
     return run
 
 
+def record_at(handle: BinaryIO, offsets: array[int], pos: int) -> Any:
+    """The record whose line starts at ``offsets[pos]`` in the open file; ``None`` if none."""
+    if pos >= len(offsets) or offsets[pos] < 0:
+        return None
+    handle.seek(offsets[pos])
+    return json.loads(handle.readline())
+
+
 def row_details(run: RunScores, wanted: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Outputs and per-key comments of the rows ``wanted`` (a second pass over a file)."""
     want = set(wanted)
@@ -244,19 +232,16 @@ def row_details(run: RunScores, wanted: Iterable[str]) -> dict[str, dict[str, An
     source = run.source
     if isinstance(source, (str, os.PathLike)):
         with Path(source).open("rb") as handle:
-
-            def at(offset: int) -> Any:
-                handle.seek(offset)
-                return json.loads(handle.readline())
-
             for row_id in want:
                 pos = run.ids[row_id]
                 item = entry(row_id)
-                if pos < len(run.row_offsets) and run.row_offsets[pos] >= 0:
-                    item["outputs"] = at(run.row_offsets[pos]).get("outputs")
+                row = record_at(handle, run.row_offsets, pos)
+                if row is not None:
+                    item["outputs"] = row.get("outputs")
                 for offsets in run.eval_offsets.values():
-                    if pos < len(offsets) and offsets[pos] >= 0:
-                        _comments(item, at(offsets[pos]))
+                    record = record_at(handle, offsets, pos)
+                    if record is not None:
+                        _comments(item, record)
     else:
         for rec in source.rows:
             row_id = str(rec.get("id"))

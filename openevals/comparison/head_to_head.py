@@ -9,7 +9,6 @@ interval and the order-flip rate.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,11 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from openevals._stats import Estimate
-from openevals.comparison._runs import RunScores
+from openevals.comparison._runs import RunScores, record_at
 
 __all__ = ["HeadToHead", "JudgeRun", "judge_rows", "summarize"]
-
-SYSTEMS = ("candidate", "baseline")
 
 
 @dataclass(frozen=True)
@@ -52,20 +49,12 @@ class HeadToHead:
     """The judging run's :class:`~openevals.evaluation.EvaluationResult`."""
 
     def as_dict(self) -> dict[str, Any]:
-        def est(value: Estimate | None) -> Any:
-            return None if value is None else value.as_dict()
-
-        return {
-            "comparisons": self.comparisons,
-            "errors": self.errors,
-            "wins": self.wins,
-            "ties": self.ties,
-            "losses": self.losses,
-            "win_rate": est(self.win_rate),
-            "tie_rate": est(self.tie_rate),
-            "loss_rate": est(self.loss_rate),
-            "order_flip_rate": est(self.order_flip_rate),
-        }
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if name != "result":
+                out[name] = value.as_dict() if isinstance(value, Estimate) else value
+        return out
 
 
 def _records(run: RunScores, ids: list[str]) -> Iterator[dict[str, Any]]:
@@ -74,12 +63,8 @@ def _records(run: RunScores, ids: list[str]) -> Iterator[dict[str, Any]]:
     if isinstance(source, (str, os.PathLike)):
         with Path(source).open("rb") as handle:
             for row_id in ids:
-                pos = run.ids[row_id]
-                if pos < len(run.row_offsets) and run.row_offsets[pos] >= 0:
-                    handle.seek(run.row_offsets[pos])
-                    yield json.loads(handle.readline().decode("utf-8"))
-                else:
-                    yield {"row_id": row_id}
+                record = record_at(handle, run.row_offsets, run.ids[row_id])
+                yield {"row_id": row_id} if record is None else record
         return
     by_id = {str(rec.get("id")): rec for rec in source.rows}
     for row_id in ids:

@@ -11,7 +11,7 @@ one side are counted, listed and excluded from the pairs, never dropped silently
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ChangedRow", "Comparison", "KeyComparison", "acompare", "compare"]
 
-VERDICTS = ("improved", "regressed", "no detectable change", "underpowered")
 TESTS = ("auto", "sign")
 
 
@@ -337,8 +336,6 @@ def _flow(
     judge_options: Mapping[str, Any] | None,
 ) -> Generator[Any, Any, Comparison]:
     """The comparison as a flow: it yields one :class:`JudgeRun` when ``judge`` is given."""
-    from dataclasses import replace
-
     from openevals.comparison._pairs import build
     from openevals.comparison.head_to_head import JudgeRun, judge_rows, summarize
 
@@ -400,12 +397,12 @@ def key_comparison(
     higher: bool,
     resamples: int,
     excluded: Mapping[str, int],
-) -> tuple[KeyComparison, float]:
+) -> KeyComparison:
     """The comparison of one key on aligned pairs (verdict decided after Holm, by the caller)."""
     n = len(b)
     d = c - b
     if n == 0:
-        empty = KeyComparison(
+        return KeyComparison(
             key=key,
             kind=kind,
             n=0,
@@ -424,7 +421,6 @@ def key_comparison(
             higher_is_better=higher,
             excluded=dict(excluded),
         )
-        return empty, 1.0
     low, high, ci_method = stats.paired_bootstrap_ci(
         d, confidence=1.0 - alpha, resamples=resamples, seed=seed
     )
@@ -441,7 +437,7 @@ def key_comparison(
         statistic, p, method = stats.wilcoxon(d)
         name = f"Wilcoxon signed-rank ({method})"
     sd = float(d.std(ddof=1)) if n > 1 else 0.0
-    item = KeyComparison(
+    return KeyComparison(
         key=key,
         kind=kind,
         n=n,
@@ -462,7 +458,6 @@ def key_comparison(
         flips_to_pass=flips_to_pass,
         excluded=dict(excluded),
     )
-    return item, p
 
 
 def verdict(item: KeyComparison, adjusted: float, alpha: float, min_effect: float) -> str:

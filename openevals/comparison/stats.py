@@ -27,6 +27,8 @@ import math
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from openevals._stats import average_ranks
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -48,13 +50,9 @@ _BLOCK = 200
 
 
 def _binom_cdf_half(m: int, n: int) -> float:
-    """P(X <= m) for X ~ Binomial(n, 1/2), summed in log space (exact for any n)."""
+    """P(X <= m) for X ~ Binomial(n, 1/2), 0 <= m < n, summed in log space (exact for any n)."""
     import numpy as np
 
-    if m < 0:
-        return 0.0
-    if m >= n:
-        return 1.0
     j = np.arange(1, m + 1, dtype=np.float64)
     log_choose = np.concatenate(([0.0], np.cumsum(np.log(n - j + 1) - np.log(j))))
     logs = log_choose - n * math.log(2.0)
@@ -70,20 +68,6 @@ def sign_test(k: int, n: int) -> float:
     if 2 * low == n:
         return 1.0
     return min(1.0, 2.0 * _binom_cdf_half(low, n))
-
-
-def _ranks(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Average ranks (1-based) of ``values`` and the sizes of their groups of ties."""
-    import numpy as np
-
-    order = np.argsort(values, kind="mergesort")
-    ordered = values[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    sizes = np.diff(np.concatenate((starts, [len(values)])))
-    average = starts + (sizes + 1) / 2.0
-    ranks = np.empty(len(values))
-    ranks[order] = np.repeat(average, sizes)
-    return ranks, sizes
 
 
 def _exact_signed_rank_cdf(t: float, n: int) -> float:
@@ -110,7 +94,7 @@ def wilcoxon(differences: NDArray[np.float64]) -> tuple[float, float, str]:
     n = len(d)
     if n == 0:
         return 0.0, 1.0, "no non-zero differences"
-    ranks, ties = _ranks(np.abs(d))
+    ranks, ties = average_ranks(np.abs(d))
     plus = float(ranks[d > 0].sum())
     minus = float(ranks[d < 0].sum())
     statistic = min(plus, minus)
@@ -127,9 +111,8 @@ def wilcoxon(differences: NDArray[np.float64]) -> tuple[float, float, str]:
         high = np.count_nonzero(sums >= plus - tol) / sums.size
         return statistic, float(min(1.0, 2.0 * min(low, high))), "exact (all sign flips)"
     mean = n * (n + 1) / 4.0
+    # Positive: even with every difference tied it is n(n+1)(3n+3)/48.
     variance = n * (n + 1) * (2 * n + 1) / 24.0 - float((ties**3 - ties).sum()) / 48.0
-    if variance <= 0:
-        return statistic, 1.0, "normal approximation"
     z = (statistic - mean) / math.sqrt(variance)
     return statistic, min(1.0, 2.0 * NormalDist().cdf(-abs(z))), "normal approximation"
 
