@@ -22,7 +22,7 @@ Every factory also takes ``samples=n``: the judge answers n times and the scores
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from openevals._judge.answers import JudgeOutputError
@@ -442,12 +442,6 @@ def create_async_context_relevance_evaluator(
 # --------------------------------------------------------------------------- answer relevancy
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    from openevals.embeddings import cosine_similarity
-
-    return cosine_similarity(a, b)
-
-
 def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
     strictness = values["strictness"]
     embeddings, embedding_model = values["embeddings"], values["embedding_model"]
@@ -472,6 +466,8 @@ def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMe
         return [prepared["question"], *questions]
 
     def compute(answer: dict[str, Any], prepared: dict[str, Any], vectors: Any) -> Any:
+        from openevals.embeddings import cosine_similarity
+
         questions = [str(q) for q in answer["questions"] if str(q).strip()]
         metadata = with_usage(
             {"generated_questions": questions, "noncommittal": bool(answer.get("noncommittal"))},
@@ -484,7 +480,7 @@ def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMe
                 metadata,
             )
         question_vector, *generated = vectors
-        similarities = [_cosine(question_vector, v) for v in generated]
+        similarities = [cosine_similarity(question_vector, v) for v in generated]
         metadata["similarities"] = similarities
         score = sum(similarities) / len(similarities)
         return (score, f"Mean similarity of {len(similarities)} generated questions.", metadata)

@@ -83,28 +83,17 @@ def _scorer(metric: Metric) -> Callable[..., Any]:
     return score
 
 
-def _sync(metric: Metric, name: str, doc: str | None) -> SimpleEvaluator:
-    return make_evaluator(
+def _evaluator(metric: Metric, factory: Callable[..., Any], *, is_async: bool) -> Any:
+    """The sync or async evaluator of ``metric``, documented like the sync ``factory``."""
+    make = make_async_evaluator if is_async else make_evaluator
+    return make(
         _scorer(metric),
-        _info(metric),
+        _info(metric).as_async() if is_async else _info(metric),
         passes=_PASSES,
         paired=True,
-        name=name,
+        name=f"{metric.name}_async" if is_async else metric.name,
         module=__name__,
-        doc=doc,
-        returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
-    )
-
-
-def _async(metric: Metric, name: str, doc: str | None) -> SimpleAsyncEvaluator:
-    return make_async_evaluator(
-        _scorer(metric),
-        _info(metric).as_async(),
-        passes=_PASSES,
-        paired=True,
-        name=name,
-        module=__name__,
-        doc=doc,
+        doc=factory.__doc__,
         returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
     )
 
@@ -156,7 +145,7 @@ def create_bleu_evaluator(
         max_ngram_order=max_ngram_order,
         effective_order=effective_order,
     )
-    return _sync(metric, "bleu", create_bleu_evaluator.__doc__)
+    return _evaluator(metric, create_bleu_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
 def create_async_bleu_evaluator(
@@ -177,7 +166,7 @@ def create_async_bleu_evaluator(
         max_ngram_order=max_ngram_order,
         effective_order=effective_order,
     )
-    return _async(metric, "bleu_async", create_bleu_evaluator.__doc__)
+    return _evaluator(metric, create_bleu_evaluator, is_async=True)  # type: ignore[no-any-return]
 
 
 def bleu_batch(
@@ -229,7 +218,7 @@ def create_chrf_evaluator(
         eps_smoothing=eps_smoothing,
         feedback_key=feedback_key,
     )
-    return _sync(metric, "chrf", create_chrf_evaluator.__doc__)
+    return _evaluator(metric, create_chrf_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
 def create_async_chrf_evaluator(
@@ -252,7 +241,7 @@ def create_async_chrf_evaluator(
         eps_smoothing=eps_smoothing,
         feedback_key=feedback_key,
     )
-    return _async(metric, "chrf_async", create_chrf_evaluator.__doc__)
+    return _evaluator(metric, create_chrf_evaluator, is_async=True)  # type: ignore[no-any-return]
 
 
 def chrf_batch(
@@ -299,7 +288,7 @@ def create_ter_evaluator(
         asian_support=asian_support,
         case_sensitive=case_sensitive,
     )
-    return _sync(metric, "ter", create_ter_evaluator.__doc__)
+    return _evaluator(metric, create_ter_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
 def create_async_ter_evaluator(
@@ -316,7 +305,7 @@ def create_async_ter_evaluator(
         asian_support=asian_support,
         case_sensitive=case_sensitive,
     )
-    return _async(metric, "ter_async", create_ter_evaluator.__doc__)
+    return _evaluator(metric, create_ter_evaluator, is_async=True)  # type: ignore[no-any-return]
 
 
 def ter_batch(
@@ -359,7 +348,7 @@ def create_rouge_evaluator(
         split_summaries=split_summaries,
         tokenizer=tokenizer,
     )
-    return _sync(metric, "rouge", create_rouge_evaluator.__doc__)
+    return _evaluator(metric, create_rouge_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
 def create_async_rouge_evaluator(
@@ -376,7 +365,7 @@ def create_async_rouge_evaluator(
         split_summaries=split_summaries,
         tokenizer=tokenizer,
     )
-    return _async(metric, "rouge_async", create_rouge_evaluator.__doc__)
+    return _evaluator(metric, create_rouge_evaluator, is_async=True)  # type: ignore[no-any-return]
 
 
 def rouge_batch(
