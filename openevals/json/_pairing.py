@@ -24,8 +24,8 @@ How it scales:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 from openevals._matching import max_weight_assignment
 from openevals._repr import show
@@ -40,8 +40,8 @@ __all__ = [
     "Profile",
     "canonical",
     "equal_values",
+    "key_views",
     "pair_records",
-    "plain_keys",
     "plain_weights",
     "similarity_text",
     "weights",
@@ -56,6 +56,7 @@ _LARGE_PAIRS: Final = 1_000_000  # larger problems pair identical records first,
 # remainders are solved criterion by criterion (see _vectorised.lexicographic_assignment)
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _MISSING: Final = object()
+_View = TypeVar("_View")
 
 
 # --------------------------------------------------------------------------- values
@@ -278,14 +279,15 @@ class PairKey:
         return float(self.similar(o.texts()[self.key], r.texts()[self.key]))
 
 
-def plain_keys(
+def key_views(
+    view: Callable[[Hashable, Sequence[Profile], Sequence[Profile], bool], _View],
     outs: Sequence[Profile],
     refs: Sequence[Profile],
     keys: Sequence[Hashable],
     rubric: Mapping[str, str],
-) -> list[PairKey]:
-    """The plain layout's view of every key."""
-    return [PairKey(k, outs, refs, k in rubric) for k in keys]
+) -> list[_View]:
+    """A layout's view (``PairKey`` or ``_vectorised.KeyColumn``) of every key, in order."""
+    return [view(k, outs, refs, k in rubric) for k in keys]
 
 
 def plain_weights(
@@ -296,7 +298,7 @@ def plain_weights(
     bound: int,
 ) -> list[list[float]]:
     """:func:`weights` of every pair, one pair at a time in plain Python (no numpy)."""
-    views = plain_keys(outs, refs, keys, rubric)
+    views = key_views(PairKey, outs, refs, keys, rubric)
     return [
         [
             weights(PLAIN, views, (i, j), len(o.items), len(r.lookup), bound)

@@ -33,9 +33,10 @@ from openevals.json._pairing import (
     _SCALARS,
     PLAIN,
     Ops,
+    PairKey,
     Profile,
     equal_values,
-    plain_keys,
+    key_views,
     weights,
 )
 
@@ -159,15 +160,6 @@ class _NumpyOps:
 _NUMPY: Final[Ops] = _NumpyOps()
 
 
-def _columns(
-    outs: Sequence[Profile],
-    refs: Sequence[Profile],
-    keys: Sequence[Hashable],
-    rubric: Mapping[str, str],
-) -> list[KeyColumn]:
-    return [KeyColumn(k, outs, refs, k in rubric) for k in keys]
-
-
 def _row_blocks(n: int, m: int) -> Iterator[tuple[int, int]]:
     """``(start, stop)`` of blocks of rows holding about ``_CHUNK_CELLS`` cells each."""
     step = max(1, _CHUNK_CELLS // max(m, 1))
@@ -184,7 +176,7 @@ def dense_weights(
 ) -> np.ndarray:
     """:func:`~openevals.json._pairing.weights` of every pair, a block of rows at a time."""
     n, m = len(outs), len(refs)
-    columns = _columns(outs, refs, keys, rubric)
+    columns = key_views(KeyColumn, outs, refs, keys, rubric)
     out_sizes = np.array([len(p.items) for p in outs], dtype=np.int64)
     ref_sizes = np.array([len(p.lookup) for p in refs], dtype=np.int64)
     result = np.empty((n, m), dtype=np.float64)
@@ -269,7 +261,7 @@ def lexicographic_assignment(
         flipped = lexicographic_assignment(refs, outs, keys, rubric, bound)
         return sorted((c, r) for r, c in flipped)
     n, m = len(outs), len(refs)
-    columns = _columns(outs, refs, keys, rubric)
+    columns = key_views(KeyColumn, outs, refs, keys, rubric)
     costs = integer_costs(columns, outs, refs, bound)
     col_of_row, u, v = min_cost_rows_to_cols_dense(costs)
     tight_rows: list[np.ndarray] = []
@@ -289,7 +281,7 @@ def lexicographic_assignment(
     for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
         tight_of_row.setdefault(i, []).append(j)
     chosen = dict(enumerate(col_of_row))
-    views = plain_keys(outs, refs, keys, rubric)
+    views = key_views(PairKey, outs, refs, keys, rubric)
     for nodes in _components(n, m, rows, cols).values():
         comp_rows = [x for x in nodes if x < n]
         if not comp_rows or all(len(tight_of_row[i]) == 1 for i in comp_rows):
