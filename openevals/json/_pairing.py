@@ -24,8 +24,10 @@ How it scales:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Final, Protocol, TypeVar
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+from rapidfuzz.distance import Indel
 
 from openevals._matching import max_weight_assignment
 from openevals._repr import show
@@ -33,14 +35,11 @@ from openevals._structure import equal, expand_plain, fold, short_repr
 
 __all__ = [
     "MAX_PAIRS",
-    "PLAIN",
     "KeyView",
-    "Ops",
     "PairKey",
     "Profile",
     "canonical",
     "equal_values",
-    "key_views",
     "pair_records",
     "plain_weights",
     "similarity_text",
@@ -56,7 +55,6 @@ _LARGE_PAIRS: Final = 1_000_000  # larger problems pair identical records first,
 # remainders are solved criterion by criterion (see _vectorised.lexicographic_assignment)
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _MISSING: Final = object()
-_View = TypeVar("_View")
 
 
 # --------------------------------------------------------------------------- values
@@ -178,18 +176,8 @@ class Profile:
         return self._texts
 
 
-class Ops(Protocol):
-    """The two operations :func:`weights` needs beyond arithmetic, per layout."""
-
-    def any(self, mask: Any) -> bool:
-        """Whether some pair of the block is set in ``mask``."""
-
-    def where(self, mask: Any, values: Any) -> Any:
-        """``values`` where ``mask`` is set, else 0.0."""
-
-
 class KeyView(Protocol):
-    """One key of the remaining records, asked about a block of pairs."""
+    """One key of the remaining records, asked about a block of pairs (one layout's view)."""
 
     graded: bool
 
@@ -197,15 +185,21 @@ class KeyView(Protocol):
         """Which pairs of the block both have the key."""
 
     def same(self, block: Any, shared: Any) -> Any:
-        """Which shared pairs have ``==`` values (1/True) (only for keys not graded)."""
+        """Which shared pairs have ``==`` values (only asked of keys not graded)."""
 
     def similarity(self, block: Any) -> Any:
-        """The similarity of the two values' texts, for the block's pairs that share the key."""
+        """The similarity of the two values' texts, for the pairs sharing the key."""
+
+    @staticmethod
+    def any(mask: Any) -> bool:
+        """Whether some pair of the block is set in ``mask``."""
+
+    @staticmethod
+    def where(mask: Any, values: Any) -> Any:
+        """``values`` where ``mask`` is set, else 0.0."""
 
 
-def weights(
-    ops: Ops, keys: Sequence[KeyView], block: Any, out_size: Any, ref_size: Any, bound: int
-) -> Any:
+def weights(keys: Sequence[KeyView], block: Any, out_size: Any, ref_size: Any, bound: int) -> Any:
     """The weight of every pair of ``block``, ranking pairings lexicographically by three criteria.
 
     1. more equal values (excluded and rubric keys never count);
@@ -216,9 +210,9 @@ def weights(
 
     ``bound`` exceeds any assignment's number of differing keys and total similarity, so the
     criteria never trade against each other (``bound=0`` leaves the third criterion alone).
-    Written once for both layouts: a block is one pair of plain Python values
-    (:func:`plain_weights`) or a block of rows of numpy matrices (``_vectorised.dense_weights``).
-    Similarities are summed in the global key order, so both give the same bits.
+    Written once for both layouts: a block is one pair of plain Python values (:class:`PairKey`)
+    or a block of rows of numpy matrices (``_vectorised.KeyColumn``). Similarities are summed in
+    the global key order, so both give the same bits.
     """
     equal_count: Any = 0
     shared_count: Any = 0
@@ -226,7 +220,7 @@ def weights(
     similarity: Any = 0.0
     for key in keys:
         shared = key.shared(block)
-        if not ops.any(shared):
+        if not key.any(shared):
             continue
         shared_count = shared_count + shared
         if key.graded:
@@ -236,35 +230,21 @@ def weights(
             equal_count = equal_count + same
             needs_text = shared & ~same
             unequal = unequal + needs_text
-        if ops.any(needs_text):
-            similarity = similarity + ops.where(needs_text, key.similarity(block))
+        if key.any(needs_text):
+            similarity = similarity + key.where(needs_text, key.similarity(block))
     differ = out_size + ref_size - 2 * shared_count + unequal
     return equal_count * float(bound * bound) - differ * bound + similarity
-
-
-class _PlainOps:
-    def any(self, mask: Any) -> bool:
-        return bool(mask)
-
-    def where(self, mask: Any, values: Any) -> Any:
-        return values if mask else 0.0
-
-
-PLAIN: Final[Ops] = _PlainOps()
 
 
 class PairKey:
     """One key in the plain layout, where a block is one pair ``(i, j)``."""
 
-    __slots__ = ("graded", "key", "outs", "refs", "similar")
+    __slots__ = ("graded", "key", "outs", "refs")
 
     def __init__(
-        self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], graded: bool
+        self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], rubric: Any
     ) -> None:
-        from rapidfuzz.distance import Indel
-
-        self.key, self.outs, self.refs, self.graded = key, outs, refs, graded
-        self.similar = Indel.normalized_similarity
+        self.key, self.outs, self.refs, self.graded = key, outs, refs, key in rubric
 
     def shared(self, block: tuple[int, int]) -> bool:
         i, j = block
@@ -276,34 +256,28 @@ class PairKey:
 
     def similarity(self, block: tuple[int, int]) -> float:
         o, r = self.outs[block[0]], self.refs[block[1]]
-        return float(self.similar(o.texts()[self.key], r.texts()[self.key]))
+        return float(Indel.normalized_similarity(o.texts()[self.key], r.texts()[self.key]))
 
+    @staticmethod
+    def any(mask: bool) -> bool:
+        return mask
 
-def key_views(
-    view: Callable[[Hashable, Sequence[Profile], Sequence[Profile], bool], _View],
-    outs: Sequence[Profile],
-    refs: Sequence[Profile],
-    keys: Sequence[Hashable],
-    rubric: Mapping[str, str],
-) -> list[_View]:
-    """A layout's view (``PairKey`` or ``_vectorised.KeyColumn``) of every key, in order."""
-    return [view(k, outs, refs, k in rubric) for k in keys]
+    @staticmethod
+    def where(mask: bool, values: float) -> float:
+        return values if mask else 0.0
 
 
 def plain_weights(
     outs: Sequence[Profile],
     refs: Sequence[Profile],
     keys: Sequence[Hashable],
-    rubric: Mapping[str, str],
+    rubric: Any,
     bound: int,
 ) -> list[list[float]]:
     """:func:`weights` of every pair, one pair at a time in plain Python (no numpy)."""
-    views = key_views(PairKey, outs, refs, keys, rubric)
+    views = [PairKey(k, outs, refs, rubric) for k in keys]
     return [
-        [
-            weights(PLAIN, views, (i, j), len(o.items), len(r.lookup), bound)
-            for j, r in enumerate(refs)
-        ]
+        [weights(views, (i, j), len(o.items), len(r.lookup), bound) for j, r in enumerate(refs)]
         for i, o in enumerate(outs)
     ]
 

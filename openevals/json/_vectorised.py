@@ -31,12 +31,9 @@ from openevals._repr import show
 from openevals._structure import Unfreezable, freeze
 from openevals.json._pairing import (
     _SCALARS,
-    PLAIN,
-    Ops,
     PairKey,
     Profile,
     equal_values,
-    key_views,
     weights,
 )
 
@@ -69,10 +66,10 @@ class KeyColumn:
     """One key across the remaining records: presence, equality ids and similarity texts."""
 
     def __init__(
-        self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], graded: bool
+        self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], rubric: Any
     ) -> None:
         self.key = key
-        self.graded = graded
+        self.graded = graded = key in rubric
         self.outs, self.refs = outs, refs
         self.out_present = np.array([key in p.lookup for p in outs], dtype=bool)
         self.ref_present = np.array([key in p.lookup for p in refs], dtype=bool)
@@ -148,16 +145,13 @@ class KeyColumn:
         result: np.ndarray = table[local[:, None], ref_text_ids[None, :]]
         return result
 
-
-class _NumpyOps:
-    def any(self, mask: np.ndarray) -> bool:
+    @staticmethod
+    def any(mask: np.ndarray) -> bool:
         return bool(mask.any())
 
-    def where(self, mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def where(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
         return np.where(mask, values, 0.0)
-
-
-_NUMPY: Final[Ops] = _NumpyOps()
 
 
 def _row_blocks(n: int, m: int) -> Iterator[tuple[int, int]]:
@@ -176,13 +170,13 @@ def dense_weights(
 ) -> np.ndarray:
     """:func:`~openevals.json._pairing.weights` of every pair, a block of rows at a time."""
     n, m = len(outs), len(refs)
-    columns = key_views(KeyColumn, outs, refs, keys, rubric)
+    columns = [KeyColumn(k, outs, refs, rubric) for k in keys]
     out_sizes = np.array([len(p.items) for p in outs], dtype=np.int64)
     ref_sizes = np.array([len(p.lookup) for p in refs], dtype=np.int64)
     result = np.empty((n, m), dtype=np.float64)
     for start, stop in _row_blocks(n, m):
         sizes = out_sizes[start:stop, None], ref_sizes[None, :]
-        result[start:stop] = weights(_NUMPY, columns, (start, stop), *sizes, bound)
+        result[start:stop] = weights(columns, (start, stop), *sizes, bound)
     return result
 
 
@@ -261,7 +255,7 @@ def lexicographic_assignment(
         flipped = lexicographic_assignment(refs, outs, keys, rubric, bound)
         return sorted((c, r) for r, c in flipped)
     n, m = len(outs), len(refs)
-    columns = key_views(KeyColumn, outs, refs, keys, rubric)
+    columns = [KeyColumn(k, outs, refs, rubric) for k in keys]
     costs = integer_costs(columns, outs, refs, bound)
     col_of_row, u, v = min_cost_rows_to_cols_dense(costs)
     tight_rows: list[np.ndarray] = []
@@ -281,7 +275,7 @@ def lexicographic_assignment(
     for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
         tight_of_row.setdefault(i, []).append(j)
     chosen = dict(enumerate(col_of_row))
-    views = key_views(PairKey, outs, refs, keys, rubric)
+    views = [PairKey(k, outs, refs, rubric) for k in keys]
     for nodes in _components(n, m, rows, cols).values():
         comp_rows = [x for x in nodes if x < n]
         if not comp_rows or all(len(tight_of_row[i]) == 1 for i in comp_rows):
@@ -293,7 +287,7 @@ def lexicographic_assignment(
         table = [[-penalty] * len(comp_cols) for _ in comp_rows]
         for p, i in enumerate(comp_rows):
             for j in tight_of_row[i]:
-                similarity = weights(PLAIN, views, (i, j), 0, 0, 0)  # bound 0: similarity alone
+                similarity = weights(views, (i, j), 0, 0, 0)  # bound 0: similarity alone
                 table[p][position[j]] = similarity + (bonus if must_cover[j] else 0.0)
         for p, q in max_weight_assignment(table):
             chosen[comp_rows[p]] = comp_cols[q]
