@@ -434,18 +434,20 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
     function. Raises ValueError for an unknown name or option."""
     import inspect
 
-    functions: dict[str, Callable[..., Any]] = {
-        "bleu": bleu_batch,
-        "chrf": chrf_batch,
-        "chrf++": chrf_batch,
-        "ter": ter_batch,
-        "rouge": rouge_batch,
+    # name -> (its *_batch function, whose keyword options it takes; the metric builder)
+    kinds: dict[str, tuple[Callable[..., Any], Callable[..., Metric]]] = {
+        "bleu": (bleu_batch, lambda **o: bleu_metric(**o, effective_order=False)),
+        "chrf": (chrf_batch, chrf_metric),
+        "chrf++": (chrf_batch, chrf_metric),
+        "ter": (ter_batch, ter_metric),
+        "rouge": (rouge_batch, rouge_metric),
     }
-    if name not in functions:
-        raise ValueError(f"`name` must be one of {sorted(functions)}; got {show(name)}")
+    if name not in kinds:
+        raise ValueError(f"`name` must be one of {sorted(kinds)}; got {show(name)}")
+    function, make = kinds[name]
     accepted = [
         p
-        for p in inspect.signature(functions[name]).parameters.values()
+        for p in inspect.signature(function).parameters.values()
         if p.kind is inspect.Parameter.KEYWORD_ONLY
     ]
     allowed = {p.name for p in accepted}
@@ -458,11 +460,4 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
     if name == "chrf++":
         options.setdefault("word_order", 2)
     settings = {p.name: options.get(p.name, p.default) for p in accepted}
-    makers: dict[str, Callable[..., Metric]] = {
-        "bleu": lambda **o: bleu_metric(**o, effective_order=False),
-        "chrf": chrf_metric,
-        "chrf++": chrf_metric,
-        "ter": ter_metric,
-        "rouge": rouge_metric,
-    }
-    return CorpusBatchMetric(makers[name](**settings), name)
+    return CorpusBatchMetric(make(**settings), name)
