@@ -239,24 +239,28 @@ def weights(keys: Sequence[KeyView], block: Any, out_size: Any, ref_size: Any, b
 class PairKey:
     """One key in the plain layout, where a block is one pair ``(i, j)``."""
 
-    __slots__ = ("graded", "key", "outs", "refs")
+    __slots__ = ("graded", "key", "out_values", "outs", "ref_values", "refs")
 
     def __init__(
         self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], rubric: Any
     ) -> None:
         self.key, self.outs, self.refs, self.graded = key, outs, refs, key in rubric
+        self.out_values = [p.lookup.get(key, _MISSING) for p in outs]
+        self.ref_values = [p.lookup.get(key, _MISSING) for p in refs]
 
     def shared(self, block: tuple[int, int]) -> bool:
         i, j = block
-        return self.key in self.outs[i].lookup and self.key in self.refs[j].lookup
+        return self.out_values[i] is not _MISSING and self.ref_values[j] is not _MISSING
 
     def same(self, block: tuple[int, int], shared: bool) -> int:
-        o, r = self.outs[block[0]], self.refs[block[1]]
-        return equal_values(self.key, o.lookup[self.key], r.lookup[self.key], (o.name, r.name))
+        i, j = block
+        names = (self.outs[i].name, self.refs[j].name)
+        return equal_values(self.key, self.out_values[i], self.ref_values[j], names)
 
     def similarity(self, block: tuple[int, int]) -> float:
-        o, r = self.outs[block[0]], self.refs[block[1]]
-        return float(Indel.normalized_similarity(o.texts()[self.key], r.texts()[self.key]))
+        i, j = block
+        out, ref = self.outs[i].texts()[self.key], self.refs[j].texts()[self.key]
+        return float(Indel.normalized_similarity(out, ref))
 
     @staticmethod
     def any(mask: bool) -> bool:
