@@ -235,8 +235,6 @@ def _compute_correctness(answer: dict[str, Any], _: Any, __: Any) -> dict[str, A
 def _correctness_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
     return LLMMetric(
         core=_metric_core(spec, values, "answer_correctness", CLAIMS_SCHEMA),
-        run_name="answer_correctness",
-        feedback_key="answer_correctness",
         prepare=_prepare_correctness,
         compute=_compute_correctness,
         feedback_keys=("answer_recall", "answer_precision", "answer_f1"),
@@ -317,8 +315,6 @@ def _compute_faithfulness(answer: dict[str, Any], _: Any, __: Any) -> Any:
 def _faithfulness_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
     return LLMMetric(
         core=_metric_core(spec, values, "faithfulness", STATEMENTS_SCHEMA),
-        run_name="faithfulness",
-        feedback_key="faithfulness",
         prepare=lambda kw: _prepare_with_context(kw, needs_outputs=True),
         compute=_compute_faithfulness,
     )
@@ -399,8 +395,6 @@ def _context_relevance_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMM
 
     return LLMMetric(
         core=core,
-        run_name="context_relevance",
-        feedback_key="context_relevance",
         prepare=prepare,
         compute=_compute_context_relevance,
     )
@@ -492,8 +486,6 @@ def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMe
 
     return LLMMetric(
         core=core,
-        run_name="answer_relevancy",
-        feedback_key="answer_relevancy",
         prepare=prepare,
         compute=compute,
         embed_texts=embed_texts,
