@@ -120,7 +120,10 @@ _SAFE_NORMS = (1e-100, 1e100)  # squares of entries in this range neither overfl
 def _scaled(v: Sequence[float]) -> tuple[Sequence[float], float]:
     """``v`` and its norm; ``v`` divided by its largest magnitude if squaring its entries would
     overflow or lose precision to underflow (cosine is scale-free, so the result is unchanged)."""
-    norm = _norm(v)
+    try:
+        norm = _norm(v)
+    except OverflowError:  # fsum's running sum of squares passed the float range
+        norm = math.inf
     if _SAFE_NORMS[0] < norm < _SAFE_NORMS[1]:
         return v, norm
     peak = max(map(abs, v))

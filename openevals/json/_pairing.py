@@ -1,7 +1,7 @@
 """Pairing the elements of two lists of records (an assignment problem), for JSON match.
 
 The weight of pairing output record ``o`` with reference record ``r`` ranks pairings
-lexicographically by three criteria (see :func:`_python_weights`): more equal values, then fewer
+lexicographically by three criteria (see :func:`weights`): more equal values, then fewer
 differing keys, then more similar text for the values not known to be equal. The pairing is a
 maximum-weight assignment of ``min(len(outputs), len(reference_outputs))`` pairs.
 
@@ -16,15 +16,18 @@ How it scales:
    with a ``rubric`` skip this step: the text similarity of rubric values is part of their
    weight, and that criterion can prefer a different partner.
 3. The remaining records are paired by the shortest-augmenting-path assignment algorithm on the
-   full weight matrix: in pure Python for small remainders, vectorised with numpy (imported
-   only then) for larger ones. Both compute bit-identical weights and make identical choices.
+   full weight matrix, weighed by the one formula :func:`weights`: in plain Python for small
+   remainders, a block of rows at a time with numpy (imported only then) for larger ones. Both
+   layouts give bit-identical weights and make identical choices.
 4. A remainder of more than :data:`MAX_PAIRS` candidate pairs raises ``ValueError``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
+
+from rapidfuzz.distance import Indel
 
 from openevals._matching import max_weight_assignment
 from openevals._repr import show
@@ -32,19 +35,22 @@ from openevals._structure import equal, expand_plain, fold, short_repr
 
 __all__ = [
     "MAX_PAIRS",
+    "KeyView",
+    "PairKey",
     "Profile",
     "canonical",
     "equal_values",
     "pair_records",
-    "python_weights",
+    "plain_weights",
     "similarity_text",
+    "weights",
 ]
 
 MAX_PAIRS: Final = 25_000_000
 """Most candidate pairs (unpaired outputs x unpaired references, after identical records are
 paired) that list matching solves; more raises ``ValueError``."""
 
-_PYTHON_PAIRS: Final = 2_500  # remainders up to this many pairs skip numpy
+_PYTHON_PAIRS: Final = 100  # remainders up to this many pairs skip numpy (faster below it)
 _LARGE_PAIRS: Final = 1_000_000  # larger problems pair identical records first, and larger
 # remainders are solved criterion by criterion (see _vectorised.lexicographic_assignment)
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
@@ -170,10 +176,31 @@ class Profile:
         return self._texts
 
 
-def python_weights(
-    outs: Sequence[Profile], refs: Sequence[Profile], bound: int
-) -> list[list[float]]:
-    """Pair weights ranking pairings lexicographically by three criteria.
+class KeyView(Protocol):
+    """One key of the remaining records, asked about a block of pairs (one layout's view)."""
+
+    graded: bool
+
+    def shared(self, block: Any) -> Any:
+        """Which pairs of the block both have the key."""
+
+    def same(self, block: Any, shared: Any) -> Any:
+        """Which shared pairs have ``==`` values (only asked of keys not graded)."""
+
+    def similarity(self, block: Any) -> Any:
+        """The similarity of the two values' texts, for the pairs sharing the key."""
+
+    @staticmethod
+    def any(mask: Any) -> bool:
+        """Whether some pair of the block is set in ``mask``."""
+
+    @staticmethod
+    def where(mask: Any, values: Any) -> Any:
+        """``values`` where ``mask`` is set, else 0.0."""
+
+
+def weights(keys: Sequence[KeyView], block: Any, out_size: Any, ref_size: Any, bound: int) -> Any:
+    """The weight of every pair of ``block``, ranking pairings lexicographically by three criteria.
 
     1. more equal values (excluded and rubric keys never count);
     2. fewer differing keys: present on one side only, or unequal (rubric keys present on
@@ -182,37 +209,81 @@ def python_weights(
        unequal values), so rubric-graded records still pair with their look-alikes.
 
     ``bound`` exceeds any assignment's number of differing keys and total similarity, so the
-    criteria never trade against each other. Similarities are summed in the global key order.
+    criteria never trade against each other (``bound=0`` leaves the third criterion alone).
+    Written once for both layouts: a block is one pair of plain Python values (:class:`PairKey`)
+    or a block of rows of numpy matrices (``_vectorised.KeyColumn``). Similarities are summed in
+    the global key order, so both give the same bits.
     """
-    from rapidfuzz.distance import Indel
+    equal_count: Any = 0
+    shared_count: Any = 0
+    unequal: Any = 0
+    similarity: Any = 0.0
+    for key in keys:
+        shared = key.shared(block)
+        if not key.any(shared):
+            continue
+        shared_count = shared_count + shared
+        if key.graded:
+            needs_text = shared
+        else:
+            same = key.same(block, shared)
+            equal_count = equal_count + same
+            needs_text = shared & ~same
+            unequal = unequal + needs_text
+        if key.any(needs_text):
+            similarity = similarity + key.where(needs_text, key.similarity(block))
+    differ = out_size + ref_size - 2 * shared_count + unequal
+    return equal_count * float(bound * bound) - differ * bound + similarity
 
-    similar = Indel.normalized_similarity
-    equal_unit = float(bound * bound)
-    weights: list[list[float]] = []
-    ref_texts = [r.texts() for r in refs]
-    for o in outs:
-        out_texts = o.texts()
-        row: list[float] = []
-        for r, other_texts in zip(refs, ref_texts, strict=True):
-            other_values = r.lookup
-            equal_count = shared = unequal = 0
-            similarity = 0.0
-            for k, value, graded in o.items:
-                other = other_values.get(k, _MISSING)
-                if other is _MISSING:
-                    continue
-                shared += 1
-                if graded:
-                    similarity += similar(out_texts[k], other_texts[k])
-                elif equal_values(k, value, other, (o.name, r.name)):
-                    equal_count += 1
-                else:
-                    unequal += 1
-                    similarity += similar(out_texts[k], other_texts[k])
-            differ = len(o.items) + len(other_values) - 2 * shared + unequal
-            row.append(equal_count * equal_unit - differ * bound + similarity)
-        weights.append(row)
-    return weights
+
+class PairKey:
+    """One key in the plain layout, where a block is one pair ``(i, j)``."""
+
+    __slots__ = ("graded", "key", "out_values", "outs", "ref_values", "refs")
+
+    def __init__(
+        self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], rubric: Any
+    ) -> None:
+        self.key, self.outs, self.refs, self.graded = key, outs, refs, key in rubric
+        self.out_values = [p.lookup.get(key, _MISSING) for p in outs]
+        self.ref_values = [p.lookup.get(key, _MISSING) for p in refs]
+
+    def shared(self, block: tuple[int, int]) -> bool:
+        i, j = block
+        return self.out_values[i] is not _MISSING and self.ref_values[j] is not _MISSING
+
+    def same(self, block: tuple[int, int], shared: bool) -> int:
+        i, j = block
+        names = (self.outs[i].name, self.refs[j].name)
+        return equal_values(self.key, self.out_values[i], self.ref_values[j], names)
+
+    def similarity(self, block: tuple[int, int]) -> float:
+        i, j = block
+        out, ref = self.outs[i].texts()[self.key], self.refs[j].texts()[self.key]
+        return float(Indel.normalized_similarity(out, ref))
+
+    @staticmethod
+    def any(mask: bool) -> bool:
+        return mask
+
+    @staticmethod
+    def where(mask: bool, values: float) -> float:
+        return values if mask else 0.0
+
+
+def plain_weights(
+    outs: Sequence[Profile],
+    refs: Sequence[Profile],
+    keys: Sequence[Hashable],
+    rubric: Any,
+    bound: int,
+) -> list[list[float]]:
+    """:func:`weights` of every pair, one pair at a time in plain Python (no numpy)."""
+    views = [PairKey(k, outs, refs, rubric) for k in keys]
+    return [
+        [weights(views, (i, j), len(o.items), len(r.lookup), bound) for j, r in enumerate(refs)]
+        for i, o in enumerate(outs)
+    ]
 
 
 # --------------------------------------------------------------------------- pairing
@@ -271,7 +342,9 @@ def pair_records(
     ]
     bound = 1 + sum(len(p.items) for p in out_profiles) + sum(len(p.items) for p in ref_profiles)
     if n * m <= _PYTHON_PAIRS:
-        chosen = max_weight_assignment(python_weights(out_profiles, ref_profiles, bound))
+        chosen = max_weight_assignment(
+            plain_weights(out_profiles, ref_profiles, ordered_keys, rubric, bound)
+        )
     else:
         from openevals._matching import max_weight_assignment_dense
         from openevals.json import _vectorised

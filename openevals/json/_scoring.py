@@ -43,19 +43,12 @@ class _Plan:
         return [p.request for p in self.pairs if p.request is not None]
 
 
-def _is_full(score: Score) -> bool:
-    return bool(score == 1)
-
-
-def _mean(scores: Sequence[Score]) -> float:
-    return math.fsum(float(s) for s in scores) / len(scores) if scores else 1.0
-
-
 def _combine(how: str, scores: Sequence[Score]) -> Score:
-    """``"all"`` -> int 1 iff every score is 1 (vacuously 1); ``"average"`` -> float mean."""
+    """``"all"`` -> int 1 iff every score is 1 (vacuously 1); ``"average"`` -> float mean (1.0
+    when empty)."""
     if how == "all":
-        return 1 if all(_is_full(s) for s in scores) else 0
-    return _mean(scores)
+        return 1 if all(s == 1 for s in scores) else 0
+    return math.fsum(float(s) for s in scores) / len(scores) if scores else 1.0
 
 
 def _check_verdict(request: RubricRequest, verdicts: Any) -> dict[str, tuple[Score, str | None]]:

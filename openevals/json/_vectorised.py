@@ -2,9 +2,8 @@
 
 Imported only when a list match is large enough to need it, so numpy loads on first use.
 
-* :func:`dense_weights` computes exactly the weights of
-  :func:`openevals.json._pairing.python_weights` (bit for bit: same operations, same order)
-  a block of rows at a time.
+* :func:`dense_weights` runs the one weight formula, :func:`openevals.json._pairing.weights`,
+  on blocks of rows held in numpy matrices (:class:`KeyColumn` is its view of one key).
 * :func:`lexicographic_assignment` solves very large remainders without computing text
   similarity for every pair: first an optimal assignment on the two integer criteria (equal
   values, then differing keys), then, only where that optimum is not unique, the third
@@ -21,6 +20,7 @@ from typing import Any, Final
 
 import numpy as np
 from rapidfuzz.distance import Indel
+from rapidfuzz.process import cdist
 
 from openevals._matching import (
     max_weight_assignment,
@@ -29,11 +29,16 @@ from openevals._matching import (
 )
 from openevals._repr import show
 from openevals._structure import Unfreezable, freeze
-from openevals.json._pairing import Profile, equal_values
+from openevals.json._pairing import (
+    _SCALARS,
+    PairKey,
+    Profile,
+    equal_values,
+    weights,
+)
 
 __all__ = ["dense_weights", "lexicographic_assignment"]
 
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _CHUNK_CELLS: Final = 1 << 20  # cells per block of rows
 _MAX_TIGHT: Final = 2_000_000  # more tight pairs than this: solve on the full weights instead
 
@@ -61,10 +66,10 @@ class KeyColumn:
     """One key across the remaining records: presence, equality ids and similarity texts."""
 
     def __init__(
-        self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], graded: bool
+        self, key: Hashable, outs: Sequence[Profile], refs: Sequence[Profile], rubric: Any
     ) -> None:
         self.key = key
-        self.graded = graded
+        self.graded = graded = key in rubric
         self.outs, self.refs = outs, refs
         self.out_present = np.array([key in p.lookup for p in outs], dtype=bool)
         self.ref_present = np.array([key in p.lookup for p in refs], dtype=bool)
@@ -99,9 +104,15 @@ class KeyColumn:
             self._texts = (sides[0], sides[1], sides[2], sides[3])
         return self._texts
 
-    def equal_block(self, start: int, stop: int, shared: np.ndarray | None) -> np.ndarray:
+    def shared(self, block: tuple[int, int]) -> np.ndarray:
+        start, stop = block
+        both: np.ndarray = self.out_present[start:stop, None] & self.ref_present[None, :]
+        return both
+
+    def same(self, block: tuple[int, int], shared: np.ndarray | None) -> np.ndarray:
         """Which pairs of the block of rows have ``==`` values (``shared=None``: all pairs
         have the key)."""
+        start, stop = block
         if self.out_ids is not None and self.ref_ids is not None:
             same: np.ndarray = self.out_ids[start:stop, None] == self.ref_ids[None, :]
             return same if shared is None else same & shared
@@ -119,10 +130,8 @@ class KeyColumn:
             )
         return result
 
-    def similarity_block(self, start: int, stop: int) -> np.ndarray:
-        from rapidfuzz.distance import Indel
-        from rapidfuzz.process import cdist
-
+    def similarity(self, block: tuple[int, int]) -> np.ndarray:
+        start, stop = block
         out_texts, out_text_ids, ref_texts, ref_text_ids = self.texts()
         rows = out_text_ids[start:stop]
         wanted = np.unique(rows[self.out_present[start:stop]])
@@ -136,14 +145,13 @@ class KeyColumn:
         result: np.ndarray = table[local[:, None], ref_text_ids[None, :]]
         return result
 
+    @staticmethod
+    def any(mask: np.ndarray) -> bool:
+        return bool(mask.any())
 
-def _columns(
-    outs: Sequence[Profile],
-    refs: Sequence[Profile],
-    keys: Sequence[Hashable],
-    rubric: Mapping[str, str],
-) -> list[KeyColumn]:
-    return [KeyColumn(k, outs, refs, k in rubric) for k in keys]
+    @staticmethod
+    def where(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+        return np.where(mask, values, 0.0)
 
 
 def _row_blocks(n: int, m: int) -> Iterator[tuple[int, int]]:
@@ -160,35 +168,16 @@ def dense_weights(
     rubric: Mapping[str, str],
     bound: int,
 ) -> np.ndarray:
-    """:func:`python_weights`, vectorised over blocks of rows (bit-identical results)."""
+    """:func:`~openevals.json._pairing.weights` of every pair, a block of rows at a time."""
     n, m = len(outs), len(refs)
-    columns = _columns(outs, refs, keys, rubric)
+    columns = [KeyColumn(k, outs, refs, rubric) for k in keys]
     out_sizes = np.array([len(p.items) for p in outs], dtype=np.int64)
     ref_sizes = np.array([len(p.lookup) for p in refs], dtype=np.int64)
-    equal_unit = float(bound * bound)
-    weights = np.empty((n, m), dtype=np.float64)
+    result = np.empty((n, m), dtype=np.float64)
     for start, stop in _row_blocks(n, m):
-        equal_count = np.zeros((stop - start, m), dtype=np.int64)
-        shared_count = np.zeros_like(equal_count)
-        unequal = np.zeros_like(equal_count)
-        similarity = np.zeros((stop - start, m), dtype=np.float64)
-        for column in columns:
-            shared = column.out_present[start:stop, None] & column.ref_present[None, :]
-            if not shared.any():
-                continue
-            shared_count += shared
-            if column.graded:
-                needs_text = shared
-            else:
-                same = column.equal_block(start, stop, shared)
-                equal_count += same
-                needs_text = shared & ~same
-                unequal += needs_text
-            if needs_text.any():
-                similarity += np.where(needs_text, column.similarity_block(start, stop), 0.0)
-        differ = out_sizes[start:stop, None] + ref_sizes[None, :] - 2 * shared_count + unequal
-        weights[start:stop] = equal_count * equal_unit - differ * bound + similarity
-    return weights
+        sizes = out_sizes[start:stop, None], ref_sizes[None, :]
+        result[start:stop] = weights(columns, (start, stop), *sizes, bound)
+    return result
 
 
 def integer_costs(
@@ -217,32 +206,20 @@ def integer_costs(
             if column.everywhere:
                 overlap_everywhere += weight
             else:
-                shared = column.out_present[start:stop, None] & column.ref_present[None, :]
+                shared = column.shared((start, stop))
                 if overlap is None:
                     overlap = np.zeros_like(equal_count)
                 overlap += shared
                 if weight == 2:
                     overlap += shared
             if not column.graded:
-                equal_count += column.equal_block(start, stop, shared)
+                equal_count += column.same((start, stop), shared)
         block = costs[start:stop]
         np.add(out_sizes[start:stop, None], ref_sizes[None, :] - overlap_everywhere, out=block)
         if overlap is not None:
             block -= overlap
         block -= equal_count * equal_unit
     return costs
-
-
-def _similarity(o: Profile, r: Profile) -> float:
-    """The third criterion for one pair, summed as :func:`python_weights` sums it."""
-    similar = Indel.normalized_similarity
-    total = 0.0
-    for k, value, graded in o.items:
-        if k not in r.lookup:
-            continue
-        if graded or not equal_values(k, value, r.lookup[k], (o.name, r.name)):
-            total += similar(o.texts()[k], r.texts()[k])
-    return total
 
 
 def _components(n: int, m: int, rows: np.ndarray, cols: np.ndarray) -> dict[int, list[int]]:
@@ -278,7 +255,7 @@ def lexicographic_assignment(
         flipped = lexicographic_assignment(refs, outs, keys, rubric, bound)
         return sorted((c, r) for r, c in flipped)
     n, m = len(outs), len(refs)
-    columns = _columns(outs, refs, keys, rubric)
+    columns = [KeyColumn(k, outs, refs, rubric) for k in keys]
     costs = integer_costs(columns, outs, refs, bound)
     col_of_row, u, v = min_cost_rows_to_cols_dense(costs)
     tight_rows: list[np.ndarray] = []
@@ -298,6 +275,7 @@ def lexicographic_assignment(
     for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
         tight_of_row.setdefault(i, []).append(j)
     chosen = dict(enumerate(col_of_row))
+    views = [PairKey(k, outs, refs, rubric) for k in keys]
     for nodes in _components(n, m, rows, cols).values():
         comp_rows = [x for x in nodes if x < n]
         if not comp_rows or all(len(tight_of_row[i]) == 1 for i in comp_rows):
@@ -306,12 +284,11 @@ def lexicographic_assignment(
         position = {j: p for p, j in enumerate(comp_cols)}
         bonus = float(bound)  # covering a must-cover column beats any similarity gain
         penalty = 2.0 * (bonus + bound) * (len(comp_cols) + 1)
-        weights = [[-penalty] * len(comp_cols) for _ in comp_rows]
+        table = [[-penalty] * len(comp_cols) for _ in comp_rows]
         for p, i in enumerate(comp_rows):
             for j in tight_of_row[i]:
-                weights[p][position[j]] = _similarity(outs[i], refs[j]) + (
-                    bonus if must_cover[j] else 0.0
-                )
-        for p, q in max_weight_assignment(weights):
+                similarity = weights(views, (i, j), 0, 0, 0)  # bound 0: similarity alone
+                table[p][position[j]] = similarity + (bonus if must_cover[j] else 0.0)
+        for p, q in max_weight_assignment(table):
             chosen[comp_rows[p]] = comp_cols[q]
     return sorted(chosen.items())

@@ -139,8 +139,16 @@ def create_json_match_evaluator(
             without a rubric.
         TypeError: ``rubric`` or ``exclude_keys`` of the wrong shape.
     """
-    options = {k: v for k, v in locals().items() if k != "timeout"}
-    core = _build_core(**options)  # the eight options, by name
+    core = _build_core(
+        aggregator=aggregator,
+        list_aggregator=list_aggregator,
+        rubric=rubric,
+        exclude_keys=exclude_keys,
+        judge=judge,
+        model=model,
+        use_reasoning=use_reasoning,
+        list_match_mode=list_match_mode,
+    )
     grade, _, judge_core = _rubric_scorers(core, is_async=False, timeout=timeout)
     evaluator = _sync_evaluator(core, grade)
     if judge_core is not None:
@@ -162,8 +170,16 @@ def create_async_json_match_evaluator(
 ) -> AsyncJsonMatchEvaluator:
     """Async twin of :func:`create_json_match_evaluator` (rubric batches are graded
     concurrently)."""
-    options = {k: v for k, v in locals().items() if k != "timeout"}
-    core = _build_core(**options)  # the eight options, by name
+    core = _build_core(
+        aggregator=aggregator,
+        list_aggregator=list_aggregator,
+        rubric=rubric,
+        exclude_keys=exclude_keys,
+        judge=judge,
+        model=model,
+        use_reasoning=use_reasoning,
+        list_match_mode=list_match_mode,
+    )
     _, agrade, judge_core = _rubric_scorers(core, is_async=True, timeout=timeout)
     evaluator = _async_evaluator(core, agrade)
     if judge_core is not None:

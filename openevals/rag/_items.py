@@ -235,12 +235,8 @@ def _plain_relevance(value: Any) -> dict[Hashable, float] | None:
     other value (which then takes the general path, with its checks and error messages)."""
     if type(value) is not list and type(value) is not tuple:
         return None
-    if value and type(value[0]) is tuple:
-        return _plain_pairs(value)
-    return dict.fromkeys(value, 1.0) if plain_ids(value) else None
-
-
-def _plain_pairs(value: list[Any] | tuple[Any, ...]) -> dict[Hashable, float] | None:
+    if not value or type(value[0]) is not tuple:
+        return dict.fromkeys(value, 1.0) if plain_ids(value) else None
     columns = plain_pairs(value)
     if columns is None:
         return None

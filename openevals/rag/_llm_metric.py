@@ -34,8 +34,7 @@ class LLMMetric:
     """Everything about one metric except how it waits for I/O."""
 
     core: JudgeCore
-    run_name: str
-    feedback_key: str
+    """The metric's judge; its run name and feedback key are the evaluator's."""
     prepare: Callable[[dict[str, Any]], Prepared]
     compute: Callable[[dict[str, Any], Prepared, list[list[float]] | None], Any]
     embed_texts: Callable[[dict[str, Any], Prepared], list[str] | None] | None = None
@@ -152,8 +151,7 @@ def build_evaluator(metric: LLMMetric, *, is_async: bool) -> Any:
         is_async=is_async,
         flow=metric.flow,
         steps=EMBED_STEPS,
-        run_name=metric.run_name,
-        feedback_keys=metric.feedback_keys or (metric.feedback_key,),
+        feedback_keys=metric.feedback_keys or None,
         raw=False,
     )
 

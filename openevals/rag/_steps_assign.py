@@ -8,19 +8,15 @@
   transversal matroid, exact for this objective). Near-linear in practice: a level of 1,000 x
   1,000 identical steps is a few milliseconds.
 * :func:`max_weight_pairs` - steps scored with partial credit (recall of retrieval steps): an
-  exact maximum-weight assignment, the shortest-augmenting-path (Jonker-Volgenant) method with
-  each search step vectorised over the columns by numpy (imported only here, when needed).
+  exact maximum-weight assignment (the package's vectorised solver,
+  :func:`openevals._matching.max_weight_assignment_dense`; numpy is imported only then).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+from typing import TypeVar
 
 __all__ = ["group_by", "latest_class_matching", "max_weight_pairs"]
 
@@ -92,54 +88,6 @@ def latest_class_matching(
     return assigned
 
 
-def _min_cost_assignment(cost: np.ndarray[Any, Any]) -> npt.NDArray[np.intp]:
-    """Columns of a min-cost assignment of every row (``rows <= cols``), shortest augmenting
-    paths with dual potentials; each Dijkstra step is one vectorised pass over the columns."""
-    import numpy as np
-
-    n, m = cost.shape
-    u = np.zeros(n)
-    v = np.zeros(m)
-    row_of_col = np.full(m, -1, dtype=np.intp)
-    col_of_row = np.full(n, -1, dtype=np.intp)
-    inf = np.inf
-    for start in range(n):
-        shortest = np.full(m, inf)
-        came_from = np.full(m, -1, dtype=np.intp)
-        done_cols = np.zeros(m, dtype=bool)
-        visited_rows = [start]
-        i = start
-        reached = 0.0
-        while True:
-            reduced = reached + cost[i] - u[i] - v
-            better = (reduced < shortest) & ~done_cols
-            shortest[better] = reduced[better]
-            came_from[better] = i
-            candidates = np.where(done_cols, inf, shortest)
-            low = candidates.min()
-            ties = np.flatnonzero(candidates == low)
-            free = ties[row_of_col[ties] < 0]  # prefer a free column: it ends the search
-            j = int(free[0] if free.size else ties[0])
-            reached = float(low)
-            done_cols[j] = True
-            if row_of_col[j] < 0:
-                break
-            i = int(row_of_col[j])
-            visited_rows.append(i)
-        # Update the potentials so that reduced costs stay >= 0 and the new path is tight.
-        u[start] += reached
-        for r in visited_rows[1:]:
-            u[r] += reached - shortest[col_of_row[r]]
-        v[done_cols] -= reached - shortest[done_cols]
-        while True:  # flip the augmenting path
-            i = int(came_from[j])
-            row_of_col[j] = i
-            col_of_row[i], j = j, int(col_of_row[i])
-            if i == start:
-                break
-    return col_of_row
-
-
 def max_weight_pairs(weights: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
     """The ``(row, col)`` pairs with positive weight of a maximum-weight assignment.
 
@@ -148,15 +96,12 @@ def max_weight_pairs(weights: Sequence[Sequence[float]]) -> list[tuple[int, int]
     """
     import numpy as np
 
+    from openevals._matching import max_weight_assignment_dense
+
     matrix = np.asarray(weights, dtype=float)
     if matrix.size == 0:
         return []
-    if matrix.shape[0] <= matrix.shape[1]:
-        pairs = list(enumerate(_min_cost_assignment(-matrix).tolist()))
-    else:
-        cols = _min_cost_assignment(-matrix.T).tolist()
-        pairs = sorted((r, c) for c, r in enumerate(cols))
-    return [(r, c) for r, c in pairs if matrix[r, c] > 0]
+    return [(r, c) for r, c in max_weight_assignment_dense(matrix) if matrix[r, c] > 0]
 
 
 def group_by(keys: Sequence[_Key]) -> dict[_Key, list[int]]:

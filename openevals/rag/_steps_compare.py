@@ -371,10 +371,6 @@ class ActualStep:
     k: int | None = None  # args["k"] of a retrieval step
 
 
-def where_ref(level: int, index: int) -> str:
-    return f"reference_outputs[{level}][{index}]"
-
-
 def _step_name(raw: Any, where: str) -> str:
     if not isinstance(raw, Mapping):
         raise TypeError(f"{where} must be a step dict with a 'name'; got {type(raw).__name__}")
@@ -385,7 +381,7 @@ def _step_name(raw: Any, where: str) -> str:
 
 
 def prepare_ref_step(raw: Any, level: int, index: int, retrieval_steps: frozenset[str]) -> RefStep:
-    where = where_ref(level, index)
+    where = f"reference_outputs[{level}][{index}]"
     name = _step_name(raw, where)
     media_type = raw.get("output_media_type")
     if media_type is not None and not isinstance(media_type, str):

@@ -22,7 +22,7 @@ Every factory also takes ``samples=n``: the judge answers n times and the scores
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from openevals._judge.answers import JudgeOutputError
@@ -235,8 +235,6 @@ def _compute_correctness(answer: dict[str, Any], _: Any, __: Any) -> dict[str, A
 def _correctness_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
     return LLMMetric(
         core=_metric_core(spec, values, "answer_correctness", CLAIMS_SCHEMA),
-        run_name="answer_correctness",
-        feedback_key="answer_correctness",
         prepare=_prepare_correctness,
         compute=_compute_correctness,
         feedback_keys=("answer_recall", "answer_precision", "answer_f1"),
@@ -317,8 +315,6 @@ def _compute_faithfulness(answer: dict[str, Any], _: Any, __: Any) -> Any:
 def _faithfulness_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
     return LLMMetric(
         core=_metric_core(spec, values, "faithfulness", STATEMENTS_SCHEMA),
-        run_name="faithfulness",
-        feedback_key="faithfulness",
         prepare=lambda kw: _prepare_with_context(kw, needs_outputs=True),
         compute=_compute_faithfulness,
     )
@@ -399,8 +395,6 @@ def _context_relevance_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMM
 
     return LLMMetric(
         core=core,
-        run_name="context_relevance",
-        feedback_key="context_relevance",
         prepare=prepare,
         compute=_compute_context_relevance,
     )
@@ -442,12 +436,6 @@ def create_async_context_relevance_evaluator(
 # --------------------------------------------------------------------------- answer relevancy
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    from openevals.embeddings import cosine_similarity
-
-    return cosine_similarity(a, b)
-
-
 def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
     strictness = values["strictness"]
     embeddings, embedding_model = values["embeddings"], values["embedding_model"]
@@ -472,6 +460,8 @@ def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMe
         return [prepared["question"], *questions]
 
     def compute(answer: dict[str, Any], prepared: dict[str, Any], vectors: Any) -> Any:
+        from openevals.embeddings import cosine_similarity
+
         questions = [str(q) for q in answer["questions"] if str(q).strip()]
         metadata = with_usage(
             {"generated_questions": questions, "noncommittal": bool(answer.get("noncommittal"))},
@@ -484,7 +474,7 @@ def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMe
                 metadata,
             )
         question_vector, *generated = vectors
-        similarities = [_cosine(question_vector, v) for v in generated]
+        similarities = [cosine_similarity(question_vector, v) for v in generated]
         metadata["similarities"] = similarities
         score = sum(similarities) / len(similarities)
         return (score, f"Mean similarity of {len(similarities)} generated questions.", metadata)
@@ -496,8 +486,6 @@ def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMe
 
     return LLMMetric(
         core=core,
-        run_name="answer_relevancy",
-        feedback_key="answer_relevancy",
         prepare=prepare,
         compute=compute,
         embed_texts=embed_texts,

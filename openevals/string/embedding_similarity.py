@@ -7,11 +7,9 @@ one call (each distinct text once).
 
 from __future__ import annotations
 
-import asyncio
 import math
 import threading
-import time
-from collections.abc import Awaitable, Generator, Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from openevals._contract import (
@@ -177,40 +175,26 @@ class _Core:
                     self._client = resolve_embeddings(model=self.model, **options)
         return self._client
 
-    def flow(self, texts: list[str]) -> Any:
-        """The retried embedding request for ``texts`` (run by ``drive`` / ``adrive``)."""
-        from openevals._embed_calls import embed_flow, is_sdk_client
+    def _request(self) -> dict[str, Any]:
+        """The model's label and the timeout that embedding errors report."""
         from openevals._judge.errors import timeout_seconds
 
         timeout = self.timeout
         if timeout is None and self._given is not None:
             timeout = timeout_seconds(getattr(self._given, "request_timeout", None))
-        sdk = is_sdk_client(self.client)
-        return embed_flow(texts, model=self.label, timeout=timeout, sdk=sdk)
-
-    def perform(self, step: Any) -> Any:
-        from openevals._embed_calls import Embed
-
-        if isinstance(step, Embed):
-            return self.client.embed_documents(step.texts)
-        time.sleep(step.seconds)
-        return None
-
-    async def aperform(self, step: Any) -> Any:
-        from openevals._embed_calls import Embed
-
-        if isinstance(step, Embed):
-            return await self.client.aembed_documents(step.texts)
-        await asyncio.sleep(step.seconds)
-        return None
+        return {"model": self.label, "timeout": timeout}
 
     def embed(self, texts: list[str]) -> Any:
         """Vectors for ``texts``, transient failures retried (blocking)."""
-        return drive(self.flow(texts), self.perform)
+        from openevals._embed_calls import embed
+
+        return embed(self.client, texts, **self._request())
 
     async def aembed(self, texts: list[str]) -> Any:
         """Vectors for ``texts``, transient failures retried (asyncio)."""
-        return await adrive(self.flow(texts), self.aperform)
+        from openevals._embed_calls import aembed
+
+        return await aembed(self.client, texts, **self._request())
 
     @property
     def label(self) -> str:
@@ -371,11 +355,8 @@ def create_embedding_similarity_evaluator(
     """
     core = _Core(model=model, embeddings=embeddings, algorithm=algorithm, timeout=timeout)
 
-    def embed(texts: Texts) -> Any:
-        return core.embed(texts)  # the embeddings' retries, timeout and errors
-
     def scorer(*, outputs: Any, reference_outputs: Any) -> float:
-        return drive(_pair_flow(core, outputs, reference_outputs), embed)
+        return drive(_pair_flow(core, outputs, reference_outputs), core.embed)
 
     embedding_similarity = make_evaluator(scorer, _INFO, **_SHELL)
 
@@ -385,7 +366,7 @@ def create_embedding_similarity_evaluator(
         outputs: Sequence[Any] | None = None,
         reference_outputs: Sequence[Any] | None = None,
     ) -> list[EvaluatorResult]:
-        scored = drive(_batch_flow(core, pairs, outputs, reference_outputs), embed)
+        scored = drive(_batch_flow(core, pairs, outputs, reference_outputs), core.embed)
         return [
             cast(
                 EvaluatorResult,
@@ -408,11 +389,8 @@ def create_async_embedding_similarity_evaluator(
     """Async twin of :func:`create_embedding_similarity_evaluator` (``aembed_documents``)."""
     core = _Core(model=model, embeddings=embeddings, algorithm=algorithm, timeout=timeout)
 
-    def aembed(texts: Texts) -> Awaitable[Any]:
-        return core.aembed(texts)
-
     async def scorer(*, outputs: Any, reference_outputs: Any) -> float:
-        return await adrive(_pair_flow(core, outputs, reference_outputs), aembed)
+        return await adrive(_pair_flow(core, outputs, reference_outputs), core.aembed)
 
     embedding_similarity = make_async_evaluator(scorer, _INFO.as_async(), **_SHELL)
 
@@ -422,7 +400,7 @@ def create_async_embedding_similarity_evaluator(
         outputs: Sequence[Any] | None = None,
         reference_outputs: Sequence[Any] | None = None,
     ) -> list[EvaluatorResult]:
-        scored = await adrive(_batch_flow(core, pairs, outputs, reference_outputs), aembed)
+        scored = await adrive(_batch_flow(core, pairs, outputs, reference_outputs), core.aembed)
         return [
             cast(
                 EvaluatorResult,

@@ -45,7 +45,8 @@ def require(module: str, package: str) -> Any:
 # --------------------------------------------------------------------------- text checks
 
 
-def _text_of(value: Any, name: str) -> str:
+def as_hypothesis(value: Any, name: str = "outputs") -> str:
+    """The hypothesis text of ``outputs``: a string or a message dict's string ``content``."""
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping) and isinstance(value.get("content"), str):
@@ -56,20 +57,15 @@ def _text_of(value: Any, name: str) -> str:
     )
 
 
-def as_hypothesis(value: Any, name: str = "outputs") -> str:
-    """The hypothesis text of ``outputs``: a string or a message dict's string ``content``."""
-    return _text_of(value, name)
-
-
 def as_references(value: Any, name: str = "reference_outputs") -> list[str]:
     """The reference texts of ``reference_outputs``: one string (or message dict) or a non-empty
     list of them (several references for the same output)."""
     if isinstance(value, (str, Mapping)):
-        return [_text_of(value, name)]
+        return [as_hypothesis(value, name)]
     if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
         if not value:
             raise ValueError(f"`{name}` must hold at least one reference text; got an empty list")
-        return [_text_of(v, f"{name}[{i}]") for i, v in enumerate(value)]
+        return [as_hypothesis(v, f"{name}[{i}]") for i, v in enumerate(value)]
     raise TypeError(
         f"`{name}` must be a reference string or a list of reference strings; got "
         f"{type(value).__name__}"

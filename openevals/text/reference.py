@@ -83,28 +83,17 @@ def _scorer(metric: Metric) -> Callable[..., Any]:
     return score
 
 
-def _sync(metric: Metric, name: str, doc: str | None) -> SimpleEvaluator:
-    return make_evaluator(
+def _evaluator(metric: Metric, factory: Callable[..., Any], *, is_async: bool) -> Any:
+    """The sync or async evaluator of ``metric``, documented like the sync ``factory``."""
+    make = make_async_evaluator if is_async else make_evaluator
+    return make(
         _scorer(metric),
-        _info(metric),
+        _info(metric).as_async() if is_async else _info(metric),
         passes=_PASSES,
         paired=True,
-        name=name,
+        name=f"{metric.name}_async" if is_async else metric.name,
         module=__name__,
-        doc=doc,
-        returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
-    )
-
-
-def _async(metric: Metric, name: str, doc: str | None) -> SimpleAsyncEvaluator:
-    return make_async_evaluator(
-        _scorer(metric),
-        _info(metric).as_async(),
-        passes=_PASSES,
-        paired=True,
-        name=name,
-        module=__name__,
-        doc=doc,
+        doc=factory.__doc__,
         returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
     )
 
@@ -156,7 +145,7 @@ def create_bleu_evaluator(
         max_ngram_order=max_ngram_order,
         effective_order=effective_order,
     )
-    return _sync(metric, "bleu", create_bleu_evaluator.__doc__)
+    return _evaluator(metric, create_bleu_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
 def create_async_bleu_evaluator(
@@ -177,7 +166,7 @@ def create_async_bleu_evaluator(
         max_ngram_order=max_ngram_order,
         effective_order=effective_order,
     )
-    return _async(metric, "bleu_async", create_bleu_evaluator.__doc__)
+    return _evaluator(metric, create_bleu_evaluator, is_async=True)  # type: ignore[no-any-return]
 
 
 def bleu_batch(
@@ -229,7 +218,7 @@ def create_chrf_evaluator(
         eps_smoothing=eps_smoothing,
         feedback_key=feedback_key,
     )
-    return _sync(metric, "chrf", create_chrf_evaluator.__doc__)
+    return _evaluator(metric, create_chrf_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
 def create_async_chrf_evaluator(
@@ -252,7 +241,7 @@ def create_async_chrf_evaluator(
         eps_smoothing=eps_smoothing,
         feedback_key=feedback_key,
     )
-    return _async(metric, "chrf_async", create_chrf_evaluator.__doc__)
+    return _evaluator(metric, create_chrf_evaluator, is_async=True)  # type: ignore[no-any-return]
 
 
 def chrf_batch(
@@ -299,7 +288,7 @@ def create_ter_evaluator(
         asian_support=asian_support,
         case_sensitive=case_sensitive,
     )
-    return _sync(metric, "ter", create_ter_evaluator.__doc__)
+    return _evaluator(metric, create_ter_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
 def create_async_ter_evaluator(
@@ -316,7 +305,7 @@ def create_async_ter_evaluator(
         asian_support=asian_support,
         case_sensitive=case_sensitive,
     )
-    return _async(metric, "ter_async", create_ter_evaluator.__doc__)
+    return _evaluator(metric, create_ter_evaluator, is_async=True)  # type: ignore[no-any-return]
 
 
 def ter_batch(
@@ -359,7 +348,7 @@ def create_rouge_evaluator(
         split_summaries=split_summaries,
         tokenizer=tokenizer,
     )
-    return _sync(metric, "rouge", create_rouge_evaluator.__doc__)
+    return _evaluator(metric, create_rouge_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
 def create_async_rouge_evaluator(
@@ -376,7 +365,7 @@ def create_async_rouge_evaluator(
         split_summaries=split_summaries,
         tokenizer=tokenizer,
     )
-    return _async(metric, "rouge_async", create_rouge_evaluator.__doc__)
+    return _evaluator(metric, create_rouge_evaluator, is_async=True)  # type: ignore[no-any-return]
 
 
 def rouge_batch(
@@ -445,18 +434,20 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
     function. Raises ValueError for an unknown name or option."""
     import inspect
 
-    functions: dict[str, Callable[..., Any]] = {
-        "bleu": bleu_batch,
-        "chrf": chrf_batch,
-        "chrf++": chrf_batch,
-        "ter": ter_batch,
-        "rouge": rouge_batch,
+    # name -> (its *_batch function, whose keyword options it takes; the metric builder)
+    kinds: dict[str, tuple[Callable[..., Any], Callable[..., Metric]]] = {
+        "bleu": (bleu_batch, lambda **o: bleu_metric(**o, effective_order=False)),
+        "chrf": (chrf_batch, chrf_metric),
+        "chrf++": (chrf_batch, chrf_metric),
+        "ter": (ter_batch, ter_metric),
+        "rouge": (rouge_batch, rouge_metric),
     }
-    if name not in functions:
-        raise ValueError(f"`name` must be one of {sorted(functions)}; got {show(name)}")
+    if name not in kinds:
+        raise ValueError(f"`name` must be one of {sorted(kinds)}; got {show(name)}")
+    function, make = kinds[name]
     accepted = [
         p
-        for p in inspect.signature(functions[name]).parameters.values()
+        for p in inspect.signature(function).parameters.values()
         if p.kind is inspect.Parameter.KEYWORD_ONLY
     ]
     allowed = {p.name for p in accepted}
@@ -469,11 +460,4 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
     if name == "chrf++":
         options.setdefault("word_order", 2)
     settings = {p.name: options.get(p.name, p.default) for p in accepted}
-    makers: dict[str, Callable[..., Metric]] = {
-        "bleu": lambda **o: bleu_metric(**o, effective_order=False),
-        "chrf": chrf_metric,
-        "chrf++": chrf_metric,
-        "ter": ter_metric,
-        "rouge": rouge_metric,
-    }
-    return CorpusBatchMetric(makers[name](**settings), name)
+    return CorpusBatchMetric(make(**settings), name)

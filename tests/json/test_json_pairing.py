@@ -220,3 +220,45 @@ def test_match_module_keeps_every_name_it_had() -> None:
         "MAX_PAIRS",
     ):  # fmt: skip
         assert getattr(m, name) is not None, name
+
+
+WEIGHED_VALUES = st.one_of(VALUES, st.sampled_from([1.0, True, float("nan"), {"x": 1}]))
+WEIGHED_LISTS = st.lists(
+    st.dictionaries(st.sampled_from("abcd"), WEIGHED_VALUES, max_size=4), min_size=1, max_size=5
+)
+
+
+@settings(max_examples=150)
+@given(outs=WEIGHED_LISTS, refs=WEIGHED_LISTS, rubric=st.sampled_from([set(), {"c"}, {"a", "d"}]))
+def test_one_weight_formula_gives_the_same_bits_in_both_layouts(
+    outs: list[Any], refs: list[Any], rubric: set[str]
+) -> None:
+    """The plain-Python layout (small remainders) and the numpy layout (larger ones) run the one
+    formula, ``_pairing.weights``: every weight is the same float, and it ranks pairs by the
+    documented criteria."""
+    from openevals.json import _vectorised
+
+    criteria_text = dict.fromkeys(rubric, "criteria")
+    keys = sorted({k for record in outs + refs for k in record})
+    rank = {k: i for i, k in enumerate(keys)}
+
+    def profiles(records: list[Any], side: str) -> list[_pairing.Profile]:
+        return [
+            _pairing.Profile(r, f"{side}[{i}]", rank, frozenset(), criteria_text)
+            for i, r in enumerate(records)
+        ]
+
+    o, r = profiles(outs, "outputs"), profiles(refs, "reference_outputs")
+    bound = 1 + sum(len(p.items) for p in o + r)
+    plain = _pairing.plain_weights(o, r, keys, criteria_text, bound)
+    dense = _vectorised.dense_weights(o, r, keys, criteria_text, bound)
+    assert [[type(w) for w in row] for row in plain] == [[float] * len(refs)] * len(outs)
+    assert plain == dense.tolist()
+    # the reference's `text` knows no dicts
+    plain_values = all(not isinstance(v, dict) for record in outs + refs for v in record.values())
+    for i, out in enumerate(outs):
+        for j, ref in enumerate(refs):
+            equal, minus_differ, similarity = criteria(out, ref, rubric)
+            if plain_values:
+                expected = equal * float(bound * bound) + minus_differ * bound + similarity
+                assert plain[i][j] == pytest.approx(expected, abs=1e-9)

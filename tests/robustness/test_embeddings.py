@@ -256,6 +256,16 @@ def test_cosine_is_scale_free_across_the_float_range(vector: list[float], expone
     assert cosine_similarity(scaled, other) == pytest.approx(expected, abs=1e-9)
 
 
+def test_cosine_of_entries_whose_squares_sum_past_the_float_range() -> None:
+    """Each square fits in a float but their sum does not (fsum raised OverflowError)."""
+    vector = [894.0, 1000.0]
+    other = [895.0, 1001.0]
+    scaled = [x * 1e151 for x in vector]
+    assert cosine_similarity(scaled, other) == pytest.approx(
+        cosine_similarity(vector, other), abs=1e-12
+    )
+
+
 # --------------------------------------------------------------------------- backends, misc
 
 
