@@ -208,7 +208,29 @@ def calibrate(
         concurrency, cache, progress, output, retry_errors: as for
             :func:`openevals.evaluation.evaluate` (``output=`` makes a rerun resume).
     """
-    settings = settings_of(locals())
+    settings = settings_of(
+        dict(
+            data=data,
+            judge=judge,
+            label=label,
+            reason=reason,
+            label_type=label_type,
+            choices=choices,
+            label_map=label_map,
+            judge_scores=judge_scores,
+            feedback_key=feedback_key,
+            tolerance=tolerance,
+            resamples=resamples,
+            seed=seed,
+            confidence=confidence,
+            model=model,
+            concurrency=concurrency,
+            cache=cache,
+            progress=progress,
+            output=output,
+            retry_errors=retry_errors,
+        )
+    )
     return drive_plan(_calibration_plan(data, judge, settings), settings.runner)
 
 
@@ -235,5 +257,27 @@ async def acalibrate(
     retry_errors: bool = False,
 ) -> CalibrationReport:
     """Async twin of :func:`calibrate` (the runs go through :func:`aevaluate`)."""
-    settings = settings_of(locals())
+    settings = settings_of(
+        dict(
+            data=data,
+            judge=judge,
+            label=label,
+            reason=reason,
+            label_type=label_type,
+            choices=choices,
+            label_map=label_map,
+            judge_scores=judge_scores,
+            feedback_key=feedback_key,
+            tolerance=tolerance,
+            resamples=resamples,
+            seed=seed,
+            confidence=confidence,
+            model=model,
+            concurrency=concurrency,
+            cache=cache,
+            progress=progress,
+            output=output,
+            retry_errors=retry_errors,
+        )
+    )
     return await adrive_plan(_calibration_plan(data, judge, settings), settings.runner)

@@ -257,7 +257,20 @@ def create_answer_correctness_evaluator(
     (matched / answer claims) and ``answer_f1``; each carries the claim counts, the claims, the
     matches and the judge's reason in ``metadata``.
     """
-    return build_sync_evaluator(_correctness_metric(CORRECTNESS, locals()))
+    return build_sync_evaluator(
+        _correctness_metric(
+            CORRECTNESS,
+            dict(
+                model=model,
+                judge=judge,
+                prompt=prompt,
+                system=system,
+                max_retries=max_retries,
+                samples=samples,
+                timeout=timeout,
+            ),
+        )
+    )
 
 
 def create_async_answer_correctness_evaluator(
@@ -271,7 +284,20 @@ def create_async_answer_correctness_evaluator(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_answer_correctness_evaluator`."""
-    return build_async_evaluator(_correctness_metric(ASYNC_CORRECTNESS, locals()))
+    return build_async_evaluator(
+        _correctness_metric(
+            ASYNC_CORRECTNESS,
+            dict(
+                model=model,
+                judge=judge,
+                prompt=prompt,
+                system=system,
+                max_retries=max_retries,
+                samples=samples,
+                timeout=timeout,
+            ),
+        )
+    )
 
 
 # --------------------------------------------------------------------------- faithfulness
@@ -335,7 +361,20 @@ def create_faithfulness_evaluator(
     Call with ``outputs`` (the answer), ``context`` (a string or list of passages) and optionally
     ``inputs`` (the question). Key ``faithfulness``; statements and verdicts go to ``metadata``.
     """
-    return build_sync_evaluator(_faithfulness_metric(FAITHFULNESS, locals()))
+    return build_sync_evaluator(
+        _faithfulness_metric(
+            FAITHFULNESS,
+            dict(
+                model=model,
+                judge=judge,
+                prompt=prompt,
+                system=system,
+                max_retries=max_retries,
+                samples=samples,
+                timeout=timeout,
+            ),
+        )
+    )
 
 
 def create_async_faithfulness_evaluator(
@@ -349,7 +388,20 @@ def create_async_faithfulness_evaluator(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_faithfulness_evaluator`."""
-    return build_async_evaluator(_faithfulness_metric(ASYNC_FAITHFULNESS, locals()))
+    return build_async_evaluator(
+        _faithfulness_metric(
+            ASYNC_FAITHFULNESS,
+            dict(
+                model=model,
+                judge=judge,
+                prompt=prompt,
+                system=system,
+                max_retries=max_retries,
+                samples=samples,
+                timeout=timeout,
+            ),
+        )
+    )
 
 
 # --------------------------------------------------------------------------- context relevance
@@ -416,7 +468,20 @@ def create_context_relevance_evaluator(
     judge finds statements in it relevant to the question; the score is the mean over passages, and
     ``metadata["results"]`` lists each passage's relevant statements and score.
     """
-    return build_sync_evaluator(_context_relevance_metric(CONTEXT_RELEVANCE, locals()))
+    return build_sync_evaluator(
+        _context_relevance_metric(
+            CONTEXT_RELEVANCE,
+            dict(
+                model=model,
+                judge=judge,
+                prompt=prompt,
+                system=system,
+                max_retries=max_retries,
+                samples=samples,
+                timeout=timeout,
+            ),
+        )
+    )
 
 
 def create_async_context_relevance_evaluator(
@@ -430,7 +495,20 @@ def create_async_context_relevance_evaluator(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_context_relevance_evaluator`."""
-    return build_async_evaluator(_context_relevance_metric(ASYNC_CONTEXT_RELEVANCE, locals()))
+    return build_async_evaluator(
+        _context_relevance_metric(
+            ASYNC_CONTEXT_RELEVANCE,
+            dict(
+                model=model,
+                judge=judge,
+                prompt=prompt,
+                system=system,
+                max_retries=max_retries,
+                samples=samples,
+                timeout=timeout,
+            ),
+        )
+    )
 
 
 # --------------------------------------------------------------------------- answer relevancy
@@ -514,7 +592,23 @@ def create_answer_relevancy_evaluator(
     ``Embeddings``) or ``embedding_model`` (``"openai:text-embedding-3-small"``,
     ``"local:all-MiniLM-L6-v2"``; default: the offline local model).
     """
-    return build_sync_evaluator(_answer_relevancy_metric(ANSWER_RELEVANCY, locals()))
+    return build_sync_evaluator(
+        _answer_relevancy_metric(
+            ANSWER_RELEVANCY,
+            dict(
+                model=model,
+                judge=judge,
+                embeddings=embeddings,
+                embedding_model=embedding_model,
+                strictness=strictness,
+                prompt=prompt,
+                system=system,
+                max_retries=max_retries,
+                samples=samples,
+                timeout=timeout,
+            ),
+        )
+    )
 
 
 def create_async_answer_relevancy_evaluator(
@@ -531,4 +625,20 @@ def create_async_answer_relevancy_evaluator(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`create_answer_relevancy_evaluator`."""
-    return build_async_evaluator(_answer_relevancy_metric(ASYNC_ANSWER_RELEVANCY, locals()))
+    return build_async_evaluator(
+        _answer_relevancy_metric(
+            ASYNC_ANSWER_RELEVANCY,
+            dict(
+                model=model,
+                judge=judge,
+                embeddings=embeddings,
+                embedding_model=embedding_model,
+                strictness=strictness,
+                prompt=prompt,
+                system=system,
+                max_retries=max_retries,
+                samples=samples,
+                timeout=timeout,
+            ),
+        )
+    )

@@ -171,7 +171,10 @@ def create_recall_evaluator(
     empty_reference: EmptyReference = "zero",
     feedback_key: str | None = None,
 ) -> SimpleEvaluator:
-    return _sync("recall", locals())
+    return _sync(
+        "recall",
+        dict(k=k, mode=mode, key=key, empty_reference=empty_reference, feedback_key=feedback_key),
+    )
 
 
 @documented
@@ -183,7 +186,16 @@ def create_precision_evaluator(
     empty_reference: EmptyReference = "zero",
     feedback_key: str | None = None,
 ) -> SimpleEvaluator:
-    return _sync("precision", locals())
+    return _sync(
+        "precision",
+        dict(
+            k=k,
+            denominator=denominator,
+            key=key,
+            empty_reference=empty_reference,
+            feedback_key=feedback_key,
+        ),
+    )
 
 
 @documented
@@ -194,7 +206,9 @@ def create_hit_rate_evaluator(
     empty_reference: EmptyReference = "zero",
     feedback_key: str | None = None,
 ) -> SimpleEvaluator:
-    return _sync("hit_rate", locals())
+    return _sync(
+        "hit_rate", dict(k=k, key=key, empty_reference=empty_reference, feedback_key=feedback_key)
+    )
 
 
 @documented
@@ -205,7 +219,10 @@ def create_reciprocal_rank_evaluator(
     empty_reference: EmptyReference = "zero",
     feedback_key: str | None = None,
 ) -> SimpleEvaluator:
-    return _sync("reciprocal_rank", locals())
+    return _sync(
+        "reciprocal_rank",
+        dict(k=k, key=key, empty_reference=empty_reference, feedback_key=feedback_key),
+    )
 
 
 @documented
@@ -217,7 +234,16 @@ def create_average_precision_evaluator(
     empty_reference: EmptyReference = "zero",
     feedback_key: str | None = None,
 ) -> SimpleEvaluator:
-    return _sync("average_precision", locals())
+    return _sync(
+        "average_precision",
+        dict(
+            k=k,
+            normalize_by=normalize_by,
+            key=key,
+            empty_reference=empty_reference,
+            feedback_key=feedback_key,
+        ),
+    )
 
 
 @documented
@@ -228,7 +254,9 @@ def create_ndcg_evaluator(
     empty_reference: EmptyReference = "zero",
     feedback_key: str | None = None,
 ) -> SimpleEvaluator:
-    return _sync("ndcg", locals())
+    return _sync(
+        "ndcg", dict(k=k, key=key, empty_reference=empty_reference, feedback_key=feedback_key)
+    )
 
 
 @documented
@@ -242,7 +270,18 @@ def create_retrieval_evaluator(
     key: ItemKey = None,
     empty_reference: EmptyReference = "zero",
 ) -> SimpleEvaluator:
-    return _sync("retrieval", locals())
+    return _sync(
+        "retrieval",
+        dict(
+            metrics=metrics,
+            k=k,
+            mode=mode,
+            denominator=denominator,
+            normalize_by=normalize_by,
+            key=key,
+            empty_reference=empty_reference,
+        ),
+    )
 
 
 create_async_recall_evaluator = _async_twin(create_recall_evaluator)
@@ -291,7 +330,17 @@ def recall_batch(
     key: ItemKey = None,
     empty_reference: EmptyReference = "zero",
 ) -> BatchScores:
-    return _batch("recall", locals())
+    return _batch(
+        "recall",
+        dict(
+            retrieved_lists=retrieved_lists,
+            reference_lists=reference_lists,
+            k=k,
+            mode=mode,
+            key=key,
+            empty_reference=empty_reference,
+        ),
+    )
 
 
 @documented
@@ -304,7 +353,17 @@ def precision_batch(
     key: ItemKey = None,
     empty_reference: EmptyReference = "zero",
 ) -> BatchScores:
-    return _batch("precision", locals())
+    return _batch(
+        "precision",
+        dict(
+            retrieved_lists=retrieved_lists,
+            reference_lists=reference_lists,
+            k=k,
+            denominator=denominator,
+            key=key,
+            empty_reference=empty_reference,
+        ),
+    )
 
 
 @documented
@@ -316,7 +375,16 @@ def hit_rate_batch(
     key: ItemKey = None,
     empty_reference: EmptyReference = "zero",
 ) -> BatchScores:
-    return _batch("hit_rate", locals())
+    return _batch(
+        "hit_rate",
+        dict(
+            retrieved_lists=retrieved_lists,
+            reference_lists=reference_lists,
+            k=k,
+            key=key,
+            empty_reference=empty_reference,
+        ),
+    )
 
 
 @documented
@@ -328,7 +396,16 @@ def reciprocal_rank_batch(
     key: ItemKey = None,
     empty_reference: EmptyReference = "zero",
 ) -> BatchScores:
-    return _batch("reciprocal_rank", locals())
+    return _batch(
+        "reciprocal_rank",
+        dict(
+            retrieved_lists=retrieved_lists,
+            reference_lists=reference_lists,
+            k=k,
+            key=key,
+            empty_reference=empty_reference,
+        ),
+    )
 
 
 @documented
@@ -341,7 +418,17 @@ def average_precision_batch(
     key: ItemKey = None,
     empty_reference: EmptyReference = "zero",
 ) -> BatchScores:
-    return _batch("average_precision", locals())
+    return _batch(
+        "average_precision",
+        dict(
+            retrieved_lists=retrieved_lists,
+            reference_lists=reference_lists,
+            k=k,
+            normalize_by=normalize_by,
+            key=key,
+            empty_reference=empty_reference,
+        ),
+    )
 
 
 @documented
@@ -353,4 +440,13 @@ def ndcg_batch(
     key: ItemKey = None,
     empty_reference: EmptyReference = "zero",
 ) -> BatchScores:
-    return _batch("ndcg", locals())
+    return _batch(
+        "ndcg",
+        dict(
+            retrieved_lists=retrieved_lists,
+            reference_lists=reference_lists,
+            k=k,
+            key=key,
+            empty_reference=empty_reference,
+        ),
+    )
