@@ -48,7 +48,7 @@ from openevals.evaluation.data import (
     storable_check,
 )
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
-from openevals.evaluation.evaluators import usage_of
+from openevals.evaluation.evaluators import Outcome, usage_of
 from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.pricing import estimate_cost
 from openevals.evaluation.records import (
@@ -143,11 +143,8 @@ class EvalColumn:
     usage: dict[int, dict[str, int]] = field(default_factory=dict)
     cost: dict[int, float] = field(default_factory=dict)
 
-    def outcome(
-        self, pos: int, cached: bool
-    ) -> tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]:
-        """Row ``pos``'s ``(results, error, elapsed, cache counts or None)``, as a worker sends
-        a pair's outcome back (:data:`~.engines.worker.PairOutcome`)."""
+    def outcome(self, pos: int, cached: bool) -> Outcome:
+        """Row ``pos``'s outcome, as a worker sends it back."""
         counts = self.counts.get(pos, (0, 0)) if cached else None
         return self.results[pos], self.errors.get(pos), self.elapsed[pos], counts
 
@@ -519,11 +516,11 @@ def _column(
         column = EvalColumn(results=[], elapsed=[])
         for pos, outcome in enumerate(outcomes):
             if outcome is None:
-                results, error, took, counting = run.calls.run_inline(ev, fields[pos])
+                results, error, took, counts = run.calls.run_inline(ev, fields[pos])
                 if error is not None:
                     column.errors[pos] = error
-                if counting is not None and (counting.hits or counting.misses):
-                    column.counts[pos] = (counting.hits, counting.misses)
+                if counts is not None and any(counts):
+                    column.counts[pos] = counts
                 outcome = (results, error, took, None)
             column.results.append(outcome[0])
             column.elapsed.append(outcome[2])

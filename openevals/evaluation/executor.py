@@ -22,21 +22,17 @@ from typing import Any, Protocol, TypeVar
 
 from openevals._contract import is_async_callable
 from openevals._repr import show
-from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import Limiter
 from openevals.evaluation.data import Row, RowDataError
-from openevals.evaluation.evaluators import RunEvaluator, counting_cache
+from openevals.evaluation.evaluators import Outcome, RunEvaluator, counting_cache
 from openevals.evaluation.loop import Offload
-from openevals.evaluation.records import ErrorInfo, Recorder, ResultRow, TargetInfo
+from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
 from openevals.evaluation.target import run_target
 
-__all__ = ["Calls", "LiveCalls", "Outcome", "RowExecutor", "Sink", "run_rows"]
+__all__ = ["Calls", "LiveCalls", "RowExecutor", "Sink", "run_rows"]
 
 _T = TypeVar("_T")
-
-Outcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, CountingCache | None]
-"""``(results, error, elapsed_sec, cache counts or None)`` of one row x evaluator pair."""
 
 
 class Sink(Protocol):
@@ -123,7 +119,7 @@ class LiveCalls:
             except Exception as exc:
                 results, error = [], self.recorder.error(exc)
             elapsed = time.perf_counter() - start
-        return results, error, elapsed, counting
+        return results, error, elapsed, counting.counts
 
     async def pair(self, ev: RunEvaluator, row: Row, fields: Mapping[str, Any]) -> Outcome:
         done = self.batched.pop((row.id, ev.name), None)
@@ -142,7 +138,7 @@ class LiveCalls:
                 except Exception as exc:
                     results, error, slot.error = [], self.recorder.error(exc), exc
                 elapsed = time.perf_counter() - start
-        return results, error, elapsed, counting
+        return results, error, elapsed, counting.counts
 
 
 class RowExecutor:

@@ -34,38 +34,32 @@ from openevals.evaluation.blocks import (
     columnar_fits,
     run_blocks,
 )
-from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.data import Row, RowReader
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form
-from openevals.evaluation.evaluators import RunEvaluator, prepare_evaluators
-from openevals.evaluation.executor import LiveCalls, Outcome, RowExecutor, run_rows
+from openevals.evaluation.evaluators import Outcome, RunEvaluator, prepare_evaluators
+from openevals.evaluation.executor import LiveCalls, RowExecutor, run_rows
 from openevals.evaluation.loop import Offload, drive
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.pricing import merge_prices
 from openevals.evaluation.recording import RunRecords
-from openevals.evaluation.records import ErrorInfo, Recorder, ResultRow, TargetInfo
+from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
 from openevals.evaluation.stats import RunStats
 
 __all__ = [
     "SUCCESS",
     "Capture",
     "ColumnOutcomes",
-    "PairOutcome",
     "ReplayCalls",
     "RowOutcome",
     "WorkItem",
     "WorkerRun",
-    "counts_of",
     "finish_parts",
     "start_parts",
     "write_part",
 ]
-
-PairOutcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]
-"""``(results, error, elapsed_sec, (cache hits, misses) or None)`` of one row x evaluator."""
 
 
 @dataclass
@@ -90,7 +84,7 @@ class ColumnOutcomes:
         out: list[RowOutcome] = []
         for count, columns in self.blocks:
             for pos in range(count):
-                pairs: dict[str, PairOutcome] = {}
+                pairs: dict[str, Outcome] = {}
                 for name, column in zip(names, columns, strict=True):
                     pairs[name] = column.outcome(pos, self.cached)
                 out.append(RowOutcome(pairs=pairs))
@@ -102,16 +96,7 @@ class RowOutcome:
     """What a worker did for one row."""
 
     target: tuple[dict[str, Any], TargetInfo] | None = None
-    pairs: dict[str, PairOutcome] = field(default_factory=dict)
-
-
-def counts_of(counts: tuple[int, int] | None) -> CountingCache | None:
-    """A :class:`CountingCache` carrying ``counts`` (what the recording code reads)."""
-    if counts is None:
-        return None
-    counting = CountingCache(None)
-    counting.hits, counting.misses = counts
-    return counting
+    pairs: dict[str, Outcome] = field(default_factory=dict)
 
 
 class Capture:
@@ -144,9 +129,7 @@ class Capture:
         """Nothing to send: the driver reuses the target's earlier record itself."""
 
     def pair(self, ev: RunEvaluator, rec: ResultRow, outcome: Outcome) -> None:
-        results, error, elapsed, counting = outcome
-        counts = None if counting is None else (counting.hits, counting.misses)
-        self.outcomes[rec["id"]].pairs[ev.name] = (results, error, elapsed, counts)
+        self.outcomes[rec["id"]].pairs[ev.name] = outcome
 
     def complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
         """Recording happens on the driver."""
@@ -274,8 +257,7 @@ class ReplayCalls:
 
     def inline(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
         assert self.outcome is not None
-        results, error, elapsed, counts = self.outcome.pairs[ev.name]
-        return results, error, elapsed, counts_of(counts)
+        return self.outcome.pairs[ev.name]
 
     async def pair(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
         return self.inline(ev, row, fields)
