@@ -384,7 +384,11 @@ async def _one_block(run: BlockRun, forms: dict[str, BatchForm], resumed: bool) 
         rows = [row for row in (run.next_row() for _ in range(BLOCK_ROWS)) if row is not None]
         if not rows:
             return False
-        block = None if resumed else _normalised_block(run, rows)
+        # Rows that cannot be stored or were partly scored before take the per-row code.
+        fresh = not resumed and all(
+            row.problem is None and not run.previous.finished(row.id) for row in rows
+        )
+        block = block_of_rows(run, rows) if fresh else None
     else:
         start, records = reader.raw_block(BLOCK_ROWS)
         if not records:
@@ -428,45 +432,26 @@ def _plain_block(
                 if explicit is not None:
                     reader.claim(explicit, start + pos)
                 ids[pos] = explicit
-    return _new_block(
-        start, records, ids, run.evaluators, run.cache is not None, run.options.group_by
-    )
-
-
-def _normalised_block(run: BlockRun, rows: list[Row]) -> ColumnBlock | None:
-    """Rows that arrived normalised (with their ids) as a :class:`ColumnBlock`, or ``None``
-    when one of them cannot be stored or was partly scored before (the per-row code then)."""
-    if any(row.problem is not None or run.previous.finished(row.id) for row in rows):
-        return None
-    return block_of_rows(
-        rows, run.evaluators, cached=run.cache is not None, group_by=run.options.group_by
-    )
+    return _new_block(run, start, records, ids)
 
 
 def block_of_rows(
-    rows: Sequence[Row],
-    evaluators: Sequence[RunEvaluator],
-    *,
-    cached: bool,
-    group_by: str | None,
-    columns: list[EvalColumn] | None = None,
+    run: BlockRun, rows: Sequence[Row], columns: list[EvalColumn] | None = None
 ) -> ColumnBlock:
     """A :class:`ColumnBlock` of consecutive normalised rows (their ids known), with the
     evaluators' ``columns`` when they are already scored."""
-    records = [row.fields for row in rows]
     ids: list[str | None] = [row.id for row in rows]
-    return _new_block(rows[0].index, records, ids, evaluators, cached, group_by, columns)
+    return _new_block(run, rows[0].index, [row.fields for row in rows], ids, columns)
 
 
 def _new_block(
+    run: BlockRun,
     start: int,
     records: list[dict[str, Any]],
     ids: list[str | None],
-    evaluators: Sequence[RunEvaluator],
-    cached: bool,
-    group_by: str | None,
     columns: list[EvalColumn] | None = None,
 ) -> ColumnBlock:
+    evaluators = run.evaluators
     block = ColumnBlock(
         start=start,
         records=records,
@@ -474,8 +459,9 @@ def _new_block(
         names=[ev.name for ev in evaluators],
         models=[ev.info.model if ev.info is not None else None for ev in evaluators],
         columns=[] if columns is None else columns,
-        cached=cached,
+        cached=run.cache is not None,
     )
+    group_by = run.options.group_by
     if group_by is not None:
         block.groups = [group_of(block.fields(pos), group_by) for pos in range(len(records))]
     return block

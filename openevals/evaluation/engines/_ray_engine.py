@@ -58,6 +58,7 @@ from openevals.evaluation.engines.worker import (
     WorkerRun,
     WorkItem,
     finish_parts,
+    row_outcomes,
     start_parts,
     write_part,
 )
@@ -131,17 +132,11 @@ class _EvalWorker:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
         results = []
-        names = [ev.name for ev in self.run.evaluators]
         for chunk, payload in zip(batch["chunk"], batch["payload"], strict=True):
             items = pickle.loads(payload)
             outcomes = self.run.run_chunk(items)
             if self.parquet is not None:  # this worker writes its rows' results itself
-                rows = (
-                    outcomes.row_outcomes(names)
-                    if isinstance(outcomes, ColumnOutcomes)
-                    else outcomes
-                )
-                write_part(self.run, items, rows, self.parquet, int(chunk))
+                write_part(self.run, items, row_outcomes(outcomes), self.parquet, int(chunk))
             results.append(pickle.dumps(outcomes, pickle.HIGHEST_PROTOCOL))
         return {"chunk": batch["chunk"], "result": np.array(results, dtype=object)}
 
@@ -255,7 +250,7 @@ class RayRun:
                         raise KeyboardInterrupt
                     await self._replay_chunk(chunk_rows, done)
                 return
-            outcomes = (o for chunk_rows, done in chunks for o in self._row_outcomes(done))
+            outcomes = (o for chunk_rows, done in chunks for o in row_outcomes(done))
             for row in rows:
                 if self.stop.is_set():
                     raise KeyboardInterrupt
@@ -264,27 +259,16 @@ class RayRun:
         finally:
             chunks.close()
 
-    def _row_outcomes(self, done: list[RowOutcome] | ColumnOutcomes) -> list[RowOutcome]:
-        if isinstance(done, ColumnOutcomes):
-            return done.row_outcomes(self.run.names)
-        return done
-
     async def _replay_chunk(
         self, rows: Sequence[Row], done: list[RowOutcome] | ColumnOutcomes
     ) -> None:
         """One batch's outcomes: column blocks go to the records whole (as on the local columnar
         path); anything else is replayed row by row through the shared row code."""
         if isinstance(done, ColumnOutcomes):  # a fresh run's batches hold consecutive rows
-            run, start = self.run, 0
+            start = 0
             for count, columns in done.blocks:
-                block = block_of_rows(
-                    rows[start : start + count],
-                    run.evaluators,
-                    cached=run.cache is not None,
-                    group_by=self.options.group_by,
-                    columns=columns,
-                )
-                run.records.add_block(block)
+                block = block_of_rows(self.run, rows[start : start + count], columns)
+                self.run.records.add_block(block)
                 start += count
             return
         with self.run.records.block():  # the batch's rows go to the store as one ordered part

@@ -57,6 +57,7 @@ __all__ = [
     "WorkItem",
     "WorkerRun",
     "finish_parts",
+    "row_outcomes",
     "start_parts",
     "write_part",
 ]
@@ -78,17 +79,22 @@ class ColumnOutcomes:
 
     blocks: list[tuple[int, list[EvalColumn]]]
     cached: bool
+    names: list[str]
 
-    def row_outcomes(self, names: Sequence[str]) -> list[RowOutcome]:
-        """The same outcomes, row by row."""
-        out: list[RowOutcome] = []
-        for count, columns in self.blocks:
-            for pos in range(count):
-                pairs: dict[str, Outcome] = {}
-                for name, column in zip(names, columns, strict=True):
-                    pairs[name] = column.outcome(pos, self.cached)
-                out.append(RowOutcome(pairs=pairs))
-        return out
+
+def row_outcomes(done: list[RowOutcome] | ColumnOutcomes) -> list[RowOutcome]:
+    """What a worker did for a batch, row by row."""
+    if not isinstance(done, ColumnOutcomes):
+        return done
+    out: list[RowOutcome] = []
+    for count, columns in done.blocks:
+        for pos in range(count):
+            pairs = {
+                name: column.outcome(pos, done.cached)
+                for name, column in zip(done.names, columns, strict=True)
+            }
+            out.append(RowOutcome(pairs=pairs))
+    return out
 
 
 @dataclass
@@ -164,10 +170,7 @@ class WorkerRun:
 
     def run_items(self, items: Sequence[WorkItem]) -> list[RowOutcome]:
         """Score the rows of ``items``; one :class:`RowOutcome` per item, in order."""
-        done = self.run_chunk(items)
-        if isinstance(done, ColumnOutcomes):
-            return done.row_outcomes([ev.name for ev in self.evaluators])
-        return done
+        return row_outcomes(self.run_chunk(items))
 
     def run_chunk(self, items: Sequence[WorkItem]) -> list[RowOutcome] | ColumnOutcomes:
         """Score the rows of ``items``: their columns when every row went through a column
@@ -206,6 +209,7 @@ class WorkerRun:
             return ColumnOutcomes(
                 blocks=[(len(block), block.columns) for block in self.blocks],
                 cached=self.cache is not None,
+                names=[ev.name for ev in self.evaluators],
             )
         return [self.capture.outcomes[row.id] for row in rows]
 
