@@ -44,6 +44,7 @@ __all__ = [
     "RowReader",
     "check_id",
     "count_rows",
+    "decode_cell",
     "field_at",
     "group_of",
     "iter_rows",
@@ -315,7 +316,8 @@ def _read_json(path: Path) -> Iterator[Any]:
     yield from doc
 
 
-def _decode_cell(value: str) -> Any:
+def decode_cell(value: str) -> Any:
+    """A text cell holding a JSON object or array (``{...}`` / ``[...]``) decoded, else as is."""
     text = value.strip()
     if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
         try:
@@ -371,7 +373,7 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
                 )
             record: dict[str, Any] = {}
             for name, is_nested, cell in zip(names, nested, cells, strict=False):
-                value = _decode_cell(cell)
+                value = decode_cell(cell)
                 if is_nested:
                     _set_dotted(record, name, value)
                 else:
@@ -459,12 +461,9 @@ class RowReader:
 
     def __next__(self) -> Row:
         raw = next(self._raw)
-        return self.normalize(raw, self._advance())
-
-    def _advance(self) -> int:
         index = self.index
         self.index += 1
-        return index
+        return self.normalize(raw, index)
 
     def normalize(self, raw: Any, index: int) -> Row:
         """One raw record of this source as a :class:`Row` (its explicit id checked)."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
-from openevals.evaluation.loop import drive
+from openevals.evaluation.loop import run_on_loop
 from openevals.evaluation.options import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CONCURRENCY,
@@ -153,7 +153,7 @@ def evaluate(
 
     run = LocalRun(data, evaluators, options)
     try:
-        drive(run.execute(), began=run.began, closed=run.closed)
+        run_on_loop(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None

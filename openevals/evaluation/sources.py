@@ -249,8 +249,8 @@ def count_source(data: Any) -> Any:
 # --------------------------------------------------------------------------- shared checks
 
 
-def first_duplicate(ids: Iterable[Any]) -> tuple[int, int, str] | None:
-    """The first repeated id (as the row id text) with both positions; missing ids are skipped."""
+def _check_ids(ids: Iterable[Any], source: str) -> None:
+    """``ValueError`` naming the first repeated id (as row id text); missing ids are skipped."""
     seen: dict[str, int] = {}
     for index, value in enumerate(ids):
         if value is None or value == "" or (isinstance(value, float) and value != value):
@@ -258,18 +258,10 @@ def first_duplicate(ids: Iterable[Any]) -> tuple[int, int, str] | None:
         key = str(value)
         first = seen.setdefault(key, index)
         if first != index:
-            return first, index, key
-    return None
-
-
-def _check_ids(ids: Iterable[Any], source: str) -> None:
-    found = first_duplicate(ids)
-    if found is not None:
-        first, second, key = found
-        raise ValueError(
-            f"{source}: rows {first} and {second} share the id {show(key)} (column 'id'); row ids "
-            "must be unique (drop the 'id' column to identify rows by content and position)"
-        )
+            raise ValueError(
+                f"{source}: rows {first} and {index} share the id {show(key)} (column 'id'); row "
+                "ids must be unique (drop the 'id' column to identify rows by content and position)"
+            )
 
 
 def _zip_records(plan: ColumnPlan, columns: Sequence[Sequence[Any]]) -> Iterator[dict[str, Any]]:

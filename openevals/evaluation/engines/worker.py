@@ -40,7 +40,7 @@ from openevals.evaluation.data import Row, RowReader
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, prepare_evaluators
 from openevals.evaluation.executor import LiveCalls, RowExecutor, run_rows
-from openevals.evaluation.loop import Offload, drive
+from openevals.evaluation.loop import Offload, run_on_loop
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.pricing import merge_prices
@@ -202,7 +202,7 @@ class WorkerRun:
         self._rows = iter(rows)
         began, closed = threading.Event(), threading.Event()
         try:
-            drive(self._run_rows(rows, began, closed), began=began, closed=closed)
+            run_on_loop(self._run_rows(rows, began, closed), began=began, closed=closed)
         finally:
             offload.shutdown()
         if rows and sum(len(block) for block in self.blocks) == len(rows):
