@@ -1,32 +1,15 @@
 """The columnar path of the batch runner: pure evaluators over blocks of rows.
 
-When every evaluator of a run is cheap and pure (run inline: exact match, Levenshtein, the ranking
-metrics, ...) and there is no target and no pairwise comparison, the runner takes the data in
-blocks of :data:`BLOCK_ROWS` raw records instead of scheduling rows one by one:
-
-* a block of plain records (dicts with string keys that can be stored as JSON; checked with one
-  encoder call for the whole block) is kept as columns, a :class:`ColumnBlock`: the records, their
-  explicit ids (content ids are computed only when something needs them: the ``output=`` file, or
-  reading ``result.rows``), groups, and per evaluator the results, errors and timings;
-* each evaluator with a ``batch`` form (:mod:`.engines.batch_forms`) scores the block in one call
-  (when LangSmith tracing is on, rows are scored one by one so each call is traced as usual);
-  rows a batch call cannot score are scored one by one, so every error lands on its own row;
-* statistics are counted per block (:meth:`.stats.RunStats.record_block`), the ``output=`` lines
-  of the block are written with one system call, and the block goes to the run's
-  :class:`~.store.RowStore`, which turns it into result dicts only when they are read;
-* a block holding anything else (a record that is not a plain dict, a value that cannot be
-  stored, graphrag-eval column names), and every block of a resumed run, takes the per-row code
-  (:class:`~.executor.RowExecutor`) row by row.
-
-A Ray worker takes the same path on the normalised rows it is sent (:mod:`.engines.worker`); a
-batch scored wholly as columns goes back as columns and the driver records it as a block. In a
-run that mixes judges and pure evaluators (no target), :func:`batch_first` scores the pure ones a
-block at a time before the judges take the rows one by one.
-
-Results, the ``output=`` file (line by line, keys sorted), groups, errors and the report are those
-of the per-row path; ``tests/evaluation/test_blocks.py`` checks it on generated datasets. The event
-loop gets a turn after each block (cancellation, Ctrl-C and progress work as before). A crash loses
-at most the block being built; a rerun resumes from the last block written.
+When every evaluator is cheap and pure (inline) and there is no target and no ``systems=``, rows
+are taken :data:`BLOCK_ROWS` raw records at a time. A block of plain records (dicts with string
+keys, storable as JSON: checked with one encoder call) is kept as columns (:class:`ColumnBlock`);
+each evaluator's ``batch`` form (:mod:`.engines.batch_forms`) scores it in one call, rows it
+cannot score are called one by one, and the block is counted, written and stored whole
+(:meth:`.recording.RunRecords.add_block`). Any other block, and every block of a resumed run,
+goes through the per-row code (:class:`~.executor.RowExecutor`). Results, the ``output=`` file
+and the report equal the per-row path's (``tests/evaluation/test_blocks.py``). A Ray worker
+takes the same path on the rows it is sent; :func:`batch_first` scores the pure evaluators of a
+run that also has judges a block at a time.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Running one row: the target, then every evaluator not finished yet; outcomes go to a sink.
 
-:class:`RowExecutor` is the per-row code every engine shares. It decides what is left to run for a
-row (resume), runs the target and the evaluators through a :class:`Calls` object and hands every
-outcome to a :class:`Sink`; it records nothing itself. The pieces an engine picks:
-
-* calls - :class:`LiveCalls` runs things: cheap pure evaluators inline, async ones on the loop,
-  sync ones in the thread pool, under the adaptive limit of calls in flight
-  (:mod:`.concurrency`), with ``eval_timeout``. It first takes an outcome already computed by a
-  ``batch`` form, when there is one. The Ray driver replays the workers' outcomes instead.
-* sink - :class:`~.recording.RunRecords` makes the records, the ``output=`` lines, statistics and
-  batch metrics (the local engine and the Ray driver); a Ray worker's sink keeps the raw outcomes
-  to send back (:mod:`.engines.worker`).
+:class:`RowExecutor` is the per-row code every engine shares: it decides what is left to run for
+a row (resume), gets each outcome from a :class:`Calls` object and hands it to a :class:`Sink`.
+:class:`LiveCalls` runs things (cheap pure evaluators inline, async ones on the loop, sync ones in
+the thread pool, under the adaptive limit of :mod:`.concurrency`, with ``eval_timeout``); the Ray
+driver's calls replay the workers' outcomes instead. The sink is :class:`~.recording.RunRecords`
+(records, file, statistics) or, on a Ray worker, one that keeps the raw outcomes.
 """
 
 from __future__ import annotations

@@ -1,31 +1,18 @@
 """``evaluate(..., engine="ray")``: rows go to Ray Data workers in batches.
 
-How a run goes:
+The driver (this process) is the local engine's run (:class:`~.local.LocalRun`: options, judge
+cache, ``output=`` file, resume). Rows with work left are pickled in chunks of ``ray_batch_size``
+and mapped onto a pool of ``ray_workers`` actors (:class:`_EvalWorker`), each scoring its chunk
+with :class:`~.worker.WorkerRun` (the judge cache shared through :mod:`._ray_cache`). Chunks come
+back in data order (``preserve_order``) and the driver replays their outcomes through the shared
+row code and recording, so every record is made exactly as locally, once: Ray retries the chunk
+of a killed worker, and the driver records only what it received.
 
-1. The driver (this process) resolves the options, opens the judge cache and the ``output=``
-   file, and reads what earlier runs finished there - the same code as the local engine.
-2. The rows with work left are pickled in chunks of ``ray_batch_size`` and become a Ray Dataset;
-   ``map_batches`` hands each chunk to a pool of ``ray_workers`` actors (:class:`_EvalWorker`).
-   Each actor holds the evaluators (and target) and scores its chunk with
-   :class:`~.worker.WorkerRun`: ``concurrency`` calls in flight per worker, ``batch`` forms where
-   an evaluator has one, the judge cache through :mod:`._ray_cache`.
-3. Chunks come back in data order (``preserve_order``). The driver replays each row's outcome
-   through the shared row code and the local engine's recording (:class:`RayRun` gives the
-   :class:`~openevals.evaluation.executor.RowExecutor` calls that return the workers' outcomes
-   instead of running anything), so records, redaction, the ``output=`` file, statistics, groups and batch
-   metrics are made exactly as locally, one row at a time. The progress bar advances as Ray
-   reports finished chunks.
-
-Failures: Ray restarts a killed worker and retries its chunk (``max_restarts`` /
-``max_task_retries``); since the driver records only outcomes it received, in order, every row is
-recorded exactly once. An evaluator that raises fails its pairs as errors, as locally.
-
-Cluster: ``ray_address`` (else ``RAY_ADDRESS``) joins an existing cluster; without one a local Ray
-with the machine's cores is started and stopped after the run. When Ray is already initialised in
-this process, that session is used and left running. Environment variables named in ``ray_env``,
-plus every secret-named one (``*_API_KEY``, ``*_TOKEN``, ...) and every ``*_BASE_URL``, reach the
-workers as arguments of the worker actors (in memory; not through a ``runtime_env``, whose values
-Ray's runtime-env agent writes to its log file) and never into a record.
+Without ``ray_address`` (or ``RAY_ADDRESS``) a local Ray is started and stopped after the run; a
+Ray session already initialised in this process is used and left running. Environment variables
+named in ``ray_env``, every secret-named one (``*_API_KEY``, ``*_TOKEN``, ...) and every
+``*_BASE_URL`` reach the workers as actor arguments, in memory (a ``runtime_env`` would be
+written to Ray's log), never into a record.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Parquet input on ``engine="ray"``: Ray Data reads the files, on the workers.
 
-When the data of a Ray run is Parquet (a file, a directory or a glob) and the ``output=`` file
-holds nothing to resume, the driver does not read the rows. ``ray.data.read_parquet`` reads the
-files in blocks on the cluster; ``map_batches`` hands each batch of ``ray_batch_size`` rows, as an
-Arrow batch, to an evaluation actor (the engine's own worker, see :mod:`._ray_engine`), which maps
-its columns to rows exactly as the local reader does (:mod:`openevals.evaluation.columns`) and
-scores them. Batches come back in file order (``preserve_order``) carrying each row's record and
-outcome; the driver gives rows their index and id in that order (so content-hash ids equal the
-local ones) and replays the outcomes through the engine's recording code, one batch in memory at
-a time.
-
-With something to resume, the run takes the engine's general path, which needs each row's id
-before scoring (the driver then streams the Parquet rows through pyarrow itself).
+When the data of a Ray run is Parquet and nothing is to be resumed, ``ray.data.read_parquet``
+reads the files on the cluster and each batch of ``ray_batch_size`` rows goes, as Arrow, to an
+evaluation actor that maps its columns as the local reader does (:mod:`..columns`) and scores
+them. Batches come back in file order with each row's record and outcome; the driver gives rows
+their index and id in that order (so content ids equal the local ones) and replays the outcomes.
+A run with something to resume needs each row's id first, so the driver then reads the rows.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """The worker side of a distributed run: score the rows of one batch, return raw outcomes.
 
-A worker runs the rows through the same per-row code as the local engine
-(:class:`~openevals.evaluation.executor.RowExecutor`: target first, then each evaluator not
-finished yet, inline or in the thread pool, with the ``concurrency`` set by the user), but its
-sink records nothing: it keeps, per row, a :class:`RowOutcome` (the target's call and each pair's
-``(results, error, elapsed, cache counts)``) to hand back. The driver replays those through the
-local engine's recording (:mod:`openevals.evaluation.recording`), so records, the ``output=``
-file, statistics and batch metrics are made in one place, in data order, exactly as locally.
-
-Evaluators with a ``batch`` form (:mod:`.batch_forms`) score the batch's rows in one call first
-(runs with a ``target`` score row by row); when every evaluator is pure the worker takes the
-local engine's columnar path (:mod:`..blocks`), block by block.
-
-Plain Python: nothing here imports Ray.
+A worker runs its rows through the local engine's per-row code (or its columnar path, when every
+evaluator is pure) with a sink that records nothing: it keeps each row's :class:`RowOutcome` (the
+target's call and each pair's :data:`~openevals.evaluation.evaluators.Outcome`) to hand back.
+The driver replays them through the local recording, so records, the ``output=`` file,
+statistics and batch metrics are made in one place, in data order. Plain Python: nothing here
+imports Ray.
 """
 
 from __future__ import annotations
