@@ -349,11 +349,19 @@ def _raise_csv_limit() -> None:
             limit //= 10
 
 
-def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
+def _csv_cells(path: Path, delimiter: str) -> Generator[list[str], None, None]:
+    """The cells of each line of a CSV / TSV file (no size limit on a cell)."""
     _raise_csv_limit()
     lines = _text_lines(path)
     try:
-        reader = csv.reader((line for _, line in lines), delimiter=delimiter)
+        yield from csv.reader((line for _, line in lines), delimiter=delimiter)
+    finally:
+        lines.close()
+
+
+def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
+    reader = _csv_cells(path, delimiter)
+    try:
         header = next(reader, None)
         if header is None:
             return
@@ -380,7 +388,7 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
                     record[name] = value
             yield record
     finally:
-        lines.close()
+        reader.close()
 
 
 def _read_file(path: Path) -> Iterator[Any]:
@@ -542,14 +550,9 @@ def count_rows(data: Any) -> int | None:
         return count
     if fmt == "json":
         return sum(1 for _ in _read_json(path))
-    _raise_csv_limit()
-    lines = _text_lines(path)
-    try:
-        reader = csv.reader((line for _, line in lines), delimiter="," if fmt == "csv" else "\t")
-        next(reader, None)
-        return sum(1 for cells in reader if cells and any(c.strip() for c in cells))
-    finally:
-        lines.close()
+    reader = _csv_cells(path, "," if fmt == "csv" else "\t")
+    next(reader, None)
+    return sum(1 for cells in reader if cells and any(c.strip() for c in cells))
 
 
 # --------------------------------------------------------------------------- fields of a row
