@@ -2,7 +2,7 @@
 
 The driver (this process) is the local engine's run (:class:`~.local.LocalRun`: options, judge
 cache, ``output=`` file, resume). Rows with work left are pickled in chunks of ``ray_batch_size``
-and mapped onto a pool of ``ray_workers`` actors (:class:`_EvalWorker`), each scoring its chunk
+and mapped onto a pool of ``ray_workers`` actors (:class:`EvalWorker`), each scoring its chunk
 with :class:`~.worker.WorkerRun` (the judge cache shared through :mod:`._ray_cache`). Chunks come
 back in data order (``preserve_order``) and the driver replays their outcomes through the shared
 row code and recording, so every record is made exactly as locally, once: Ray retries the chunk
@@ -36,7 +36,7 @@ from ray import cloudpickle
 from openevals.evaluation.blocks import block_of_rows
 from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
-from openevals.evaluation.engines.local import LocalRun, rows_of
+from openevals.evaluation.engines.local import LocalRun
 from openevals.evaluation.engines.ray_connect import probe_ray_address
 from openevals.evaluation.engines.worker import (
     ColumnOutcomes,
@@ -100,7 +100,7 @@ def ray_data_session(cache: Any) -> Generator[Any, None, None]:
             stop_cache(shared)
 
 
-class _EvalWorker:
+class EvalWorker:
     """A Ray Data actor: unpickles the run's evaluators once, then scores chunk after chunk."""
 
     def __init__(
@@ -227,7 +227,7 @@ class RayRun:
                 finally:
                     streamed.close()
                 return
-        rows = list(rows_of(self.run))
+        rows = list(iter(self.run.next_row, None))
         work = [row for row in rows if self._needs_work(row)]
         chunks = self._chunks(work)
         try:
@@ -297,7 +297,7 @@ class RayRun:
         payload_ref = ray.put(self._payload)
         dataset: Any = ray.data.from_arrow([table.slice(i, 1) for i in range(len(chunks))])
         dataset = dataset.map_batches(
-            _EvalWorker,
+            EvalWorker,
             fn_constructor_args=(
                 payload_ref,
                 shared,

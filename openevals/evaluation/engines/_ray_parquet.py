@@ -20,37 +20,29 @@ import ray
 import ray.data
 
 from openevals.evaluation.data import Row, iter_rows, normalize_row
+from openevals.evaluation.engines._ray_engine import EvalWorker, ray_data_session, worker_env
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
 from openevals.evaluation.sources import check_arrow_schema, parquet_files, require
 
 __all__ = ["ParquetWorker", "parquet_stream"]
 
 
-def _worker_class() -> Any:
-    from openevals.evaluation.engines._ray_engine import _EvalWorker
+class ParquetWorker(EvalWorker):
+    """The engine's evaluation actor, fed Arrow batches of Parquet rows."""
 
-    class ParquetWorker(_EvalWorker):
-        """The engine's evaluation actor, fed Arrow batches of Parquet rows."""
-
-        def __call__(self, batch: Any) -> dict[str, Any]:
-            pa = require("pyarrow", "parquet", "Reading Parquet")
-            plan = check_arrow_schema(pa, batch.schema, "Parquet batch")
-            columns = [column.to_pylist() for column in batch.columns]
-            raws = [plan.record(values) for values in zip(*columns)]  # noqa: B905
-            # Ids here only key the batch's outcomes; the driver assigns the real ones.
-            items = [
-                WorkItem(row=Row(index=i, id=f"#{i}", fields=normalize_row(raw, i).fields))
-                for i, raw in enumerate(raws)
-            ]
-            outcomes = self.run.run_items(items)
-            blob = pickle.dumps(list(zip(raws, outcomes)), pickle.HIGHEST_PROTOCOL)  # noqa: B905
-            return {"result": np.array([blob], dtype=object)}
-
-    return ParquetWorker
-
-
-ParquetWorker: Any = None
-"""The actor class (made on first use: it subclasses the engine's worker)."""
+    def __call__(self, batch: Any) -> dict[str, Any]:
+        pa = require("pyarrow", "parquet", "Reading Parquet")
+        plan = check_arrow_schema(pa, batch.schema, "Parquet batch")
+        columns = [column.to_pylist() for column in batch.columns]
+        raws = [plan.record(values) for values in zip(*columns)]  # noqa: B905
+        # Ids here only key the batch's outcomes; the driver assigns the real ones.
+        items = [
+            WorkItem(row=Row(index=i, id=f"#{i}", fields=normalize_row(raw, i).fields))
+            for i, raw in enumerate(raws)
+        ]
+        outcomes = self.run.run_items(items)
+        blob = pickle.dumps(list(zip(raws, outcomes)), pickle.HIGHEST_PROTOCOL)  # noqa: B905
+        return {"result": np.array([blob], dtype=object)}
 
 
 def parquet_stream(
@@ -60,15 +52,12 @@ def parquet_stream(
     when ``data`` is not Parquet. ``payload`` is the run's pickled evaluators and worker options,
     ``cache`` the driver's judge cache (shared with the workers). The caller runs this only when
     there is nothing to resume."""
-    global ParquetWorker
     try:
         files = parquet_files(data)
     except (OSError, ValueError):
         return None
     if files is None:
         return None
-    if ParquetWorker is None:
-        ParquetWorker = _worker_class()
     return _pairs([str(f) for f in files], options, payload, cache)
 
 
@@ -89,8 +78,6 @@ def _pairs(
 def _results(
     files: list[str], options: Any, payload: bytes, cache: Any
 ) -> Iterator[tuple[dict[str, Any], RowOutcome]]:
-    from openevals.evaluation.engines._ray_engine import ray_data_session, worker_env
-
     with ray_data_session(cache) as shared:
         payload_ref = ray.put(payload)
         cpus = ray.cluster_resources().get("CPU", 1)

@@ -14,7 +14,7 @@ import contextlib
 import os
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -214,12 +214,3 @@ class LocalRun:
         if self.pairwise is not None:
             result.pairwise = self.pairwise.summarize(result.rows)
         return result
-
-
-def rows_of(run: LocalRun) -> Iterator[Row]:
-    """Every remaining row of ``run``'s data."""
-    while True:
-        row = run.next_row()
-        if row is None:
-            return
-        yield row
