@@ -390,9 +390,5 @@ class ScoreAggregator:
         bucket = self._all.keys.get(key)
         return bucket.values if bucket is not None else array("d")
 
-    def is_boolean(self, key: str) -> bool:
-        bucket = self._all.keys.get(key)
-        return bucket is not None and bucket.boolean and len(bucket.values) > 0
-
     def online_snapshot(self) -> dict[str, dict[str, Any]]:
         return {key: self.online[key].snapshot() for key in sorted(self.online)}

@@ -158,12 +158,9 @@ class BatchMetrics:
 
 
 def _columns(rows: Sequence[tuple[Mapping[str, Any], ResultRow]]) -> dict[str, list[Any]]:
-    columns: dict[str, list[Any]] = {
-        "id": [rec["id"] for _, rec in rows],
-        "inputs": [fields.get("inputs") for fields, _ in rows],
-        "outputs": [fields.get("outputs") for fields, _ in rows],
-        "reference_outputs": [fields.get("reference_outputs") for fields, _ in rows],
-    }
+    columns: dict[str, list[Any]] = {"id": [rec["id"] for _, rec in rows]}
+    for name in FIELDS:
+        columns[name] = [fields.get(name) for fields, _ in rows]
     extra_names: list[str] = []
     for fields, _ in rows:
         for name in fields:

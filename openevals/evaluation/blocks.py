@@ -1,32 +1,15 @@
 """The columnar path of the batch runner: pure evaluators over blocks of rows.
 
-When every evaluator of a run is cheap and pure (run inline: exact match, Levenshtein, the ranking
-metrics, ...) and there is no target and no pairwise comparison, the runner takes the data in
-blocks of :data:`BLOCK_ROWS` raw records instead of scheduling rows one by one:
-
-* a block of plain records (dicts with string keys that can be stored as JSON; checked with one
-  encoder call for the whole block) is kept as columns, a :class:`ColumnBlock`: the records, their
-  explicit ids (content ids are computed only when something needs them: the ``output=`` file, or
-  reading ``result.rows``), groups, and per evaluator the results, errors and timings;
-* each evaluator with a ``batch`` form (:mod:`.engines.batch_forms`) scores the block in one call
-  (when LangSmith tracing is on, rows are scored one by one so each call is traced as usual);
-  rows a batch call cannot score are scored one by one, so every error lands on its own row;
-* statistics are counted per block (:meth:`.stats.RunStats.record_block`), the ``output=`` lines
-  of the block are written with one system call, and the block goes to the run's
-  :class:`~.store.RowStore`, which turns it into result dicts only when they are read;
-* a block holding anything else (a record that is not a plain dict, a value that cannot be
-  stored, graphrag-eval column names), and every block of a resumed run, takes the per-row code
-  (:class:`~.executor.RowExecutor`) row by row.
-
-A Ray worker takes the same path on the normalised rows it is sent (:mod:`.engines.worker`); a
-batch scored wholly as columns goes back as columns and the driver records it as a block. In a
-run that mixes judges and pure evaluators (no target), :func:`batch_first` scores the pure ones a
-block at a time before the judges take the rows one by one.
-
-Results, the ``output=`` file (line by line, keys sorted), groups, errors and the report are those
-of the per-row path; ``tests/evaluation/test_blocks.py`` checks it on generated datasets. The event
-loop gets a turn after each block (cancellation, Ctrl-C and progress work as before). A crash loses
-at most the block being built; a rerun resumes from the last block written.
+When every evaluator is cheap and pure (inline) and there is no target and no ``systems=``, rows
+are taken :data:`BLOCK_ROWS` raw records at a time. A block of plain records (dicts with string
+keys, storable as JSON: checked with one encoder call) is kept as columns (:class:`ColumnBlock`);
+each evaluator's ``batch`` form (:mod:`.engines.batch_forms`) scores it in one call, rows it
+cannot score are called one by one, and the block is counted, written and stored whole
+(:meth:`.recording.RunRecords.add_block`). Any other block, and every block of a resumed run,
+goes through the per-row code (:class:`~.executor.RowExecutor`). Results, the ``output=`` file
+and the report equal the per-row path's (``tests/evaluation/test_blocks.py``). A Ray worker
+takes the same path on the rows it is sent; :func:`batch_first` scores the pure evaluators of a
+run that also has judges a block at a time.
 """
 
 from __future__ import annotations
@@ -48,7 +31,7 @@ from openevals.evaluation.data import (
     storable_check,
 )
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
-from openevals.evaluation.evaluators import usage_of
+from openevals.evaluation.evaluators import Outcome, usage_of
 from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.pricing import estimate_cost
 from openevals.evaluation.records import (
@@ -143,11 +126,8 @@ class EvalColumn:
     usage: dict[int, dict[str, int]] = field(default_factory=dict)
     cost: dict[int, float] = field(default_factory=dict)
 
-    def outcome(
-        self, pos: int, cached: bool
-    ) -> tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]:
-        """Row ``pos``'s ``(results, error, elapsed, cache counts or None)``, as a worker sends
-        a pair's outcome back (:data:`~.engines.worker.PairOutcome`)."""
+    def outcome(self, pos: int, cached: bool) -> Outcome:
+        """Row ``pos``'s outcome, as a worker sends it back."""
         counts = self.counts.get(pos, (0, 0)) if cached else None
         return self.results[pos], self.errors.get(pos), self.elapsed[pos], counts
 
@@ -387,7 +367,11 @@ async def _one_block(run: BlockRun, forms: dict[str, BatchForm], resumed: bool) 
         rows = [row for row in (run.next_row() for _ in range(BLOCK_ROWS)) if row is not None]
         if not rows:
             return False
-        block = None if resumed else _normalised_block(run, rows)
+        # Rows that cannot be stored or were partly scored before take the per-row code.
+        fresh = not resumed and all(
+            row.problem is None and not run.previous.finished(row.id) for row in rows
+        )
+        block = block_of_rows(run, rows) if fresh else None
     else:
         start, records = reader.raw_block(BLOCK_ROWS)
         if not records:
@@ -431,45 +415,26 @@ def _plain_block(
                 if explicit is not None:
                     reader.claim(explicit, start + pos)
                 ids[pos] = explicit
-    return _new_block(
-        start, records, ids, run.evaluators, run.cache is not None, run.options.group_by
-    )
-
-
-def _normalised_block(run: BlockRun, rows: list[Row]) -> ColumnBlock | None:
-    """Rows that arrived normalised (with their ids) as a :class:`ColumnBlock`, or ``None``
-    when one of them cannot be stored or was partly scored before (the per-row code then)."""
-    if any(row.problem is not None or run.previous.finished(row.id) for row in rows):
-        return None
-    return block_of_rows(
-        rows, run.evaluators, cached=run.cache is not None, group_by=run.options.group_by
-    )
+    return _new_block(run, start, records, ids)
 
 
 def block_of_rows(
-    rows: Sequence[Row],
-    evaluators: Sequence[RunEvaluator],
-    *,
-    cached: bool,
-    group_by: str | None,
-    columns: list[EvalColumn] | None = None,
+    run: BlockRun, rows: Sequence[Row], columns: list[EvalColumn] | None = None
 ) -> ColumnBlock:
     """A :class:`ColumnBlock` of consecutive normalised rows (their ids known), with the
     evaluators' ``columns`` when they are already scored."""
-    records = [row.fields for row in rows]
     ids: list[str | None] = [row.id for row in rows]
-    return _new_block(rows[0].index, records, ids, evaluators, cached, group_by, columns)
+    return _new_block(run, rows[0].index, [row.fields for row in rows], ids, columns)
 
 
 def _new_block(
+    run: BlockRun,
     start: int,
     records: list[dict[str, Any]],
     ids: list[str | None],
-    evaluators: Sequence[RunEvaluator],
-    cached: bool,
-    group_by: str | None,
     columns: list[EvalColumn] | None = None,
 ) -> ColumnBlock:
+    evaluators = run.evaluators
     block = ColumnBlock(
         start=start,
         records=records,
@@ -477,8 +442,9 @@ def _new_block(
         names=[ev.name for ev in evaluators],
         models=[ev.info.model if ev.info is not None else None for ev in evaluators],
         columns=[] if columns is None else columns,
-        cached=cached,
+        cached=run.cache is not None,
     )
+    group_by = run.options.group_by
     if group_by is not None:
         block.groups = [group_of(block.fields(pos), group_by) for pos in range(len(records))]
     return block
@@ -519,11 +485,11 @@ def _column(
         column = EvalColumn(results=[], elapsed=[])
         for pos, outcome in enumerate(outcomes):
             if outcome is None:
-                results, error, took, counting = run.calls.run_inline(ev, fields[pos])
+                results, error, took, counts = run.calls.run_inline(ev, fields[pos])
                 if error is not None:
                     column.errors[pos] = error
-                if counting is not None and (counting.hits or counting.misses):
-                    column.counts[pos] = (counting.hits, counting.misses)
+                if counts is not None and any(counts):
+                    column.counts[pos] = counts
                 outcome = (results, error, took, None)
             column.results.append(outcome[0])
             column.elapsed.append(outcome[2])

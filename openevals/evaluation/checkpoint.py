@@ -105,16 +105,7 @@ class Checkpoint:
 
     def write(self, line: str) -> None:
         """Append ``line`` (one JSON record, no newline) and its newline in one system call."""
-        if self._fd is None:
-            return
-        try:
-            data = (line + "\n").encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: stored as its JSON escape
-            data = (escape_surrogates(line) + "\n").encode("utf-8")
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        self.write_lines([line])
 
     def write_lines(self, lines: list[str], *, clean: Callable[[str], str] | None = None) -> None:
         """Append several lines with one system call (a block of the columnar path); ``clean``
@@ -126,7 +117,7 @@ class Checkpoint:
             text = clean(text)
         try:
             data = text.encode("utf-8")
-        except UnicodeEncodeError:
+        except UnicodeEncodeError:  # a lone surrogate: stored as its JSON escape
             data = escape_surrogates(text).encode("utf-8")
         view = memoryview(data)
         while view:

@@ -21,32 +21,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from openevals._repr import show
-from openevals.evaluation.data import FIELDS, GRAPHRAG_COLUMNS
+from openevals.evaluation.data import FIELDS, GRAPHRAG_COLUMNS, decode_cell
 
-__all__ = ["ABSENT", "ColumnPlan", "plain_value", "plan_columns"]
+__all__ = ["ABSENT", "ColumnPlan", "plan_columns"]
 
 ABSENT: Any = object()
-"""What :func:`plain_value` returns for a missing cell (the field is left out of the row)."""
+"""A missing cell (the field is left out of the row)."""
 
 _MISSING_TYPES = frozenset({"NAType", "NaTType"})
 _OUTPUT_COLUMNS = ("outputs", *(c for c, f in GRAPHRAG_COLUMNS.items() if f == "outputs"))
 _INPUT_COLUMNS = ("inputs", *(c for c, f in GRAPHRAG_COLUMNS.items() if f == "inputs"))
-
-
-def _decode(text: str) -> Any:
-    stripped = text.strip()
-    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
-        try:
-            return json.loads(stripped)
-        except ValueError:
-            return text
-    return text
 
 
 def _unsupported(value: Any, column: str, source: str) -> TypeError:
@@ -75,7 +64,8 @@ def _nested(value: Any, column: str, source: str) -> Any:
 
 
 def _convert(value: Any, column: str, source: str) -> Any:
-    """The slow path of :func:`plain_value` (anything but str / int / float / bool / None)."""
+    """A cell that is not a plain str / int / float / bool / None, as plain Python
+    (:data:`ABSENT` if missing); ``TypeError`` naming ``column`` when it has no plain form."""
     kind = type(value)
     if kind.__name__ in _MISSING_TYPES:  # pd.NA, pd.NaT
         return ABSENT
@@ -84,7 +74,7 @@ def _convert(value: Any, column: str, source: str) -> Any:
     if isinstance(value, (list, tuple)):
         return [_nested(v, column, source) for v in value]
     if isinstance(value, str):  # subclasses of the plain types (numpy.float64 is a float)
-        return _decode(str(value))
+        return decode_cell(str(value))
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):
@@ -115,25 +105,6 @@ def _convert(value: Any, column: str, source: str) -> Any:
     raise _unsupported(value, column, source)
 
 
-def plain_value(value: Any, column: str, source: str) -> Any:
-    """``value`` as plain Python for the row field of ``column``; :data:`ABSENT` if missing.
-
-    Raises:
-        TypeError: the value has no plain form (bytes, complex numbers, durations, objects),
-            naming ``column`` and ``source``.
-    """
-    kind = type(value)
-    if kind is str:
-        return _decode(value)
-    if kind is int or kind is bool:
-        return value
-    if kind is float:
-        return ABSENT if value != value else value
-    if value is None:
-        return ABSENT
-    return _convert(value, column, source)
-
-
 @dataclass(frozen=True)
 class ColumnPlan:
     """Where each column of a table goes in a row: a top-level field or a nested path."""
@@ -151,7 +122,7 @@ class ColumnPlan:
             kind = type(cell)
             if kind is str:
                 first = cell[:1]
-                value = _decode(cell) if first in "{[" or first.isspace() else cell
+                value = decode_cell(cell) if first in "{[" or first.isspace() else cell
             elif kind is int or kind is bool:
                 value = cell
             elif kind is float:

@@ -44,6 +44,7 @@ __all__ = [
     "RowReader",
     "check_id",
     "count_rows",
+    "decode_cell",
     "field_at",
     "group_of",
     "iter_rows",
@@ -315,7 +316,8 @@ def _read_json(path: Path) -> Iterator[Any]:
     yield from doc
 
 
-def _decode_cell(value: str) -> Any:
+def decode_cell(value: str) -> Any:
+    """A text cell holding a JSON object or array (``{...}`` / ``[...]``) decoded, else as is."""
     text = value.strip()
     if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
         try:
@@ -347,11 +349,19 @@ def _raise_csv_limit() -> None:
             limit //= 10
 
 
-def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
+def _csv_cells(path: Path, delimiter: str) -> Generator[list[str], None, None]:
+    """The cells of each line of a CSV / TSV file (no size limit on a cell)."""
     _raise_csv_limit()
     lines = _text_lines(path)
     try:
-        reader = csv.reader((line for _, line in lines), delimiter=delimiter)
+        yield from csv.reader((line for _, line in lines), delimiter=delimiter)
+    finally:
+        lines.close()
+
+
+def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
+    reader = _csv_cells(path, delimiter)
+    try:
         header = next(reader, None)
         if header is None:
             return
@@ -371,14 +381,14 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
                 )
             record: dict[str, Any] = {}
             for name, is_nested, cell in zip(names, nested, cells, strict=False):
-                value = _decode_cell(cell)
+                value = decode_cell(cell)
                 if is_nested:
                     _set_dotted(record, name, value)
                 else:
                     record[name] = value
             yield record
     finally:
-        lines.close()
+        reader.close()
 
 
 def _read_file(path: Path) -> Iterator[Any]:
@@ -459,12 +469,9 @@ class RowReader:
 
     def __next__(self) -> Row:
         raw = next(self._raw)
-        return self.normalize(raw, self._advance())
-
-    def _advance(self) -> int:
         index = self.index
         self.index += 1
-        return index
+        return self.normalize(raw, index)
 
     def normalize(self, raw: Any, index: int) -> Row:
         """One raw record of this source as a :class:`Row` (its explicit id checked)."""
@@ -543,14 +550,9 @@ def count_rows(data: Any) -> int | None:
         return count
     if fmt == "json":
         return sum(1 for _ in _read_json(path))
-    _raise_csv_limit()
-    lines = _text_lines(path)
-    try:
-        reader = csv.reader((line for _, line in lines), delimiter="," if fmt == "csv" else "\t")
-        next(reader, None)
-        return sum(1 for cells in reader if cells and any(c.strip() for c in cells))
-    finally:
-        lines.close()
+    reader = _csv_cells(path, "," if fmt == "csv" else "\t")
+    next(reader, None)
+    return sum(1 for cells in reader if cells and any(c.strip() for c in cells))
 
 
 # --------------------------------------------------------------------------- fields of a row

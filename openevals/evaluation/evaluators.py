@@ -28,9 +28,11 @@ from openevals._repr import show
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.data import MISSING, field_at
 from openevals.evaluation.pricing import add_usage, normalize_usage
+from openevals.evaluation.records import ErrorInfo
 from openevals.evaluation.spec import EvaluatorSpec
 
 __all__ = [
+    "Outcome",
     "RunEvaluator",
     "counting_cache",
     "normalize_many",
@@ -40,6 +42,9 @@ __all__ = [
 ]
 
 InThread = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+Outcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]
+"""``(results, error, elapsed_sec, (cache hits, misses) or None)`` of one row x evaluator pair."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ class RunEvaluator:
 
 class counting_cache:  # used like a function: ``with counting_cache(cache) as counting:``
     """Make ``cache`` the judge cache of the calls inside, counting their hits and misses
-    (``None``: no cache, nothing to count)."""
+    (:attr:`counts`; ``None``: no cache, nothing to count)."""
 
     __slots__ = ("cache", "counting", "token")
 
@@ -107,11 +112,16 @@ class counting_cache:  # used like a function: ``with counting_cache(cache) as c
         self.counting: CountingCache | None = None
         self.token: Any = None
 
-    def __enter__(self) -> CountingCache | None:
+    def __enter__(self) -> counting_cache:
         if self.cache is not None:
             self.counting = CountingCache(self.cache)
             self.token = active_cache.set(self.counting)
-        return self.counting
+        return self
+
+    @property
+    def counts(self) -> tuple[int, int] | None:
+        counting = self.counting
+        return None if counting is None else (counting.hits, counting.misses)
 
     def __exit__(self, *exc: object) -> None:
         if self.token is not None:

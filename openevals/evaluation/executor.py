@@ -1,16 +1,11 @@
 """Running one row: the target, then every evaluator not finished yet; outcomes go to a sink.
 
-:class:`RowExecutor` is the per-row code every engine shares. It decides what is left to run for a
-row (resume), runs the target and the evaluators through a :class:`Calls` object and hands every
-outcome to a :class:`Sink`; it records nothing itself. The pieces an engine picks:
-
-* calls - :class:`LiveCalls` runs things: cheap pure evaluators inline, async ones on the loop,
-  sync ones in the thread pool, under the adaptive limit of calls in flight
-  (:mod:`.concurrency`), with ``eval_timeout``. It first takes an outcome already computed by a
-  ``batch`` form, when there is one. The Ray driver replays the workers' outcomes instead.
-* sink - :class:`~.recording.RunRecords` makes the records, the ``output=`` lines, statistics and
-  batch metrics (the local engine and the Ray driver); a Ray worker's sink keeps the raw outcomes
-  to send back (:mod:`.engines.worker`).
+:class:`RowExecutor` is the per-row code every engine shares: it decides what is left to run for
+a row (resume), gets each outcome from a :class:`Calls` object and hands it to a :class:`Sink`.
+:class:`LiveCalls` runs things (cheap pure evaluators inline, async ones on the loop, sync ones in
+the thread pool, under the adaptive limit of :mod:`.concurrency`, with ``eval_timeout``); the Ray
+driver's calls replay the workers' outcomes instead. The sink is :class:`~.recording.RunRecords`
+(records, file, statistics) or, on a Ray worker, one that keeps the raw outcomes.
 """
 
 from __future__ import annotations
@@ -22,21 +17,17 @@ from typing import Any, Protocol, TypeVar
 
 from openevals._contract import is_async_callable
 from openevals._repr import show
-from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import Limiter
 from openevals.evaluation.data import Row, RowDataError
-from openevals.evaluation.evaluators import RunEvaluator, counting_cache
+from openevals.evaluation.evaluators import Outcome, RunEvaluator, counting_cache
 from openevals.evaluation.loop import Offload
-from openevals.evaluation.records import ErrorInfo, Recorder, ResultRow, TargetInfo
+from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
 from openevals.evaluation.target import run_target
 
-__all__ = ["Calls", "LiveCalls", "Outcome", "RowExecutor", "Sink", "run_rows"]
+__all__ = ["Calls", "LiveCalls", "RowExecutor", "Sink", "run_rows"]
 
 _T = TypeVar("_T")
-
-Outcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, CountingCache | None]
-"""``(results, error, elapsed_sec, cache counts or None)`` of one row x evaluator pair."""
 
 
 class Sink(Protocol):
@@ -123,7 +114,7 @@ class LiveCalls:
             except Exception as exc:
                 results, error = [], self.recorder.error(exc)
             elapsed = time.perf_counter() - start
-        return results, error, elapsed, counting
+        return results, error, elapsed, counting.counts
 
     async def pair(self, ev: RunEvaluator, row: Row, fields: Mapping[str, Any]) -> Outcome:
         done = self.batched.pop((row.id, ev.name), None)
@@ -142,7 +133,7 @@ class LiveCalls:
                 except Exception as exc:
                     results, error, slot.error = [], self.recorder.error(exc), exc
                 elapsed = time.perf_counter() - start
-        return results, error, elapsed, counting
+        return results, error, elapsed, counting.counts
 
 
 class RowExecutor:

@@ -220,7 +220,7 @@ def _typed(values: list[Any]) -> list[Any]:
         return values
     if kinds <= {bool, int, float}:
         return [None if v is None else float(v) for v in values]
-    return [None if v is None else v if isinstance(v, str) else _json(v) for v in values]
+    return _text(values)
 
 
 def _text(values: list[Any]) -> list[Any]:

@@ -139,7 +139,7 @@ class LangSmithDataset:
     def open(self) -> Source:
         """Check that the dataset exists and return it as a :class:`Source`."""
         self.resolve()
-        return Source(name=self.uri, records=self.__iter__, count=lambda: None)
+        return Source(name=self.uri, records=self.__iter__)
 
     def __repr__(self) -> str:
         return f"LangSmithDataset({self.uri!r})"
@@ -216,17 +216,7 @@ def open_examples(data: Any) -> Source | None:
         return None
     first, items = peeked
     if _is_example(first):
-        if not isinstance(data, (list, tuple)):
-            return Source(
-                name="LangSmith examples",
-                records=lambda: (example_row(example) for example in items),
-                count=lambda: None,
-            )
-        return Source(
-            name="LangSmith examples",
-            records=lambda: (example_row(example) for example in data),
-            count=lambda: len(data),
-        )
+        return Source(name="LangSmith examples", records=lambda: (example_row(e) for e in items))
     if one_shot:
-        return Source(name="data", records=lambda: items, count=lambda: None)
+        return Source(name="data", records=lambda: items)
     return None

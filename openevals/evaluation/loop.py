@@ -1,7 +1,7 @@
 """Event-loop plumbing of the batch runner.
 
 * :class:`LoopThread` - one event loop in a daemon thread, shared by every sync ``evaluate`` call.
-* :func:`drive` - run a coroutine on that loop from sync code and wait; Ctrl-C cancels it and
+* :func:`run_on_loop` - run a coroutine on that loop from sync code and wait; Ctrl-C cancels it and
   waits for its clean-up.
 * :class:`Offload` - a thread pool for sync evaluators and targets that carries the caller's
   context variables (so the judge cache reaches the thread).
@@ -23,7 +23,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["LoopThread", "Offload", "drive", "no_gc_pauses"]
+__all__ = ["LoopThread", "Offload", "no_gc_pauses", "run_on_loop"]
 
 
 class LoopThread:
@@ -72,7 +72,7 @@ class LoopThread:
         return cls._thread is not None and threading.current_thread() is cls._thread
 
 
-def drive(
+def run_on_loop(
     work: Coroutine[Any, Any, None], *, began: threading.Event, closed: threading.Event
 ) -> None:
     """Run ``work`` on the shared loop and wait for it.

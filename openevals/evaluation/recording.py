@@ -19,16 +19,15 @@ from typing import TYPE_CHECKING, Any
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.data import Row, group_of
-from openevals.evaluation.evaluators import RunEvaluator, usage_of
+from openevals.evaluation.evaluators import Outcome, RunEvaluator, usage_of
 from openevals.evaluation.pricing import estimate_cost
 from openevals.evaluation.progress import ProgressSink
-from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo
+from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo, row_record
 from openevals.evaluation.stats import RunStats
 from openevals.evaluation.store import RowStore
 
 if TYPE_CHECKING:
     from openevals.evaluation.blocks import ColumnBlock
-    from openevals.evaluation.executor import Outcome
 
 __all__ = ["RunRecords"]
 
@@ -104,8 +103,9 @@ class RunRecords:
         """The result row of ``row`` with its resumed pairs; its ``row`` line is written when
         something is left to run (and the file does not hold it yet)."""
         group_by = self.group_by
-        rec = self.recorder.row(
-            row,
+        rec = row_record(
+            row.id,
+            row.index,
             fields,
             group=group_of(fields, group_by) if group_by is not None else None,
             grouped=group_by is not None,
@@ -129,7 +129,7 @@ class RunRecords:
         self.stats.record_reused_target()
 
     def pair(self, ev: RunEvaluator, rec: ResultRow, outcome: Outcome) -> None:
-        results, error, elapsed, counting = outcome
+        results, error, elapsed, counts = outcome
         usage = usage_of(results)
         model = ev.info.model if ev.info is not None else None
         entry: Evaluation = self.recorder.evaluation(
@@ -139,9 +139,7 @@ class RunRecords:
             usage=usage,
             cost_usd=estimate_cost(model, usage, self.prices),
             model=model,
-            cache=(
-                {"hits": counting.hits, "misses": counting.misses} if counting is not None else None
-            ),
+            cache=None if counts is None else {"hits": counts[0], "misses": counts[1]},
         )
         rec["evaluations"][ev.name] = entry
         self.stats.record_pair(ev.name, entry)

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal, TypedDict
 
-from openevals.evaluation.data import FIELDS, Row, placeholder
+from openevals.evaluation.data import FIELDS, placeholder
 from openevals.evaluation.redact import Redactor
 
 __all__ = [
@@ -280,18 +280,6 @@ class Recorder:
             "usage": usage,
             "error": error,
         }
-
-    def row(
-        self,
-        row: Row,
-        fields: Mapping[str, Any],
-        *,
-        group: str | None,
-        grouped: bool,
-        target: TargetInfo | None,
-    ) -> ResultRow:
-        """The result row of ``row`` (``fields`` may hold the target's outputs), no evaluations."""
-        return row_record(row.id, row.index, fields, group=group, grouped=grouped, target=target)
 
     def finish(self, rec: ResultRow) -> ResultRow:
         """``rec`` made final: every secret value removed (a copy only where one was found)."""

@@ -23,6 +23,7 @@ as ``rouge1,rougeL``, ``use_stemmer``; the ``[text]`` extra), and ``llm:<PROMPT_
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import typing
@@ -184,22 +185,35 @@ def _only(spec: ParsedSpec, options: dict[str, Any], allowed: tuple[str, ...] | 
         )
 
 
-def _exact(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
-    _no_positional(spec)
-    _only(spec, options, ())
-    from openevals.exact import exact_match
+def _evaluator(module: str, attr: str) -> Builder:
+    """A builder for an evaluator that takes no options (exact match, Levenshtein)."""
 
-    return exact_match
+    def build(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
+        _no_positional(spec)
+        _only(spec, options, ())
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+    return build
 
 
-def _levenshtein(
-    spec: ParsedSpec, options: dict[str, Any], model: str | None
-) -> Callable[..., Any]:
-    _no_positional(spec)
-    _only(spec, options, ())
-    from openevals.string.levenshtein import levenshtein_distance
+def _factory(module: str, attr: str, **defaults: Any) -> Builder:
+    """A builder calling factory ``module.attr`` with the spec's options (over ``defaults``)."""
 
-    return levenshtein_distance
+    def build(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
+        factory = getattr(importlib.import_module(module), attr)
+        _no_positional(spec)
+        _only(spec, options, factory_options(factory))
+        return factory(**{**defaults, **_comma_list(options, "rouge_types")})  # type: ignore[no-any-return]
+
+    return build
+
+
+def _comma_list(options: dict[str, Any], name: str) -> dict[str, Any]:
+    """``options`` with option ``name`` given as ``a,b,c`` text made a list."""
+    value = options.get(name)
+    if not isinstance(value, str):
+        return options
+    return {**options, name: [item.strip() for item in value.split(",") if item.strip()]}
 
 
 def _json_match(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
@@ -207,9 +221,7 @@ def _json_match(spec: ParsedSpec, options: dict[str, Any], model: str | None) ->
 
     _no_positional(spec)
     _only(spec, options, factory_options(create_json_match_evaluator))
-    opts = dict(options)
-    if isinstance(opts.get("exclude_keys"), str):
-        opts["exclude_keys"] = [k.strip() for k in opts["exclude_keys"].split(",") if k.strip()]
+    opts = dict(_comma_list(options, "exclude_keys"))
     if opts.get("rubric") is not None:
         opts.setdefault("model", model)
         if opts["model"] is None:
@@ -262,18 +274,6 @@ _ALIASES = {
 }
 
 
-def _retrieval(metric: str) -> Builder:
-    def build(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
-        from openevals import rag
-
-        factory = getattr(rag, _RETRIEVAL[metric])
-        _no_positional(spec)
-        _only(spec, options, factory_options(factory))
-        return factory(**options)  # type: ignore[no-any-return]
-
-    return build
-
-
 _TEXT = {
     "bleu": "create_bleu_evaluator",
     "chrf": "create_chrf_evaluator",
@@ -281,28 +281,6 @@ _TEXT = {
     "ter": "create_ter_evaluator",
     "rouge": "create_rouge_evaluator",
 }
-
-
-def _text_options(options: dict[str, Any]) -> dict[str, Any]:
-    opts = dict(options)
-    if isinstance(opts.get("rouge_types"), str):
-        opts["rouge_types"] = [t.strip() for t in opts["rouge_types"].split(",") if t.strip()]
-    return opts
-
-
-def _text(metric: str) -> Builder:
-    def build(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callable[..., Any]:
-        from openevals.text import reference
-
-        factory = getattr(reference, _TEXT[metric])
-        _no_positional(spec)
-        _only(spec, options, factory_options(factory))
-        opts = _text_options(options)
-        if metric == "chrf++":
-            opts.setdefault("word_order", 2)
-        return factory(**opts)  # type: ignore[no-any-return]
-
-    return build
 
 
 BATCH_METRIC_NAMES: tuple[str, ...] = tuple(sorted(_TEXT))
@@ -320,7 +298,7 @@ def build_batch_metric(text: str) -> Callable[..., Any]:
             f"{', '.join(BATCH_METRIC_NAMES)}"
         )
     _no_positional(spec)
-    options = _text_options({k: _parse_value(v) for k, v in spec.options.items()})
+    options = _comma_list({k: _parse_value(v) for k, v in spec.options.items()}, "rouge_types")
     from openevals.text import reference_batch_metric
 
     try:
@@ -361,14 +339,16 @@ def _llm(spec: ParsedSpec, options: dict[str, Any], model: str | None) -> Callab
 
 
 _BUILDERS: dict[str, Builder] = {
-    "exact_match": _exact,
-    "levenshtein_distance": _levenshtein,
+    "exact_match": _evaluator("openevals.exact", "exact_match"),
+    "levenshtein_distance": _evaluator("openevals.string.levenshtein", "levenshtein_distance"),
     "json_match": _json_match,
     "embedding_similarity": _embedding,
     "trajectory_match": _trajectory,
     "llm": _llm,
-    **{name: _retrieval(name) for name in _RETRIEVAL},
-    **{name: _text(name) for name in _TEXT},
+    **{name: _factory("openevals.rag", factory) for name, factory in _RETRIEVAL.items()},
+    **{name: _factory("openevals.text.reference", factory) for name, factory in _TEXT.items()},
+    # chrF++ is chrF with word bigrams
+    "chrf++": _factory("openevals.text.reference", "create_chrf_evaluator", word_order=2),
 }
 
 EVALUATOR_NAMES: tuple[str, ...] = tuple(sorted([*_BUILDERS, *_ALIASES]))

@@ -14,12 +14,6 @@ if TYPE_CHECKING:
 __all__ = ["EvaluationInterrupted", "EvaluationResult"]
 
 
-def _dump(obj: Any) -> str:
-    from openevals.evaluation.records import storable_text
-
-    return storable_text(obj)
-
-
 @dataclass
 class EvaluationResult:
     """What :func:`~openevals.evaluation.evaluate` returns.
@@ -58,11 +52,13 @@ class EvaluationResult:
 
     def to_jsonl(self, path: str | os.PathLike[str] | None = None) -> str | None:
         """The rows as JSON Lines: written to ``path`` (returns ``None``), or returned as a str."""
+        from openevals.evaluation.records import storable_text
+
         if path is None:
-            return "".join(_dump(row) + "\n" for row in self.rows)
+            return "".join(storable_text(row) + "\n" for row in self.rows)
         with Path(path).open("w", encoding="utf-8") as fh:
             for row in self.rows:
-                fh.write(_dump(row) + "\n")
+                fh.write(storable_text(row) + "\n")
         return None
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,15 +1,6 @@
-"""``openevals.evaluate`` / ``openevals.aevaluate``: validate the arguments, pick the engine.
-
-The engines live in :mod:`openevals.evaluation.engines`: ``"local"`` (one process, one event loop:
-:mod:`.engines.local`) and ``"ray"`` (Ray Data workers: :mod:`.engines._ray_engine`). Both run
-rows through the same per-row code (:mod:`.executor`) and record through the same sink
-(:mod:`.recording`), so their results are equal. The parts: :mod:`.options` (arguments),
-:mod:`.evaluators` (resolving ``evaluators=``), :mod:`.records` (the records and their file
-format; secrets are removed there), :mod:`.stats` (counters, aggregates, summary),
-:mod:`.batches` (dataset metrics), :mod:`.blocks` (the columnar path of pure evaluators),
-:mod:`.store` (the finished rows), :mod:`.target` (calling the target), :mod:`.loop` (the
-event-loop thread and the thread pool).
-"""
+"""``openevals.evaluate`` / ``openevals.aevaluate``: validate the arguments, pick the engine
+(:mod:`.engines.local` or :mod:`.engines._ray_engine`; both share the per-row code of
+:mod:`.executor` and the recording of :mod:`.recording`, so their results are equal)."""
 
 from __future__ import annotations
 
@@ -20,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
-from openevals.evaluation.loop import drive
+from openevals.evaluation.loop import run_on_loop
 from openevals.evaluation.options import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CONCURRENCY,
@@ -30,16 +21,6 @@ from openevals.evaluation.options import (
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 
 __all__ = ["aevaluate", "evaluate"]
-
-
-# --------------------------------------------------------------------------- entry points
-
-
-def _options(arguments: Mapping[str, Any]) -> RunOptions:
-    """The keyword arguments of :func:`evaluate` / :func:`aevaluate` (their ``locals()``),
-    validated."""
-    skip = ("data", "evaluators")
-    return RunOptions(**{k: v for k, v in arguments.items() if k not in skip})
 
 
 def evaluate(
@@ -141,7 +122,29 @@ def evaluate(
         EvaluationInterrupted: on Ctrl-C (a ``KeyboardInterrupt``); ``.result`` holds what
             finished.
     """
-    options = _options(locals())
+    options = RunOptions(
+        target=target,
+        concurrency=concurrency,
+        cache=cache,
+        group_by=group_by,
+        progress=progress,
+        output=output,
+        batch_metrics=batch_metrics,
+        accumulate=accumulate,
+        batch_size=batch_size,
+        prices=prices,
+        retry_errors=retry_errors,
+        model=model,
+        systems=systems,
+        engine=engine,
+        ray_address=ray_address,
+        ray_workers=ray_workers,
+        ray_batch_size=ray_batch_size,
+        ray_env=ray_env,
+        ray_connect_timeout=ray_connect_timeout,
+        eval_timeout=eval_timeout,
+        ray_parquet=ray_parquet,
+    )
     if options.engine == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
@@ -150,7 +153,7 @@ def evaluate(
 
     run = LocalRun(data, evaluators, options)
     try:
-        drive(run.execute(), began=run.began, closed=run.closed)
+        run_on_loop(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None
@@ -188,7 +191,29 @@ async def aevaluate(
     Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
     stays in the ``output=`` file, and the ``CancelledError`` propagates.
     """
-    options = _options(locals())
+    options = RunOptions(
+        target=target,
+        concurrency=concurrency,
+        cache=cache,
+        group_by=group_by,
+        progress=progress,
+        output=output,
+        batch_metrics=batch_metrics,
+        accumulate=accumulate,
+        batch_size=batch_size,
+        prices=prices,
+        retry_errors=retry_errors,
+        model=model,
+        systems=systems,
+        engine=engine,
+        ray_address=ray_address,
+        ray_workers=ray_workers,
+        ray_batch_size=ray_batch_size,
+        ray_env=ray_env,
+        ray_connect_timeout=ray_connect_timeout,
+        eval_timeout=eval_timeout,
+        ray_parquet=ray_parquet,
+    )
     if options.engine == "ray":
         from openevals.evaluation.engines import load_ray_engine
 

@@ -57,13 +57,11 @@ _GLOB_CHARS = ("*", "?", "[")
 
 @dataclass(frozen=True)
 class Source:
-    """An opened data source: ``records()`` streams raw row dicts; ``count()`` their number
-    (``None`` when it cannot be known without reading everything). ``name`` is what errors call
+    """An opened data source: ``records()`` streams raw row dicts. ``name`` is what errors call
     the source (a file path, ``"pandas DataFrame"``, ``"langsmith://NAME"``)."""
 
     name: str
     records: Callable[[], Iterator[Any]]
-    count: Callable[[], int | None]
     known: Known | None = None
     """For Arrow-backed sources: which of the records yielded so far are known to be storable
     as JSON without checking them (see :class:`Known`)."""
@@ -251,8 +249,8 @@ def count_source(data: Any) -> Any:
 # --------------------------------------------------------------------------- shared checks
 
 
-def first_duplicate(ids: Iterable[Any]) -> tuple[int, int, str] | None:
-    """The first repeated id (as the row id text) with both positions; missing ids are skipped."""
+def _check_ids(ids: Iterable[Any], source: str) -> None:
+    """``ValueError`` naming the first repeated id (as row id text); missing ids are skipped."""
     seen: dict[str, int] = {}
     for index, value in enumerate(ids):
         if value is None or value == "" or (isinstance(value, float) and value != value):
@@ -260,18 +258,10 @@ def first_duplicate(ids: Iterable[Any]) -> tuple[int, int, str] | None:
         key = str(value)
         first = seen.setdefault(key, index)
         if first != index:
-            return first, index, key
-    return None
-
-
-def _check_ids(ids: Iterable[Any], source: str) -> None:
-    found = first_duplicate(ids)
-    if found is not None:
-        first, second, key = found
-        raise ValueError(
-            f"{source}: rows {first} and {second} share the id {show(key)} (column 'id'); row ids "
-            "must be unique (drop the 'id' column to identify rows by content and position)"
-        )
+            raise ValueError(
+                f"{source}: rows {first} and {index} share the id {show(key)} (column 'id'); row "
+                "ids must be unique (drop the 'id' column to identify rows by content and position)"
+            )
 
 
 def _zip_records(plan: ColumnPlan, columns: Sequence[Sequence[Any]]) -> Iterator[dict[str, Any]]:
@@ -310,7 +300,7 @@ def _pandas_source(df: Any) -> Source:
         for values in df.itertuples(index=False, name=None):
             yield record(values)
 
-    return Source(name=name, records=records, count=lambda: len(df))
+    return Source(name=name, records=records)
 
 
 def _polars_source(df: Any) -> Source:
@@ -331,7 +321,7 @@ def _polars_source(df: Any) -> Source:
         for values in df.iter_rows():
             yield record(values)
 
-    return Source(name=name, records=records, count=lambda: len(df))
+    return Source(name=name, records=records)
 
 
 # --------------------------------------------------------------------------- Arrow / Parquet
@@ -394,7 +384,7 @@ def _arrow_source(table: Any) -> Source:
         return itertools.chain.from_iterable(arrow_records(plan, b, known) for b in batches)
 
     known = Known()
-    return Source(name=name, records=records, count=lambda: table.num_rows, known=known)
+    return Source(name=name, records=records, known=known)
 
 
 def _open_parquet(path: Path) -> Any:
@@ -410,17 +400,8 @@ def _open_parquet(path: Path) -> Any:
         ) from None
 
 
-def parquet_batches(
-    path: Path, batch_rows: int | None = None, known: Known | None = None
-) -> Iterator[dict[str, Any]]:
-    """Stream the row dicts of one Parquet file, one record batch in memory at a time."""
-    return itertools.chain.from_iterable(_parquet_row_lists(path, batch_rows, known))
-
-
-def _parquet_row_lists(
-    path: Path, batch_rows: int | None, known: Known | None
-) -> Iterator[list[dict[str, Any]]]:
-    """The row dicts of one Parquet file, a list per record batch.
+def parquet_batches(path: Path, known: Known | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the row dicts of one Parquet file, one record batch in memory at a time.
 
     Raises:
         ValueError: the file is corrupt or truncated (naming it), or has a column layout the
@@ -430,7 +411,7 @@ def _parquet_row_lists(
     pa = require("pyarrow", "parquet", "Reading Parquet")
     handle = _open_parquet(path)
     plan = check_arrow_schema(pa, handle.schema_arrow, str(path))
-    batches = handle.iter_batches(batch_size=batch_rows or _BATCH_ROWS)
+    batches = handle.iter_batches(batch_size=_BATCH_ROWS)
     while True:
         try:
             batch = next(batches)
@@ -441,7 +422,7 @@ def _parquet_row_lists(
                 f"{show(str(path))}: cannot read its data ({type(exc).__name__}: {exc}); the "
                 "file is truncated or corrupt - write it again"
             ) from None
-        yield arrow_records(plan, batch, known)
+        yield from arrow_records(plan, batch, known)
 
 
 _DECODED_START = r"^[\s\x0b\x1c-\x1f\x{85}\p{Z}{\[]"
@@ -490,7 +471,6 @@ def _parquet_source(text: str, files: list[Path]) -> Source:
     handles = [_open_parquet(path) for path in files]  # corrupt footers fail now
     for path, handle in zip(files, handles):  # noqa: B905 - same length
         check_arrow_schema(pa, handle.schema_arrow, str(path))
-    total = sum(handle.metadata.num_rows for handle in handles)
     del handles
 
     known = Known()
@@ -498,7 +478,7 @@ def _parquet_source(text: str, files: list[Path]) -> Source:
     def records() -> Iterator[dict[str, Any]]:
         return itertools.chain.from_iterable(parquet_batches(path, known=known) for path in files)
 
-    return Source(name=text, records=records, count=lambda: total, known=known)
+    return Source(name=text, records=records, known=known)
 
 
 # --------------------------------------------------------------------------- Hugging Face
@@ -523,8 +503,7 @@ def _hf_source(dataset: Any) -> Source:
                 current = plan_columns(batch.keys(), name)
             yield from _zip_records(current, [batch[column] for column in current.names])
 
-    count: Callable[[], int | None] = (lambda: None) if streamed else (lambda: len(dataset))
-    return Source(name=name, records=records, count=count)
+    return Source(name=name, records=records)
 
 
 def peek_iterable(data: Iterable[Any]) -> tuple[Any, Iterator[Any]] | None:

@@ -213,10 +213,6 @@ class ResultRows(Sequence[ResultRow]):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:

@@ -1,14 +1,6 @@
-"""Execution engines of the batch runner (``evaluate(..., engine=...)``).
-
-* ``"local"`` - one process, one event loop (:mod:`openevals.evaluation.runner`).
-* ``"ray"`` - rows go to Ray Data workers in batches (:mod:`._ray_engine`); the driver keeps the
-  records, the ``output=`` file, statistics and batch metrics, so results equal the local
-  engine's.
-
-Nothing here imports Ray until a Ray run starts: :mod:`._ray_engine` and :mod:`._ray_cache` are
-loaded only by ``engine="ray"``. :mod:`.worker` and :mod:`.batch_forms` are plain Python (the
-worker side of a Ray run, and the ``batch`` forms of evaluators).
-"""
+"""Execution engines of the batch runner: ``"local"`` (:mod:`.local`) and ``"ray"``
+(:mod:`._ray_engine`, loaded only by a Ray run; :mod:`.worker` and :mod:`.batch_forms` are plain
+Python)."""
 
 from __future__ import annotations
 

@@ -1,31 +1,18 @@
 """``evaluate(..., engine="ray")``: rows go to Ray Data workers in batches.
 
-How a run goes:
+The driver (this process) is the local engine's run (:class:`~.local.LocalRun`: options, judge
+cache, ``output=`` file, resume). Rows with work left are pickled in chunks of ``ray_batch_size``
+and mapped onto a pool of ``ray_workers`` actors (:class:`EvalWorker`), each scoring its chunk
+with :class:`~.worker.WorkerRun` (the judge cache shared through :mod:`._ray_cache`). Chunks come
+back in data order (``preserve_order``) and the driver replays their outcomes through the shared
+row code and recording, so every record is made exactly as locally, once: Ray retries the chunk
+of a killed worker, and the driver records only what it received.
 
-1. The driver (this process) resolves the options, opens the judge cache and the ``output=``
-   file, and reads what earlier runs finished there - the same code as the local engine.
-2. The rows with work left are pickled in chunks of ``ray_batch_size`` and become a Ray Dataset;
-   ``map_batches`` hands each chunk to a pool of ``ray_workers`` actors (:class:`_EvalWorker`).
-   Each actor holds the evaluators (and target) and scores its chunk with
-   :class:`~.worker.WorkerRun`: ``concurrency`` calls in flight per worker, ``batch`` forms where
-   an evaluator has one, the judge cache through :mod:`._ray_cache`.
-3. Chunks come back in data order (``preserve_order``). The driver replays each row's outcome
-   through the shared row code and the local engine's recording (:class:`RayRun` gives the
-   :class:`~openevals.evaluation.executor.RowExecutor` calls that return the workers' outcomes
-   instead of running anything), so records, redaction, the ``output=`` file, statistics, groups and batch
-   metrics are made exactly as locally, one row at a time. The progress bar advances as Ray
-   reports finished chunks.
-
-Failures: Ray restarts a killed worker and retries its chunk (``max_restarts`` /
-``max_task_retries``); since the driver records only outcomes it received, in order, every row is
-recorded exactly once. An evaluator that raises fails its pairs as errors, as locally.
-
-Cluster: ``ray_address`` (else ``RAY_ADDRESS``) joins an existing cluster; without one a local Ray
-with the machine's cores is started and stopped after the run. When Ray is already initialised in
-this process, that session is used and left running. Environment variables named in ``ray_env``,
-plus every secret-named one (``*_API_KEY``, ``*_TOKEN``, ...) and every ``*_BASE_URL``, reach the
-workers as arguments of the worker actors (in memory; not through a ``runtime_env``, whose values
-Ray's runtime-env agent writes to its log file) and never into a record.
+Without ``ray_address`` (or ``RAY_ADDRESS``) a local Ray is started and stopped after the run; a
+Ray session already initialised in this process is used and left running. Environment variables
+named in ``ray_env``, every secret-named one (``*_API_KEY``, ``*_TOKEN``, ...) and every
+``*_BASE_URL`` reach the workers as actor arguments, in memory (a ``runtime_env`` would be
+written to Ray's log), never into a record.
 """
 
 from __future__ import annotations
@@ -49,7 +36,7 @@ from ray import cloudpickle
 from openevals.evaluation.blocks import block_of_rows
 from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
-from openevals.evaluation.engines.local import LocalRun, rows_of
+from openevals.evaluation.engines.local import LocalRun
 from openevals.evaluation.engines.ray_connect import probe_ray_address
 from openevals.evaluation.engines.worker import (
     ColumnOutcomes,
@@ -58,6 +45,7 @@ from openevals.evaluation.engines.worker import (
     WorkerRun,
     WorkItem,
     finish_parts,
+    row_outcomes,
     start_parts,
     write_part,
 )
@@ -112,7 +100,7 @@ def ray_data_session(cache: Any) -> Generator[Any, None, None]:
             stop_cache(shared)
 
 
-class _EvalWorker:
+class EvalWorker:
     """A Ray Data actor: unpickles the run's evaluators once, then scores chunk after chunk."""
 
     def __init__(
@@ -131,17 +119,11 @@ class _EvalWorker:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
         results = []
-        names = [ev.name for ev in self.run.evaluators]
         for chunk, payload in zip(batch["chunk"], batch["payload"], strict=True):
             items = pickle.loads(payload)
             outcomes = self.run.run_chunk(items)
             if self.parquet is not None:  # this worker writes its rows' results itself
-                rows = (
-                    outcomes.row_outcomes(names)
-                    if isinstance(outcomes, ColumnOutcomes)
-                    else outcomes
-                )
-                write_part(self.run, items, rows, self.parquet, int(chunk))
+                write_part(self.run, items, row_outcomes(outcomes), self.parquet, int(chunk))
             results.append(pickle.dumps(outcomes, pickle.HIGHEST_PROTOCOL))
         return {"chunk": batch["chunk"], "result": np.array(results, dtype=object)}
 
@@ -245,7 +227,7 @@ class RayRun:
                 finally:
                     streamed.close()
                 return
-        rows = list(rows_of(self.run))
+        rows = list(iter(self.run.next_row, None))
         work = [row for row in rows if self._needs_work(row)]
         chunks = self._chunks(work)
         try:
@@ -255,7 +237,7 @@ class RayRun:
                         raise KeyboardInterrupt
                     await self._replay_chunk(chunk_rows, done)
                 return
-            outcomes = (o for chunk_rows, done in chunks for o in self._row_outcomes(done))
+            outcomes = (o for chunk_rows, done in chunks for o in row_outcomes(done))
             for row in rows:
                 if self.stop.is_set():
                     raise KeyboardInterrupt
@@ -264,27 +246,16 @@ class RayRun:
         finally:
             chunks.close()
 
-    def _row_outcomes(self, done: list[RowOutcome] | ColumnOutcomes) -> list[RowOutcome]:
-        if isinstance(done, ColumnOutcomes):
-            return done.row_outcomes(self.run.names)
-        return done
-
     async def _replay_chunk(
         self, rows: Sequence[Row], done: list[RowOutcome] | ColumnOutcomes
     ) -> None:
         """One batch's outcomes: column blocks go to the records whole (as on the local columnar
         path); anything else is replayed row by row through the shared row code."""
         if isinstance(done, ColumnOutcomes):  # a fresh run's batches hold consecutive rows
-            run, start = self.run, 0
+            start = 0
             for count, columns in done.blocks:
-                block = block_of_rows(
-                    rows[start : start + count],
-                    run.evaluators,
-                    cached=run.cache is not None,
-                    group_by=self.options.group_by,
-                    columns=columns,
-                )
-                run.records.add_block(block)
+                block = block_of_rows(self.run, rows[start : start + count], columns)
+                self.run.records.add_block(block)
                 start += count
             return
         with self.run.records.block():  # the batch's rows go to the store as one ordered part
@@ -326,7 +297,7 @@ class RayRun:
         payload_ref = ray.put(self._payload)
         dataset: Any = ray.data.from_arrow([table.slice(i, 1) for i in range(len(chunks))])
         dataset = dataset.map_batches(
-            _EvalWorker,
+            EvalWorker,
             fn_constructor_args=(
                 payload_ref,
                 shared,

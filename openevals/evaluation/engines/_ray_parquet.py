@@ -1,17 +1,11 @@
 """Parquet input on ``engine="ray"``: Ray Data reads the files, on the workers.
 
-When the data of a Ray run is Parquet (a file, a directory or a glob) and the ``output=`` file
-holds nothing to resume, the driver does not read the rows. ``ray.data.read_parquet`` reads the
-files in blocks on the cluster; ``map_batches`` hands each batch of ``ray_batch_size`` rows, as an
-Arrow batch, to an evaluation actor (the engine's own worker, see :mod:`._ray_engine`), which maps
-its columns to rows exactly as the local reader does (:mod:`openevals.evaluation.columns`) and
-scores them. Batches come back in file order (``preserve_order``) carrying each row's record and
-outcome; the driver gives rows their index and id in that order (so content-hash ids equal the
-local ones) and replays the outcomes through the engine's recording code, one batch in memory at
-a time.
-
-With something to resume, the run takes the engine's general path, which needs each row's id
-before scoring (the driver then streams the Parquet rows through pyarrow itself).
+When the data of a Ray run is Parquet and nothing is to be resumed, ``ray.data.read_parquet``
+reads the files on the cluster and each batch of ``ray_batch_size`` rows goes, as Arrow, to an
+evaluation actor that maps its columns as the local reader does (:mod:`..columns`) and scores
+them. Batches come back in file order with each row's record and outcome; the driver gives rows
+their index and id in that order (so content ids equal the local ones) and replays the outcomes.
+A run with something to resume needs each row's id first, so the driver then reads the rows.
 """
 
 from __future__ import annotations
@@ -26,37 +20,29 @@ import ray
 import ray.data
 
 from openevals.evaluation.data import Row, iter_rows, normalize_row
+from openevals.evaluation.engines._ray_engine import EvalWorker, ray_data_session, worker_env
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
 from openevals.evaluation.sources import check_arrow_schema, parquet_files, require
 
 __all__ = ["ParquetWorker", "parquet_stream"]
 
 
-def _worker_class() -> Any:
-    from openevals.evaluation.engines._ray_engine import _EvalWorker
+class ParquetWorker(EvalWorker):
+    """The engine's evaluation actor, fed Arrow batches of Parquet rows."""
 
-    class ParquetWorker(_EvalWorker):
-        """The engine's evaluation actor, fed Arrow batches of Parquet rows."""
-
-        def __call__(self, batch: Any) -> dict[str, Any]:
-            pa = require("pyarrow", "parquet", "Reading Parquet")
-            plan = check_arrow_schema(pa, batch.schema, "Parquet batch")
-            columns = [column.to_pylist() for column in batch.columns]
-            raws = [plan.record(values) for values in zip(*columns)]  # noqa: B905
-            # Ids here only key the batch's outcomes; the driver assigns the real ones.
-            items = [
-                WorkItem(row=Row(index=i, id=f"#{i}", fields=normalize_row(raw, i).fields))
-                for i, raw in enumerate(raws)
-            ]
-            outcomes = self.run.run_items(items)
-            blob = pickle.dumps(list(zip(raws, outcomes)), pickle.HIGHEST_PROTOCOL)  # noqa: B905
-            return {"result": np.array([blob], dtype=object)}
-
-    return ParquetWorker
-
-
-ParquetWorker: Any = None
-"""The actor class (made on first use: it subclasses the engine's worker)."""
+    def __call__(self, batch: Any) -> dict[str, Any]:
+        pa = require("pyarrow", "parquet", "Reading Parquet")
+        plan = check_arrow_schema(pa, batch.schema, "Parquet batch")
+        columns = [column.to_pylist() for column in batch.columns]
+        raws = [plan.record(values) for values in zip(*columns)]  # noqa: B905
+        # Ids here only key the batch's outcomes; the driver assigns the real ones.
+        items = [
+            WorkItem(row=Row(index=i, id=f"#{i}", fields=normalize_row(raw, i).fields))
+            for i, raw in enumerate(raws)
+        ]
+        outcomes = self.run.run_items(items)
+        blob = pickle.dumps(list(zip(raws, outcomes)), pickle.HIGHEST_PROTOCOL)  # noqa: B905
+        return {"result": np.array([blob], dtype=object)}
 
 
 def parquet_stream(
@@ -66,15 +52,12 @@ def parquet_stream(
     when ``data`` is not Parquet. ``payload`` is the run's pickled evaluators and worker options,
     ``cache`` the driver's judge cache (shared with the workers). The caller runs this only when
     there is nothing to resume."""
-    global ParquetWorker
     try:
         files = parquet_files(data)
     except (OSError, ValueError):
         return None
     if files is None:
         return None
-    if ParquetWorker is None:
-        ParquetWorker = _worker_class()
     return _pairs([str(f) for f in files], options, payload, cache)
 
 
@@ -95,8 +78,6 @@ def _pairs(
 def _results(
     files: list[str], options: Any, payload: bytes, cache: Any
 ) -> Iterator[tuple[dict[str, Any], RowOutcome]]:
-    from openevals.evaluation.engines._ray_engine import ray_data_session, worker_env
-
     with ray_data_session(cache) as shared:
         payload_ref = ray.put(payload)
         cpus = ray.cluster_resources().get("CPU", 1)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openevals.evaluation.data import FIELDS
-from openevals.evaluation.evaluators import RunEvaluator, counting_cache, normalize_many
+from openevals.evaluation.evaluators import Outcome, RunEvaluator, counting_cache, normalize_many
 
 __all__ = ["BatchForm", "batch_form", "run_batch_form"]
 
@@ -60,10 +60,6 @@ def batch_form(ev: RunEvaluator) -> BatchForm | None:
     if any(name not in columns for name in required):
         return None
     return BatchForm(method=method, columns=columns)
-
-
-Outcome = tuple[list[dict[str, Any]], None, float, Any]
-"""``(results, error, elapsed_sec, cache counts)`` of one row x evaluator pair."""
 
 
 async def run_batch_form(
@@ -109,11 +105,12 @@ async def run_batch_form(
         start = time.perf_counter()
         scored = await _call(ev, form, positions, columns)
         elapsed = time.perf_counter() - start
-    if counting is not None and (counting.hits or counting.misses):
+    counts = counting.counts
+    if counts is not None and any(counts):
         return out
     share = elapsed / max(1, len(scored))
     for pos, results in scored.items():
-        out[pos] = (results, None, share, counting)
+        out[pos] = (results, None, share, counts)
     return out
 
 

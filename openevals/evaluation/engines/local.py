@@ -1,18 +1,10 @@
 """The local engine: one asyncio event loop drives the whole run (``engine="local"``).
 
-Rows are pulled lazily from the data source by ``concurrency`` workers; each runs one row at a
-time through the shared :class:`~openevals.evaluation.executor.RowExecutor` (target first, then
-every evaluator not finished yet), which reports to :class:`~openevals.evaluation.recording.
-RunRecords`. Async evaluators run on the loop, sync ones in a thread pool (with the caller's
-context variables, so the judge cache reaches them), cheap pure ones directly on the loop. An
-adaptive limit bounds the calls in flight: it starts at ``concurrency``, backs off when the model
-server answers 429/503 or times out, and grows back while calls succeed (:mod:`..concurrency`).
-When every evaluator is cheap and pure, rows go through in blocks instead
-(:mod:`openevals.evaluation.blocks`).
-
-Every finished row x evaluator pair is appended to the ``output=`` JSONL file at once; on start
-the run reads that file and skips the pairs it already holds, so a rerun after a crash, a
-``kill -9`` or Ctrl-C resumes where the last one stopped and never repeats finished work.
+``concurrency`` workers pull rows lazily from the data and run each through the shared
+:class:`~openevals.evaluation.executor.RowExecutor`, which reports to
+:class:`~openevals.evaluation.recording.RunRecords`; with only cheap pure evaluators, rows go
+through in blocks instead (:mod:`openevals.evaluation.blocks`). Every finished pair is appended
+to the ``output=`` file at once, and a rerun skips the pairs the file holds.
 """
 
 from __future__ import annotations
@@ -22,7 +14,7 @@ import contextlib
 import os
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -222,12 +214,3 @@ class LocalRun:
         if self.pairwise is not None:
             result.pairwise = self.pairwise.summarize(result.rows)
         return result
-
-
-def rows_of(run: LocalRun) -> Iterator[Row]:
-    """Every remaining row of ``run``'s data."""
-    while True:
-        row = run.next_row()
-        if row is None:
-            return
-        yield row

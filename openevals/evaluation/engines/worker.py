@@ -1,18 +1,11 @@
 """The worker side of a distributed run: score the rows of one batch, return raw outcomes.
 
-A worker runs the rows through the same per-row code as the local engine
-(:class:`~openevals.evaluation.executor.RowExecutor`: target first, then each evaluator not
-finished yet, inline or in the thread pool, with the ``concurrency`` set by the user), but its
-sink records nothing: it keeps, per row, a :class:`RowOutcome` (the target's call and each pair's
-``(results, error, elapsed, cache counts)``) to hand back. The driver replays those through the
-local engine's recording (:mod:`openevals.evaluation.recording`), so records, the ``output=``
-file, statistics and batch metrics are made in one place, in data order, exactly as locally.
-
-Evaluators with a ``batch`` form (:mod:`.batch_forms`) score the batch's rows in one call first
-(runs with a ``target`` score row by row); when every evaluator is pure the worker takes the
-local engine's columnar path (:mod:`..blocks`), block by block.
-
-Plain Python: nothing here imports Ray.
+A worker runs its rows through the local engine's per-row code (or its columnar path, when every
+evaluator is pure) with a sink that records nothing: it keeps each row's :class:`RowOutcome` (the
+target's call and each pair's :data:`~openevals.evaluation.evaluators.Outcome`) to hand back.
+The driver replays them through the local recording, so records, the ``output=`` file,
+statistics and batch metrics are made in one place, in data order. Plain Python: nothing here
+imports Ray.
 """
 
 from __future__ import annotations
@@ -34,38 +27,33 @@ from openevals.evaluation.blocks import (
     columnar_fits,
     run_blocks,
 )
-from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.data import Row, RowReader
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form
-from openevals.evaluation.evaluators import RunEvaluator, prepare_evaluators
-from openevals.evaluation.executor import LiveCalls, Outcome, RowExecutor, run_rows
-from openevals.evaluation.loop import Offload, drive
+from openevals.evaluation.evaluators import Outcome, RunEvaluator, prepare_evaluators
+from openevals.evaluation.executor import LiveCalls, RowExecutor, run_rows
+from openevals.evaluation.loop import Offload, run_on_loop
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.pricing import merge_prices
 from openevals.evaluation.recording import RunRecords
-from openevals.evaluation.records import ErrorInfo, Recorder, ResultRow, TargetInfo
+from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
 from openevals.evaluation.stats import RunStats
 
 __all__ = [
     "SUCCESS",
     "Capture",
     "ColumnOutcomes",
-    "PairOutcome",
     "ReplayCalls",
     "RowOutcome",
     "WorkItem",
     "WorkerRun",
-    "counts_of",
     "finish_parts",
+    "row_outcomes",
     "start_parts",
     "write_part",
 ]
-
-PairOutcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]
-"""``(results, error, elapsed_sec, (cache hits, misses) or None)`` of one row x evaluator."""
 
 
 @dataclass
@@ -84,17 +72,22 @@ class ColumnOutcomes:
 
     blocks: list[tuple[int, list[EvalColumn]]]
     cached: bool
+    names: list[str]
 
-    def row_outcomes(self, names: Sequence[str]) -> list[RowOutcome]:
-        """The same outcomes, row by row."""
-        out: list[RowOutcome] = []
-        for count, columns in self.blocks:
-            for pos in range(count):
-                pairs: dict[str, PairOutcome] = {}
-                for name, column in zip(names, columns, strict=True):
-                    pairs[name] = column.outcome(pos, self.cached)
-                out.append(RowOutcome(pairs=pairs))
-        return out
+
+def row_outcomes(done: list[RowOutcome] | ColumnOutcomes) -> list[RowOutcome]:
+    """What a worker did for a batch, row by row."""
+    if not isinstance(done, ColumnOutcomes):
+        return done
+    out: list[RowOutcome] = []
+    for count, columns in done.blocks:
+        for pos in range(count):
+            pairs = {
+                name: column.outcome(pos, done.cached)
+                for name, column in zip(done.names, columns, strict=True)
+            }
+            out.append(RowOutcome(pairs=pairs))
+    return out
 
 
 @dataclass
@@ -102,16 +95,7 @@ class RowOutcome:
     """What a worker did for one row."""
 
     target: tuple[dict[str, Any], TargetInfo] | None = None
-    pairs: dict[str, PairOutcome] = field(default_factory=dict)
-
-
-def counts_of(counts: tuple[int, int] | None) -> CountingCache | None:
-    """A :class:`CountingCache` carrying ``counts`` (what the recording code reads)."""
-    if counts is None:
-        return None
-    counting = CountingCache(None)
-    counting.hits, counting.misses = counts
-    return counting
+    pairs: dict[str, Outcome] = field(default_factory=dict)
 
 
 class Capture:
@@ -144,9 +128,7 @@ class Capture:
         """Nothing to send: the driver reuses the target's earlier record itself."""
 
     def pair(self, ev: RunEvaluator, rec: ResultRow, outcome: Outcome) -> None:
-        results, error, elapsed, counting = outcome
-        counts = None if counting is None else (counting.hits, counting.misses)
-        self.outcomes[rec["id"]].pairs[ev.name] = (results, error, elapsed, counts)
+        self.outcomes[rec["id"]].pairs[ev.name] = outcome
 
     def complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
         """Recording happens on the driver."""
@@ -181,10 +163,7 @@ class WorkerRun:
 
     def run_items(self, items: Sequence[WorkItem]) -> list[RowOutcome]:
         """Score the rows of ``items``; one :class:`RowOutcome` per item, in order."""
-        done = self.run_chunk(items)
-        if isinstance(done, ColumnOutcomes):
-            return done.row_outcomes([ev.name for ev in self.evaluators])
-        return done
+        return row_outcomes(self.run_chunk(items))
 
     def run_chunk(self, items: Sequence[WorkItem]) -> list[RowOutcome] | ColumnOutcomes:
         """Score the rows of ``items``: their columns when every row went through a column
@@ -216,13 +195,14 @@ class WorkerRun:
         self._rows = iter(rows)
         began, closed = threading.Event(), threading.Event()
         try:
-            drive(self._run_rows(rows, began, closed), began=began, closed=closed)
+            run_on_loop(self._run_rows(rows, began, closed), began=began, closed=closed)
         finally:
             offload.shutdown()
         if rows and sum(len(block) for block in self.blocks) == len(rows):
             return ColumnOutcomes(
                 blocks=[(len(block), block.columns) for block in self.blocks],
                 cached=self.cache is not None,
+                names=[ev.name for ev in self.evaluators],
             )
         return [self.capture.outcomes[row.id] for row in rows]
 
@@ -274,8 +254,7 @@ class ReplayCalls:
 
     def inline(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
         assert self.outcome is not None
-        results, error, elapsed, counts = self.outcome.pairs[ev.name]
-        return results, error, elapsed, counts_of(counts)
+        return self.outcome.pairs[ev.name]
 
     async def pair(self, ev: RunEvaluator, row: Row, fields: Any) -> Outcome:
         return self.inline(ev, row, fields)
