@@ -213,24 +213,39 @@ class FakeOpenAIServer(_Endpoints):
         self._initial_embedding_dim = embedding_dim
         self.models: tuple[str, ...] = tuple(models)
         self._lock = threading.Lock()
+        self._release = threading.Event()
+        self._ids = itertools.count(1)
+        self.errors: list[str] = []
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._initial_state()
+        if start:
+            self.start()
+
+    def _initial_state(self) -> None:
+        """Set every record, script and setting that :meth:`reset` forgets."""
         self._requests: list[RecordedRequest] = []
         self._chat_queue: deque[Reply] = deque()
         self._embedding_queue: deque[Reply] = deque()
         self._embedding_overrides: dict[str, list[float]] = {}
+        self._logprobs_scripts: deque[dict[str, float]] = deque()
         self._responder: Responder | None = None
         self._default_chat = make_reply("ok")
-        self._release = threading.Event()
-        self._ids = itertools.count(1)
-        self.errors: list[str] = []
         self.latency: float = 0.0
         self.reject_response_format: set[str] = set()
         self.reject_tools: bool = False
-        self.embedding_dim: int = embedding_dim
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._init_flight_counters()
-        if start:
-            self.start()
+        self.embedding_dim: int = self._initial_embedding_dim
+        self.max_choices: int | None = None
+        self.omit_logprobs = False
+        #: TCP connections accepted since start/reset (keep-alive clients reuse theirs).
+        self.connections_opened = 0
+        #: Chat requests being served right now, and the most there ever were at once.
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        #: Chat requests answered 429 because ``max_in_flight`` were already being served.
+        self.rejected_in_flight = 0
+        self.max_in_flight: int | None = None
+        self.in_flight_retry_after: float | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeOpenAIServer:
@@ -294,19 +309,8 @@ class FakeOpenAIServer(_Endpoints):
         are closed without a reply).
         """
         with self._lock:
-            self._requests.clear()
-            self._chat_queue.clear()
-            self._embedding_queue.clear()
-            self._embedding_overrides.clear()
-            self._responder = None
-            self._default_chat = make_reply("ok")
+            self._initial_state()
             self.errors.clear()
-            self.latency = 0.0
-            self.reject_response_format = set()
-            self.reject_tools = False
-            self.embedding_dim = self._initial_embedding_dim
-            self._reset_sampling()
-            self._init_flight_counters()
             old, self._release = self._release, threading.Event()
         old.set()
 
@@ -442,17 +446,6 @@ class FakeOpenAIServer(_Endpoints):
             time.sleep(0.005)
 
     # ------------------------------------------------------------------ in-flight limit
-    def _init_flight_counters(self) -> None:
-        #: TCP connections accepted since start/reset (keep-alive clients reuse theirs).
-        self.connections_opened = 0
-        #: Chat requests being served right now, and the most there ever were at once.
-        self.in_flight = 0
-        self.peak_in_flight = 0
-        #: Chat requests answered 429 because ``max_in_flight`` were already being served.
-        self.rejected_in_flight = 0
-        self.max_in_flight: int | None = None
-        self.in_flight_retry_after: float | None = None
-
     def limit_in_flight(self, limit: int | None, *, retry_after: float | None = 0.05) -> None:
         """Answer chat requests with HTTP 429 while ``limit`` others are being served (``None``
         lifts the limit), like a provider's concurrency limit. ``retry_after`` seconds go out
