@@ -312,45 +312,38 @@ def extraction_messages(text: str) -> list[dict[str, str]]:
     ]
 
 
-# The tool format the "llm" strategy used before it asked the judge pipeline; kept for importers.
+def _function_tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    parameters = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
 
 
 def extraction_tools() -> list[dict[str, Any]]:
     """The extraction tools (``ExtractCode`` / ``NoCode``, as in openevals 0.2.2), in OpenAI
     function-tool format (new dicts). Kept for importers; the ``"llm"`` strategy now asks for a
     structured answer (:data:`EXTRACTION_SCHEMA`)."""
+    code = {
+        "type": "string",
+        "description": "The extracted code, without Markdown fences or prose.",
+    }
     return [
-        {
-            "type": "function",
-            "function": {
-                "name": "ExtractCode",
-                "description": "Return the source code contained in the answer, exactly as written.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        "code": {
-                            "type": "string",
-                            "description": "The extracted code, without Markdown fences or prose.",
-                        }
-                    },
-                    "required": ["code"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        {
-            "type": "function",
-            "function": {
-                "name": "NoCode",
-                "description": "Report that the answer contains no source code.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"no_code": {"type": "boolean"}},
-                    "required": ["no_code"],
-                    "additionalProperties": False,
-                },
-            },
-        },
+        _function_tool(
+            "ExtractCode",
+            "Return the source code contained in the answer, exactly as written.",
+            {"code": code},
+        ),
+        _function_tool(
+            "NoCode",
+            "Report that the answer contains no source code.",
+            {"no_code": {"type": "boolean"}},
+        ),
     ]
 
 
