@@ -34,7 +34,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -136,26 +136,22 @@ class _Handler(BaseHTTPRequestHandler):
         if admitted is False:
             self._reply(fake._over_limit_outcome(), None, 0.0)
             return
-        left = [not admitted]
-
-        def leave() -> None:  # once, when the answer goes out (or the request ends without one)
-            if not left[0]:
-                left[0] = True
-                fake._leave_flight()
-
+        self._in_flight = bool(admitted)
         try:
             outcome, release = fake._dispatch(self.command, self.path, self.headers.items(), raw)
-            self._reply(outcome, release, fake.latency + outcome.delay, leave)
+            self._reply(outcome, release, fake.latency + outcome.delay)
         finally:
-            leave()
+            self._leave_flight()
 
-    def _reply(
-        self,
-        outcome: _Outcome,
-        release: threading.Event | None,
-        wait: float,
-        answering: Callable[[], None] | None = None,
-    ) -> None:
+    _in_flight = False
+
+    def _leave_flight(self) -> None:
+        """Once per admitted request: when its answer goes out, or when it ends without one."""
+        if self._in_flight:
+            self._in_flight = False
+            self.server.fake._leave_flight()
+
+    def _reply(self, outcome: _Outcome, release: threading.Event | None, wait: float) -> None:
         if wait > 0 and release is not None and release.wait(wait):
             self.close_connection = True
             return
@@ -167,8 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
             return
-        if answering is not None:  # the client may send its next request as soon as it reads
-            answering()
+        self._leave_flight()  # the client may send its next request as soon as it reads
         try:
             self.send_response(outcome.status)
             for name, value in outcome.headers.items():
