@@ -114,7 +114,14 @@ def _run_process(
 class _FakeBase:
     """The state of a fake sandbox, shared by the sync and the async one, and what tests read."""
 
-    def __init__(self, unavailable_packages: Iterable[str], root: str | os.PathLike[str] | None):
+    _parts: tuple[type[_Part], type[_Part]]  # the classes of ``files`` and ``commands``
+
+    def __init__(
+        self,
+        *,
+        unavailable_packages: Iterable[str] = (),
+        root: str | os.PathLike[str] | None = None,
+    ) -> None:
         self._own_root = root is None
         self._root = Path(tempfile.mkdtemp(prefix="fake-e2b-") if root is None else root)
         self.home = self._root / "home" / "user"
@@ -124,6 +131,9 @@ class _FakeBase:
         self.commands_run: list[RecordedCommand] = []
         self.installed: list[str] = []
         self.written: dict[str, str | bytes] = {}
+        files, commands = self._parts
+        self.files = files(self)
+        self.commands = commands(self)
 
     def path(self, sandbox_path: str) -> Path:
         """Where a sandbox path lives on the local disk."""
@@ -256,15 +266,9 @@ class _AsyncCommands(_Part):
 class FakeSandbox(_FakeBase):
     """Sync fake of ``e2b_code_interpreter.Sandbox`` (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        unavailable_packages: Iterable[str] = (),
-        root: str | os.PathLike[str] | None = None,
-    ) -> None:
-        super().__init__(unavailable_packages, root)
-        self.files = _Files(self)
-        self.commands = _Commands(self)
+    files: _Files
+    commands: _Commands
+    _parts = (_Files, _Commands)
 
     def kill(self) -> None:
         self._close()
@@ -279,15 +283,9 @@ class FakeSandbox(_FakeBase):
 class FakeAsyncSandbox(_FakeBase):
     """Async fake of ``e2b_code_interpreter.AsyncSandbox`` (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        unavailable_packages: Iterable[str] = (),
-        root: str | os.PathLike[str] | None = None,
-    ) -> None:
-        super().__init__(unavailable_packages, root)
-        self.files = _AsyncFiles(self)
-        self.commands = _AsyncCommands(self)
+    files: _AsyncFiles
+    commands: _AsyncCommands
+    _parts = (_AsyncFiles, _AsyncCommands)
 
     async def kill(self) -> None:
         self._close()
