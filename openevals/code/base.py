@@ -338,8 +338,7 @@ class AsyncCodeEvaluator(_CodeEvaluatorBase):
         return cast("list[EvaluatorResult]", results)
 
 
-# The names of the earlier shells, kept importable: one result per call was always the case, and
-# ``batch`` / ``abatch`` are now the optional capability of the two classes above.
+# The names of the earlier shells, kept importable.
 CodeCheckEvaluator = CodeEvaluator
 BatchCodeCheckEvaluator = CodeEvaluator
 AsyncCodeCheckEvaluator = AsyncCodeEvaluator

@@ -35,7 +35,7 @@ from openevals.testing._protocol import (
 
 
 class _Endpoints:
-    # State owned by FakeOpenAIServer.__init__ (declared here for the type checker).
+    # State set by FakeOpenAIServer (declared here for the type checker).
     _lock: threading.Lock
     _requests: list[RecordedRequest]
     _release: threading.Event
@@ -50,8 +50,8 @@ class _Endpoints:
     reject_response_format: set[str]
     reject_tools: bool
     embedding_dim: int
-    max_choices: int | None = None
-    omit_logprobs: bool = False
+    max_choices: int | None
+    omit_logprobs: bool
 
     def embedding_for(self, text: str, *, dim: int | None = None) -> list[float]:
         raise NotImplementedError  # defined by FakeOpenAIServer
