@@ -35,23 +35,40 @@ from openevals.testing._protocol import (
 
 
 class _Endpoints:
-    # State set by FakeOpenAIServer (declared here for the type checker).
+    """The state :meth:`FakeOpenAIServer.reset` forgets, and the endpoints that answer from it."""
+
+    # Set by FakeOpenAIServer.__init__ (declared here for the type checker).
     _lock: threading.Lock
-    _requests: list[RecordedRequest]
     _release: threading.Event
     _ids: Iterator[int]
-    _chat_queue: deque[Reply]
-    _embedding_queue: deque[Reply]
-    _responder: Responder | None
-    _default_chat: Reply
-    _logprobs_scripts: deque[dict[str, float]]
+    _initial_embedding_dim: int
     errors: list[str]
     models: tuple[str, ...]
-    reject_response_format: set[str]
-    reject_tools: bool
-    embedding_dim: int
-    max_choices: int | None
-    omit_logprobs: bool
+
+    def _initial_state(self) -> None:
+        """Set that state (at creation, and again on reset)."""
+        self._requests: list[RecordedRequest] = []
+        self._chat_queue: deque[Reply] = deque()
+        self._embedding_queue: deque[Reply] = deque()
+        self._embedding_overrides: dict[str, list[float]] = {}
+        self._logprobs_scripts: deque[dict[str, float]] = deque()
+        self._responder: Responder | None = None
+        self._default_chat = make_reply("ok")
+        self.latency: float = 0.0
+        self.reject_response_format: set[str] = set()
+        self.reject_tools: bool = False
+        self.embedding_dim: int = self._initial_embedding_dim
+        self.max_choices: int | None = None
+        self.omit_logprobs = False
+        #: TCP connections accepted since start/reset (keep-alive clients reuse theirs).
+        self.connections_opened = 0
+        #: Chat requests being served right now, and the most there ever were at once.
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        #: Chat requests answered 429 because ``max_in_flight`` were already being served.
+        self.rejected_in_flight = 0
+        self.max_in_flight: int | None = None
+        self.in_flight_retry_after: float | None = None
 
     def embedding_for(self, text: str, *, dim: int | None = None) -> list[float]:
         raise NotImplementedError  # defined by FakeOpenAIServer

@@ -33,7 +33,6 @@ import socketserver
 import struct
 import threading
 import time
-from collections import deque
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -216,31 +215,6 @@ class FakeOpenAIServer(_Endpoints):
         self._initial_state()
         if start:
             self.start()
-
-    def _initial_state(self) -> None:
-        """Set every record, script and setting that :meth:`reset` forgets."""
-        self._requests: list[RecordedRequest] = []
-        self._chat_queue: deque[Reply] = deque()
-        self._embedding_queue: deque[Reply] = deque()
-        self._embedding_overrides: dict[str, list[float]] = {}
-        self._logprobs_scripts: deque[dict[str, float]] = deque()
-        self._responder: Responder | None = None
-        self._default_chat = make_reply("ok")
-        self.latency: float = 0.0
-        self.reject_response_format: set[str] = set()
-        self.reject_tools: bool = False
-        self.embedding_dim: int = self._initial_embedding_dim
-        self.max_choices: int | None = None
-        self.omit_logprobs = False
-        #: TCP connections accepted since start/reset (keep-alive clients reuse theirs).
-        self.connections_opened = 0
-        #: Chat requests being served right now, and the most there ever were at once.
-        self.in_flight = 0
-        self.peak_in_flight = 0
-        #: Chat requests answered 429 because ``max_in_flight`` were already being served.
-        self.rejected_in_flight = 0
-        self.max_in_flight: int | None = None
-        self.in_flight_retry_after: float | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeOpenAIServer:
