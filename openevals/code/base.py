@@ -78,9 +78,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {show(__name__)} has no attribute {show(name)}")
 
 
-def _extract_code_from_markdown_code_blocks(text: str) -> str | None:
-    """Public-release name of :func:`openevals.code.extraction.extract_code_from_markdown`."""
-    return extract_code_from_markdown(text)
+_extract_code_from_markdown_code_blocks = extract_code_from_markdown  # the public release's name
 
 
 def check_model_options(*, code_extraction_strategy: str, model: str | None, client: Any) -> None:
