@@ -422,6 +422,25 @@ def test_raw_http_keep_alive_unknown_path_and_bad_json(fake_openai: FakeOpenAISe
     assert bad.body is None and bad.raw == b"{broken"
 
 
+def test_chunked_request_bodies_are_read(fake_openai: FakeOpenAIServer) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", fake_openai.port, timeout=5)
+    try:
+        for _ in range(2):  # the connection stays usable after a chunked body
+            conn.request(
+                "POST",
+                "/v1/embeddings",
+                body=iter([b'{"model": "m", ', b'"input": "hi"}']),
+                headers={"Content-Type": "application/json"},
+                encode_chunked=True,
+            )
+            resp = conn.getresponse()
+            assert resp.status == 200 and json.loads(resp.read())["data"]
+    finally:
+        conn.close()
+    assert fake_openai.embedding_requests == [{"model": "m", "input": "hi"}] * 2
+    assert fake_openai.requests[0].headers["transfer-encoding"] == "chunked"
+
+
 # ---------------------------------------------------------------------------- failures
 def test_429_retry_after_then_success_sync(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.queue_chat(status=429, headers={"Retry-After": "0.01"})

@@ -11,23 +11,17 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_MYPY = "openevals.code.mypy"
-_PYRIGHT = "openevals.code.pyright"
-_LLM = "openevals.code.llm"
-_E2B_EXECUTION = "openevals.code.e2b.execution"
-_E2B_PYRIGHT = "openevals.code.e2b.pyright"
-
 _EXPORTS: dict[str, str] = {
-    "create_mypy_evaluator": _MYPY,
-    "create_async_mypy_evaluator": _MYPY,
-    "create_pyright_evaluator": _PYRIGHT,
-    "create_async_pyright_evaluator": _PYRIGHT,
-    "create_code_llm_as_judge": _LLM,
-    "create_async_code_llm_as_judge": _LLM,
-    "create_e2b_execution_evaluator": _E2B_EXECUTION,
-    "create_async_e2b_execution_evaluator": _E2B_EXECUTION,
-    "create_e2b_pyright_evaluator": _E2B_PYRIGHT,
-    "create_async_e2b_pyright_evaluator": _E2B_PYRIGHT,
+    "create_mypy_evaluator": "openevals.code.mypy",
+    "create_async_mypy_evaluator": "openevals.code.mypy",
+    "create_pyright_evaluator": "openevals.code.pyright",
+    "create_async_pyright_evaluator": "openevals.code.pyright",
+    "create_code_llm_as_judge": "openevals.code.llm",
+    "create_async_code_llm_as_judge": "openevals.code.llm",
+    "create_e2b_execution_evaluator": "openevals.code.e2b.execution",
+    "create_async_e2b_execution_evaluator": "openevals.code.e2b.execution",
+    "create_e2b_pyright_evaluator": "openevals.code.e2b.pyright",
+    "create_async_e2b_pyright_evaluator": "openevals.code.e2b.pyright",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import functools
 import os
 import re
 import secrets
@@ -235,11 +236,9 @@ def check_plan(
 
 # --------------------------------------------------------------------------- drivers
 
-_ENV_OVERRIDES = {"PYTHONIOENCODING": "utf-8", "NO_COLOR": "1"}
-
 
 def _environment() -> dict[str, str]:
-    return {**os.environ, **_ENV_OVERRIDES}
+    return {**os.environ, "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1"}
 
 
 def _decode(data: bytes) -> str:
@@ -307,19 +306,14 @@ def typecheck_evaluator(
         async def ascorer(*, outputs: str, **_: Any) -> CheckScore:
             return (await arun_checks(checker, [outputs]))[0]
 
-        async def abatch_scorer(codes: Sequence[str]) -> list[CheckScore]:
-            return await arun_checks(checker, codes)
-
         scorer: Callable[..., Any] = ascorer
-        batch_scorer: Callable[[Sequence[str]], Any] = abatch_scorer
     else:
 
         def scorer(*, outputs: str, **_: Any) -> CheckScore:
             return run_checks(checker, [outputs])[0]
 
-        def batch_scorer(codes: Sequence[str]) -> list[CheckScore]:
-            return run_checks(checker, codes)
-
+    run = arun_checks if is_async else run_checks
+    batch_scorer: Callable[[Sequence[str]], Any] = functools.partial(run, checker)
     # A checker process per call: neither pure nor a judge.
     info = EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
     return (AsyncCodeEvaluator if is_async else CodeEvaluator)(

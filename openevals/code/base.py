@@ -22,8 +22,8 @@ starts. Without a sink (your own scorer) the code is passed on unchanged.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, cast
 
 from openevals._contract import (
@@ -34,6 +34,7 @@ from openevals._contract import (
     make_evaluator,
     run_scorer,
 )
+from openevals._drivers import adrive, drive
 from openevals._repr import show
 from openevals._text import check_text
 from openevals.code.extraction import (
@@ -43,6 +44,7 @@ from openevals.code.extraction import (
     Extraction,
     NoCode,
     extract_code_from_markdown,
+    perform,
 )
 from openevals.types import EvaluatorResult
 
@@ -76,9 +78,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {show(__name__)} has no attribute {show(name)}")
 
 
-def _extract_code_from_markdown_code_blocks(text: str) -> str | None:
-    """Public-release name of :func:`openevals.code.extraction.extract_code_from_markdown`."""
-    return extract_code_from_markdown(text)
+_extract_code_from_markdown_code_blocks = extract_code_from_markdown  # the public release's name
 
 
 def check_model_options(*, code_extraction_strategy: str, model: str | None, client: Any) -> None:
@@ -120,26 +120,6 @@ def _batch_items(outputs: Any) -> list[Any]:
     return list(outputs)
 
 
-def _merge_batch(
-    feedback_key: str, extractions: Sequence[Extraction], scores: Sequence[CheckScore]
-) -> list[EvaluatorResult]:
-    """One result per extraction: its check score, or the extraction-failure result."""
-    results: list[EvaluatorResult] = []
-    checked = iter(scores)
-    for extraction in extractions:
-        if extraction.code is None:
-            score, comment, metadata = extraction.failure_score()
-            results.append(
-                {"key": feedback_key, "score": score, "comment": comment, "metadata": metadata}
-            )
-        else:
-            passed, note = next(checked)
-            results.append(
-                {"key": feedback_key, "score": passed, "comment": note, "metadata": None}
-            )
-    return results
-
-
 def checked_code(code: str, parameter: str, sink: str | None) -> str:
     """``code`` unchanged; with a ``sink`` (the program the code is handed to), a ``ValueError``
     naming ``parameter`` if the code holds a lone surrogate, which no UTF-8 file can carry."""
@@ -148,30 +128,9 @@ def checked_code(code: str, parameter: str, sink: str | None) -> str:
     return code
 
 
-def _codes(extractions: Sequence[Extraction], sink: str | None) -> list[str]:
-    """The extracted codes of a batch, each validated for ``sink`` before any checker starts."""
-    return [
-        checked_code(e.code, f"outputs[{i}]", sink)
-        for i, e in enumerate(extractions)
-        if e.code is not None
-    ]
-
-
-def _scorers(scorer: Any, batch_scorer: Any) -> None:
-    if not callable(scorer):
-        raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
-    if batch_scorer is not None and not callable(batch_scorer):
-        raise TypeError(
-            f"`batch_scorer` must be callable or None, got {type(batch_scorer).__name__}"
-        )
-
-
-def _contract_info(run_name: str, feedback_key: str, info: EvaluatorInfo | None) -> EvaluatorInfo:
-    return info or EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
-
-
-class _CodeEvaluatorState:
-    """The attributes both code evaluator classes set in :func:`_init`."""
+class _CodeEvaluatorBase:
+    """What both code evaluator classes share: the constructor body and the scoring flows, run by
+    the sync class with :func:`openevals._drivers.drive` and by the async one with ``adrive``."""
 
     scorer: Callable[..., Any]
     extraction: CodeExtraction
@@ -181,40 +140,88 @@ class _CodeEvaluatorState:
     batch_scorer: Any
     _info: EvaluatorInfo
     _evaluate: Callable[..., Any]
+    _is_async: bool
+    # Defined by each class, in its own colour (sync or async):
+    __call__: Callable[..., Any]
+    _score: Callable[..., Any]
+    _batch: Callable[..., Any]
 
+    def _init(self, arguments: dict[str, Any]) -> None:
+        """The one constructor body (the explicit ``__init__`` signatures differ only in the
+        batch scorer's type): store the arguments, build the contract evaluator, attach the info,
+        offer ``batch`` / ``abatch``."""
+        scorer, batch_scorer, info = (
+            arguments["scorer"],
+            arguments["batch_scorer"],
+            arguments["info"],
+        )
+        if not callable(scorer):
+            raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
+        if batch_scorer is not None and not callable(batch_scorer):
+            raise TypeError(
+                f"`batch_scorer` must be callable or None, got {type(batch_scorer).__name__}"
+            )
+        for name in (
+            "scorer",
+            "extraction",
+            "run_name",
+            "feedback_key",
+            "code_sink",
+            "batch_scorer",
+        ):
+            setattr(self, name, arguments[name])
+        contract = info or EvaluatorInfo(
+            run_name=arguments["run_name"], feedback_keys=(arguments["feedback_key"],)
+        )
+        if self._is_async:
+            contract = contract.as_async()
+        make = make_async_evaluator if self._is_async else make_evaluator
+        self._evaluate = make(self._score, contract)
+        self._info = contract
+        if info is not None:
+            attach_info(self, contract)
+        if batch_scorer is not None:
+            setattr(self, "abatch" if self._is_async else "batch", self._batch)
 
-def _init(evaluator: Any, arguments: dict[str, Any], *, asynchronous: bool) -> None:
-    """The one constructor body of :class:`CodeEvaluator` and :class:`AsyncCodeEvaluator` (their
-    explicit ``__init__`` signatures differ only in the batch scorer's type): store the
-    arguments, build the contract evaluator, attach the info, offer ``batch`` / ``abatch``."""
-    scorer, batch_scorer, info = arguments["scorer"], arguments["batch_scorer"], arguments["info"]
-    _scorers(scorer, batch_scorer)
-    for name in ("scorer", "extraction", "run_name", "feedback_key", "code_sink", "batch_scorer"):
-        setattr(evaluator, name, arguments[name])
-    contract = _contract_info(arguments["run_name"], arguments["feedback_key"], info)
-    if asynchronous:
-        contract = contract.as_async()
-        evaluator._evaluate = make_async_evaluator(evaluator._score, contract)
-    else:
-        evaluator._evaluate = make_evaluator(evaluator._score, contract)
-    evaluator._info = contract
-    if info is not None:
-        attach_info(evaluator, contract if asynchronous else info)
-    if batch_scorer is not None:
-        if asynchronous:
-            evaluator.abatch = evaluator._abatch
-        else:
-            evaluator.batch = evaluator._batch
+    def _score_flow(self, outputs: Any, kwargs: dict[str, Any]) -> Generator[Any, Any, Any]:
+        extracted = yield from self.extraction.flow(outputs, "outputs", is_async=self._is_async)
+        if extracted.code is None:
+            return extracted.failure_score()
+        code = checked_code(extracted.code, "outputs", self.code_sink)
+        return (yield functools.partial(self.scorer, outputs=code, **kwargs))
 
+    def _batch_flow(self, items: list[Any]) -> Generator[Any, Any, list[EvaluatorResult]]:
+        """One result per item: its check score, or the extraction-failure result."""
+        extractions: list[Extraction] = []
+        for i, item in enumerate(items):
+            flow = self.extraction.flow(item, f"outputs[{i}]", is_async=self._is_async)
+            extractions.append((yield from flow))
+        # Every code is validated for the sink before any checker starts.
+        codes = [
+            checked_code(e.code, f"outputs[{i}]", self.code_sink)
+            for i, e in enumerate(extractions)
+            if e.code is not None
+        ]
+        checked = iter((yield functools.partial(self.batch_scorer, codes)) if codes else [])
+        results: list[EvaluatorResult] = []
+        for extraction in extractions:
+            if extraction.code is None:
+                score, comment, metadata = extraction.failure_score()
+            else:
+                (score, comment), metadata = next(checked), None
+            results.append(
+                {"key": self.feedback_key, "score": score, "comment": comment, "metadata": metadata}
+            )
+        return results
 
-def _checked(extracted: Extraction, sink: str | None) -> str | None:
-    return None if extracted.code is None else checked_code(extracted.code, "outputs", sink)
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.feedback_key!r}>"
 
 
 # --------------------------------------------------------------------------- the two classes
 
 
-class CodeEvaluator(_CodeEvaluatorState):
+class CodeEvaluator(_CodeEvaluatorBase):
     """A code evaluator: ``evaluator(outputs=..., inputs=..., reference_outputs=...)``.
 
     Args:
@@ -230,6 +237,7 @@ class CodeEvaluator(_CodeEvaluatorState):
 
     batch: Callable[[Sequence[Any]], list[EvaluatorResult]]
     """Check many outputs at once; present only on evaluators built with a ``batch_scorer``."""
+    _is_async = False
 
     def __init__(
         self,
@@ -242,14 +250,10 @@ class CodeEvaluator(_CodeEvaluatorState):
         batch_scorer: BatchScorer | None = None,
         info: EvaluatorInfo | None = None,
     ) -> None:
-        _init(self, locals(), asynchronous=False)
+        self._init(locals())
 
     def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
-        extracted = self.extraction.extract(outputs)
-        code = _checked(extracted, self.code_sink)
-        if code is None:
-            return extracted.failure_score()
-        return self.scorer(outputs=code, **kw)
+        return drive(self._score_flow(outputs, kw), perform)
 
     def __call__(
         self,
@@ -275,29 +279,20 @@ class CodeEvaluator(_CodeEvaluatorState):
         items = _batch_items(outputs)
         if not items:
             return []
-        batch_scorer = cast(BatchScorer, self.batch_scorer)
 
         def score_all(**_: Any) -> list[EvaluatorResult]:
-            extractions = [
-                self.extraction.extract(item, parameter=f"outputs[{i}]")
-                for i, item in enumerate(items)
-            ]
-            codes = _codes(extractions, self.code_sink)
-            scores = batch_scorer(codes) if codes else []
-            return _merge_batch(self.feedback_key, extractions, scores)
+            return drive(self._batch_flow(items), perform)
 
         return cast("list[EvaluatorResult]", run_scorer(self._info, score_all, outputs=items))
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.feedback_key!r}>"
 
-
-class AsyncCodeEvaluator(_CodeEvaluatorState):
+class AsyncCodeEvaluator(_CodeEvaluatorBase):
     """The async twin of :class:`CodeEvaluator`; the scorer, batch scorer and extractor may be
     async. Built with a ``batch_scorer`` it has :meth:`abatch`."""
 
     abatch: Callable[[Sequence[Any]], Awaitable[list[EvaluatorResult]]]
     """Check many outputs at once; present only on evaluators built with a ``batch_scorer``."""
+    _is_async = True
 
     def __init__(
         self,
@@ -310,17 +305,10 @@ class AsyncCodeEvaluator(_CodeEvaluatorState):
         batch_scorer: AsyncBatchScorer | None = None,
         info: EvaluatorInfo | None = None,
     ) -> None:
-        _init(self, locals(), asynchronous=True)
+        self._init(locals())
 
     async def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
-        extracted = await self.extraction.aextract(outputs)
-        code = _checked(extracted, self.code_sink)
-        if code is None:
-            return extracted.failure_score()
-        result = self.scorer(outputs=code, **kw)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        return await adrive(self._score_flow(outputs, kw), perform)
 
     async def __call__(
         self,
@@ -335,31 +323,20 @@ class AsyncCodeEvaluator(_CodeEvaluatorState):
         )
         return cast(EvaluatorResult, result)
 
-    async def _abatch(self, outputs: Sequence[Any]) -> list[EvaluatorResult]:
+    async def _batch(self, outputs: Sequence[Any]) -> list[EvaluatorResult]:
         """Async twin of :meth:`CodeEvaluator.batch`."""
         items = _batch_items(outputs)
         if not items:
             return []
-        batch_scorer = cast(AsyncBatchScorer, self.batch_scorer)
 
         async def score_all(**_: Any) -> list[EvaluatorResult]:
-            extractions = [
-                await self.extraction.aextract(item, parameter=f"outputs[{i}]")
-                for i, item in enumerate(items)
-            ]
-            codes = _codes(extractions, self.code_sink)
-            scores = await batch_scorer(codes) if codes else []
-            return _merge_batch(self.feedback_key, extractions, scores)
+            return await adrive(self._batch_flow(items), perform)
 
         results = await arun_scorer(self._info, score_all, outputs=items)
         return cast("list[EvaluatorResult]", results)
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.feedback_key!r}>"
 
-
-# The names of the earlier shells, kept importable: one result per call was always the case, and
-# ``batch`` / ``abatch`` are now the optional capability of the two classes above.
+# The names of the earlier shells, kept importable.
 CodeCheckEvaluator = CodeEvaluator
 BatchCodeCheckEvaluator = CodeEvaluator
 AsyncCodeCheckEvaluator = AsyncCodeEvaluator

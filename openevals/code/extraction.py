@@ -16,16 +16,18 @@ Or pass your own ``code_extractor(outputs) -> str``. Everything here except the 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from typing_extensions import TypedDict
 
+from openevals._drivers import adrive, drive
 from openevals._messages import (
     convert_to_openai_message,
     is_langchain_message,
@@ -310,45 +312,38 @@ def extraction_messages(text: str) -> list[dict[str, str]]:
     ]
 
 
-# The tool format the "llm" strategy used before it asked the judge pipeline; kept for importers.
+def _function_tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    parameters = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
 
 
 def extraction_tools() -> list[dict[str, Any]]:
     """The extraction tools (``ExtractCode`` / ``NoCode``, as in openevals 0.2.2), in OpenAI
     function-tool format (new dicts). Kept for importers; the ``"llm"`` strategy now asks for a
     structured answer (:data:`EXTRACTION_SCHEMA`)."""
+    code = {
+        "type": "string",
+        "description": "The extracted code, without Markdown fences or prose.",
+    }
     return [
-        {
-            "type": "function",
-            "function": {
-                "name": "ExtractCode",
-                "description": "Return the source code contained in the answer, exactly as written.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        "code": {
-                            "type": "string",
-                            "description": "The extracted code, without Markdown fences or prose.",
-                        }
-                    },
-                    "required": ["code"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        {
-            "type": "function",
-            "function": {
-                "name": "NoCode",
-                "description": "Report that the answer contains no source code.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"no_code": {"type": "boolean"}},
-                    "required": ["no_code"],
-                    "additionalProperties": False,
-                },
-            },
-        },
+        _function_tool(
+            "ExtractCode",
+            "Return the source code contained in the answer, exactly as written.",
+            {"code": code},
+        ),
+        _function_tool(
+            "NoCode",
+            "Report that the answer contains no source code.",
+            {"no_code": {"type": "boolean"}},
+        ),
     ]
 
 
@@ -514,30 +509,14 @@ class CodeExtraction:
                     )
             self._judge = _extraction_judge(model, client, timeout)
 
-    # ---------------------------------------------------------------- pure steps
-
-    def _begin(self, outputs: Any, parameter: str) -> Extraction | _ModelCall:
-        if self.strategy == "none":
-            return Extraction(outputs_to_text(outputs))
-        text = outputs_to_text(outputs)
-        if self.strategy == "markdown_code_blocks":
-            code = extract_code_from_markdown(text)
-            return Extraction(code) if code is not None else Extraction.failed()
-        # The request body is UTF-8 JSON: refuse text it cannot carry before calling the model.
-        check_text(text, parameter, of="its text", sink="the code-extraction model")
-        return _ModelCall(text)
-
-    def _ask(self, call: _ModelCall) -> Any:
-        from openevals._judge.shell import Ask, JudgeCall
-
-        return Ask((JudgeCall(outputs=call.text),))
-
-    # ---------------------------------------------------------------- shells
-
-    def extract(self, outputs: Any, *, parameter: str = "outputs") -> Extraction:
-        """Extract the code of ``outputs`` (blocking); errors name it as ``parameter``."""
+    def flow(
+        self, outputs: Any, parameter: str, *, is_async: bool
+    ) -> Generator[Callable[[], Any], Any, Extraction]:
+        """Extract the code of ``outputs`` (errors name it as ``parameter``): a flow whose steps
+        are the calls to make (the extractor's, the model's), run by :func:`perform` through
+        :mod:`openevals._drivers`; the async driver awaits what a step returns."""
         if self.code_extractor is not None:
-            value = self.code_extractor(outputs)
+            value = yield functools.partial(self.code_extractor, outputs)
             if inspect.isawaitable(value):
                 if inspect.iscoroutine(value):
                     value.close()
@@ -546,35 +525,34 @@ class CodeExtraction:
                     "evaluator (create_async_...)"
                 )
             return _from_extractor(value)
-        step = self._begin(outputs, parameter)
-        if isinstance(step, Extraction):
-            return step
-        if self._judge.has_async_client:
+        text = outputs_to_text(outputs)
+        if self.strategy == "none":
+            return Extraction(text)
+        if self.strategy == "markdown_code_blocks":
+            code = extract_code_from_markdown(text)
+            return Extraction(code) if code is not None else Extraction.failed()
+        # The request body is UTF-8 JSON: refuse text it cannot carry before calling the model.
+        check_text(text, parameter, of="its text", sink="the code-extraction model")
+        if not is_async and self._judge.has_async_client:
             raise TypeError(
                 "an async OpenAI client was passed as `client` to a sync evaluator; use the "
                 "async evaluator or openai.OpenAI()"
             )
-        from openevals._judge.shell import ask
+        from openevals._judge.shell import Ask, JudgeCall, aask, ask
 
-        (outcome,) = ask(self._judge, self._ask(step))
+        step = Ask((JudgeCall(outputs=text),))
+        (outcome,) = yield functools.partial(aask if is_async else ask, self._judge, step)
         return _from_answer(outcome.value)
+
+    def extract(self, outputs: Any, *, parameter: str = "outputs") -> Extraction:
+        """Extract the code of ``outputs`` (blocking); errors name it as ``parameter``."""
+        return drive(self.flow(outputs, parameter, is_async=False), perform)
 
     async def aextract(self, outputs: Any, *, parameter: str = "outputs") -> Extraction:
         """Extract the code of ``outputs``; the extractor and the model are awaited if async."""
-        if self.code_extractor is not None:
-            value = self.code_extractor(outputs)
-            if inspect.isawaitable(value):
-                value = await value
-            return _from_extractor(value)
-        step = self._begin(outputs, parameter)
-        if isinstance(step, Extraction):
-            return step
-        from openevals._judge.shell import aask
-
-        (outcome,) = await aask(self._judge, self._ask(step))
-        return _from_answer(outcome.value)
+        return await adrive(self.flow(outputs, parameter, is_async=True), perform)
 
 
-@dataclass(frozen=True)
-class _ModelCall:
-    text: str
+def perform(step: Callable[[], Any]) -> Any:
+    """Perform one step of a code flow (:meth:`CodeExtraction.flow`): make the call it holds."""
+    return step()

@@ -21,28 +21,23 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_SERVER = "openevals.testing.server"
-_PROTOCOL = "openevals.testing._protocol"
-_SANDBOX = "openevals.testing.sandbox"
-_CASSETTE = "openevals.testing.cassette"
-
 _EXPORTS: dict[str, str] = {
-    "FakeOpenAIServer": _SERVER,
-    "openai_client": _SERVER,
-    "async_openai_client": _SERVER,
-    "chat_model": _SERVER,
-    "Reply": _PROTOCOL,
-    "RecordedRequest": _PROTOCOL,
-    "DEFAULT_MODELS": _PROTOCOL,
-    "MALFORMED_REPLIES": _PROTOCOL,
-    "FakeSandbox": _SANDBOX,
-    "FakeAsyncSandbox": _SANDBOX,
-    "RecordedCommand": _SANDBOX,
+    "FakeOpenAIServer": "openevals.testing.server",
+    "openai_client": "openevals.testing.server",
+    "async_openai_client": "openevals.testing.server",
+    "chat_model": "openevals.testing.server",
+    "Reply": "openevals.testing._protocol",
+    "RecordedRequest": "openevals.testing._protocol",
+    "DEFAULT_MODELS": "openevals.testing._protocol",
+    "MALFORMED_REPLIES": "openevals.testing._protocol",
+    "FakeSandbox": "openevals.testing.sandbox",
+    "FakeAsyncSandbox": "openevals.testing.sandbox",
+    "RecordedCommand": "openevals.testing.sandbox",
     "schema_responder": "openevals.testing.responders",
     "instance_for": "openevals.testing.responders",
-    "Cassette": _CASSETTE,
-    "CassetteError": _CASSETTE,
-    "CassetteMissError": _CASSETTE,
+    "Cassette": "openevals.testing.cassette",
+    "CassetteError": "openevals.testing.cassette",
+    "CassetteMissError": "openevals.testing.cassette",
     "scripted_judge": "openevals.testing.judges",
 }
 

@@ -27,31 +27,48 @@ from openevals.testing._protocol import (
     _json_outcome,
     _message_text,
     _Outcome,
-    _raw_outcome,
     _route,
+    _scripted_outcome,
     _word_count,
     make_reply,
 )
 
 
 class _Endpoints:
-    # State owned by FakeOpenAIServer.__init__ (declared here for the type checker).
+    """The state :meth:`FakeOpenAIServer.reset` forgets, and the endpoints that answer from it."""
+
+    # Set by FakeOpenAIServer.__init__ (declared here for the type checker).
     _lock: threading.Lock
-    _requests: list[RecordedRequest]
     _release: threading.Event
     _ids: Iterator[int]
-    _chat_queue: deque[Reply]
-    _embedding_queue: deque[Reply]
-    _responder: Responder | None
-    _default_chat: Reply
-    _logprobs_scripts: deque[dict[str, float]]
+    _initial_embedding_dim: int
     errors: list[str]
     models: tuple[str, ...]
-    reject_response_format: set[str]
-    reject_tools: bool
-    embedding_dim: int
-    max_choices: int | None = None
-    omit_logprobs: bool = False
+
+    def _initial_state(self) -> None:
+        """Set that state (at creation, and again on reset)."""
+        self._requests: list[RecordedRequest] = []
+        self._chat_queue: deque[Reply] = deque()
+        self._embedding_queue: deque[Reply] = deque()
+        self._embedding_overrides: dict[str, list[float]] = {}
+        self._logprobs_scripts: deque[dict[str, float]] = deque()
+        self._responder: Responder | None = None
+        self._default_chat = make_reply("ok")
+        self.latency: float = 0.0
+        self.reject_response_format: set[str] = set()
+        self.reject_tools: bool = False
+        self.embedding_dim: int = self._initial_embedding_dim
+        self.max_choices: int | None = None
+        self.omit_logprobs = False
+        #: TCP connections accepted since start/reset (keep-alive clients reuse theirs).
+        self.connections_opened = 0
+        #: Chat requests being served right now, and the most there ever were at once.
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        #: Chat requests answered 429 because ``max_in_flight`` were already being served.
+        self.rejected_in_flight = 0
+        self.max_in_flight: int | None = None
+        self.in_flight_retry_after: float | None = None
 
     def embedding_for(self, text: str, *, dim: int | None = None) -> list[float]:
         raise NotImplementedError  # defined by FakeOpenAIServer
@@ -150,12 +167,9 @@ class _Endpoints:
                 code="unsupported_tools",
             )
         reply = self._next_chat_reply(body)
-        if reply.reset:
-            return _Outcome(200, b"", reset=True)
-        if reply.hang:
-            return _Outcome(200, b"", hang=True)
-        if reply.status >= 400 or reply.body is not None:
-            return _raw_outcome(reply)
+        scripted = _scripted_outcome(reply)
+        if scripted is not None:
+            return scripted
         try:
             message, finish = self._assistant_message(reply, body)
         except _AmbiguousToolError as exc:
@@ -208,18 +222,7 @@ class _Endpoints:
                     f"bad alternative {show(token)}: {show(p)}; probabilities are in (0, 1]"
                 )
         with self._lock:
-            self._logprob_queue().append(dict(alternatives))
-
-    def _logprob_queue(self) -> deque[dict[str, float]]:
-        queue: deque[dict[str, float]] | None = getattr(self, "_logprobs_scripts", None)
-        if queue is None:
-            queue = self._logprobs_scripts = deque()
-        return queue
-
-    def _reset_sampling(self) -> None:
-        self._logprob_queue().clear()
-        self.max_choices = None
-        self.omit_logprobs = False
+            self._logprobs_scripts.append(dict(alternatives))
 
     def _choices(
         self, body: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, int]
@@ -255,17 +258,18 @@ class _Endpoints:
         if not isinstance(content, str) or not content:
             return {"content": None}  # tool calls carry no token log-probabilities
         with self._lock:
-            queue = self._logprob_queue()
+            queue = self._logprobs_scripts
             script = queue.popleft() if queue else None
         tokens = re.findall(r"\s*[A-Za-z_]+|\s*\d+|\s*[^\sA-Za-z_\d]|\s+", content)
         entries = [
-            {"token": t, "logprob": 0.0, "bytes": list(t.encode()), "top_logprobs": []}
+            {
+                "token": t,
+                "logprob": 0.0,
+                "bytes": list(t.encode()),
+                "top_logprobs": [{"token": t, "logprob": 0.0, "bytes": list(t.encode())}],
+            }
             for t in tokens
         ]
-        for entry in entries:
-            entry["top_logprobs"] = [
-                {"token": entry["token"], "logprob": 0.0, "bytes": entry["bytes"]}
-            ]
         if script:
             hits = [i for i, t in enumerate(tokens) if t.strip() in script]
             if hits:
@@ -377,13 +381,9 @@ class _Endpoints:
     def _embeddings(self, body: dict[str, Any]) -> _Outcome:
         with self._lock:
             scripted = self._embedding_queue.popleft() if self._embedding_queue else None
-        if scripted is not None:
-            if scripted.reset:
-                return _Outcome(200, b"", reset=True)
-            if scripted.hang:
-                return _Outcome(200, b"", hang=True)
-            if scripted.status >= 400 or scripted.body is not None:
-                return _raw_outcome(scripted)
+        answer = None if scripted is None else _scripted_outcome(scripted)
+        if answer is not None:
+            return answer
         texts = _embedding_inputs(body.get("input"))
         if isinstance(texts, str):
             return _error_outcome(400, texts)

@@ -295,7 +295,14 @@ def _route(method: str, path: str) -> str | None:
     return None
 
 
-def _raw_outcome(reply: Reply) -> _Outcome:
+def _scripted_outcome(reply: Reply) -> _Outcome | None:
+    """The whole answer ``reply`` scripts (a reset, a hang, an error or a raw body), else None."""
+    if reply.reset:
+        return _Outcome(200, b"", reset=True)
+    if reply.hang:
+        return _Outcome(200, b"", hang=True)
+    if reply.status < 400 and reply.body is None:
+        return None
     raw = reply.body
     if raw is None:
         raw = _error_payload(
@@ -381,6 +388,3 @@ def _embedding_inputs(value: Any) -> list[str] | str:
 def _check_dim(value: Any, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"`{name}` must be a positive int; got {show(value)}")
-
-
-# ---------------------------------------------------------------------- client helpers

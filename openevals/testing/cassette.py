@@ -89,7 +89,6 @@ class Cassette:
         self._requests: dict[str, tuple[str, str, str, Any]] = {}
         self._tokens: list[Token[Any]] = []
         self.hits = self.misses = 0
-        self._reopened = False
         if mode == "record":
             self._start_file()
         else:

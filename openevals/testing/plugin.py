@@ -82,7 +82,7 @@ class FeedbackLog:
 
     def write_report(self, path: str) -> str:
         """The batch HTML report of the logged calls (one row each, grouped by test)."""
-        from openevals.evaluation import evaluate
+        from openevals.evaluation import EvaluatorSpec, evaluate
 
         rows = [
             {
@@ -101,17 +101,11 @@ class FeedbackLog:
 
         result = evaluate(
             rows,
-            {"pytest": _with_fields(logged)},
+            {"pytest": EvaluatorSpec(logged, name="pytest", fields={"logged": "logged"})},
             group_by="test",
             progress=False,
         )
         return str(result.report_html(path, title="openevals: pytest feedback"))
-
-
-def _with_fields(fn: Callable[..., Any]) -> Any:
-    from openevals.evaluation import EvaluatorSpec
-
-    return EvaluatorSpec(fn, name="pytest", fields={"logged": "logged"})
 
 
 _LOG = pytest.StashKey[FeedbackLog]()

@@ -11,7 +11,7 @@
   on PATH (so ``python`` and ``pyright`` are the virtualenv's). Like the SDK it returns an
   ``e2b.CommandResult``, raises ``e2b.CommandExitException`` (the real SDK class) for a non-zero
   exit status and ``e2b.TimeoutException`` when ``timeout`` seconds pass (the process group is
-  killed).
+  killed). The async fake runs the same code in a worker thread, so its event loop never blocks.
 
 ``pip install`` is intercepted instead of run (no network): a command whose words contain
 ``pip install`` (``pip install``, ``python -m pip install``, ``uv pip install``) and no shell
@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import inspect
 import os
 import re
 import shlex
@@ -38,10 +37,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from e2b import CommandExitException, CommandResult, TimeoutException
 from e2b.sandbox.filesystem.filesystem import WriteInfo
@@ -49,6 +48,8 @@ from e2b.sandbox.filesystem.filesystem import WriteInfo
 __all__ = ["FakeAsyncSandbox", "FakeSandbox", "RecordedCommand"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _SHELL_OPERATORS = ("&&", "||", ";", "|", "`", "$(", ">", "<", "\n")
 
@@ -86,8 +87,34 @@ def _pip_packages(cmd: str) -> list[str] | None:
     return None
 
 
-class _Core:
-    """State and pure decisions shared by the sync and async fakes."""
+def _run_process(
+    cmd: str, cwd: Path, env: dict[str, str], timeout: float | None
+) -> tuple[int, str, str] | None:
+    """``(exit code, stdout, stderr)`` of ``bash -c cmd``, or None when ``timeout`` passed (the
+    whole process group is then killed)."""
+    process = subprocess.Popen(
+        ["bash", "-c", cmd],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout or None)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return None
+    return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+class _FakeBase:
+    """The state of a fake sandbox, shared by the sync and the async one, and what tests read."""
+
+    _parts: tuple[type[_Part], type[_Part]]  # the classes of ``files`` and ``commands``
 
     def __init__(
         self,
@@ -96,47 +123,31 @@ class _Core:
         root: str | os.PathLike[str] | None = None,
     ) -> None:
         self._own_root = root is None
-        self.root = Path(tempfile.mkdtemp(prefix="fake-e2b-") if root is None else root)
-        self.home = self.root / "home" / "user"
+        self._root = Path(tempfile.mkdtemp(prefix="fake-e2b-") if root is None else root)
+        self.home = self._root / "home" / "user"
         self.home.mkdir(parents=True, exist_ok=True)
-        self.unavailable = {_normalized(p) for p in unavailable_packages}
+        self._unavailable = {_normalized(p) for p in unavailable_packages}
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         self.commands_run: list[RecordedCommand] = []
         self.installed: list[str] = []
         self.written: dict[str, str | bytes] = {}
+        files, commands = self._parts
+        self.files = files(self)
+        self.commands = commands(self)
 
-    def resolve(self, path: str | None) -> Path:
-        if path is None or path == "":
-            return self.home
-        pure = PurePosixPath(path)
+    def path(self, sandbox_path: str) -> Path:
+        """Where a sandbox path lives on the local disk."""
+        pure = PurePosixPath(sandbox_path)
         if pure.is_absolute():
-            return self.root.joinpath(*pure.parts[1:])
+            return self._root.joinpath(*pure.parts[1:])
         return self.home.joinpath(*pure.parts)
 
-    def write(self, path: str, data: Any) -> WriteInfo:
-        target = self.resolve(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, str):
-            target.write_text(data, encoding="utf-8")
-        elif isinstance(data, bytes):
-            target.write_bytes(data)
-        else:
-            raise TypeError(f"FakeSandbox.files.write supports str or bytes data, got {type(data)}")
-        self.written[path] = data
-        return WriteInfo(name=target.name, type=None, path=path)
-
-    def environment(self, envs: Mapping[str, str] | None) -> dict[str, str]:
-        env = dict(os.environ)
-        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-        env.update(envs or {})
-        return env
-
-    def intercept(self, cmd: str) -> tuple[int, str, str] | None:
+    def _intercept(self, cmd: str) -> tuple[int, str, str] | None:
         packages = _pip_packages(cmd)
         if packages is None:
             return None
         self.installed.extend(packages)
-        missing = [p for p in packages if _normalized(p) in self.unavailable]
+        missing = [p for p in packages if _normalized(p) in self._unavailable]
         if missing:
             name = missing[0]
             return (
@@ -147,51 +158,18 @@ class _Core:
             )
         return 0, "", ""
 
-    def finish(
-        self,
-        cmd: str,
-        cwd: str | None,
-        envs: dict[str, str] | None,
-        timeout: float | None,
-        result: tuple[int, str, str] | None,
-        intercepted: bool,
-    ) -> CommandResult[str]:
-        """Record how the command ended; raise like the SDK or return its result."""
-        code, out, err = result if result is not None else (None, "", "")
-        self.commands_run.append(
-            RecordedCommand(
-                cmd, cwd, dict(envs) if envs else None, timeout, code, out, err, intercepted
-            )
-        )
-        if code is None:
-            raise TimeoutException(
-                f"deadline_exceeded: the command did not finish within 'timeout' ({timeout} s)"
-            )
-        if code != 0:
-            raise CommandExitException(stderr=err, stdout=out, exit_code=code, error=None)
-        return CommandResult(stderr=err, stdout=out, exit_code=0, error=None)
-
-    def close(self) -> None:
+    def _close(self) -> None:
         if self._own_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+            shutil.rmtree(self._root, ignore_errors=True)
 
 
 def _recorded(name: str) -> Callable[[F], F]:
     """Record ``(name, args, kwargs)`` of each call exactly as the caller passed them."""
 
     def decorate(method: F) -> F:
-        if inspect.iscoroutinefunction(method):
-
-            @functools.wraps(method)
-            async def arecording(self: Any, *args: Any, **kwargs: Any) -> Any:
-                self._core.calls.append((name, args, dict(kwargs)))
-                return await method(self, *args, **kwargs)
-
-            return cast(F, arecording)
-
         @functools.wraps(method)
         def recording(self: Any, *args: Any, **kwargs: Any) -> Any:
-            self._core.calls.append((name, args, dict(kwargs)))
+            self._box.calls.append((name, args, dict(kwargs)))
             return method(self, *args, **kwargs)
 
         return cast(F, recording)
@@ -199,22 +177,25 @@ def _recorded(name: str) -> Callable[[F], F]:
     return decorate
 
 
-def _limit(timeout: float | None) -> float | None:
-    return None if not timeout else float(timeout)
+def _in_thread(
+    method: Callable[Concatenate[Any, P], R],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]:
+    """The async twin of a sync fake method: the same body, run in a worker thread so the event
+    loop is never blocked (its signature is the sync method's)."""
+
+    async def twin(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(method, self, *args, **kwargs)
+
+    functools.update_wrapper(twin, method)
+    return twin
 
 
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+class _Part:
+    def __init__(self, box: _FakeBase) -> None:
+        self._box = box
 
 
-# --------------------------------------------------------------------------- sync
-
-
-class _Files:
-    def __init__(self, core: _Core) -> None:
-        self._core = core
-
+class _Files(_Part):
     @_recorded("files.write")
     def write(
         self,
@@ -223,13 +204,19 @@ class _Files:
         user: str | None = None,
         request_timeout: float | None = None,
     ) -> WriteInfo:
-        return self._core.write(path, data)
+        target = self._box.path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            target.write_text(data, encoding="utf-8")
+        elif isinstance(data, bytes):
+            target.write_bytes(data)
+        else:
+            raise TypeError(f"FakeSandbox.files.write supports str or bytes data, got {type(data)}")
+        self._box.written[path] = data
+        return WriteInfo(name=target.name, type=None, path=path)
 
 
-class _Commands:
-    def __init__(self, core: _Core) -> None:
-        self._core = core
-
+class _Commands(_Part):
     @_recorded("commands.run")
     def run(
         self,
@@ -244,80 +231,47 @@ class _Commands:
         timeout: float | None = 60,
         request_timeout: float | None = None,
     ) -> CommandResult[str]:
-        core = self._core
+        box = self._box
         if background:
-            raise NotImplementedError("FakeSandbox does not run background commands")
-        intercepted = core.intercept(cmd)
-        if intercepted is not None:
-            return core.finish(cmd, cwd, envs, timeout, intercepted, True)
-        process = subprocess.Popen(
-            ["bash", "-c", cmd],
-            cwd=core.resolve(cwd),
-            env=core.environment(envs),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = process.communicate(timeout=_limit(timeout))
-            result: tuple[int, str, str] | None = (
-                process.returncode,
-                out.decode("utf-8", "replace"),
-                err.decode("utf-8", "replace"),
+            raise NotImplementedError(f"{type(box).__name__} does not run background commands")
+        result = box._intercept(cmd)
+        intercepted = result is not None
+        if result is None:
+            path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+            env = {**os.environ, "PATH": path, **(envs or {})}
+            result = _run_process(cmd, box.path(cwd or ""), env, timeout)
+        code, out, err = result if result is not None else (None, "", "")
+        box.commands_run.append(
+            RecordedCommand(
+                cmd, cwd, dict(envs) if envs else None, timeout, code, out, err, intercepted
             )
-        except subprocess.TimeoutExpired:
-            _kill_group(process.pid)
-            process.communicate()
-            result = None
-        return core.finish(cmd, cwd, envs, timeout, result, False)
+        )
+        if code is None:
+            raise TimeoutException(
+                f"deadline_exceeded: the command did not finish within 'timeout' ({timeout} s)"
+            )
+        if code != 0:
+            raise CommandExitException(stderr=err, stdout=out, exit_code=code, error=None)
+        return CommandResult(stderr=err, stdout=out, exit_code=0, error=None)
 
 
-class _SandboxState:
-    """What both fakes expose for assertions: the recorded calls, commands, files and packages."""
-
-    _core: _Core
-
-    @property
-    def home(self) -> Path:
-        return self._core.home
-
-    @property
-    def calls(self) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
-        return self._core.calls
-
-    @property
-    def commands_run(self) -> list[RecordedCommand]:
-        return self._core.commands_run
-
-    @property
-    def installed(self) -> list[str]:
-        return self._core.installed
-
-    @property
-    def written(self) -> dict[str, str | bytes]:
-        return self._core.written
-
-    def path(self, sandbox_path: str) -> Path:
-        """Where a sandbox path lives on the local disk."""
-        return self._core.resolve(sandbox_path)
+class _AsyncFiles(_Part):
+    write = _in_thread(_Files.write)
 
 
-class FakeSandbox(_SandboxState):
+class _AsyncCommands(_Part):
+    run = _in_thread(_Commands.run)
+
+
+class FakeSandbox(_FakeBase):
     """Sync fake of ``e2b_code_interpreter.Sandbox`` (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        unavailable_packages: Iterable[str] = (),
-        root: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._core = _Core(unavailable_packages=unavailable_packages, root=root)
-        self.files = _Files(self._core)
-        self.commands = _Commands(self._core)
+    files: _Files
+    commands: _Commands
+    _parts = (_Files, _Commands)
 
     def kill(self) -> None:
-        self._core.close()
+        self._close()
 
     def __enter__(self) -> FakeSandbox:
         return self
@@ -326,88 +280,15 @@ class FakeSandbox(_SandboxState):
         self.kill()
 
 
-# --------------------------------------------------------------------------- async
-
-
-class _AsyncFiles:
-    def __init__(self, core: _Core) -> None:
-        self._core = core
-
-    @_recorded("files.write")
-    async def write(
-        self,
-        path: str,
-        data: str | bytes,
-        user: str | None = None,
-        request_timeout: float | None = None,
-    ) -> WriteInfo:
-        return self._core.write(path, data)
-
-
-class _AsyncCommands:
-    def __init__(self, core: _Core) -> None:
-        self._core = core
-
-    @_recorded("commands.run")
-    async def run(
-        self,
-        cmd: str,
-        background: bool | None = None,
-        envs: dict[str, str] | None = None,
-        user: str | None = None,
-        cwd: str | None = None,
-        on_stdout: Any = None,
-        on_stderr: Any = None,
-        stdin: bool | None = None,
-        timeout: float | None = 60,
-        request_timeout: float | None = None,
-    ) -> CommandResult[str]:
-        core = self._core
-        if background:
-            raise NotImplementedError("FakeAsyncSandbox does not run background commands")
-        intercepted = core.intercept(cmd)
-        if intercepted is not None:
-            return core.finish(cmd, cwd, envs, timeout, intercepted, True)
-        process = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            cmd,
-            cwd=core.resolve(cwd),
-            env=core.environment(envs),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = await asyncio.wait_for(process.communicate(), _limit(timeout))
-            result: tuple[int, str, str] | None = (
-                process.returncode if process.returncode is not None else -1,
-                out.decode("utf-8", "replace"),
-                err.decode("utf-8", "replace"),
-            )
-        except asyncio.TimeoutError:
-            _kill_group(process.pid)
-            await process.wait()
-            result = None
-        return core.finish(cmd, cwd, envs, timeout, result, False)
-
-
-class FakeAsyncSandbox(_SandboxState):
+class FakeAsyncSandbox(_FakeBase):
     """Async fake of ``e2b_code_interpreter.AsyncSandbox`` (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        unavailable_packages: Iterable[str] = (),
-        root: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._core = _Core(unavailable_packages=unavailable_packages, root=root)
-        self.files = _AsyncFiles(self._core)
-        self.commands = _AsyncCommands(self._core)
+    files: _AsyncFiles
+    commands: _AsyncCommands
+    _parts = (_AsyncFiles, _AsyncCommands)
 
     async def kill(self) -> None:
-        self._core.close()
+        self._close()
 
     async def __aenter__(self) -> FakeAsyncSandbox:
         return self

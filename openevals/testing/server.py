@@ -33,8 +33,7 @@ import socketserver
 import struct
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -136,26 +135,22 @@ class _Handler(BaseHTTPRequestHandler):
         if admitted is False:
             self._reply(fake._over_limit_outcome(), None, 0.0)
             return
-        left = [not admitted]
-
-        def leave() -> None:  # once, when the answer goes out (or the request ends without one)
-            if not left[0]:
-                left[0] = True
-                fake._leave_flight()
-
+        self._in_flight = bool(admitted)
         try:
             outcome, release = fake._dispatch(self.command, self.path, self.headers.items(), raw)
-            self._reply(outcome, release, fake.latency + outcome.delay, leave)
+            self._reply(outcome, release, fake.latency + outcome.delay)
         finally:
-            leave()
+            self._leave_flight()
 
-    def _reply(
-        self,
-        outcome: _Outcome,
-        release: threading.Event | None,
-        wait: float,
-        answering: Callable[[], None] | None = None,
-    ) -> None:
+    _in_flight = False
+
+    def _leave_flight(self) -> None:
+        """Once per admitted request: when its answer goes out, or when it ends without one."""
+        if self._in_flight:
+            self._in_flight = False
+            self.server.fake._leave_flight()
+
+    def _reply(self, outcome: _Outcome, release: threading.Event | None, wait: float) -> None:
         if wait > 0 and release is not None and release.wait(wait):
             self.close_connection = True
             return
@@ -167,8 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
             return
-        if answering is not None:  # the client may send its next request as soon as it reads
-            answering()
+        self._leave_flight()  # the client may send its next request as soon as it reads
         try:
             self.send_response(outcome.status)
             for name, value in outcome.headers.items():
@@ -213,22 +207,12 @@ class FakeOpenAIServer(_Endpoints):
         self._initial_embedding_dim = embedding_dim
         self.models: tuple[str, ...] = tuple(models)
         self._lock = threading.Lock()
-        self._requests: list[RecordedRequest] = []
-        self._chat_queue: deque[Reply] = deque()
-        self._embedding_queue: deque[Reply] = deque()
-        self._embedding_overrides: dict[str, list[float]] = {}
-        self._responder: Responder | None = None
-        self._default_chat = make_reply("ok")
         self._release = threading.Event()
         self._ids = itertools.count(1)
         self.errors: list[str] = []
-        self.latency: float = 0.0
-        self.reject_response_format: set[str] = set()
-        self.reject_tools: bool = False
-        self.embedding_dim: int = embedding_dim
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
-        self._init_flight_counters()
+        self._initial_state()
         if start:
             self.start()
 
@@ -294,19 +278,8 @@ class FakeOpenAIServer(_Endpoints):
         are closed without a reply).
         """
         with self._lock:
-            self._requests.clear()
-            self._chat_queue.clear()
-            self._embedding_queue.clear()
-            self._embedding_overrides.clear()
-            self._responder = None
-            self._default_chat = make_reply("ok")
+            self._initial_state()
             self.errors.clear()
-            self.latency = 0.0
-            self.reject_response_format = set()
-            self.reject_tools = False
-            self.embedding_dim = self._initial_embedding_dim
-            self._reset_sampling()
-            self._init_flight_counters()
             old, self._release = self._release, threading.Event()
         old.set()
 
@@ -442,17 +415,6 @@ class FakeOpenAIServer(_Endpoints):
             time.sleep(0.005)
 
     # ------------------------------------------------------------------ in-flight limit
-    def _init_flight_counters(self) -> None:
-        #: TCP connections accepted since start/reset (keep-alive clients reuse theirs).
-        self.connections_opened = 0
-        #: Chat requests being served right now, and the most there ever were at once.
-        self.in_flight = 0
-        self.peak_in_flight = 0
-        #: Chat requests answered 429 because ``max_in_flight`` were already being served.
-        self.rejected_in_flight = 0
-        self.max_in_flight: int | None = None
-        self.in_flight_retry_after: float | None = None
-
     def limit_in_flight(self, limit: int | None, *, retry_after: float | None = 0.05) -> None:
         """Answer chat requests with HTTP 429 while ``limit`` others are being served (``None``
         lifts the limit), like a provider's concurrency limit. ``retry_after`` seconds go out

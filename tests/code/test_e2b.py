@@ -182,7 +182,7 @@ class Harness:
 
     def close(self) -> None:
         for box in self.sandboxes:
-            box._core.close()
+            box._close()
 
 
 @pytest.fixture
@@ -470,7 +470,7 @@ def test_fake_methods_are_a_subset_of_the_real_ones() -> None:
                     assert real_params[pname].default == param.default, (mode, name, pname)
                 assert inspect.iscoroutinefunction(method) == (mode == "async")
         finally:
-            box._core.close()
+            box._close()
 
 
 def test_sdk_exception_shapes_used_by_the_fake() -> None:

@@ -16,6 +16,7 @@ from openevals.code.base import _create_async_base_code_evaluator, _create_base_
 from openevals.code.extraction import (
     SKIPPED_LANGUAGES,
     CodeExtraction,
+    Extraction,
     extract_code_from_markdown,
     iter_code_blocks,
     outputs_to_text,
@@ -484,7 +485,7 @@ def test_extraction_timeout_on_a_hung_server(
 
 
 def test_tool_call_readers_kept_for_importers() -> None:
-    from openevals.code.extraction import Extraction, extraction_tools, read_langchain_reply
+    from openevals.code.extraction import extraction_tools, read_langchain_reply
 
     assert [t["function"]["name"] for t in extraction_tools()] == ["ExtractCode", "NoCode"]
     several = AIMessage(
@@ -527,3 +528,21 @@ def test_markdown_blocks_keep_their_newline_and_are_separated_by_a_blank_line() 
     # 0.2.2 returns every block body with its final newline, joined with "\n".
     text = "Intro\n```python\nimport os\n```\nthen\n```bash\nls\n```\n```\nx = os.sep\n```\n"
     assert extract_code_from_markdown(text) == "import os\n\nx = os.sep\n"
+
+
+async def test_extract_and_aextract_called_directly() -> None:
+    async def async_extractor(outputs: Any) -> str | None:
+        return outputs.get("code")
+
+    text = "Here:\n```python\nx = 1\n```"
+    markdown = CodeExtraction(strategy="markdown_code_blocks")
+    assert markdown.extract(text) == await markdown.aextract(text) == Extraction("x = 1\n")
+    assert await markdown.aextract("no code") == Extraction.failed()
+    own = CodeExtraction(code_extractor=async_extractor)
+    assert await own.aextract({"code": "y = 2"}) == Extraction("y = 2")
+    assert await own.aextract({}) == Extraction.failed()
+    with pytest.raises(TypeError, match="returned an awaitable"):
+        own.extract({"code": "y = 2"})
+    llm = CodeExtraction(strategy="llm", model="openai:gpt-x")
+    with pytest.raises(ValueError, match=r"outputs\[3\]"):  # refused before any model call
+        await llm.aextract("x = '\ud800'", parameter="outputs[3]")

@@ -10,14 +10,11 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXECUTION = "openevals.code.e2b.execution"
-_PYRIGHT = "openevals.code.e2b.pyright"
-
 _EXPORTS: dict[str, str] = {
-    "create_e2b_execution_evaluator": _EXECUTION,
-    "create_async_e2b_execution_evaluator": _EXECUTION,
-    "create_e2b_pyright_evaluator": _PYRIGHT,
-    "create_async_e2b_pyright_evaluator": _PYRIGHT,
+    "create_e2b_execution_evaluator": "openevals.code.e2b.execution",
+    "create_async_e2b_execution_evaluator": "openevals.code.e2b.execution",
+    "create_e2b_pyright_evaluator": "openevals.code.e2b.pyright",
+    "create_async_e2b_pyright_evaluator": "openevals.code.e2b.pyright",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -102,7 +102,7 @@ class _ImportCollector(ast.NodeVisitor):
         self.modules: list[str] = []
         self._optional_depth = 0
 
-    def _visit_try(self, node: ast.Try) -> None:
+    def visit_Try(self, node: ast.Try) -> None:
         optional = any(_catches_import_errors(h) for h in node.handlers)
         self._optional_depth += optional
         for statement in node.body:
@@ -112,11 +112,7 @@ class _ImportCollector(ast.NodeVisitor):
             for child in part:
                 self.visit(child)
 
-    def visit_Try(self, node: ast.Try) -> None:
-        self._visit_try(node)
-
-    def visit_TryStar(self, node: ast.Try) -> None:
-        self._visit_try(node)
+    visit_TryStar = visit_Try
 
     def visit_Import(self, node: ast.Import) -> None:
         if not self._optional_depth:

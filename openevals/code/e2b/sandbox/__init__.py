@@ -12,7 +12,8 @@ The e2b SDK is imported only when a plan runs.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Mapping
+import functools
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -27,7 +28,7 @@ from openevals.code.e2b.sandbox.files import (
     install_command,
     probe_command,
 )
-from openevals.code.extraction import CodeExtraction
+from openevals.code.extraction import CodeExtraction, perform
 
 __all__ = [
     "SANDBOX_SINK",
@@ -169,16 +170,11 @@ def sandbox_evaluator(
     extraction = sandbox_extraction(
         sandbox, **{name: extraction_options[name] for name in _EXTRACTION_OPTIONS}
     )
-    if is_async:
+    run = arun_in_sandbox if is_async else run_in_sandbox
 
-        async def ascorer(*, outputs: str, **_: Any) -> CheckScore:
-            return await arun_in_sandbox(sandbox, plan(outputs))
-
-        scorer: Callable[..., Any] = ascorer
-    else:
-
-        def scorer(*, outputs: str, **_: Any) -> CheckScore:
-            return run_in_sandbox(sandbox, plan(outputs))
+    def scorer(*, outputs: str, **_: Any) -> Any:
+        """The check's score (on an ``AsyncSandbox``, a coroutine the evaluator awaits)."""
+        return run(sandbox, plan(outputs))
 
     return (AsyncCodeEvaluator if is_async else CodeEvaluator)(
         scorer=scorer,
@@ -217,7 +213,27 @@ def _sdk_errors() -> tuple[type[BaseException], type[BaseException]]:
     return CommandExitException, TimeoutException
 
 
-def _outcome_of(result: Any) -> CommandOutcome:
+def _step_flow(sandbox: Any, step: SandboxStep) -> Generator[Any, Any, CommandOutcome | None]:
+    """One plan step as a call on ``sandbox`` (awaited on an ``AsyncSandbox``); a command that
+    exits non-zero or times out becomes its outcome."""
+    if isinstance(step, WriteFile):
+        yield functools.partial(sandbox.files.write, step.path, step.content)
+        return None
+    exit_error, timeout_error = _sdk_errors()
+    run = functools.partial(
+        sandbox.commands.run, step.cmd, cwd=step.cwd, envs=step.envs, timeout=step.timeout
+    )
+    try:
+        result = yield run
+    except exit_error as exc:
+        return CommandOutcome(
+            exit_code=getattr(exc, "exit_code", None),
+            stdout=getattr(exc, "stdout", None) or "",
+            stderr=getattr(exc, "stderr", None) or "",
+            message=str(exc),
+        )
+    except timeout_error as exc:
+        return CommandOutcome(None, "", "", message=str(exc), timed_out=True)
     return CommandOutcome(
         exit_code=getattr(result, "exit_code", 0),
         stdout=getattr(result, "stdout", None) or "",
@@ -225,58 +241,11 @@ def _outcome_of(result: Any) -> CommandOutcome:
     )
 
 
-def _failed(exc: BaseException, exit_error: type[BaseException]) -> CommandOutcome:
-    if isinstance(exc, exit_error):
-        return CommandOutcome(
-            exit_code=getattr(exc, "exit_code", None),
-            stdout=getattr(exc, "stdout", None) or "",
-            stderr=getattr(exc, "stderr", None) or "",
-            message=str(exc),
-        )
-    return CommandOutcome(exit_code=None, stdout="", stderr="", message=str(exc), timed_out=True)
-
-
-def _run_kwargs(step: RunCommand) -> Mapping[str, Any]:
-    return {"cwd": step.cwd, "envs": step.envs, "timeout": step.timeout}
-
-
-def _performer(sandbox: Any) -> Callable[[SandboxStep], CommandOutcome | None]:
-    """``perform(step)`` on a sync ``Sandbox``: a failed or timed-out command is an outcome."""
-    exit_error, timeout_error = _sdk_errors()
-
-    def perform(step: SandboxStep) -> CommandOutcome | None:
-        if isinstance(step, WriteFile):
-            sandbox.files.write(step.path, step.content)
-            return None
-        try:
-            return _outcome_of(sandbox.commands.run(step.cmd, **_run_kwargs(step)))
-        except (exit_error, timeout_error) as exc:
-            return _failed(exc, exit_error)
-
-    return perform
-
-
-def _async_performer(sandbox: Any) -> Callable[[SandboxStep], Awaitable[CommandOutcome | None]]:
-    """``perform(step)`` on an ``AsyncSandbox``."""
-    exit_error, timeout_error = _sdk_errors()
-
-    async def perform(step: SandboxStep) -> CommandOutcome | None:
-        if isinstance(step, WriteFile):
-            await sandbox.files.write(step.path, step.content)
-            return None
-        try:
-            return _outcome_of(await sandbox.commands.run(step.cmd, **_run_kwargs(step)))
-        except (exit_error, timeout_error) as exc:
-            return _failed(exc, exit_error)
-
-    return perform
-
-
 def run_in_sandbox(sandbox: Any, plan: SandboxPlan[T]) -> T:
     """Perform ``plan`` on a sync ``Sandbox`` (through :func:`openevals._drivers.drive`)."""
-    return drive(plan, _performer(sandbox))
+    return drive(plan, lambda step: drive(_step_flow(sandbox, step), perform))
 
 
 async def arun_in_sandbox(sandbox: Any, plan: SandboxPlan[T]) -> T:
     """Perform ``plan`` on an ``AsyncSandbox`` (through :func:`openevals._drivers.adrive`)."""
-    return await adrive(plan, _async_performer(sandbox))
+    return await adrive(plan, lambda step: adrive(_step_flow(sandbox, step), perform))
