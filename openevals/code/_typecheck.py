@@ -293,7 +293,7 @@ def typecheck_evaluator(
     checker: TypeChecker, options: Mapping[str, Any], *, is_async: bool
 ) -> CodeEvaluator | AsyncCodeEvaluator:
     """A type-checking evaluator (with ``batch``, or ``abatch`` when ``is_async``) for
-    ``checker``; ``options`` are the factory's extraction options (its ``locals()``).
+    ``checker``; ``options`` are the factory's extraction options (by name).
 
     Its key is ``<checker>_succeeded``; its run name ``<checker>_evaluator``, or
     ``<checker>_check`` when async (the names of the public release).

@@ -96,7 +96,7 @@ def check_model_options(*, code_extraction_strategy: str, model: str | None, cli
 
 def code_extraction(options: Mapping[str, Any]) -> CodeExtraction:
     """The checked extraction a code factory's options ask for: ``options`` (the factory's
-    ``locals()``) holds ``code_extraction_strategy``, ``code_extractor``, ``model`` and ``client``."""
+    parameters, by name) holds ``code_extraction_strategy``, ``code_extractor``, ``model`` and ``client``."""
     strategy, model, client = (
         options["code_extraction_strategy"],
         options["model"],
@@ -250,7 +250,17 @@ class CodeEvaluator(_CodeEvaluatorBase):
         batch_scorer: BatchScorer | None = None,
         info: EvaluatorInfo | None = None,
     ) -> None:
-        self._init(locals())
+        self._init(
+            dict(
+                scorer=scorer,
+                extraction=extraction,
+                run_name=run_name,
+                feedback_key=feedback_key,
+                code_sink=code_sink,
+                batch_scorer=batch_scorer,
+                info=info,
+            )
+        )
 
     def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
         return drive(self._score_flow(outputs, kw), perform)
@@ -305,7 +315,17 @@ class AsyncCodeEvaluator(_CodeEvaluatorBase):
         batch_scorer: AsyncBatchScorer | None = None,
         info: EvaluatorInfo | None = None,
     ) -> None:
-        self._init(locals())
+        self._init(
+            dict(
+                scorer=scorer,
+                extraction=extraction,
+                run_name=run_name,
+                feedback_key=feedback_key,
+                code_sink=code_sink,
+                batch_scorer=batch_scorer,
+                info=info,
+            )
+        )
 
     async def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
         return await adrive(self._score_flow(outputs, kw), perform)

@@ -50,7 +50,7 @@ CODE_JUDGE, ASYNC_CODE_JUDGE = declare(
 def _code_judge(
     spec: FactorySpec, values: dict[str, Any], *, is_async: bool
 ) -> CodeEvaluator | AsyncCodeEvaluator:
-    """The evaluator both public factories return, from their ``locals()``."""
+    """The evaluator both public factories return, from their parameters (by name)."""
     core = build_core(
         spec,
         values,
@@ -101,7 +101,30 @@ def create_code_llm_as_judge(
     renders. Failed extraction scores False with ``metadata={"code_extraction_failed": True}``
     without calling the judge.
     """
-    return cast(CodeEvaluator, _code_judge(CODE_JUDGE, locals(), is_async=False))
+    return cast(
+        CodeEvaluator,
+        _code_judge(
+            CODE_JUDGE,
+            dict(
+                prompt=prompt,
+                feedback_key=feedback_key,
+                code_extraction_strategy=code_extraction_strategy,
+                code_extractor=code_extractor,
+                judge=judge,
+                model=model,
+                system=system,
+                continuous=continuous,
+                choices=choices,
+                use_reasoning=use_reasoning,
+                few_shot_examples=few_shot_examples,
+                max_retries=max_retries,
+                samples=samples,
+                score_weighting=score_weighting,
+                timeout=timeout,
+            ),
+            is_async=False,
+        ),
+    )
 
 
 def create_async_code_llm_as_judge(
@@ -123,4 +146,27 @@ def create_async_code_llm_as_judge(
     timeout: float | None = None,
 ) -> AsyncCodeEvaluator:
     """Async twin of :func:`create_code_llm_as_judge`."""
-    return cast(AsyncCodeEvaluator, _code_judge(ASYNC_CODE_JUDGE, locals(), is_async=True))
+    return cast(
+        AsyncCodeEvaluator,
+        _code_judge(
+            ASYNC_CODE_JUDGE,
+            dict(
+                prompt=prompt,
+                feedback_key=feedback_key,
+                code_extraction_strategy=code_extraction_strategy,
+                code_extractor=code_extractor,
+                judge=judge,
+                model=model,
+                system=system,
+                continuous=continuous,
+                choices=choices,
+                use_reasoning=use_reasoning,
+                few_shot_examples=few_shot_examples,
+                max_retries=max_retries,
+                samples=samples,
+                score_weighting=score_weighting,
+                timeout=timeout,
+            ),
+            is_async=True,
+        ),
+    )

@@ -160,7 +160,15 @@ def create_mypy_evaluator(
     looked up next to the running Python interpreter first, then on PATH.
     """
     evaluator = typecheck_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"), locals(), is_async=False
+        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"),
+        dict(
+            mypy_cli_args=mypy_cli_args,
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            client=client,
+            model=model,
+        ),
+        is_async=False,
     )
     return cast(BatchCodeCheckEvaluator, evaluator)
 
@@ -175,6 +183,14 @@ def create_async_mypy_evaluator(
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_mypy_evaluator` (asyncio subprocess; ``abatch`` for batches)."""
     evaluator = typecheck_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"), locals(), is_async=True
+        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"),
+        dict(
+            mypy_cli_args=mypy_cli_args,
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            client=client,
+            model=model,
+        ),
+        is_async=True,
     )
     return cast(AsyncBatchCodeCheckEvaluator, evaluator)

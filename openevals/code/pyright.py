@@ -153,7 +153,17 @@ def create_pyright_evaluator(
     The evaluator returns ``{"key": "pyright_succeeded", "score": bool, "comment": ...}``; pyright
     is looked up next to the running Python interpreter first, then on PATH.
     """
-    evaluator = typecheck_evaluator(PyrightChecker(pyright_cli_args), locals(), is_async=False)
+    evaluator = typecheck_evaluator(
+        PyrightChecker(pyright_cli_args),
+        dict(
+            pyright_cli_args=pyright_cli_args,
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            client=client,
+            model=model,
+        ),
+        is_async=False,
+    )
     return cast(BatchCodeCheckEvaluator, evaluator)
 
 
@@ -166,5 +176,15 @@ def create_async_pyright_evaluator(
     model: str | None = None,
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_pyright_evaluator` (asyncio subprocess; ``abatch``)."""
-    evaluator = typecheck_evaluator(PyrightChecker(pyright_cli_args), locals(), is_async=True)
+    evaluator = typecheck_evaluator(
+        PyrightChecker(pyright_cli_args),
+        dict(
+            pyright_cli_args=pyright_cli_args,
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            client=client,
+            model=model,
+        ),
+        is_async=True,
+    )
     return cast(AsyncBatchCodeCheckEvaluator, evaluator)

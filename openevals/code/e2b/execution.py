@@ -142,7 +142,19 @@ def create_e2b_execution_evaluator(
     """
     plan = _plan(environment_variables, execution_command, sandbox_project_directory, timeout)
     return cast(
-        CodeCheckEvaluator, sandbox_evaluator(sandbox, plan, _INFO, locals(), is_async=False)
+        CodeCheckEvaluator,
+        sandbox_evaluator(
+            sandbox,
+            plan,
+            _INFO,
+            dict(
+                code_extraction_strategy=code_extraction_strategy,
+                code_extractor=code_extractor,
+                model=model,
+                client=client,
+            ),
+            is_async=False,
+        ),
     )
 
 
@@ -161,5 +173,17 @@ def create_async_e2b_execution_evaluator(
     """Async twin of :func:`create_e2b_execution_evaluator`, for an ``AsyncSandbox``."""
     plan = _plan(environment_variables, execution_command, sandbox_project_directory, timeout)
     return cast(
-        AsyncCodeCheckEvaluator, sandbox_evaluator(sandbox, plan, _INFO, locals(), is_async=True)
+        AsyncCodeCheckEvaluator,
+        sandbox_evaluator(
+            sandbox,
+            plan,
+            _INFO,
+            dict(
+                code_extraction_strategy=code_extraction_strategy,
+                code_extractor=code_extractor,
+                model=model,
+                client=client,
+            ),
+            is_async=True,
+        ),
     )

@@ -112,7 +112,19 @@ def create_e2b_pyright_evaluator(
     """
     plan = _plan(sandbox_project_directory, timeout)
     return cast(
-        CodeCheckEvaluator, sandbox_evaluator(sandbox, plan, _INFO, locals(), is_async=False)
+        CodeCheckEvaluator,
+        sandbox_evaluator(
+            sandbox,
+            plan,
+            _INFO,
+            dict(
+                code_extraction_strategy=code_extraction_strategy,
+                code_extractor=code_extractor,
+                model=model,
+                client=client,
+            ),
+            is_async=False,
+        ),
     )
 
 
@@ -129,5 +141,17 @@ def create_async_e2b_pyright_evaluator(
     """Async twin of :func:`create_e2b_pyright_evaluator`, for an ``AsyncSandbox``."""
     plan = _plan(sandbox_project_directory, timeout)
     return cast(
-        AsyncCodeCheckEvaluator, sandbox_evaluator(sandbox, plan, _INFO, locals(), is_async=True)
+        AsyncCodeCheckEvaluator,
+        sandbox_evaluator(
+            sandbox,
+            plan,
+            _INFO,
+            dict(
+                code_extraction_strategy=code_extraction_strategy,
+                code_extractor=code_extractor,
+                model=model,
+                client=client,
+            ),
+            is_async=True,
+        ),
     )

@@ -151,7 +151,15 @@ def sandbox_extraction(
 ) -> CodeExtraction:
     """Validate the sandbox and the extraction options of an E2B evaluator."""
     check_sandbox(sandbox)
-    return code_extraction(locals())
+    return code_extraction(
+        dict(
+            sandbox=sandbox,
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            model=model,
+            client=client,
+        )
+    )
 
 
 def sandbox_evaluator(
