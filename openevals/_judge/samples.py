@@ -27,9 +27,10 @@ import math
 import re
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from openevals._judge.backends import _get
 from openevals._judge.errors import JudgeLogprobsError
 from openevals._judge.schema import SchemaSpec
 from openevals._repr import show
@@ -37,12 +38,6 @@ from openevals._repr import show
 __all__ = ["aggregate_scores", "weighted_score"]
 
 _SCORE_KEY = re.compile(r'"score"\s*:\s*')
-
-
-def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 def _value_token(content: Sequence[Any]) -> Any:

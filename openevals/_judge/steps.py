@@ -11,7 +11,6 @@ from openevals._judge.backends import Answer
 from openevals._judge.errors import retry_after_seconds
 
 __all__ = [
-    "DEFAULT_RETRY_POLICY",
     "Conversation",
     "Fanout",
     "Outcome",
@@ -39,9 +38,6 @@ class RetryPolicy:
             return min(hinted, self.max_delay)
         ceiling = min(self.max_delay, self.initial_delay * (2**attempt))
         return random.uniform(ceiling / 2, ceiling)
-
-
-DEFAULT_RETRY_POLICY = RetryPolicy()
 
 
 @dataclass(frozen=True)
