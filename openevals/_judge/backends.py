@@ -19,7 +19,7 @@ import abc
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,20 +176,6 @@ def undecodable_body(exc: BaseException) -> JudgeServerError | None:
 _UNDECODABLE = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
 
 
-def _guarded(call: Callable[[], Any]) -> Any:
-    try:
-        return call()
-    except _UNDECODABLE as exc:
-        raise undecodable_body(exc) from exc  # type: ignore[misc]
-
-
-async def _aguarded(call: Callable[[], Awaitable[Any]]) -> Any:
-    try:
-        return await call()
-    except _UNDECODABLE as exc:
-        raise undecodable_body(exc) from exc  # type: ignore[misc]
-
-
 class OpenAIClientBackend(Backend):
     """``openai.OpenAI`` / ``AsyncOpenAI`` (or anything with ``.chat.completions.create``).
 
@@ -272,7 +258,10 @@ class OpenAIClientBackend(Backend):
             )
 
         def call() -> Any:
-            return _guarded(lambda: self._body(self._create(self.client, payload)))
+            try:
+                return self._body(self._create(self.client, payload))
+            except _UNDECODABLE as exc:
+                raise undecodable_body(exc) from exc  # type: ignore[misc]
 
         if self._traced_by_caller:
             return call()
@@ -287,10 +276,10 @@ class OpenAIClientBackend(Backend):
             return await asyncio.to_thread(self.send, payload)
 
         async def call() -> Any:
-            async def create() -> Any:
+            try:
                 return self._body(await self._create(client, payload))
-
-            return await _aguarded(create)
+            except _UNDECODABLE as exc:
+                raise undecodable_body(exc) from exc  # type: ignore[misc]
 
         if self._traced_by_caller:
             return await call()

@@ -35,7 +35,7 @@ from openevals._judge.errors import JudgeLogprobsError
 from openevals._judge.schema import SchemaSpec
 from openevals._repr import show
 
-__all__ = ["aggregate_scores", "weighted_score"]
+__all__ = ["aggregate_scores", "majority", "weighted_score"]
 
 _SCORE_KEY = re.compile(r'"score"\s*:\s*')
 
@@ -119,8 +119,9 @@ def _label(value: float) -> str:
     return str(int(value)) if value.is_integer() else str(value)
 
 
-def _vote(scores: Sequence[Any], score_type: str | None) -> tuple[Any, bool]:
-    """The majority score and whether the vote was tied."""
+def majority(scores: Sequence[Any], score_type: str | None) -> tuple[Any, bool]:
+    """The majority score and whether the vote was tied (a tied vote: ``False`` for booleans,
+    else the lowest of the tied scores)."""
     counts = Counter(scores)
     top = max(counts.values())
     leaders = [s for s in counts if counts[s] == top]
@@ -140,7 +141,7 @@ def aggregate_scores(
         score: Any = statistics.fmean(scores)
         metadata["std"] = statistics.pstdev(scores) if len(scores) > 1 else 0.0
         return score, reasonings[0], metadata
-    score, tied = _vote(scores, spec.score_type)
+    score, tied = majority(scores, spec.score_type)
     agreeing = [i for i, s in enumerate(scores) if s == score]
     metadata["agreement"] = len(agreeing) / len(scores)
     if tied:

@@ -1,23 +1,16 @@
 """The one judge shell: how every judge family becomes a sync or async evaluator.
 
-Every family that asks a judge (the generic judge in ``llm.py``, the trajectory, pairwise, code and
-RAG judges, the JSON rubric) is built here, from three pieces:
-
-* a checked :class:`~openevals._judge.core.JudgeCore` from :func:`build_core` (the factory's
-  options, checked once against its :class:`~openevals._judge.options.FactorySpec`, the sync/async
-  rules included);
-* the family's **flow**: a generator function called with the evaluator's keyword arguments. It
-  prepares the judge calls and *yields* an :class:`Ask` step (one or more :class:`JudgeCall`), it
-  receives their :class:`~openevals._judge.steps.Outcome` list, and it returns what the scorer
-  hands to the evaluator contract (a score tuple, a result dict, a list of results...). A family
-  that needs other I/O between judge calls (the RAG metrics' embeddings) yields its own step
-  objects and passes :class:`Steps` that perform them. :func:`single_call` is the flow of a judge
-  that is one call whose outcome maps to ``(score, comment, metadata)``.
-* :func:`judge_evaluator`, which runs the flow with :func:`openevals._drivers.drive` (judge calls
-  one after the other) or :func:`~openevals._drivers.adrive` (judge calls concurrently), wraps it
-  with the contract's ``make_evaluator`` / ``make_async_evaluator`` and its
-  :class:`~openevals._contract.EvaluatorInfo` (:func:`judge_info`), gives a sync evaluator whose
-  judge owns its client an async twin, and attaches the core to the evaluator.
+Every family that asks a judge (the generic judge in ``llm.py``, the trajectory, pairwise, code
+and RAG judges, the JSON rubric) is built from a checked
+:class:`~openevals._judge.core.JudgeCore` (:func:`build_core`, every option and sync/async rule
+checked once, at creation) and the family's **flow**: a generator function called with the
+evaluator's keyword arguments that yields :class:`Ask` steps (one or more :class:`JudgeCall`),
+receives their :class:`~openevals._judge.steps.Outcome` list and returns what the scorer hands to
+the evaluator contract. A flow that needs other I/O between judge calls (the RAG metrics'
+embeddings) yields its own steps and passes :class:`Steps` that perform them.
+:func:`judge_evaluator` runs the flow with :func:`openevals._drivers.drive` (judge calls one
+after the other) or :func:`~openevals._drivers.adrive` (concurrently) behind the contract's
+shells, with the :class:`~openevals._contract.EvaluatorInfo` of :func:`judge_info`.
 
 In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exactly this)::
 
@@ -32,11 +25,6 @@ In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exa
     def create_x(*, prompt=X_PROMPT, model=None, ...):
         core = build_core(SPEC, locals(), run_name="x")
         return judge_evaluator(core, is_async=False, flow=_flow(core), raw=True)
-
-:func:`scorer_for` gives the bare scorer of a flow (for evaluators built around it, like the code
-judge's), :func:`attach_core` / :func:`judge_core` carry and find the core of an evaluator (for
-tests and for tuning a judge's retry policy), and :func:`ask` / :func:`aask` perform one
-:class:`Ask` outside an evaluator.
 """
 
 from __future__ import annotations

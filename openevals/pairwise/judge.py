@@ -19,12 +19,12 @@ names of an ``outputs`` mapping, or by position (0 and 1) for a two-item list.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from openevals._judge.options import FactorySpec, declare
+from openevals._judge.samples import majority
 from openevals._judge.shell import Ask, JudgeCall, build_core, judge_evaluator
 from openevals._judge.steps import Outcome
 from openevals._repr import show
@@ -208,10 +208,8 @@ def _vote(outcome: Outcome) -> dict[str, Any]:
     if len(answers) == 1:
         return dict(answers[0])
     preferences = [str(a["preference"]) for a in answers]
-    counts = Counter(preferences)
-    top = max(counts.values())
-    leaders = [p for p in counts if counts[p] == top]
-    winner = leaders[0] if len(leaders) == 1 else "tie"
+    leader, tied = majority(preferences, None)
+    winner = "tie" if tied else leader
     agreeing = [a for a in answers if a["preference"] == winner] or answers
     return {
         "preference": winner,
