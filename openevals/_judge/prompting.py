@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from openevals._messages import (
     to_json_text,
 )
 from openevals._repr import show
+from openevals._text import first_surrogate
 
 __all__ = [
     "PromptSpec",
@@ -341,9 +341,6 @@ def finalize_messages(
     return messages
 
 
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
 def _surrogate_path(value: Any, limit: int = 100_000) -> str | None:
     """Where ``value`` holds a lone surrogate (``"[0]['text']"``-style path), else ``None``.
 
@@ -356,7 +353,7 @@ def _surrogate_path(value: Any, limit: int = 100_000) -> str | None:
         limit -= 1
         item, path = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE_RE.search(item):
+            if first_surrogate(item) is not None:
                 return path
             continue
         if id(item) in seen:
