@@ -105,12 +105,11 @@ def weighted_score(spec: SchemaSpec, logprobs: Any) -> tuple[float, dict[str, fl
             f"({show([str(_get(c, 'token')) for c in candidates])}) spells a valid score"
         )
     if spec.score_type == "boolean":
-        score = probabilities.get(1.0, 0.0) / total
         named = {
             "true": probabilities.get(1.0, 0.0) / total,
             "false": probabilities.get(0.0, 0.0) / total,
         }
-        return score, named
+        return named["true"], named
     score = sum(value * p for value, p in probabilities.items()) / total
     return score, {_label(v): p / total for v, p in sorted(probabilities.items())}
 
