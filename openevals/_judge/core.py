@@ -54,6 +54,7 @@ from openevals._judge.schema import SchemaSpec, default_score_schema, normalize_
 from openevals._judge.steps import (
     Conversation,
     Fanout,
+    JudgeCall,
     Outcome,
     Resolve,
     RetryPolicy,
@@ -446,29 +447,17 @@ class JudgeCore:
         return (score, reasoning, metadata)
 
     # ------------------------------------------------------------------ drivers
-    def ask_sync(
-        self,
-        inputs: Any,
-        outputs: Any,
-        reference_outputs: Any,
-        extra: dict[str, Any],
-        spec: SchemaSpec | None = None,
-    ) -> Outcome:
-        """Run :meth:`flow` with blocking I/O and return the validated outcome."""
-        flow = self.flow(inputs, outputs, reference_outputs, extra, spec)
-        return drive(flow, self._perform_sync)
+    def _call_flow(self, call: JudgeCall) -> Conversation:
+        extra = dict(call.extra)
+        return self.flow(call.inputs, call.outputs, call.reference_outputs, extra, call.spec)
 
-    async def ask_async(
-        self,
-        inputs: Any,
-        outputs: Any,
-        reference_outputs: Any,
-        extra: dict[str, Any],
-        spec: SchemaSpec | None = None,
-    ) -> Outcome:
+    def ask_sync(self, call: JudgeCall) -> Outcome:
+        """Run :meth:`flow` for ``call`` with blocking I/O and return the validated outcome."""
+        return drive(self._call_flow(call), self._perform_sync)
+
+    async def ask_async(self, call: JudgeCall) -> Outcome:
         """Async twin of :meth:`ask_sync`."""
-        flow = self.flow(inputs, outputs, reference_outputs, extra, spec)
-        return await adrive(flow, self._perform_async)
+        return await adrive(self._call_flow(call), self._perform_async)
 
     def _perform_sync(self, step: Step) -> Any:
         if isinstance(step, Send):

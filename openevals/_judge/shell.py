@@ -30,7 +30,7 @@ In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exa
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from openevals._contract import (
@@ -43,7 +43,7 @@ from openevals._contract import (
 from openevals._drivers import adrive, drive
 from openevals._judge.core import JudgeCore, gather_all
 from openevals._judge.options import FactorySpec, check_async_use, judge_options
-from openevals._judge.schema import SchemaSpec
+from openevals._judge.steps import JudgeCall as JudgeCall
 from openevals._judge.steps import Outcome
 from openevals._repr import show
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
@@ -68,18 +68,6 @@ __all__ = [
 
 #: The attribute of a judge evaluator that carries its core (see :func:`judge_core`).
 CORE_ATTRIBUTE = "openevals_judge_core"
-
-
-@dataclass(frozen=True)
-class JudgeCall:
-    """One question to the judge: the call's arguments as the prompt sees them, and the output
-    schema when it differs from the core's own."""
-
-    inputs: Any = None
-    outputs: Any = None
-    reference_outputs: Any = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    spec: SchemaSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -161,19 +149,12 @@ def single_call(core: JudgeCore) -> Flow:
 
 def ask(core: JudgeCore, step: Ask) -> list[Outcome]:
     """Perform ``step`` with blocking calls, one after the other."""
-    return [
-        core.ask_sync(c.inputs, c.outputs, c.reference_outputs, dict(c.extra), c.spec)
-        for c in step.calls
-    ]
+    return [core.ask_sync(call) for call in step.calls]
 
 
 async def aask(core: JudgeCore, step: Ask) -> list[Outcome]:
     """Perform ``step`` with concurrent calls; the first failure cancels the others."""
-    calls = [
-        core.ask_async(c.inputs, c.outputs, c.reference_outputs, dict(c.extra), c.spec)
-        for c in step.calls
-    ]
-    return await gather_all(calls)
+    return await gather_all([core.ask_async(call) for call in step.calls])
 
 
 def scorer_for(

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from openevals._judge.backends import Answer
 from openevals._judge.errors import retry_after_seconds
+from openevals._judge.schema import SchemaSpec
 
 __all__ = [
     "Conversation",
     "Fanout",
+    "JudgeCall",
     "Outcome",
     "Resolve",
     "RetryPolicy",
@@ -38,6 +40,18 @@ class RetryPolicy:
             return min(hinted, self.max_delay)
         ceiling = min(self.max_delay, self.initial_delay * (2**attempt))
         return random.uniform(ceiling / 2, ceiling)
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One question to the judge: the call's arguments as the prompt sees them, and the output
+    schema when it differs from the core's own."""
+
+    inputs: Any = None
+    outputs: Any = None
+    reference_outputs: Any = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    spec: SchemaSpec | None = None
 
 
 @dataclass(frozen=True)
