@@ -20,22 +20,13 @@ if TYPE_CHECKING:
 __all__ = ["parse_model_string", "resolve_chat_model"]
 
 _OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "chatgpt-", "gpt5", "text-")
+# Providers whose LangChain package is not simply ``langchain-<provider>``.
 _PROVIDER_PACKAGES = {
-    "anthropic": "langchain-anthropic",
     "google_genai": "langchain-google-genai",
     "google_vertexai": "langchain-google-vertexai",
-    "groq": "langchain-groq",
-    "mistralai": "langchain-mistralai",
-    "ollama": "langchain-ollama",
-    "fireworks": "langchain-fireworks",
-    "together": "langchain-together",
     "bedrock": "langchain-aws",
     "bedrock_converse": "langchain-aws",
     "azure_openai": "langchain-openai",
-    "deepseek": "langchain-deepseek",
-    "xai": "langchain-xai",
-    "huggingface": "langchain-huggingface",
-    "cohere": "langchain-cohere",
 }
 _PROVIDER_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 

@@ -20,8 +20,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from openevals._judge.core import JudgeCore
-from openevals._judge.options import declare
+from openevals._judge.options import FactorySpec, declare
 from openevals._judge.schema import default_score_schema
 from openevals._judge.shell import Ask, JudgeCall, build_core, judge_evaluator
 from openevals._repr import show
@@ -220,16 +219,10 @@ RUBRIC_JUDGE, ASYNC_RUBRIC_JUDGE = declare(
 )
 
 
-def _build(spec: Any, criteria: Any, values: Mapping[str, Any]) -> tuple[Any, Any]:
+def _rubric(spec: FactorySpec, criteria: Any, values: Mapping[str, Any]) -> Any:
+    """The evaluator both public factories return: one judge call, one result per criterion."""
     checked = _criteria(criteria)
-    core: JudgeCore = build_core(
-        spec, values, run_name="rubric_judge", output_schema=_answer_model(checked)
-    )
-    return checked, core
-
-
-def _flow(checked: tuple[Criterion, ...]) -> Any:
-    """The rubric judge's flow: one judge call, one result per criterion."""
+    core = build_core(spec, values, run_name="rubric_judge", output_schema=_answer_model(checked))
 
     def flow(
         *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
@@ -237,19 +230,15 @@ def _flow(checked: tuple[Criterion, ...]) -> Any:
         (outcome,) = yield Ask((JudgeCall(inputs, outputs, reference_outputs, kw),))
         return _results(checked, outcome)
 
-    return flow
-
-
-def _evaluator(checked: tuple[Criterion, ...], core: JudgeCore, *, is_async: bool) -> Any:
     evaluator = judge_evaluator(
         core,
-        is_async=is_async,
-        flow=_flow(checked),
+        is_async=spec.is_async,
+        flow=flow,
         prepare=_prepare(checked),
         run_name="rubric_judge",
         feedback_keys=tuple(c.name for c in checked),
         raw=True,
-        name="rubric_judge_async" if is_async else "rubric_judge",
+        name="rubric_judge_async" if spec.is_async else "rubric_judge",
         module=__name__,
     )
     _CRITERIA[evaluator] = checked
@@ -284,8 +273,7 @@ def create_rubric_judge(
     :class:`~openevals._judge.errors.JudgeOutputError` when the judge's answer (after one repair
     request) misses a criterion, adds an unknown one or gives a grade of the wrong kind.
     """
-    checked, core = _build(RUBRIC_JUDGE, criteria, locals())
-    return _evaluator(checked, core, is_async=False)  # type: ignore[no-any-return]
+    return _rubric(RUBRIC_JUDGE, criteria, locals())  # type: ignore[no-any-return]
 
 
 def create_async_rubric_judge(
@@ -302,8 +290,7 @@ def create_async_rubric_judge(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_rubric_judge`."""
-    checked, core = _build(ASYNC_RUBRIC_JUDGE, criteria, locals())
-    return _evaluator(checked, core, is_async=True)  # type: ignore[no-any-return]
+    return _rubric(ASYNC_RUBRIC_JUDGE, criteria, locals())  # type: ignore[no-any-return]
 
 
 class _MemoryCache:

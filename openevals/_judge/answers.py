@@ -58,14 +58,6 @@ def check_answer_size(text: str) -> None:
         )
 
 
-def _loads(text: str) -> Any:
-    """``json.loads`` that reports nesting too deep for the decoder as a decode failure."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-
-
 def extract_json_object(text: str) -> dict[str, Any] | None:
     """Find a JSON object in ``text``: the whole text, a fenced block, or a ``{"...`` in prose.
 
@@ -79,8 +71,8 @@ def extract_json_object(text: str) -> dict[str, Any] | None:
         candidates.extend(m.group(1).strip() for m in _FENCE_RE.finditer(text))
     for candidate in candidates[: _MAX_DECODE_STARTS // 2]:
         try:
-            value = _loads(candidate)
-        except (ValueError, TypeError):
+            value = json.loads(candidate)
+        except (ValueError, TypeError, RecursionError):  # too deep counts as "no object here"
             continue
         if isinstance(value, dict):
             return value

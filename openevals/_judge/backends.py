@@ -19,7 +19,7 @@ import abc
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,20 +176,6 @@ def undecodable_body(exc: BaseException) -> JudgeServerError | None:
 _UNDECODABLE = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
 
 
-def _guarded(call: Callable[[], Any]) -> Any:
-    try:
-        return call()
-    except _UNDECODABLE as exc:
-        raise undecodable_body(exc) from exc  # type: ignore[misc]
-
-
-async def _aguarded(call: Callable[[], Awaitable[Any]]) -> Any:
-    try:
-        return await call()
-    except _UNDECODABLE as exc:
-        raise undecodable_body(exc) from exc  # type: ignore[misc]
-
-
 class OpenAIClientBackend(Backend):
     """``openai.OpenAI`` / ``AsyncOpenAI`` (or anything with ``.chat.completions.create``).
 
@@ -272,7 +258,10 @@ class OpenAIClientBackend(Backend):
             )
 
         def call() -> Any:
-            return _guarded(lambda: self._body(self._create(self.client, payload)))
+            try:
+                return self._body(self._create(self.client, payload))
+            except _UNDECODABLE as exc:
+                raise undecodable_body(exc) from exc  # type: ignore[misc]
 
         if self._traced_by_caller:
             return call()
@@ -287,14 +276,14 @@ class OpenAIClientBackend(Backend):
             return await asyncio.to_thread(self.send, payload)
 
         async def call() -> Any:
-            async def create() -> Any:
+            try:
                 return self._body(await self._create(client, payload))
-
-            return await _aguarded(create)
+            except _UNDECODABLE as exc:
+                raise undecodable_body(exc) from exc  # type: ignore[misc]
 
         if self._traced_by_caller:
             return await call()
-        return await _atraced_llm_call(self.model_name, payload, call)
+        return await _traced_llm_call(self.model_name, payload, call)
 
     def _create(self, client: Any, payload: Any) -> Any:
         """The SDK's own request, ``chat.completions.create`` (a coroutine for async clients).
@@ -458,20 +447,11 @@ def is_async_client(client: Any) -> bool:
     )
 
 
-def _llm_run_options(model_name: str | None, payload: Any) -> dict[str, Any]:
-    return {
-        "name": "ChatOpenAI",
-        "run_type": "llm",
-        "metadata": {
-            "ls_provider": "openai",
-            "ls_model_name": model_name,
-            "ls_model_type": "chat",
-        },
-    }
-
-
 def _traced_llm_call(model_name: str | None, payload: Any, call: Any) -> Any:
-    """Run ``call()``; when LangSmith tracing is on, as an ``llm`` run with the request inputs."""
+    """Run ``call()``; when LangSmith tracing is on, as an ``llm`` run with the request inputs.
+
+    ``call`` may be an async function: then so is the traced run, and the caller awaits it.
+    """
     from openevals.utils import _tracing_active
 
     if not _tracing_active():
@@ -481,24 +461,12 @@ def _traced_llm_call(model_name: str | None, payload: Any, call: Any) -> Any:
     def chat_completion(messages: Any, **params: Any) -> Any:
         return call()
 
-    options = _llm_run_options(model_name, payload)
-    return traceable(**options)(chat_completion)(
-        payload.get("messages"), **{k: v for k, v in payload.items() if k != "messages"}
-    )
-
-
-async def _atraced_llm_call(model_name: str | None, payload: Any, call: Any) -> Any:
-    """Async twin of :func:`_traced_llm_call` (``call`` is an async function)."""
-    from openevals.utils import _tracing_active
-
-    if not _tracing_active():
-        return await call()
-    from langsmith import traceable
-
-    async def chat_completion(messages: Any, **params: Any) -> Any:
+    async def achat_completion(messages: Any, **params: Any) -> Any:
         return await call()
 
-    options = _llm_run_options(model_name, payload)
-    return await traceable(**options)(chat_completion)(
-        payload.get("messages"), **{k: v for k, v in payload.items() if k != "messages"}
-    )
+    run = traceable(
+        name="ChatOpenAI",
+        run_type="llm",
+        metadata={"ls_provider": "openai", "ls_model_name": model_name, "ls_model_type": "chat"},
+    )(achat_completion if inspect.iscoroutinefunction(call) else chat_completion)
+    return run(payload.get("messages"), **{k: v for k, v in payload.items() if k != "messages"})

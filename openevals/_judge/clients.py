@@ -25,6 +25,7 @@ import contextlib
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = [
@@ -97,15 +98,13 @@ def owned_async_client(template: Any, size: int) -> Any:
     return template.with_options(http_client=http_client, max_retries=0)
 
 
+@dataclass(eq=False)
 class _Entry:
     """The clients of one loop (the newest first) and the generator that closes them."""
 
-    __slots__ = ("clients", "closer", "size")
-
-    def __init__(self, client: Any, size: int) -> None:
-        self.clients = [client]
-        self.size = size
-        self.closer: Any = None
+    clients: list[Any]
+    size: int
+    closer: Any = None
 
 
 class LoopClients:
@@ -125,16 +124,16 @@ class LoopClients:
         # its clients there; at interpreter exit the loops' own shutdown does it.
         weakref.finalize(self, _close_on_their_loops, self._entries).atexit = False
 
-    def get(self, size: int | None = None) -> Any:
-        """The client of the running loop, with a pool of at least ``size`` connections."""
+    def get(self) -> Any:
+        """The client of the running loop, with a pool of at least :func:`pool_size` connections."""
         loop = asyncio.get_running_loop()
         entry = self._entries.get(loop)
-        needed = pool_size() if size is None else size
+        needed = pool_size()
         if entry is not None and entry.size >= needed:
             return entry.clients[0]
         client = self._factory(needed)
         if entry is None:
-            entry = self._entries[loop] = _Entry(client, needed)
+            entry = self._entries[loop] = _Entry([client], needed)
             entry.closer = _close_at_shutdown(self._entries, loop, entry)
         else:
             entry.clients.insert(0, client)

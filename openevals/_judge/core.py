@@ -32,7 +32,6 @@ from openevals._judge.cache import (
 )
 from openevals._judge.clients import asend, owned_async_client, send
 from openevals._judge.errors import (
-    JudgeError,
     JudgeOutputError,
     JudgeServerError,
     JudgeTimeoutError,
@@ -53,9 +52,9 @@ from openevals._judge.resolve import backend_for_judge, patched_init_chat_model
 from openevals._judge.samples import aggregate_scores, weighted_score
 from openevals._judge.schema import SchemaSpec, default_score_schema, normalize_output_schema
 from openevals._judge.steps import (
-    DEFAULT_RETRY_POLICY,
     Conversation,
     Fanout,
+    JudgeCall,
     Outcome,
     Resolve,
     RetryPolicy,
@@ -68,10 +67,8 @@ from openevals._judge.steps import (
 from openevals._repr import show
 
 __all__ = [
-    "DEFAULT_RETRY_POLICY",
     "Fanout",
     "JudgeCore",
-    "JudgeError",
     "JudgeOutputError",
     "JudgeServerError",
     "JudgeTimeoutError",
@@ -163,7 +160,10 @@ class JudgeCore:
         return backend
 
     def _refuse_weighting(self, backend: str) -> None:
-        what = _judge_kind(self.options.judge, self._model)
+        judge = self.options.judge
+        what = (
+            f"judge={type(judge).__name__}" if judge is not None else f"model={show(self._model)}"
+        )
         raise ValueError(
             "score_weighting='logprobs' reads token log-probabilities from OpenAI chat "
             f"completions, but this judge ({what}) runs through {backend}, which does not "
@@ -212,45 +212,6 @@ class JudgeCore:
         """A free-text answer is asked plainly; structured ones walk the backend's rungs."""
         return ("plain",) if spec.kind == "text" else self.rungs
 
-    # ------------------------------------------------------------------ request
-    def start(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, extra: dict[str, Any]
-    ) -> Any:
-        """First half of message building; may return an awaitable for async callable prompts."""
-        extra = dict(extra)
-        attachments = extra.pop("attachments", None)
-        return start_messages(
-            self.prompt,
-            inputs=inputs,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
-            extra=extra,
-            attachments=attachments,
-        )
-
-    def finish(self, raw_messages: Any, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return finalize_messages(
-            raw_messages,
-            system=self.system,
-            few_shot_examples=self.few_shot_examples,
-            attachments=extra.get("attachments"),
-            from_callable=self.prompt.kind == "callable",
-        )
-
-    def check_encodable(
-        self,
-        messages: list[dict[str, Any]],
-        inputs: Any,
-        outputs: Any,
-        reference_outputs: Any,
-        extra: Mapping[str, Any],
-    ) -> None:
-        """A ``ValueError`` naming the parameter when the request cannot be encoded as UTF-8."""
-        sources = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-        sources.update(extra)
-        sources.update(system=self.system, few_shot_examples=self.few_shot_examples)
-        check_encodable(messages, sources)
-
     # ------------------------------------------------------------------ the flow
     def flow(
         self,
@@ -261,11 +222,30 @@ class JudgeCore:
         spec: SchemaSpec | None = None,
     ) -> Conversation:
         """One judge call, from the call's arguments to the validated outcome (sans-IO)."""
-        raw = self.start(inputs, outputs, reference_outputs, extra)
-        if inspect.isawaitable(raw):
+        rest = dict(extra)
+        attachments = rest.pop("attachments", None)
+        raw = start_messages(
+            self.prompt,
+            inputs=inputs,
+            outputs=outputs,
+            reference_outputs=reference_outputs,
+            extra=rest,
+            attachments=attachments,
+        )
+        if inspect.isawaitable(raw):  # an async prompt function's messages
             raw = yield Resolve(raw)
-        messages = self.finish(raw, extra)
-        self.check_encodable(messages, inputs, outputs, reference_outputs, extra)
+        messages = finalize_messages(
+            raw,
+            system=self.system,
+            few_shot_examples=self.few_shot_examples,
+            attachments=attachments,
+            from_callable=self.prompt.kind == "callable",
+        )
+        # A lone surrogate cannot be sent: the ValueError names the parameter that holds it.
+        sources = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        sources.update(extra)
+        sources.update(system=self.system, few_shot_examples=self.few_shot_examples)
+        check_encodable(messages, sources)
         if self.samples == 1 or self.backend.supports_n:
             return (yield from self.conversation(messages, spec, self.samples))
         flows = tuple(self.conversation(messages, spec) for _ in range(self.samples))
@@ -402,7 +382,15 @@ class JudgeCore:
         cache = active_cache.get()
         if cache is None:
             return None, ""
-        material = self._key_material(rung, messages, spec)
+        backend = self.backend
+        material: dict[str, Any] = {
+            "backend": type(backend).__name__,
+            "model": backend.model_name,
+            "params": backend.cache_params(),
+            "rung": rung,
+            "messages": messages,
+            "schema": spec.schema,
+        }
         if n > 1:
             material["n"] = n
         if self.weighted:
@@ -413,38 +401,20 @@ class JudgeCore:
             describe(key, material)
         return cache, key
 
-    def _key_material(
-        self, rung: str, messages: list[dict[str, Any]], spec: SchemaSpec
-    ) -> dict[str, Any]:
-        backend = self.backend
-        return {
-            "backend": type(backend).__name__,
-            "model": backend.model_name,
-            "params": backend.cache_params(),
-            "rung": rung,
-            "messages": messages,
-            "schema": spec.schema,
-        }
-
     def _repair_messages(
         self, raw: str, err: AnswerError, spec: SchemaSpec
     ) -> list[dict[str, Any]]:
+        again = f"That reply cannot be used: {err}. Answer again with "
         if spec.kind == "text":
-            again = f"That reply cannot be used: {err}. Answer again with the message only."
-            return [
-                {"role": "assistant", "content": raw or "(empty reply)"},
-                {"role": "user", "content": again},
-            ]
+            again += "the message only."
+        else:
+            again += (
+                "one JSON object and nothing else, following this JSON schema exactly:\n"
+                + json.dumps(spec.schema, indent=2)
+            )
         return [
             {"role": "assistant", "content": raw or "(empty reply)"},
-            {
-                "role": "user",
-                "content": (
-                    f"That reply cannot be used: {err}. Answer again with one JSON object and "
-                    "nothing else, following this JSON schema exactly:\n"
-                    + json.dumps(spec.schema, indent=2)
-                ),
-            },
+            {"role": "user", "content": again},
         ]
 
     # ------------------------------------------------------------------ result
@@ -477,29 +447,17 @@ class JudgeCore:
         return (score, reasoning, metadata)
 
     # ------------------------------------------------------------------ drivers
-    def ask_sync(
-        self,
-        inputs: Any,
-        outputs: Any,
-        reference_outputs: Any,
-        extra: dict[str, Any],
-        spec: SchemaSpec | None = None,
-    ) -> Outcome:
-        """Run :meth:`flow` with blocking I/O and return the validated outcome."""
-        flow = self.flow(inputs, outputs, reference_outputs, extra, spec)
-        return drive(flow, self._perform_sync)
+    def _call_flow(self, call: JudgeCall) -> Conversation:
+        extra = dict(call.extra)
+        return self.flow(call.inputs, call.outputs, call.reference_outputs, extra, call.spec)
 
-    async def ask_async(
-        self,
-        inputs: Any,
-        outputs: Any,
-        reference_outputs: Any,
-        extra: dict[str, Any],
-        spec: SchemaSpec | None = None,
-    ) -> Outcome:
+    def ask_sync(self, call: JudgeCall) -> Outcome:
+        """Run :meth:`flow` for ``call`` with blocking I/O and return the validated outcome."""
+        return drive(self._call_flow(call), self._perform_sync)
+
+    async def ask_async(self, call: JudgeCall) -> Outcome:
         """Async twin of :meth:`ask_sync`."""
-        flow = self.flow(inputs, outputs, reference_outputs, extra, spec)
-        return await adrive(flow, self._perform_async)
+        return await adrive(self._call_flow(call), self._perform_async)
 
     def _perform_sync(self, step: Step) -> Any:
         if isinstance(step, Send):
@@ -540,44 +498,34 @@ async def gather_all(calls: Sequence[Awaitable[Any]]) -> list[Any]:
         raise
 
 
-def _judge_kind(judge: Any, model: str | None) -> str:
-    return f"judge={type(judge).__name__}" if judge is not None else f"model={show(model)}"
-
-
 def _resolve_backend(
     model: str, so_kwargs: Mapping[str, Any], timeout: float | None = None
 ) -> Backend:
-    """The backend for a ``"provider:model"`` string, resolved on the judge's first call."""
+    """The backend for a ``"provider:model"`` string, resolved on the judge's first call.
+
+    A plain ``ChatOpenAI`` built from ``"openai:..."`` is driven through its own OpenAI SDK clients
+    (its public ``root_client`` / ``root_async_client``): the same server, key, base URL and
+    timeout, without LangChain's per-call runnable machinery (several times the CPU per call).
+    Custom ``structured_output_kwargs`` keep the LangChain path, and so does a replaced
+    ``openevals.llm.init_chat_model`` (e.g. patched in a test).
+    """
     patched = patched_init_chat_model()
-    if patched is not None:  # openevals.llm.init_chat_model replaced (e.g. patched in a test)
+    if patched is not None:
         return LangChainBackend(patched(model=model), so_kwargs)
     from openevals.models import resolve_chat_model
 
     options: dict[str, Any] = {"max_retries": 0}
     if timeout is not None:
         options["timeout"] = timeout
-    return _backend_for_resolved(resolve_chat_model(model, **options), so_kwargs)
-
-
-def _backend_for_resolved(chat_model: Any, so_kwargs: Mapping[str, Any]) -> Backend:
-    """The backend for a model *we* resolved from a ``"provider:model"`` string.
-
-    A plain ``ChatOpenAI`` built from ``"openai:..."`` is driven through its own OpenAI SDK clients
-    (its public ``root_client`` / ``root_async_client``): the same server, key, base URL and
-    timeout, without LangChain's per-call runnable machinery (several times the CPU per call).
-    Custom ``structured_output_kwargs`` keep the LangChain path.
-    """
-    root, root_async = (
-        getattr(chat_model, "root_client", None),
-        getattr(chat_model, "root_async_client", None),
-    )
-    if not so_kwargs and root is not None and root_async is not None:
-        name = getattr(chat_model, "model_name", None)
-        if isinstance(name, str):
-            return OpenAIClientBackend(
-                root,
-                name,
-                async_client_factory=lambda size: owned_async_client(root_async, size),
-                owned=True,
-            )
+    chat_model = resolve_chat_model(model, **options)
+    root = getattr(chat_model, "root_client", None)
+    root_async = getattr(chat_model, "root_async_client", None)
+    name = getattr(chat_model, "model_name", None)
+    if not so_kwargs and root is not None and root_async is not None and isinstance(name, str):
+        return OpenAIClientBackend(
+            root,
+            name,
+            async_client_factory=lambda size: owned_async_client(root_async, size),
+            owned=True,
+        )
     return LangChainBackend(chat_model, so_kwargs)

@@ -139,21 +139,6 @@ def timeout_seconds(value: Any) -> float | None:
     return None
 
 
-_UNSUPPORTED_WORDS = (
-    "response_format",
-    "json_schema",
-    "json schema",
-    "json_object",
-    "tool_choice",
-    "tools",
-    "tool call",
-    "function",
-    "grammar",
-    "not supported",
-    "unsupported",
-    "not implemented",
-    "schema",
-)
 # A 500 is usually transient; only these words mark it as a rejection of the request's shape.
 _UNSUPPORTED_WORDS_ON_500 = (
     "response_format",
@@ -163,6 +148,15 @@ _UNSUPPORTED_WORDS_ON_500 = (
     "grammar",
     "not supported",
     "unsupported",
+)
+_UNSUPPORTED_WORDS = (
+    *_UNSUPPORTED_WORDS_ON_500,
+    "json schema",
+    "tools",
+    "tool call",
+    "function",
+    "not implemented",
+    "schema",
 )
 _TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 _TRANSIENT_NAMES = (

@@ -17,7 +17,7 @@ import copy
 import json
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from openevals._attachments import to_standard_content
 from openevals._judge.answers import MAX_ANSWER_CHARS, extract_json_object
@@ -211,34 +211,32 @@ class LangChainBackend(Backend):
             ]
         return self._runnable(rung, spec), messages
 
-    def _server_fault(self, exc: Exception) -> JudgeServerError | None:
+    def _reraise(self, exc: Exception) -> NoReturn:
+        """Raise ``exc`` again, or as a :class:`JudgeServerError` when the server's reply (not
+        the request) was at fault."""
         fault = undecodable_body(exc)
         if fault is None and self.openai_like and _while_reading_reply(exc):
             fault = JudgeServerError(
                 f"the reply is not a chat completion that {type(self.model).__name__} can "
                 f"read ({type(exc).__name__}: {exc})"
             )
-        return fault
+        if fault is None:
+            raise exc
+        raise fault from exc
 
     def send(self, payload: Any) -> Any:
         runnable, messages = payload
         try:
             return runnable.invoke(messages)
         except Exception as exc:
-            fault = self._server_fault(exc)
-            if fault is None:
-                raise
-            raise fault from exc
+            self._reraise(exc)
 
     async def asend(self, payload: Any) -> Any:
         runnable, messages = payload
         try:
             return await runnable.ainvoke(messages)
         except Exception as exc:
-            fault = self._server_fault(exc)
-            if fault is None:
-                raise
-            raise fault from exc
+            self._reraise(exc)
 
     def read(self, rung: str, response: Any) -> Answer:
         if rung == "plain":

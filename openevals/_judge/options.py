@@ -11,7 +11,7 @@ signature with its declaration, so the two cannot drift apart.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -132,7 +132,7 @@ def declare(
 class JudgeOptions:
     """The checked options of one judge (build it with :func:`judge_options`)."""
 
-    prompt: Any
+    prompt: Any = None
     feedback_key: str = "score"
     judge: Any = None
     model: str | None = None
@@ -169,23 +169,10 @@ def judge_options(spec: FactorySpec, values: Mapping[str, Any], **fixed: Any) ->
             "samples=1"
         )
     chosen.update(fixed)
-    return JudgeOptions(
-        prompt=chosen.get("prompt"),
-        feedback_key=chosen.get("feedback_key", OPTIONS["feedback_key"].default),
-        judge=chosen.get("judge"),
-        model=chosen.get("model"),
-        system=chosen.get("system"),
-        continuous=chosen.get("continuous", False),
-        choices=_choices(chosen.get("choices")),
-        use_reasoning=chosen.get("use_reasoning", True),
-        few_shot_examples=_examples(chosen.get("few_shot_examples")),
-        output_schema=chosen.get("output_schema"),
-        structured_output_kwargs=_mapping(chosen.get("structured_output_kwargs")),
-        max_retries=chosen.get("max_retries", 3),
-        samples=chosen.get("samples", 1),
-        score_weighting=chosen.get("score_weighting"),
-        timeout=_timeout(chosen.get("timeout")),
-    )
+    for name, convert in _CONVERSIONS.items():
+        if name in chosen:
+            chosen[name] = convert(chosen[name])
+    return JudgeOptions(**chosen)
 
 
 # --------------------------------------------------------------------------- checks
@@ -248,6 +235,15 @@ def _mapping(value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(f"`structured_output_kwargs` must be a dict, got {type(value).__name__}")
     return dict(value)
+
+
+_CONVERSIONS: dict[str, Callable[[Any], Any]] = {
+    "choices": _choices,
+    "few_shot_examples": _examples,
+    "structured_output_kwargs": _mapping,
+    "timeout": _timeout,
+}
+"""Options checked and converted to their stored form before :class:`JudgeOptions` is built."""
 
 
 def _check(o: JudgeOptions) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from openevals._messages import (
     to_json_text,
 )
 from openevals._repr import show
+from openevals._text import first_surrogate
 
 __all__ = [
     "PromptSpec",
@@ -119,25 +119,28 @@ def _is_message_like(item: Any) -> bool:
     )
 
 
+def _is_messages(value: Any) -> bool:
+    """A non-empty list (or other sequence) of chat messages."""
+    return (
+        isinstance(value, Sequence)
+        and not isinstance(value, (str, bytes))
+        and bool(value)
+        and all(_is_message_like(v) for v in value)
+    )
+
+
 def render_value(value: Any) -> str:
     """Render a call value for a prompt: strings as-is, message lists as transcripts, else JSON."""
     if isinstance(value, str):
         return value
     if is_langchain_message(value):
         return chat_messages_to_string([value])
-    if (
-        isinstance(value, Sequence)
-        and not isinstance(value, (str, bytes))
-        and value
-        and all(_is_message_like(v) for v in value)
-    ):
+    if _is_messages(value):
         return chat_messages_to_string(list(value))
     if (
         isinstance(value, Mapping)
         and set(value) == {"messages"}
-        and isinstance(value["messages"], Sequence)
-        and value["messages"]
-        and all(_is_message_like(v) for v in value["messages"])
+        and _is_messages(value["messages"])
     ):
         return chat_messages_to_string(value["messages"])
     try:
@@ -160,6 +163,12 @@ def _collect_values(
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _check_missing(spec: PromptSpec, needed: frozenset[str], values: Mapping[str, Any]) -> None:
+    missing = [v for v in needed if v not in values and v not in spec.optional]
+    if missing:
+        raise _missing_error(missing)
+
+
 def _missing_error(missing: Sequence[str]) -> ValueError:
     names = ", ".join(repr(m) for m in sorted(missing))
     return ValueError(
@@ -174,9 +183,7 @@ def _render_template(
 ) -> list[dict[str, Any]]:
     assert spec.template is not None
     needed = spec.variables - {_ATTACHMENTS}
-    missing = [v for v in needed if v not in values and v not in spec.optional]
-    if missing:
-        raise _missing_error(missing)
+    _check_missing(spec, needed, values)
     rendered = {v: render_value(values[v]) if v in values else "" for v in needed}
     has_placeholder = _ATTACHMENTS in spec.variables
     if attachments is None:
@@ -234,23 +241,16 @@ def _append_blocks_to_last_user(
 
 
 def _render_runnable(spec: PromptSpec, values: Mapping[str, Any]) -> list[dict[str, Any]]:
-    needed = spec.variables
-    missing = [v for v in needed if v not in values and v not in spec.optional]
-    if missing:
-        raise _missing_error(missing)
+    _check_missing(spec, spec.variables, values)
     params: dict[str, Any] = {}
     for name, value in values.items():
-        if spec.mustache and isinstance(value, (Mapping, list)) and not _looks_like_messages(value):
+        if spec.mustache and isinstance(value, (Mapping, list)) and not _is_messages(value):
             params[name] = value
         else:
             params[name] = render_value(value)
     prompt_value = spec.runnable.invoke(params)
     messages = prompt_value.to_messages() if hasattr(prompt_value, "to_messages") else prompt_value
     return normalize_to_openai_messages_list(list(messages))
-
-
-def _looks_like_messages(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(_is_message_like(v) for v in value)
 
 
 def start_messages(
@@ -283,12 +283,8 @@ def start_messages(
     return messages
 
 
-def _few_shot_block(example: Mapping[str, Any], index: int) -> str:
-    if not isinstance(example, Mapping):
-        raise TypeError(
-            f"few_shot_examples[{index}] must be a dict with 'inputs', 'outputs', 'score' and "
-            f"optional 'reasoning'; got {type(example).__name__}"
-        )
+def _few_shot_block(example: Mapping[str, Any]) -> str:
+    """One worked example (checked to be a dict with a 'score' by the judge's options)."""
     lines = ["<example>"]
     for key in ("inputs", "outputs", "reference_outputs"):
         if key in example and example[key] is not None:
@@ -302,7 +298,7 @@ def _few_shot_block(example: Mapping[str, Any], index: int) -> str:
 
 
 def few_shot_text(examples: Sequence[Mapping[str, Any]]) -> str:
-    blocks = "\n\n".join(_few_shot_block(ex, i) for i, ex in enumerate(examples))
+    blocks = "\n\n".join(_few_shot_block(ex) for ex in examples)
     return (
         "Below are worked examples: material that was evaluated, the reasoning, and the score it "
         "received. Use them to calibrate your own judgement; do not evaluate them.\n\n" + blocks
@@ -345,9 +341,6 @@ def finalize_messages(
     return messages
 
 
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
 def _surrogate_path(value: Any, limit: int = 100_000) -> str | None:
     """Where ``value`` holds a lone surrogate (``"[0]['text']"``-style path), else ``None``.
 
@@ -360,7 +353,7 @@ def _surrogate_path(value: Any, limit: int = 100_000) -> str | None:
         limit -= 1
         item, path = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE_RE.search(item):
+            if first_surrogate(item) is not None:
                 return path
             continue
         if id(item) in seen:

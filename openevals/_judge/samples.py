@@ -27,22 +27,17 @@ import math
 import re
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from openevals._judge.backends import _get
 from openevals._judge.errors import JudgeLogprobsError
 from openevals._judge.schema import SchemaSpec
 from openevals._repr import show
 
-__all__ = ["aggregate_scores", "weighted_score"]
+__all__ = ["aggregate_scores", "majority", "weighted_score"]
 
 _SCORE_KEY = re.compile(r'"score"\s*:\s*')
-
-
-def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 def _value_token(content: Sequence[Any]) -> Any:
@@ -110,12 +105,11 @@ def weighted_score(spec: SchemaSpec, logprobs: Any) -> tuple[float, dict[str, fl
             f"({show([str(_get(c, 'token')) for c in candidates])}) spells a valid score"
         )
     if spec.score_type == "boolean":
-        score = probabilities.get(1.0, 0.0) / total
         named = {
             "true": probabilities.get(1.0, 0.0) / total,
             "false": probabilities.get(0.0, 0.0) / total,
         }
-        return score, named
+        return named["true"], named
     score = sum(value * p for value, p in probabilities.items()) / total
     return score, {_label(v): p / total for v, p in sorted(probabilities.items())}
 
@@ -124,8 +118,9 @@ def _label(value: float) -> str:
     return str(int(value)) if value.is_integer() else str(value)
 
 
-def _vote(scores: Sequence[Any], score_type: str | None) -> tuple[Any, bool]:
-    """The majority score and whether the vote was tied."""
+def majority(scores: Sequence[Any], score_type: str | None) -> tuple[Any, bool]:
+    """The majority score and whether the vote was tied (a tied vote: ``False`` for booleans,
+    else the lowest of the tied scores)."""
     counts = Counter(scores)
     top = max(counts.values())
     leaders = [s for s in counts if counts[s] == top]
@@ -145,7 +140,7 @@ def aggregate_scores(
         score: Any = statistics.fmean(scores)
         metadata["std"] = statistics.pstdev(scores) if len(scores) > 1 else 0.0
         return score, reasonings[0], metadata
-    score, tied = _vote(scores, spec.score_type)
+    score, tied = majority(scores, spec.score_type)
     agreeing = [i for i, s in enumerate(scores) if s == score]
     metadata["agreement"] = len(agreeing) / len(scores)
     if tied:

@@ -176,33 +176,30 @@ def _is_typeddict_class(obj: Any) -> bool:
         isinstance(obj, type)
         and issubclass(obj, dict)
         and hasattr(obj, "__annotations__")
-        and (hasattr(obj, "__total__"))
+        and hasattr(obj, "__total__")
     )
 
 
 def normalize_output_schema(output_schema: Any) -> SchemaSpec:
     """Turn any supported ``output_schema`` into a :class:`SchemaSpec` (never mutating it)."""
-    if _is_pydantic_model_class(output_schema):
-        schema = output_schema.model_json_schema()
+    is_model = _is_pydantic_model_class(output_schema)
+    if is_model or _is_typeddict_class(output_schema):
+        if is_model:
+            schema = output_schema.model_json_schema()
+        else:
+            from pydantic import TypeAdapter
+
+            schema = TypeAdapter(output_schema).json_schema()
         name = str(schema.pop("title", output_schema.__name__))
         description = schema.pop("description", None)
+        if not is_model:
+            description = description or (output_schema.__doc__ or "").strip() or None
         return SchemaSpec(
             name=_safe_name(name),
             schema=strictify(schema),
             description=description,
-            kind="pydantic",
-            pydantic_model=output_schema,
-        )
-    if _is_typeddict_class(output_schema):
-        from pydantic import TypeAdapter
-
-        schema = TypeAdapter(output_schema).json_schema()
-        name = str(schema.pop("title", output_schema.__name__))
-        description = (
-            schema.pop("description", None) or (output_schema.__doc__ or "").strip() or None
-        )
-        return SchemaSpec(
-            name=_safe_name(name), schema=strictify(schema), description=description, kind="dict"
+            kind="pydantic" if is_model else "dict",
+            pydantic_model=output_schema if is_model else None,
         )
     if isinstance(output_schema, Mapping):
         data = copy.deepcopy(dict(output_schema))

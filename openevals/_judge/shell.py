@@ -1,23 +1,16 @@
 """The one judge shell: how every judge family becomes a sync or async evaluator.
 
-Every family that asks a judge (the generic judge in ``llm.py``, the trajectory, pairwise, code and
-RAG judges, the JSON rubric) is built here, from three pieces:
-
-* a checked :class:`~openevals._judge.core.JudgeCore` from :func:`build_core` (the factory's
-  options, checked once against its :class:`~openevals._judge.options.FactorySpec`, the sync/async
-  rules included);
-* the family's **flow**: a generator function called with the evaluator's keyword arguments. It
-  prepares the judge calls and *yields* an :class:`Ask` step (one or more :class:`JudgeCall`), it
-  receives their :class:`~openevals._judge.steps.Outcome` list, and it returns what the scorer
-  hands to the evaluator contract (a score tuple, a result dict, a list of results...). A family
-  that needs other I/O between judge calls (the RAG metrics' embeddings) yields its own step
-  objects and passes :class:`Steps` that perform them. :func:`single_call` is the flow of a judge
-  that is one call whose outcome maps to ``(score, comment, metadata)``.
-* :func:`judge_evaluator`, which runs the flow with :func:`openevals._drivers.drive` (judge calls
-  one after the other) or :func:`~openevals._drivers.adrive` (judge calls concurrently), wraps it
-  with the contract's ``make_evaluator`` / ``make_async_evaluator`` and its
-  :class:`~openevals._contract.EvaluatorInfo` (:func:`judge_info`), gives a sync evaluator whose
-  judge owns its client an async twin, and attaches the core to the evaluator.
+Every family that asks a judge (the generic judge in ``llm.py``, the trajectory, pairwise, code
+and RAG judges, the JSON rubric) is built from a checked
+:class:`~openevals._judge.core.JudgeCore` (:func:`build_core`, every option and sync/async rule
+checked once, at creation) and the family's **flow**: a generator function called with the
+evaluator's keyword arguments that yields :class:`Ask` steps (one or more :class:`JudgeCall`),
+receives their :class:`~openevals._judge.steps.Outcome` list and returns what the scorer hands to
+the evaluator contract. A flow that needs other I/O between judge calls (the RAG metrics'
+embeddings) yields its own steps and passes :class:`Steps` that perform them.
+:func:`judge_evaluator` runs the flow with :func:`openevals._drivers.drive` (judge calls one
+after the other) or :func:`~openevals._drivers.adrive` (concurrently) behind the contract's
+shells, with the :class:`~openevals._contract.EvaluatorInfo` of :func:`judge_info`.
 
 In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exactly this)::
 
@@ -32,17 +25,12 @@ In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exa
     def create_x(*, prompt=X_PROMPT, model=None, ...):
         core = build_core(SPEC, locals(), run_name="x")
         return judge_evaluator(core, is_async=False, flow=_flow(core), raw=True)
-
-:func:`scorer_for` gives the bare scorer of a flow (for evaluators built around it, like the code
-judge's), :func:`attach_core` / :func:`judge_core` carry and find the core of an evaluator (for
-tests and for tuning a judge's retry policy), and :func:`ask` / :func:`aask` perform one
-:class:`Ask` outside an evaluator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from openevals._contract import (
@@ -55,7 +43,7 @@ from openevals._contract import (
 from openevals._drivers import adrive, drive
 from openevals._judge.core import JudgeCore, gather_all
 from openevals._judge.options import FactorySpec, check_async_use, judge_options
-from openevals._judge.schema import SchemaSpec
+from openevals._judge.steps import JudgeCall as JudgeCall
 from openevals._judge.steps import Outcome
 from openevals._repr import show
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
@@ -80,18 +68,6 @@ __all__ = [
 
 #: The attribute of a judge evaluator that carries its core (see :func:`judge_core`).
 CORE_ATTRIBUTE = "openevals_judge_core"
-
-
-@dataclass(frozen=True)
-class JudgeCall:
-    """One question to the judge: the call's arguments as the prompt sees them, and the output
-    schema when it differs from the core's own."""
-
-    inputs: Any = None
-    outputs: Any = None
-    reference_outputs: Any = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    spec: SchemaSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -173,19 +149,12 @@ def single_call(core: JudgeCore) -> Flow:
 
 def ask(core: JudgeCore, step: Ask) -> list[Outcome]:
     """Perform ``step`` with blocking calls, one after the other."""
-    return [
-        core.ask_sync(c.inputs, c.outputs, c.reference_outputs, dict(c.extra), c.spec)
-        for c in step.calls
-    ]
+    return [core.ask_sync(call) for call in step.calls]
 
 
 async def aask(core: JudgeCore, step: Ask) -> list[Outcome]:
     """Perform ``step`` with concurrent calls; the first failure cancels the others."""
-    calls = [
-        core.ask_async(c.inputs, c.outputs, c.reference_outputs, dict(c.extra), c.spec)
-        for c in step.calls
-    ]
-    return await gather_all(calls)
+    return await gather_all([core.ask_async(call) for call in step.calls])
 
 
 def scorer_for(

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from openevals._judge.backends import Answer
 from openevals._judge.errors import retry_after_seconds
+from openevals._judge.schema import SchemaSpec
 
 __all__ = [
-    "DEFAULT_RETRY_POLICY",
     "Conversation",
     "Fanout",
+    "JudgeCall",
     "Outcome",
     "Resolve",
     "RetryPolicy",
@@ -41,7 +42,16 @@ class RetryPolicy:
         return random.uniform(ceiling / 2, ceiling)
 
 
-DEFAULT_RETRY_POLICY = RetryPolicy()
+@dataclass(frozen=True)
+class JudgeCall:
+    """One question to the judge: the call's arguments as the prompt sees them, and the output
+    schema when it differs from the core's own."""
+
+    inputs: Any = None
+    outputs: Any = None
+    reference_outputs: Any = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    spec: SchemaSpec | None = None
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,13 @@ names of an ``outputs`` mapping, or by position (0 and 1) for a two-item list.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, declare
-from openevals._judge.shell import Ask, Flow, JudgeCall, build_core, judge_evaluator
+from openevals._judge.samples import majority
+from openevals._judge.shell import Ask, JudgeCall, build_core, judge_evaluator
 from openevals._judge.steps import Outcome
 from openevals._repr import show
 from openevals._structure import encode_json, expand_plain, fold
@@ -107,21 +106,16 @@ def _as_text(value: Any, name: str) -> str:
     if isinstance(value, str):
         return check_text(value, name, sink="the judge")
     try:
-        text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        try:
+            text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        except (RecursionError, ValueError):
+            plain = fold(value, name, _expand, _plain_leaf, _plain_combine)  # names a cycle
+            text = encode_json(plain, name, sort_keys=False, ensure_ascii=False)
     except TypeError as exc:
         raise TypeError(
             f"`{name}` cannot be shown to the judge as JSON ({exc}); use str keys (or convert "
             "the value to text first)"
         ) from None
-    except (RecursionError, ValueError):
-        plain = fold(value, name, _expand, _plain_leaf, _plain_combine)  # names a cycle
-        try:
-            text = encode_json(plain, name, sort_keys=False, ensure_ascii=False)
-        except TypeError as exc:
-            raise TypeError(
-                f"`{name}` cannot be shown to the judge as JSON ({exc}); use str keys (or "
-                "convert the value to text first)"
-            ) from None
     return check_text(text, name, of="its JSON text", sink="the judge")
 
 
@@ -189,110 +183,69 @@ def _run_ids(runs: Any) -> tuple[str, str]:
     return ids[0], ids[1]
 
 
-class _Options:
-    """Everything a call needs besides the model call itself (shared by both shells)."""
-
-    def __init__(self, *, feedback_key: str, criteria: str | None, swap_positions: bool) -> None:
-        if not isinstance(feedback_key, str) or not feedback_key:
-            raise ValueError(f"`feedback_key` must be a non-empty str; got {show(feedback_key)}")
-        if criteria is not None and not isinstance(criteria, str):
-            raise TypeError(f"`criteria` must be a str or None; got {type(criteria).__name__}")
-        if not isinstance(swap_positions, bool):
-            raise TypeError(f"`swap_positions` must be a bool; got {show(swap_positions)}")
-        self.feedback_key = feedback_key
-        self.criteria = criteria or ""
-        self.swap_positions = swap_positions
-
-    def calls(self, inputs: Any, reference_outputs: Any, pair: _Pair) -> Ask:
-        """The judge calls to make: the given order, then (by default) the swapped one."""
-        inputs = _as_text(inputs, "inputs")
-        reference_outputs = _as_text(reference_outputs, "reference_outputs")
-        first, second = pair.texts
-        orders = [(first, second), (second, first)] if self.swap_positions else [(first, second)]
-        return Ask(
-            tuple(
-                JudgeCall(
-                    inputs=inputs,
-                    reference_outputs=reference_outputs,
-                    extra={"criteria": self.criteria, "output_a": a, "output_b": b},
-                )
-                for a, b in orders
+def _calls(inputs: Any, reference_outputs: Any, pair: _Pair, criteria: str, swap: bool) -> Ask:
+    """The judge calls to make: the given order, then (by default) the swapped one."""
+    inputs = _as_text(inputs, "inputs")
+    reference_outputs = _as_text(reference_outputs, "reference_outputs")
+    first, second = pair.texts
+    orders = [(first, second), (second, first)] if swap else [(first, second)]
+    return Ask(
+        tuple(
+            JudgeCall(
+                inputs=inputs,
+                reference_outputs=reference_outputs,
+                extra={"criteria": criteria, "output_a": a, "output_b": b},
             )
+            for a, b in orders
         )
-
-    def flow(self) -> Flow:
-        """The pairwise judge's flow: both orders asked, then one comparative result."""
-
-        def flow(
-            *,
-            inputs: Any = None,
-            outputs: Any = None,
-            reference_outputs: Any = None,
-            runs: Sequence[Any] | None = None,
-            **kwargs: Any,
-        ) -> Generator[Any, Any, dict[str, Any]]:
-            pair = _pair(outputs, runs)
-            outcomes = yield self.calls(inputs, reference_outputs, pair)
-            return self.result(pair, [self.vote(outcome) for outcome in outcomes])
-
-        return flow
-
-    @staticmethod
-    def vote(outcome: Outcome) -> dict[str, Any]:
-        """One order's answer: the judge's, or with ``samples`` > 1 the majority preference (a
-        tied vote is a tie), with the first agreeing sample's reasoning and every preference."""
-        answers = outcome.values or [outcome.value]
-        if len(answers) == 1:
-            return dict(answers[0])
-        preferences = [str(a["preference"]) for a in answers]
-        counts = Counter(preferences)
-        top = max(counts.values())
-        leaders = [p for p in counts if counts[p] == top]
-        winner = leaders[0] if len(leaders) == 1 else "tie"
-        agreeing = [a for a in answers if a["preference"] == winner] or answers
-        return {
-            "preference": winner,
-            "reasoning": agreeing[0].get("reasoning", ""),
-            "samples": preferences,
-        }
-
-    def result(self, pair: _Pair, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        verdicts = [str(answers[0]["preference"])]
-        if len(answers) > 1:
-            verdicts.append(_SWAPPED[str(answers[1]["preference"])])  # back to the given order
-        consistent = len(set(verdicts)) == 1
-        final = verdicts[0] if consistent else "tie"
-        score_a, score_b = _SCORE[final]
-        reasoning = [str(a.get("reasoning", "")) for a in answers]
-        comment = (
-            reasoning[0]
-            if len(reasoning) == 1
-            else f"Given order: {reasoning[0]}\n\nSwapped order: {reasoning[1]}"
-        )
-        metadata: dict[str, Any] = {
-            "preferred": None if final == "tie" else pair.keys[0 if final == "A" else 1],
-            "verdicts": verdicts,
-            "position_consistent": consistent,
-            "order_flip": set(verdicts) == {"A", "B"},
-        }
-        if "samples" in answers[0]:
-            # Each order's sample preferences, in the order it was shown to the judge.
-            metadata["samples"] = [list(a["samples"]) for a in answers]
-        return {
-            "key": self.feedback_key,
-            "scores": {pair.keys[0]: score_a, pair.keys[1]: score_b},
-            "comment": comment,
-            "metadata": metadata,
-        }
-
-
-def _core(spec: FactorySpec, values: dict[str, Any]) -> JudgeCore:
-    allow_ties = values["allow_ties"]
-    if not isinstance(allow_ties, bool):
-        raise TypeError(f"`allow_ties` must be a bool; got {show(allow_ties)}")
-    return build_core(
-        spec, values, run_name="pairwise_llm_as_judge", output_schema=_verdict_schema(allow_ties)
     )
+
+
+def _vote(outcome: Outcome) -> dict[str, Any]:
+    """One order's answer: the judge's, or with ``samples`` > 1 the majority preference (a
+    tied vote is a tie), with the first agreeing sample's reasoning and every preference."""
+    answers = outcome.values or [outcome.value]
+    if len(answers) == 1:
+        return dict(answers[0])
+    preferences = [str(a["preference"]) for a in answers]
+    leader, tied = majority(preferences, None)
+    winner = "tie" if tied else leader
+    agreeing = [a for a in answers if a["preference"] == winner] or answers
+    return {
+        "preference": winner,
+        "reasoning": agreeing[0].get("reasoning", ""),
+        "samples": preferences,
+    }
+
+
+def _result(feedback_key: str, pair: _Pair, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    verdicts = [str(answers[0]["preference"])]
+    if len(answers) > 1:
+        verdicts.append(_SWAPPED[str(answers[1]["preference"])])  # back to the given order
+    consistent = len(set(verdicts)) == 1
+    final = verdicts[0] if consistent else "tie"
+    score_a, score_b = _SCORE[final]
+    reasoning = [str(a.get("reasoning", "")) for a in answers]
+    comment = (
+        reasoning[0]
+        if len(reasoning) == 1
+        else f"Given order: {reasoning[0]}\n\nSwapped order: {reasoning[1]}"
+    )
+    metadata: dict[str, Any] = {
+        "preferred": None if final == "tie" else pair.keys[0 if final == "A" else 1],
+        "verdicts": verdicts,
+        "position_consistent": consistent,
+        "order_flip": set(verdicts) == {"A", "B"},
+    }
+    if "samples" in answers[0]:
+        # Each order's sample preferences, in the order it was shown to the judge.
+        metadata["samples"] = [list(a["samples"]) for a in answers]
+    return {
+        "key": feedback_key,
+        "scores": {pair.keys[0]: score_a, pair.keys[1]: score_b},
+        "comment": comment,
+        "metadata": metadata,
+    }
 
 
 def _comparative(
@@ -308,16 +261,38 @@ def _comparative(
 
 def _pairwise(spec: FactorySpec, values: dict[str, Any]) -> Any:
     """The evaluator both public factories return, from their ``locals()``."""
-    options = _Options(
-        feedback_key=values["feedback_key"],
-        criteria=values["criteria"],
-        swap_positions=values["swap_positions"],
+    feedback_key, criteria = values["feedback_key"], values["criteria"]
+    swap, allow_ties = values["swap_positions"], values["allow_ties"]
+    if not isinstance(feedback_key, str) or not feedback_key:
+        raise ValueError(f"`feedback_key` must be a non-empty str; got {show(feedback_key)}")
+    if criteria is not None and not isinstance(criteria, str):
+        raise TypeError(f"`criteria` must be a str or None; got {type(criteria).__name__}")
+    if not isinstance(swap, bool):
+        raise TypeError(f"`swap_positions` must be a bool; got {show(swap)}")
+    if not isinstance(allow_ties, bool):
+        raise TypeError(f"`allow_ties` must be a bool; got {show(allow_ties)}")
+    core = build_core(
+        spec, values, run_name="pairwise_llm_as_judge", output_schema=_verdict_schema(allow_ties)
     )
+
+    def flow(
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        runs: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Generator[Any, Any, dict[str, Any]]:
+        """Both orders asked, then one comparative result."""
+        pair = _pair(outputs, runs)
+        outcomes = yield _calls(inputs, reference_outputs, pair, criteria or "", swap)
+        return _result(feedback_key, pair, [_vote(outcome) for outcome in outcomes])
+
     return judge_evaluator(
-        _core(spec, values),
+        core,
         is_async=spec.is_async,
-        flow=options.flow(),
-        feedback_keys=(options.feedback_key,),
+        flow=flow,
+        feedback_keys=(feedback_key,),
         raw=True,
         name="pairwise_evaluator",
         signature=_comparative,

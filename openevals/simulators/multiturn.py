@@ -399,26 +399,17 @@ def _aperform(traced: bool) -> Callable[[_Call], Awaitable[Any]]:
     return perform
 
 
-def _drive(gen: Generator[_Call, Any, MultiturnSimulationResult]) -> MultiturnSimulationResult:
+def _planned(
+    arguments: dict[str, Any],
+) -> tuple[Generator[_Call, Any, MultiturnSimulationResult], bool]:
+    """Check a public runner's arguments (its ``locals()``) and build the simulation it drives;
+    also whether its calls are traced (LangSmith tracing or a LangSmith test case is on)."""
     from openevals.utils import _needs_langsmith
 
-    return drive(gen, _perform(_needs_langsmith()))
-
-
-async def _adrive(
-    gen: Generator[_Call, Any, MultiturnSimulationResult],
-) -> MultiturnSimulationResult:
-    from openevals.utils import _needs_langsmith
-
-    return await adrive(gen, _aperform(_needs_langsmith()))
-
-
-def _planned(arguments: dict[str, Any]) -> Generator[_Call, Any, MultiturnSimulationResult]:
-    """Check a public runner's arguments (its ``locals()``) and build the simulation it drives."""
     options = dict(arguments)
     reference_outputs = options.pop("reference_outputs")
     evaluators, thread_id = _validate(**options)
-    return _simulation(
+    simulation = _simulation(
         app=options["app"],
         user=options["user"],
         max_turns=options["max_turns"],
@@ -427,13 +418,12 @@ def _planned(arguments: dict[str, Any]) -> Generator[_Call, Any, MultiturnSimula
         reference_outputs=reference_outputs,
         thread_id=thread_id,
     )
+    return simulation, _needs_langsmith()
 
 
-def _traced(run: Callable[[], T]) -> Callable[[], T]:
+def _traced(run: Callable[[], T], traced: bool) -> Callable[[], T]:
     """``run`` as the ``multiturn_simulator`` LangSmith run when tracing is on, else unchanged."""
-    from openevals.utils import _needs_langsmith
-
-    if _needs_langsmith():
+    if traced:
         from langsmith import traceable
 
         return cast(Callable[[], T], traceable(name="multiturn_simulator")(run))
@@ -464,12 +454,12 @@ def run_multiturn_simulation(
     Returns ``{"trajectory": [...], "evaluator_results": [...]}``. See the module documentation
     for the trajectory and error rules.
     """
-    simulation = _planned(locals())
+    simulation, traced = _planned(locals())
 
     def run() -> MultiturnSimulationResult:
-        return _drive(simulation)
+        return drive(simulation, _perform(traced))
 
-    return _traced(run)()
+    return _traced(run, traced)()
 
 
 async def run_multiturn_simulation_async(
@@ -487,9 +477,9 @@ async def run_multiturn_simulation_async(
     ``app``, ``user``, ``stopping_condition`` and the evaluators may each be sync or async; only
     what returns an awaitable is awaited.
     """
-    simulation = _planned(locals())
+    simulation, traced = _planned(locals())
 
     async def run() -> MultiturnSimulationResult:
-        return await _adrive(simulation)
+        return await adrive(simulation, _aperform(traced))
 
-    return await _traced(run)()
+    return await _traced(run, traced)()

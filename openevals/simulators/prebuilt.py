@@ -14,9 +14,10 @@ batch run's cache and admission control, and ``timeout=``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from openevals._drivers import adrive, drive
 from openevals._judge.shell import attach_core
 from openevals._messages import (
     convert_to_openai_message,
@@ -149,16 +150,18 @@ class _SimulatedUserCore:
             messages.append({"role": "user", "content": _OPENING_REQUEST})
         return messages
 
-    def ask(self, trajectory: Any) -> Any:
-        """The model call as a judge step: the request, answered with free text."""
+    def turn(
+        self, trajectory: Any, turn_counter: int | None
+    ) -> Generator[Any, Any, ChatCompletionMessage]:
+        """The user's next message (sans-IO): a fixed response, else the model's free-text
+        answer to :meth:`request`, asked as one judge step."""
         from openevals._judge.schema import TEXT_ANSWER
         from openevals._judge.shell import Ask, JudgeCall
 
-        return Ask((JudgeCall(inputs=self.request(trajectory), spec=TEXT_ANSWER),))
-
-    @staticmethod
-    def to_message(outcomes: Any) -> ChatCompletionMessage:
-        (outcome,) = outcomes
+        fixed = self.fixed_response(trajectory, turn_counter)
+        if fixed is not None:
+            return fixed
+        (outcome,) = yield Ask((JudgeCall(inputs=self.request(trajectory), spec=TEXT_ANSWER),))
         return _user_message(outcome.value)
 
 
@@ -196,12 +199,9 @@ def create_llm_simulated_user(
     def simulated_user(
         trajectory: Any, *, turn_counter: int | None = None, **kwargs: Any
     ) -> ChatCompletionMessage:
-        fixed = core.fixed_response(trajectory, turn_counter)
-        if fixed is not None:
-            return fixed
         from openevals._judge.shell import ask
 
-        return core.to_message(ask(core.judge, core.ask(trajectory)))
+        return drive(core.turn(trajectory, turn_counter), lambda step: ask(core.judge, step))
 
     attach_core(simulated_user, core.judge)
     return simulated_user
@@ -228,12 +228,10 @@ def create_async_llm_simulated_user(
     async def simulated_user(
         trajectory: Any, *, turn_counter: int | None = None, **kwargs: Any
     ) -> ChatCompletionMessage:
-        fixed = core.fixed_response(trajectory, turn_counter)
-        if fixed is not None:
-            return fixed
         from openevals._judge.shell import aask
 
-        return core.to_message(await aask(core.judge, core.ask(trajectory)))
+        turn = core.turn(trajectory, turn_counter)
+        return await adrive(turn, lambda step: aask(core.judge, step))
 
     attach_core(simulated_user, core.judge)
     return simulated_user

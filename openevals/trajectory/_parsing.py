@@ -175,24 +175,17 @@ class _Parser:
         self.cache: dict[str, ParsedArgs] = {}
 
     def arguments(self, raw: Any, side: str, message_index: int, name: str) -> ParsedArgs:
-        if type(raw) is str:
+        origin = (side, message_index, name)
+        if isinstance(raw, str):
             cached = self.cache.get(raw)
             if cached is None:
-                cached = self.cache[raw] = ParsedArgs(
-                    _load_arguments(raw, side, message_index, name),
-                    (side, message_index, name),
-                )
+                value = _load_arguments(str(raw), side, message_index, name)
+                cached = self.cache[raw] = ParsedArgs(value, origin)
             return cached
         if raw is None:
             return ParsedArgs({})
-        if isinstance(raw, str):
-            return ParsedArgs(
-                _load_arguments(str(raw), side, message_index, name), (side, message_index, name)
-            )
-        if isinstance(raw, dict):
-            return ParsedArgs(raw, (side, message_index, name))
         if isinstance(raw, Mapping):
-            return ParsedArgs(dict(raw), (side, message_index, name))
+            return ParsedArgs(raw if isinstance(raw, dict) else dict(raw), origin)
         raise ValueError(
             f"`{side}` message {message_index}, tool call {show(name)}: arguments must be a JSON "
             f"object string or a dict, got {type(raw).__name__}"

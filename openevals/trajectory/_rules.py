@@ -131,10 +131,6 @@ _OVERRIDE_HELP = (
 )
 
 
-def _mode_rule(value: str) -> ArgsRule:
-    return ArgsRule(value)
-
-
 def _override_rule(tool: str, value: Any) -> ArgsRule | None:
     if value is None:
         return None
@@ -144,7 +140,7 @@ def _override_rule(tool: str, value: Any) -> ArgsRule | None:
                 f"tool_args_match_overrides[{show(tool)}] = {show(value)} is not a valid override; "
                 + _OVERRIDE_HELP
             )
-        return _mode_rule(value)
+        return ArgsRule(value)
     if isinstance(value, (list, tuple)):
         if not value:
             raise ValueError(
@@ -209,7 +205,7 @@ class MatchConfig:
                 if rule is not None:
                     overrides[tool] = rule
         self.mode = trajectory_match_mode
-        self.default_rule = _mode_rule(tool_args_match_mode)
+        self.default_rule = ArgsRule(tool_args_match_mode)
         self.overrides = overrides
 
     def rule_for(self, tool_name: str) -> ArgsRule:

@@ -1,9 +1,4 @@
-"""``AGENT_TONE_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/conversation/agent_tone.txt``.
-"""
-
-from __future__ import annotations
+"""``AGENT_TONE_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.conversation import AGENT_TONE_PROMPT
 

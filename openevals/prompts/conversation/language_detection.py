@@ -1,9 +1,4 @@
-"""``LANGUAGE_DETECTION_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/conversation/language_detection.txt``.
-"""
-
-from __future__ import annotations
+"""``LANGUAGE_DETECTION_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.conversation import LANGUAGE_DETECTION_PROMPT
 

@@ -1,9 +1,4 @@
-"""``PERCEIVED_ERROR_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/conversation/perceived_error.txt``.
-"""
-
-from __future__ import annotations
+"""``PERCEIVED_ERROR_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.conversation import PERCEIVED_ERROR_PROMPT
 

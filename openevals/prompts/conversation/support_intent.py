@@ -1,9 +1,4 @@
-"""``SUPPORT_INTENT_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/conversation/support_intent.txt``.
-"""
-
-from __future__ import annotations
+"""``SUPPORT_INTENT_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.conversation import SUPPORT_INTENT_PROMPT
 

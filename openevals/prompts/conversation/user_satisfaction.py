@@ -1,9 +1,4 @@
-"""``USER_SATISFACTION_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/conversation/user_satisfaction.txt``.
-"""
-
-from __future__ import annotations
+"""``USER_SATISFACTION_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.conversation import USER_SATISFACTION_PROMPT
 

@@ -1,9 +1,4 @@
-"""``EXPLICIT_CONTENT_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/image/explicit_content.txt``.
-"""
-
-from __future__ import annotations
+"""``EXPLICIT_CONTENT_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.image import EXPLICIT_CONTENT_PROMPT
 

@@ -1,9 +1,4 @@
-"""``SENSITIVE_IMAGERY_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/image/sensitive_imagery.txt``.
-"""
-
-from __future__ import annotations
+"""``SENSITIVE_IMAGERY_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.image import SENSITIVE_IMAGERY_PROMPT
 

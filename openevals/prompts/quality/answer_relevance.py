@@ -1,9 +1,4 @@
-"""``ANSWER_RELEVANCE_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/quality/answer_relevance.txt``.
-"""
-
-from __future__ import annotations
+"""``ANSWER_RELEVANCE_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.quality import ANSWER_RELEVANCE_PROMPT
 

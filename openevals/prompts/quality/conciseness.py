@@ -1,9 +1,4 @@
-"""``CONCISENESS_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/quality/conciseness.txt``.
-"""
-
-from __future__ import annotations
+"""``CONCISENESS_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.quality import CONCISENESS_PROMPT
 

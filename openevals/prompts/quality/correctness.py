@@ -1,9 +1,4 @@
-"""``CORRECTNESS_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/quality/correctness.txt``.
-"""
-
-from __future__ import annotations
+"""``CORRECTNESS_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.quality import CORRECTNESS_PROMPT
 

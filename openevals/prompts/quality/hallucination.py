@@ -1,9 +1,4 @@
-"""``HALLUCINATION_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/quality/hallucination.txt``.
-"""
-
-from __future__ import annotations
+"""``HALLUCINATION_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.quality import HALLUCINATION_PROMPT
 

@@ -1,9 +1,4 @@
-"""``LAZINESS_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/quality/laziness.txt``.
-"""
-
-from __future__ import annotations
+"""``LAZINESS_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.quality import LAZINESS_PROMPT
 

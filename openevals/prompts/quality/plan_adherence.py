@@ -1,9 +1,4 @@
-"""``PLAN_ADHERENCE_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/quality/plan_adherence.txt``.
-"""
-
-from __future__ import annotations
+"""``PLAN_ADHERENCE_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.quality import PLAN_ADHERENCE_PROMPT
 

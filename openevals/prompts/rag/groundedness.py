@@ -1,9 +1,4 @@
-"""``RAG_GROUNDEDNESS_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/rag/groundedness.txt``.
-"""
-
-from __future__ import annotations
+"""``RAG_GROUNDEDNESS_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.rag import RAG_GROUNDEDNESS_PROMPT
 

@@ -1,9 +1,4 @@
-"""``RAG_RETRIEVAL_RELEVANCE_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/rag/retrieval_relevance.txt``.
-"""
-
-from __future__ import annotations
+"""``RAG_RETRIEVAL_RELEVANCE_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.rag import RAG_RETRIEVAL_RELEVANCE_PROMPT
 

@@ -1,9 +1,4 @@
-"""``FAIRNESS_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/safety/fairness.txt``.
-"""
-
-from __future__ import annotations
+"""``FAIRNESS_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.safety import FAIRNESS_PROMPT
 

@@ -1,9 +1,4 @@
-"""``TOXICITY_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/safety/toxicity.txt``.
-"""
-
-from __future__ import annotations
+"""``TOXICITY_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.safety import TOXICITY_PROMPT
 

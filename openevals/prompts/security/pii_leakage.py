@@ -1,9 +1,4 @@
-"""``PII_LEAKAGE_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/security/pii_leakage.txt``.
-"""
-
-from __future__ import annotations
+"""``PII_LEAKAGE_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.security import PII_LEAKAGE_PROMPT
 

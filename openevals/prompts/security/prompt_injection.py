@@ -1,9 +1,4 @@
-"""``PROMPT_INJECTION_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/security/prompt_injection.txt``.
-"""
-
-from __future__ import annotations
+"""``PROMPT_INJECTION_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.security import PROMPT_INJECTION_PROMPT
 

@@ -1,9 +1,4 @@
-"""``TOOL_SELECTION_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/trajectory/tool_selection.txt``.
-"""
-
-from __future__ import annotations
+"""``TOOL_SELECTION_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.trajectory import TOOL_SELECTION_PROMPT
 

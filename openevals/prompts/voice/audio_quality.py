@@ -1,9 +1,4 @@
-"""``AUDIO_QUALITY_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/voice/audio_quality.txt``.
-"""
-
-from __future__ import annotations
+"""``AUDIO_QUALITY_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.voice import AUDIO_QUALITY_PROMPT
 

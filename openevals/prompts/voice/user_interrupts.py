@@ -1,9 +1,4 @@
-"""``USER_INTERRUPTS_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/voice/user_interrupts.txt``.
-"""
-
-from __future__ import annotations
+"""``USER_INTERRUPTS_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.voice import USER_INTERRUPTS_PROMPT
 

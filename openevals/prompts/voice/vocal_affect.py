@@ -1,9 +1,4 @@
-"""``VOCAL_AFFECT_PROMPT`` at the module path openevals 0.2.2 used.
-
-Text: ``prompts/voice/vocal_affect.txt``.
-"""
-
-from __future__ import annotations
+"""``VOCAL_AFFECT_PROMPT`` at the module path openevals 0.2.2 used."""
 
 from openevals.prompts.voice import VOCAL_AFFECT_PROMPT
 
