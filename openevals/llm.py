@@ -126,7 +126,29 @@ def create_llm_as_judge(
     Call the evaluator with keyword arguments: ``inputs``, ``outputs``, ``reference_outputs``, any
     other template variable, and ``attachments`` (images, audio, PDF) for multimodal prompts.
     """
-    return sync_judge_evaluator(build_core(LLM_JUDGE, locals()), LLM_JUDGE)
+    return sync_judge_evaluator(
+        build_core(
+            LLM_JUDGE,
+            dict(
+                prompt=prompt,
+                feedback_key=feedback_key,
+                judge=judge,
+                model=model,
+                system=system,
+                continuous=continuous,
+                choices=choices,
+                use_reasoning=use_reasoning,
+                few_shot_examples=few_shot_examples,
+                output_schema=output_schema,
+                structured_output_kwargs=structured_output_kwargs,
+                max_retries=max_retries,
+                samples=samples,
+                score_weighting=score_weighting,
+                timeout=timeout,
+            ),
+        ),
+        LLM_JUDGE,
+    )
 
 
 def create_async_llm_as_judge(
@@ -148,4 +170,26 @@ def create_async_llm_as_judge(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge` (same options; pass ``AsyncOpenAI`` clients)."""
-    return async_judge_evaluator(build_core(ASYNC_LLM_JUDGE, locals()), ASYNC_LLM_JUDGE)
+    return async_judge_evaluator(
+        build_core(
+            ASYNC_LLM_JUDGE,
+            dict(
+                prompt=prompt,
+                feedback_key=feedback_key,
+                judge=judge,
+                model=model,
+                system=system,
+                continuous=continuous,
+                choices=choices,
+                use_reasoning=use_reasoning,
+                few_shot_examples=few_shot_examples,
+                output_schema=output_schema,
+                structured_output_kwargs=structured_output_kwargs,
+                max_retries=max_retries,
+                samples=samples,
+                score_weighting=score_weighting,
+                timeout=timeout,
+            ),
+        ),
+        ASYNC_LLM_JUDGE,
+    )

@@ -273,7 +273,22 @@ def create_rubric_judge(
     :class:`~openevals._judge.errors.JudgeOutputError` when the judge's answer (after one repair
     request) misses a criterion, adds an unknown one or gives a grade of the wrong kind.
     """
-    return _rubric(RUBRIC_JUDGE, criteria, locals())  # type: ignore[no-any-return]
+    return _rubric(  # type: ignore[no-any-return]
+        RUBRIC_JUDGE,
+        criteria,
+        dict(
+            criteria=criteria,
+            prompt=prompt,
+            judge=judge,
+            model=model,
+            system=system,
+            few_shot_examples=few_shot_examples,
+            structured_output_kwargs=structured_output_kwargs,
+            max_retries=max_retries,
+            samples=samples,
+            timeout=timeout,
+        ),
+    )
 
 
 def create_async_rubric_judge(
@@ -290,7 +305,22 @@ def create_async_rubric_judge(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_rubric_judge`."""
-    return _rubric(ASYNC_RUBRIC_JUDGE, criteria, locals())  # type: ignore[no-any-return]
+    return _rubric(  # type: ignore[no-any-return]
+        ASYNC_RUBRIC_JUDGE,
+        criteria,
+        dict(
+            criteria=criteria,
+            prompt=prompt,
+            judge=judge,
+            model=model,
+            system=system,
+            few_shot_examples=few_shot_examples,
+            structured_output_kwargs=structured_output_kwargs,
+            max_retries=max_retries,
+            samples=samples,
+            timeout=timeout,
+        ),
+    )
 
 
 class _MemoryCache:

@@ -155,7 +155,7 @@ class JudgeOptions:
 def judge_options(spec: FactorySpec, values: Mapping[str, Any], **fixed: Any) -> JudgeOptions:
     """The checked :class:`JudgeOptions` of one factory call.
 
-    ``values`` is the factory's ``locals()`` (its parameters); only the options ``spec`` takes are
+    ``values`` holds the factory's parameters, by name; only the options ``spec`` takes are
     read from it, the others keep their declared defaults. ``fixed`` sets options the factory
     decides itself (e.g. the RAG metrics' output schema).
     """

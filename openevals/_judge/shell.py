@@ -23,7 +23,7 @@ In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exa
         return flow
 
     def create_x(*, prompt=X_PROMPT, model=None, ...):
-        core = build_core(SPEC, locals(), run_name="x")
+        core = build_core(SPEC, dict(prompt=prompt, model=model, ...), run_name="x")
         return judge_evaluator(core, is_async=False, flow=_flow(core), raw=True)
 """
 
@@ -101,7 +101,7 @@ def build_core(
 ) -> JudgeCore:
     """A checked :class:`JudgeCore` for one call of the factory ``spec`` describes.
 
-    ``values`` are the factory's parameters (its ``locals()``); ``fixed`` the options the factory
+    ``values`` are the factory's parameters, by name; ``fixed`` the options the factory
     sets itself. Every check, the sync/async ones included, runs here, at creation.
     """
     core = JudgeCore(judge_options(spec, values, **fixed), run_name=run_name)

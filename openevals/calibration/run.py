@@ -151,7 +151,7 @@ def _calibration_plan(data: Any, judge: Any, settings: Settings) -> Plan[Calibra
 
 
 def settings_of(arguments: Mapping[str, Any]) -> Settings:
-    """The keyword arguments of calibrate/cross_validate (their ``locals()``) as Settings."""
+    """The keyword arguments of calibrate/cross_validate (by name) as Settings."""
     runner_keys = ("concurrency", "cache", "progress", "output", "retry_errors")
     own = {k: v for k, v in arguments.items() if k in Settings.__dataclass_fields__}
     own["runner"] = {k: arguments[k] for k in runner_keys}

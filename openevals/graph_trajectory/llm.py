@@ -135,7 +135,26 @@ def create_graph_trajectory_llm_as_judge(
     ``graph_trajectory_accuracy``; the prompt gets ``{thread}`` and ``{reference_outputs}`` (empty
     without a reference). Takes the options of :func:`openevals.llm.create_llm_as_judge`. Raises
     ValueError/TypeError when the inputs, results and steps do not line up."""
-    core = build_core(GRAPH_TRAJECTORY_JUDGE, locals())
+    core = build_core(
+        GRAPH_TRAJECTORY_JUDGE,
+        dict(
+            prompt=prompt,
+            model=model,
+            feedback_key=feedback_key,
+            judge=judge,
+            continuous=continuous,
+            choices=choices,
+            use_reasoning=use_reasoning,
+            few_shot_examples=few_shot_examples,
+            system=system,
+            output_schema=output_schema,
+            structured_output_kwargs=structured_output_kwargs,
+            max_retries=max_retries,
+            samples=samples,
+            score_weighting=score_weighting,
+            timeout=timeout,
+        ),
+    )
     return sync_judge_evaluator(core, GRAPH_TRAJECTORY_JUDGE, _render_thread)
 
 
@@ -158,5 +177,24 @@ def create_async_graph_trajectory_llm_as_judge(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_graph_trajectory_llm_as_judge`."""
-    core = build_core(ASYNC_GRAPH_TRAJECTORY_JUDGE, locals())
+    core = build_core(
+        ASYNC_GRAPH_TRAJECTORY_JUDGE,
+        dict(
+            prompt=prompt,
+            model=model,
+            feedback_key=feedback_key,
+            judge=judge,
+            continuous=continuous,
+            choices=choices,
+            use_reasoning=use_reasoning,
+            few_shot_examples=few_shot_examples,
+            system=system,
+            output_schema=output_schema,
+            structured_output_kwargs=structured_output_kwargs,
+            max_retries=max_retries,
+            samples=samples,
+            score_weighting=score_weighting,
+            timeout=timeout,
+        ),
+    )
     return async_judge_evaluator(core, ASYNC_GRAPH_TRAJECTORY_JUDGE, _render_thread)

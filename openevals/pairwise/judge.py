@@ -260,7 +260,7 @@ def _comparative(
 
 
 def _pairwise(spec: FactorySpec, values: dict[str, Any]) -> Any:
-    """The evaluator both public factories return, from their ``locals()``."""
+    """The evaluator both public factories return, from their parameters (by name)."""
     feedback_key, criteria = values["feedback_key"], values["criteria"]
     swap, allow_ties = values["swap_positions"], values["allow_ties"]
     if not isinstance(feedback_key, str) or not feedback_key:
@@ -334,7 +334,22 @@ def create_pairwise_llm_as_judge(
     output), optional ``reference_outputs``; inside ``langsmith.evaluate_comparative`` it also
     receives ``runs`` and keys its scores by run id.
     """
-    return _pairwise(PAIRWISE_JUDGE, locals())
+    return _pairwise(
+        PAIRWISE_JUDGE,
+        dict(
+            prompt=prompt,
+            feedback_key=feedback_key,
+            judge=judge,
+            model=model,
+            system=system,
+            criteria=criteria,
+            allow_ties=allow_ties,
+            swap_positions=swap_positions,
+            max_retries=max_retries,
+            samples=samples,
+            timeout=timeout,
+        ),
+    )
 
 
 def create_async_pairwise_llm_as_judge(
@@ -352,4 +367,19 @@ def create_async_pairwise_llm_as_judge(
     timeout: float | None = None,
 ) -> Any:
     """Async twin of :func:`create_pairwise_llm_as_judge`; both orders are judged concurrently."""
-    return _pairwise(ASYNC_PAIRWISE_JUDGE, locals())
+    return _pairwise(
+        ASYNC_PAIRWISE_JUDGE,
+        dict(
+            prompt=prompt,
+            feedback_key=feedback_key,
+            judge=judge,
+            model=model,
+            system=system,
+            criteria=criteria,
+            allow_ties=allow_ties,
+            swap_positions=swap_positions,
+            max_retries=max_retries,
+            samples=samples,
+            timeout=timeout,
+        ),
+    )

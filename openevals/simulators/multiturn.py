@@ -402,7 +402,7 @@ def _aperform(traced: bool) -> Callable[[_Call], Awaitable[Any]]:
 def _planned(
     arguments: dict[str, Any],
 ) -> tuple[Generator[_Call, Any, MultiturnSimulationResult], bool]:
-    """Check a public runner's arguments (its ``locals()``) and build the simulation it drives;
+    """Check a public runner's arguments (by name) and build the simulation it drives;
     also whether its calls are traced (LangSmith tracing or a LangSmith test case is on)."""
     from openevals.utils import _needs_langsmith
 
@@ -454,7 +454,17 @@ def run_multiturn_simulation(
     Returns ``{"trajectory": [...], "evaluator_results": [...]}``. See the module documentation
     for the trajectory and error rules.
     """
-    simulation, traced = _planned(locals())
+    simulation, traced = _planned(
+        dict(
+            app=app,
+            user=user,
+            max_turns=max_turns,
+            trajectory_evaluators=trajectory_evaluators,
+            stopping_condition=stopping_condition,
+            reference_outputs=reference_outputs,
+            thread_id=thread_id,
+        )
+    )
 
     def run() -> MultiturnSimulationResult:
         return drive(simulation, _perform(traced))
@@ -477,7 +487,17 @@ async def run_multiturn_simulation_async(
     ``app``, ``user``, ``stopping_condition`` and the evaluators may each be sync or async; only
     what returns an awaitable is awaited.
     """
-    simulation, traced = _planned(locals())
+    simulation, traced = _planned(
+        dict(
+            app=app,
+            user=user,
+            max_turns=max_turns,
+            trajectory_evaluators=trajectory_evaluators,
+            stopping_condition=stopping_condition,
+            reference_outputs=reference_outputs,
+            thread_id=thread_id,
+        )
+    )
 
     async def run() -> MultiturnSimulationResult:
         return await adrive(simulation, _aperform(traced))

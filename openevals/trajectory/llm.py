@@ -81,7 +81,26 @@ def create_trajectory_llm_as_judge(
     ``score_weighting`` included); the default prompt is
     ``TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE`` (an absent reference renders as empty).
     """
-    core = build_core(TRAJECTORY_JUDGE, locals())
+    core = build_core(
+        TRAJECTORY_JUDGE,
+        dict(
+            prompt=prompt,
+            model=model,
+            feedback_key=feedback_key,
+            judge=judge,
+            continuous=continuous,
+            choices=choices,
+            use_reasoning=use_reasoning,
+            few_shot_examples=few_shot_examples,
+            system=system,
+            output_schema=output_schema,
+            structured_output_kwargs=structured_output_kwargs,
+            max_retries=max_retries,
+            samples=samples,
+            score_weighting=score_weighting,
+            timeout=timeout,
+        ),
+    )
     return sync_judge_evaluator(core, TRAJECTORY_JUDGE, _render_trajectories)
 
 
@@ -104,5 +123,24 @@ def create_async_trajectory_llm_as_judge(
     timeout: float | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_trajectory_llm_as_judge`."""
-    core = build_core(ASYNC_TRAJECTORY_JUDGE, locals())
+    core = build_core(
+        ASYNC_TRAJECTORY_JUDGE,
+        dict(
+            prompt=prompt,
+            model=model,
+            feedback_key=feedback_key,
+            judge=judge,
+            continuous=continuous,
+            choices=choices,
+            use_reasoning=use_reasoning,
+            few_shot_examples=few_shot_examples,
+            system=system,
+            output_schema=output_schema,
+            structured_output_kwargs=structured_output_kwargs,
+            max_retries=max_retries,
+            samples=samples,
+            score_weighting=score_weighting,
+            timeout=timeout,
+        ),
+    )
     return async_judge_evaluator(core, ASYNC_TRAJECTORY_JUDGE, _render_trajectories)

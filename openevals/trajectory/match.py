@@ -208,7 +208,11 @@ def create_trajectory_match_evaluator(
     ``{"key": "trajectory_<mode>_match", "score": bool, "comment": ...}``; the comment explains a
     failed match. Invalid options raise ``ValueError`` here, at creation.
     """
-    config = MatchConfig(**locals())  # the three options, by name
+    config = MatchConfig(
+        trajectory_match_mode=trajectory_match_mode,
+        tool_args_match_mode=tool_args_match_mode,
+        tool_args_match_overrides=tool_args_match_overrides,
+    )
     evaluator = make_evaluator(
         make_scorer(config),
         _info(config),
@@ -226,7 +230,11 @@ def create_async_trajectory_match_evaluator(
     tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
 ) -> Callable[..., Awaitable[EvaluatorResult]]:
     """Async twin of :func:`create_trajectory_match_evaluator` (same options, same results)."""
-    config = MatchConfig(**locals())  # the three options, by name
+    config = MatchConfig(
+        trajectory_match_mode=trajectory_match_mode,
+        tool_args_match_mode=tool_args_match_mode,
+        tool_args_match_overrides=tool_args_match_overrides,
+    )
     evaluator = make_async_evaluator(
         make_scorer(config),
         _info(config).as_async(),
