@@ -39,7 +39,6 @@ __all__ = [
     "fold",
     "freeze",
     "load_json",
-    "short_repr",
 ]
 
 MAX_DEPTH: Final = 200
@@ -47,12 +46,6 @@ MAX_DEPTH: Final = 200
 
 _PATH_SHOWN: Final = 6  # path segments shown at each end of a long path
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
-
-
-def short_repr(value: Any) -> str:
-    """A bounded ``repr`` for error messages: safe for deep and self-containing values (the
-    package's one helper, :func:`openevals._repr.show`)."""
-    return show(value)
 
 
 Expand = Callable[[Any], "tuple[Any, Sequence[Any], Sequence[Any] | None] | None"]

@@ -153,9 +153,9 @@ def storable_check(value: Any) -> None:
 
 def placeholder(value: Any) -> str:
     """A bounded, escaped text standing for a value that cannot be stored as JSON."""
-    from openevals._structure import short_repr
+    from openevals._repr import show
 
-    text = short_repr(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    text = show(value).encode("utf-8", "backslashreplace").decode("utf-8")
     return f"<unstorable {type(value).__name__}: {text}>"
 
 

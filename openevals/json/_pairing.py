@@ -31,7 +31,7 @@ from rapidfuzz.distance import Indel
 
 from openevals._matching import max_weight_assignment
 from openevals._repr import show
-from openevals._structure import equal, expand_plain, fold, short_repr
+from openevals._structure import equal, expand_plain, fold
 
 __all__ = [
     "MAX_PAIRS",
@@ -80,8 +80,8 @@ def equal_values(key: Hashable, out_value: Any, ref_value: Any, where: tuple[str
     except Exception as exc:
         error = exc
     raise TypeError(
-        f"cannot compare the values of key {show(key)}: `outputs` has {short_repr(out_value)}, "
-        f"`reference_outputs` has {short_repr(ref_value)} ({type(error).__name__}: {error})"
+        f"cannot compare the values of key {show(key)}: `outputs` has {show(out_value)}, "
+        f"`reference_outputs` has {show(ref_value)} ({type(error).__name__}: {error})"
     ) from error
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from openevals._repr import show
-from openevals._structure import short_repr
 from openevals.json._pairing import equal_values, pair_records
 from openevals.json._types import EMPTY_RECORD_KEY, RubricRequest, RubricVerdict, Score
 
@@ -110,7 +109,7 @@ class _JsonMatchCore:
                 if not isinstance(item, Mapping):
                     raise TypeError(
                         f"`{name}[{i}]` must be a dict (json match compares lists of dicts); "
-                        f"got {type(item).__name__}: {short_repr(item)}"
+                        f"got {type(item).__name__}: {show(item)}"
                     )
             return "list"
         hint = " (parse JSON text with json.loads first)" if isinstance(value, str) else ""

@@ -18,7 +18,7 @@ from openevals._messages import (
     normalize_to_openai_messages_list,
 )
 from openevals._repr import show
-from openevals._structure import Unfreezable, encode_json, freeze, load_json, short_repr
+from openevals._structure import Unfreezable, encode_json, freeze, load_json
 
 __all__ = [
     "ParsedArgs",
@@ -88,7 +88,7 @@ class ToolCall:
         try:
             text = encode_json(self.args, self.parsed.where, ensure_ascii=False)
         except (TypeError, ValueError):
-            text = short_repr(self.args)
+            text = show(self.args)
         if len(text) > _COMMENT_MAX_ARGS_CHARS:
             text = text[: _COMMENT_MAX_ARGS_CHARS - 3] + "..."
         return f"{self.name}({text})"
@@ -162,7 +162,7 @@ def _call_parts(call: Any, side: str, index: int, position: int) -> tuple[Any, A
         return call.get("name"), call.get("args", call.get("arguments", {}))
     raise ValueError(
         f"`{side}` message {index}: tool call at position {position} has neither 'function' "
-        f"(OpenAI form) nor 'name' (LangChain form): {short_repr(call)}"
+        f"(OpenAI form) nor 'name' (LangChain form): {show(call)}"
     )
 
 
@@ -208,7 +208,7 @@ class _Parser:
                 raise ValueError(
                     f"`{side}` message {index}: tool call {position} has no tool name; expected "
                     "{'function': {'name': ..., 'arguments': ...}} (OpenAI form) or "
-                    f"{{'name': ..., 'args': ...}} (LangChain form), got {short_repr(call)}"
+                    f"{{'name': ..., 'args': ...}} (LangChain form), got {show(call)}"
                 )
             parsed = self.arguments(raw_args, side, index, name)
             calls.append(ToolCall(name, parsed, index))
