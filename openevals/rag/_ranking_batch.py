@@ -182,7 +182,8 @@ class _NumpyOps:
 
     def ratio(self, num: Any, den: Any) -> Any:
         out = np.zeros(len(den))
-        np.divide(num, den, out=out, where=den > 0)
+        with np.errstate(invalid="ignore"):  # inf / inf: ndcg scores such queries again
+            np.divide(num, den, out=out, where=den > 0)
         return out
 
     def indicator(self, col: Any) -> Any:
@@ -212,11 +213,27 @@ class _NumpyOps:
     def sum_ratios(self, num: Any, den: Any) -> Any:
         terms = np.zeros(den.shape)
         np.divide(num, den, out=terms, where=den > 0)
-        # cumsum adds left to right (np.sum would sum pairwise, and differ in the last bit)
-        return np.cumsum(terms, axis=1)[:, -1]
+        # cumsum adds left to right (np.sum would sum pairwise, and differ in the last bit); a
+        # sum past the float range is inf, as in a batch of one
+        with np.errstate(over="ignore"):
+            return np.cumsum(terms, axis=1)[:, -1]
 
     def tolist(self, col: Any) -> list[Any]:
         return col.tolist()  # type: ignore[no-any-return]
+
+    def overflowed(self, col: Any) -> Any:
+        return ~np.isfinite(col)
+
+    def scaled(self, rows: Any, col: Any) -> Any:
+        out = np.zeros(rows.shape)
+        np.divide(rows, col[:, None], out=out, where=col[:, None] > 0)
+        return out
+
+    def anywhere(self, mask: Any) -> bool:
+        return bool(mask.any())
+
+    def where(self, mask: Any, yes: Any, no: Any) -> Any:
+        return np.where(mask, yes, no)
 
 
 NUMPY = _NumpyOps()

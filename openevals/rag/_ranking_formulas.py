@@ -55,8 +55,7 @@ class Ops(Protocol):
         """1.0 where the value is > 0, else 0.0."""
 
     def cap(self, col: Column, bound: float) -> Column:
-        """min(value, bound) per query (for NaN, the layouts differ as they always have: the
-        bound in a batch of one, NaN in the numpy layout)."""
+        """min(value, bound) per query."""
 
     def full(self, like: Column, value: int) -> Column:
         """``value`` for every query of ``like``."""
@@ -82,6 +81,19 @@ class Ops(Protocol):
 
     def tolist(self, col: Column) -> list[Any]:
         """The column as a list of Python numbers."""
+
+    def overflowed(self, col: Column) -> Any:
+        """Where a sum passed the float range: the queries whose value is not finite (a bool
+        in a batch of one, a mask in the numpy layout; :meth:`where` reads either)."""
+
+    def scaled(self, rows: Rows, col: Column) -> Rows:
+        """Each query's row divided by the query's value in ``col`` (> 0 where it is read)."""
+
+    def anywhere(self, mask: Any) -> bool:
+        """Whether ``mask`` holds any query."""
+
+    def where(self, mask: Any, yes: Column, no: Column) -> Column:
+        """``yes`` for the queries of ``mask``, else ``no``."""
 
 
 class Gains(NamedTuple):
@@ -143,7 +155,7 @@ class _OneOps:
         return 1.0 if col > 0 else 0.0
 
     def cap(self, col: Column, bound: float) -> Column:
-        return min(bound, col)  # a NaN (overflowing grades: inf / inf) gives the bound
+        return min(bound, col)
 
     def full(self, like: Column, value: int) -> Column:
         return value
@@ -171,6 +183,18 @@ class _OneOps:
 
     def tolist(self, col: Column) -> list[Any]:
         return [col]
+
+    def overflowed(self, col: Column) -> Any:
+        return not math.isfinite(col)
+
+    def scaled(self, rows: Rows, col: Column) -> Rows:
+        return [value / col for value in rows]
+
+    def anywhere(self, mask: Any) -> bool:
+        return bool(mask)
+
+    def where(self, mask: Any, yes: Column, no: Column) -> Column:
+        return yes if mask else no
 
 
 _PLUS_ONE = (1).__add__
@@ -241,7 +265,19 @@ def ndcg(b: Gains, k: int | None) -> tuple[Column, Extra]:
     if b.ideal is None:  # every gain is 1.0: the ideal DCG depends on the count alone
         cut = b.n_relevant if k is None else ops.cap(b.n_relevant, k)
         idcg = ops.take(unit_idcg(ops.largest(cut)), cut)
+        scores = ops.ratio(dcg, idcg)
     else:
         idcg = ops.sum_ratios(b.ideal, ops.discounts(ops.positions(b.ideal)))
-    scores = ops.cap(ops.ratio(dcg, idcg), 1.0)
+        scores = ops.ratio(dcg, idcg)
+        over = ops.overflowed(idcg)
+        if ops.anywhere(over):
+            # Grades so large that the ideal DCG passes the float range: the queries concerned
+            # are scored again with their gains divided by their largest grade (the ratio is
+            # the same, and every sum stays finite); the others keep their bits.
+            top = ops.first(b.ideal)
+            scaled_dcg = ops.sum_ratios(ops.scaled(b.gains, top), ops.discounts(b.ranks))
+            ideal = ops.scaled(b.ideal, top)
+            scaled_idcg = ops.sum_ratios(ideal, ops.discounts(ops.positions(ideal)))
+            scores = ops.where(over, ops.ratio(scaled_dcg, scaled_idcg), scores)
+    scores = ops.cap(scores, 1.0)
     return scores, {"dcg": ops.tolist(dcg), "idcg": ops.tolist(idcg)}

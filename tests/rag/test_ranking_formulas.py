@@ -4,6 +4,7 @@ of one, as a row of a larger numpy batch, and through the ``*_batch`` functions.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,8 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 ids = st.integers(min_value=0, max_value=15)
-grades = st.one_of(st.integers(0, 4), st.sampled_from([0.5, 1.0, 2.5, 1e-300, 1e300]))
+# 1.7e308: two such grades overflow a DCG sum (ndcg then scores the query with scaled gains)
+grades = st.one_of(st.integers(0, 4), st.sampled_from([0.5, 1.0, 2.5, 1e-300, 1e300, 1.7e308]))
 reference = st.one_of(
     st.lists(ids, max_size=10),
     st.lists(st.tuples(ids, grades), max_size=10),
@@ -134,8 +136,29 @@ def test_a_suite_judged_beyond_k_scores_like_the_single_metric() -> None:
         assert bits(result["metadata"]) == bits(single[2])
 
 
-def test_overflowing_grades_keep_the_evaluators_score() -> None:
-    # DCG and ideal DCG both overflow to inf; the evaluator has always capped inf / inf at 1.0.
-    ref = [("a", 1.7e308), ("b", 1.7e308), ("c", 1.7e308)]
-    result = ranking.create_ndcg_evaluator()(outputs=["c", "b", "a"], reference_outputs=ref)
-    assert result["score"] == 1.0
+@pytest.mark.parametrize(
+    ("retrieved", "grades"),
+    [
+        (["c", "b", "a"], [1.0, 1.0, 1.0]),  # the ideal order: 1.0 (inf / inf before)
+        (["d", "a"], [1.0, 1.0, 1.0, 2.0**-1022]),  # 0.0 before (finite / inf)
+        (["b"], [1.0, 1.0, 1.0]),  # 0.0 before
+        (["x", "d", "b"], [1.0, 1.0, 1.0, 0.5]),
+    ],
+)
+def test_overflowing_grades_score_as_the_same_grades_scaled_down(
+    retrieved: list[str], grades: list[float]
+) -> None:
+    # Grades whose DCG sums pass the float range rank like the same grades divided by the
+    # largest (exactly, for these powers of two), in a single call and in a batch alike.
+    big = 2.0**1023
+    small_ref = list(zip("abcd", grades, strict=False))
+    big_ref = [(item, grade * big) for item, grade in small_ref]
+    evaluator = ranking.create_ndcg_evaluator()
+    expected = evaluator(outputs=retrieved, reference_outputs=small_ref)["score"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy overflow warning leaks to the caller
+        single = evaluator(outputs=retrieved, reference_outputs=big_ref)
+        batch = ranking.ndcg_batch([retrieved, retrieved], [big_ref, small_ref])
+    assert math.isinf(single["metadata"]["idcg"])
+    assert bits(single["score"]) == bits(expected)
+    assert bits(batch.scores) == bits([expected, expected])
