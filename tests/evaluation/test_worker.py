@@ -68,3 +68,17 @@ def test_a_partly_scored_row_takes_the_per_row_code() -> None:
     items = [WorkItem(row=rows[0], evals=earlier)]
     found = _outcomes(items, columnar=True)
     assert set(found[0][1]) == {"levenshtein_distance"}
+
+
+def test_batch_forms_stay_off_while_langsmith_needs_each_call() -> None:
+    # As on the local engine (blocks.pure_batch_forms): a worker built while every call must be
+    # traced or reported scores row by row, so each call reaches LangSmith (or the hook).
+    from openevals.utils import result_hook
+
+    options = RunOptions(progress=False)
+    assert set(WorkerRun(EVALUATORS, options).forms) == set(EVALUATORS)
+    token = result_hook.set(lambda run_name, kwargs, results: None)
+    try:
+        assert WorkerRun(EVALUATORS, options).forms == {}
+    finally:
+        result_hook.reset(token)

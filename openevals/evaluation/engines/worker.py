@@ -40,6 +40,7 @@ from openevals.evaluation.pricing import merge_prices
 from openevals.evaluation.recording import RunRecords
 from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
 from openevals.evaluation.stats import RunStats
+from openevals.utils import _needs_langsmith
 
 __all__ = [
     "SUCCESS",
@@ -153,7 +154,8 @@ class WorkerRun:
         self.capture = Capture()
         self.limiter = Limiter(AIMD(options.concurrency))
         self.forms: dict[str, BatchForm] = {}
-        if options.target is None:
+        # As on the local engine: no batch forms while LangSmith traces (each call is traced).
+        if options.target is None and not _needs_langsmith():
             for ev in self.evaluators:
                 form = batch_form(ev)
                 if form is not None:
