@@ -133,7 +133,7 @@ def _as_list(results: ResultOrResults) -> list[EvaluatorResult]:
 
 def _env_tracing_on() -> bool:
     """Whether a LangSmith tracing variable is set to ``true``, read on every call (the
-    environment may change between calls). Public ``os.environ`` only: about 3 us a call."""
+    environment may change between calls), through the public ``os.environ`` API."""
     for name in _TRACING_ENV_VARS:
         value = os.environ.get(name)
         if value is not None and value.strip().lower() == "true":
