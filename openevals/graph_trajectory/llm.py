@@ -13,6 +13,7 @@ from typing import Any
 
 from openevals._judge.options import ScoreWeighting, declare
 from openevals._judge.shell import async_judge_evaluator, build_core, sync_judge_evaluator
+from openevals._messages import to_json_text
 from openevals.prompts.trajectory import GRAPH_TRAJECTORY_ACCURACY_PROMPT
 from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -24,11 +25,16 @@ __all__ = [
 ]
 
 
-def _show(value: Any) -> str:
+def _show(value: Any, name: str) -> str:
+    """``value`` as compact JSON (other objects as their ``str``); a value that contains itself
+    as its ``repr``. Any depth: a deeper value than ``json`` can walk goes through the iterative
+    encoder, which raises ``TypeError`` naming ``name`` for what JSON cannot hold."""
     if isinstance(value, str):
         return value
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
+    except RecursionError:
+        return to_json_text(value, name=name)
     except (TypeError, ValueError):
         return repr(value)
 
@@ -75,14 +81,17 @@ def format_graph_thread(inputs: Any, trajectory: Any, *, name: str = "outputs") 
     """A graph trajectory as the judge reads it: one ``<turn>`` block per turn with its input (when
     there is one), its steps and its result. Raises TypeError/ValueError for a bad shape."""
     results, steps = _trajectory(trajectory, name)
-    turn_inputs = _turn_inputs(inputs, len(steps), "inputs" if name == "outputs" else name)
+    input_name = "inputs" if name == "outputs" else name
+    turn_inputs = _turn_inputs(inputs, len(steps), input_name)
     blocks = []
     for i, (given, result, turn) in enumerate(zip(turn_inputs, results, steps, strict=True), 1):
         lines = [f"<turn {i}>"]
         if given:
-            lines.append(f"<input>\n{_show(given)}\n</input>")
-        lines.append(f"<steps>\n{_show(list(turn))}\n</steps>")
-        lines.append(f"<result>\n{_show(result)}\n</result>")
+            lines.append(f"<input>\n{_show(given, f'{input_name}[{i - 1}]')}\n</input>")
+        shown_steps = _show(list(turn), f"{name}['steps'][{i - 1}]")
+        shown_result = _show(result, f"{name}['results'][{i - 1}]")
+        lines.append(f"<steps>\n{shown_steps}\n</steps>")
+        lines.append(f"<result>\n{shown_result}\n</result>")
         lines.append(f"</turn {i}>")
         blocks.append("\n".join(lines))
     return "\n".join(blocks)

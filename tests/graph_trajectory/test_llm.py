@@ -14,6 +14,7 @@ from openevals.graph_trajectory import (
     create_graph_trajectory_llm_as_judge,
     extract_langgraph_trajectory_from_thread,
 )
+from openevals.graph_trajectory.llm import format_graph_thread
 from openevals.llm import JudgeOutputError
 from openevals.prompts import GRAPH_TRAJECTORY_ACCURACY_PROMPT
 from openevals.testing import (
@@ -136,3 +137,14 @@ def test_prompt_constant_is_the_default() -> None:
     default = inspect.signature(create_graph_trajectory_llm_as_judge).parameters["prompt"].default
     assert default is GRAPH_TRAJECTORY_ACCURACY_PROMPT
     assert "{thread}" in default and "{reference_outputs}" in default
+
+
+def test_a_thread_deeper_than_json_can_walk_is_rendered() -> None:
+    # json.dumps raises RecursionError on such a value; the iterative encoder renders it.
+    deep: list[Any] = []
+    inner = deep
+    for _ in range(5000):
+        inner.append([])
+        inner = inner[0]
+    thread = format_graph_thread(None, {"results": [{"a": 1}], "steps": [[deep]]})
+    assert thread.count("[") == 5002 and '<result>\n{"a": 1}\n</result>' in thread
