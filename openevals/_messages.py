@@ -45,7 +45,12 @@ def _tool_call_to_openai(call: Mapping[str, Any], *, index: int | None = None) -
         return out
     if "name" in call:
         args = call.get("args", call.get("arguments", {}))
-        arguments = args if isinstance(args, str) else json.dumps(args)
+        if isinstance(args, str):
+            arguments = args
+        else:
+            from openevals._structure import encode_json  # any depth, names a cycle
+
+            arguments = encode_json(args, "a tool call's arguments", sort_keys=False)
         return {
             "id": call.get("id") or "",
             "type": "function",
@@ -89,8 +94,12 @@ def convert_to_openai_message(message: Any) -> dict[str, Any]:
         if out.get("content") is None:
             out["content"] = ""
         elif isinstance(out["content"], list):
-            # Block lists are copied so callers of this helper can extend them safely.
-            out["content"] = copy.deepcopy(out["content"])
+            # Block lists are copied so callers of this helper can extend them safely (blocks
+            # nested deeper than deepcopy can walk are copied by the iterative fold).
+            try:
+                out["content"] = copy.deepcopy(out["content"])
+            except RecursionError:
+                out["content"] = jsonable(out["content"], "a message's content")
         tool_calls = out.get("tool_calls")
         if tool_calls:
             out["tool_calls"] = [_tool_call_to_openai(c, index=i) for i, c in enumerate(tool_calls)]
@@ -194,6 +203,15 @@ def text_parts(blocks: Sequence[Any]) -> list[str]:
     ]
 
 
+def _block_text(block: Any) -> str:
+    """A non-text content block as JSON (other objects as their ``str``), at any depth; a block
+    that contains itself raises ``ValueError`` naming the cycle's path."""
+    try:
+        return json.dumps(block, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):
+        return to_json_text(block, name="a message's content block")
+
+
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -205,7 +223,7 @@ def _content_text(content: Any) -> str:
             elif isinstance(block, str):
                 parts.append(block)
             else:
-                parts.append(json.dumps(block, ensure_ascii=False, default=str))
+                parts.append(_block_text(block))
         return "\n".join(parts)
     return "" if content is None else str(content)
 

@@ -394,3 +394,29 @@ def test_normalisation_is_idempotent_and_preserves_tool_args(
         assert [json.loads(c["function"]["arguments"]) for c in out_calls] == [
             c["args"] for c in calls
         ]
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    top: dict[str, Any] = {}
+    inner = top
+    for _ in range(depth):
+        inner["x"] = {}
+        inner = inner["x"]
+    return top
+
+
+def test_tool_call_arguments_and_blocks_deeper_than_json_can_walk_are_rendered() -> None:
+    # json.dumps and copy.deepcopy raise RecursionError at this depth; the transcript does not.
+    deep = _nested(3000)
+    call = [{"role": "assistant", "content": "", "tool_calls": [{"name": "f", "args": deep}]}]
+    text = chat_messages_to_string(call)
+    assert text.count('{"x": ') == 3000
+    block = [{"role": "user", "content": [{"type": "image", "x": deep}]}]
+    assert chat_messages_to_string(block).count('{"x": ') == 3000
+
+
+def test_a_content_block_that_contains_itself_is_named() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match=r"content block.*contains itself"):
+        chat_messages_to_string([{"role": "user", "content": [{"type": "image", "x": loop}]}])
