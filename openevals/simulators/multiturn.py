@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from openevals._drivers import adrive, drive
-from openevals._messages import convert_to_openai_message, is_langchain_message
+from openevals._messages import convert_to_openai_message, is_langchain_message, to_json_text
 from openevals._repr import show
-from openevals._structure import MAX_DEPTH, check
+from openevals._structure import MAX_DEPTH, check, load_json
 from openevals.types import ChatCompletionMessage, EvaluatorResult, MultiturnSimulationResult
 
 __all__ = [
@@ -209,13 +209,21 @@ def _coerce_reply(reply: Any, *, default_role: str, where: str) -> list[dict[str
     ]
 
 
+def _sorted_json(value: Any, name: str) -> str:
+    """``value`` as JSON with sorted keys (other objects as their ``str``), at any depth."""
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except RecursionError:
+        return to_json_text(value, sort_keys=True, name=name)
+
+
 def _canonical_args(arguments: Any) -> Any:
     if isinstance(arguments, str):
         try:
-            return json.dumps(json.loads(arguments), sort_keys=True)
+            return _sorted_json(load_json(arguments), "a tool call's arguments")
         except ValueError:
             return arguments
-    return json.dumps(arguments, sort_keys=True, default=str)
+    return _sorted_json(arguments, "a tool call's arguments")
 
 
 def _signature(message: Mapping[str, Any]) -> str:
@@ -227,10 +235,9 @@ def _signature(message: Mapping[str, Any]) -> str:
         )
         for c in message.get("tool_calls") or []
     ]
-    return json.dumps(
+    return _sorted_json(
         [message.get("role"), message.get("content"), calls, message.get("tool_call_id")],
-        sort_keys=True,
-        default=str,
+        "a message",
     )
 
 

@@ -844,3 +844,19 @@ async def test_cyclic_or_over_deep_replies_are_rejected_with_the_turn(run: Run) 
     with pytest.raises(ValueError, match=r"the app at turn 1 \(message 0\).*contains itself"):
         await run(app=app([loop]), user=["hi"], max_turns=1)
     assert loop["extra"][0] is loop
+
+
+def test_tool_call_arguments_deeper_than_json_can_walk_are_compared() -> None:
+    # The de-duplication signature of a message reads its tool-call arguments, which arrive as
+    # JSON text of any depth (messages themselves are refused past MAX_DEPTH levels).
+    from openevals.simulators.multiturn import _signature
+
+    deep = "[" * 3000 + "]" * 3000
+    message = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "1", "function": {"name": "f", "arguments": deep}}],
+    }
+    assert _signature(message) == _signature(
+        {**message, "tool_calls": [{"id": "2", "function": {"name": "f", "arguments": deep}}]}
+    )
