@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -32,12 +32,8 @@ from openevals._contract import EvaluatorInfo
 from openevals._drivers import adrive, drive
 from openevals._repr import show
 from openevals._text import check_text
-from openevals.code.base import (
-    AsyncCodeEvaluator,
-    CheckScore,
-    CodeEvaluator,
-    code_extraction,
-)
+from openevals.code.base import AsyncCodeEvaluator, CheckScore, CodeEvaluator
+from openevals.code.extraction import CodeExtraction
 
 __all__ = [
     "Diagnostic",
@@ -290,17 +286,16 @@ async def arun_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckS
 
 
 def typecheck_evaluator(
-    checker: TypeChecker, options: Mapping[str, Any], *, is_async: bool
+    checker: TypeChecker, extraction: CodeExtraction, *, is_async: bool
 ) -> CodeEvaluator | AsyncCodeEvaluator:
     """A type-checking evaluator (with ``batch``, or ``abatch`` when ``is_async``) for
-    ``checker``; ``options`` are the factory's extraction options (by name).
+    ``checker``, the code taken from ``outputs`` by ``extraction``.
 
     Its key is ``<checker>_succeeded``; its run name ``<checker>_evaluator``, or
     ``<checker>_check`` when async (the names of the public release).
     """
     run_name = f"{checker.name}_check" if is_async else f"{checker.name}_evaluator"
     feedback_key = f"{checker.name}_succeeded"
-    extraction = code_extraction(options)
     if is_async:
 
         async def ascorer(*, outputs: str, **_: Any) -> CheckScore:

@@ -23,7 +23,7 @@ starts. Without a sink (your own scorer) the code is passed on unchanged.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, cast
 
 from openevals._contract import (
@@ -94,21 +94,18 @@ def check_model_options(*, code_extraction_strategy: str, model: str | None, cli
         )
 
 
-def code_extraction(options: Mapping[str, Any]) -> CodeExtraction:
-    """The checked extraction a code factory's options ask for: ``options`` (the factory's
-    parameters, by name) holds ``code_extraction_strategy``, ``code_extractor``, ``model`` and ``client``."""
-    strategy, model, client = (
-        options["code_extraction_strategy"],
-        options["model"],
-        options["client"],
+def code_extraction(
+    *, code_extraction_strategy: Any, code_extractor: Any, model: Any, client: Any
+) -> CodeExtraction:
+    """The checked extraction a code factory's options ask for."""
+    check_model_options(
+        code_extraction_strategy=code_extraction_strategy, model=model, client=client
     )
-    check_model_options(code_extraction_strategy=strategy, model=model, client=client)
     return CodeExtraction(
-        strategy=strategy,
-        code_extractor=options["code_extractor"],
+        strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
         model=model,
         client=client,
-        timeout=options.get("timeout"),  # for the factories that take `timeout=`
     )
 
 
@@ -146,33 +143,29 @@ class _CodeEvaluatorBase:
     _score: Callable[..., Any]
     _batch: Callable[..., Any]
 
-    def _init(self, arguments: dict[str, Any]) -> None:
+    def _init(
+        self,
+        *,
+        scorer: Any,
+        extraction: CodeExtraction,
+        run_name: str,
+        feedback_key: str,
+        code_sink: str | None,
+        batch_scorer: Any,
+        info: EvaluatorInfo | None,
+    ) -> None:
         """The one constructor body (the explicit ``__init__`` signatures differ only in the
         batch scorer's type): store the arguments, build the contract evaluator, attach the info,
         offer ``batch`` / ``abatch``."""
-        scorer, batch_scorer, info = (
-            arguments["scorer"],
-            arguments["batch_scorer"],
-            arguments["info"],
-        )
         if not callable(scorer):
             raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
         if batch_scorer is not None and not callable(batch_scorer):
             raise TypeError(
                 f"`batch_scorer` must be callable or None, got {type(batch_scorer).__name__}"
             )
-        for name in (
-            "scorer",
-            "extraction",
-            "run_name",
-            "feedback_key",
-            "code_sink",
-            "batch_scorer",
-        ):
-            setattr(self, name, arguments[name])
-        contract = info or EvaluatorInfo(
-            run_name=arguments["run_name"], feedback_keys=(arguments["feedback_key"],)
-        )
+        self.scorer, self.extraction, self.batch_scorer = scorer, extraction, batch_scorer
+        self.run_name, self.feedback_key, self.code_sink = run_name, feedback_key, code_sink
+        contract = info or EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
         if self._is_async:
             contract = contract.as_async()
         make = make_async_evaluator if self._is_async else make_evaluator
@@ -251,15 +244,13 @@ class CodeEvaluator(_CodeEvaluatorBase):
         info: EvaluatorInfo | None = None,
     ) -> None:
         self._init(
-            dict(
-                scorer=scorer,
-                extraction=extraction,
-                run_name=run_name,
-                feedback_key=feedback_key,
-                code_sink=code_sink,
-                batch_scorer=batch_scorer,
-                info=info,
-            )
+            scorer=scorer,
+            extraction=extraction,
+            run_name=run_name,
+            feedback_key=feedback_key,
+            code_sink=code_sink,
+            batch_scorer=batch_scorer,
+            info=info,
         )
 
     def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
@@ -316,15 +307,13 @@ class AsyncCodeEvaluator(_CodeEvaluatorBase):
         info: EvaluatorInfo | None = None,
     ) -> None:
         self._init(
-            dict(
-                scorer=scorer,
-                extraction=extraction,
-                run_name=run_name,
-                feedback_key=feedback_key,
-                code_sink=code_sink,
-                batch_scorer=batch_scorer,
-                info=info,
-            )
+            scorer=scorer,
+            extraction=extraction,
+            run_name=run_name,
+            feedback_key=feedback_key,
+            code_sink=code_sink,
+            batch_scorer=batch_scorer,
+            info=info,
         )
 
     async def _score(self, *, outputs: Any = None, **kw: Any) -> Any:

@@ -27,7 +27,11 @@ from openevals.code._typecheck import (
     has_option,
     typecheck_evaluator,
 )
-from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator
+from openevals.code.base import (
+    AsyncBatchCodeCheckEvaluator,
+    BatchCodeCheckEvaluator,
+    code_extraction,
+)
 from openevals.code.extraction import CodeExtractionStrategy
 
 __all__ = [
@@ -155,12 +159,11 @@ def create_pyright_evaluator(
     """
     evaluator = typecheck_evaluator(
         PyrightChecker(pyright_cli_args),
-        dict(
-            pyright_cli_args=pyright_cli_args,
+        code_extraction(
             code_extraction_strategy=code_extraction_strategy,
             code_extractor=code_extractor,
-            client=client,
             model=model,
+            client=client,
         ),
         is_async=False,
     )
@@ -178,12 +181,11 @@ def create_async_pyright_evaluator(
     """Async twin of :func:`create_pyright_evaluator` (asyncio subprocess; ``abatch``)."""
     evaluator = typecheck_evaluator(
         PyrightChecker(pyright_cli_args),
-        dict(
-            pyright_cli_args=pyright_cli_args,
+        code_extraction(
             code_extraction_strategy=code_extraction_strategy,
             code_extractor=code_extractor,
-            client=client,
             model=model,
+            client=client,
         ),
         is_async=True,
     )

@@ -138,9 +138,6 @@ def check_sandbox(sandbox: Any) -> None:
         )
 
 
-_EXTRACTION_OPTIONS = ("code_extraction_strategy", "code_extractor", "model", "client")
-
-
 def sandbox_extraction(
     sandbox: Any,
     *,
@@ -152,13 +149,10 @@ def sandbox_extraction(
     """Validate the sandbox and the extraction options of an E2B evaluator."""
     check_sandbox(sandbox)
     return code_extraction(
-        dict(
-            sandbox=sandbox,
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        )
+        code_extraction_strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
+        model=model,
+        client=client,
     )
 
 
@@ -176,7 +170,11 @@ def sandbox_evaluator(
     ``model`` and ``client``; they and the sandbox are checked here.
     """
     extraction = sandbox_extraction(
-        sandbox, **{name: extraction_options[name] for name in _EXTRACTION_OPTIONS}
+        sandbox,
+        code_extraction_strategy=extraction_options["code_extraction_strategy"],
+        code_extractor=extraction_options["code_extractor"],
+        model=extraction_options["model"],
+        client=extraction_options["client"],
     )
     run = arun_in_sandbox if is_async else run_in_sandbox
 
