@@ -44,7 +44,6 @@ from openevals.calibration.run import (
     adrive_plan,
     drive_plan,
     judge_spec,
-    settings_of,
 )
 from openevals.types import FewShotExample
 
@@ -273,30 +272,26 @@ def cross_validate(
     through the batch runner (``k + 1`` of them); with ``output=`` a rerun resumes.
     """
     _checked(judge_factory, k, examples_per_fold)
-    settings = settings_of(
-        dict(
-            data=data,
-            judge_factory=judge_factory,
-            k=k,
-            examples_per_fold=examples_per_fold,
-            label=label,
-            reason=reason,
-            label_type=label_type,
-            choices=choices,
-            label_map=label_map,
-            judge_scores=judge_scores,
-            feedback_key=feedback_key,
-            tolerance=tolerance,
-            resamples=resamples,
-            seed=seed,
-            confidence=confidence,
-            model=model,
+    settings = Settings(
+        label=label,
+        reason=reason,
+        label_type=label_type,
+        choices=choices,
+        label_map=label_map,
+        judge_scores=judge_scores,
+        feedback_key=feedback_key,
+        tolerance=tolerance,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        model=model,
+        runner=dict(
             concurrency=concurrency,
             cache=cache,
             progress=progress,
             output=output,
             retry_errors=retry_errors,
-        )
+        ),
     )
     return drive_plan(_plan(data, judge_factory, k, examples_per_fold, settings), settings.runner)
 
@@ -327,30 +322,26 @@ async def across_validate(
 ) -> CrossValidation:
     """Async twin of :func:`cross_validate` (the runs go through :func:`aevaluate`)."""
     _checked(judge_factory, k, examples_per_fold)
-    settings = settings_of(
-        dict(
-            data=data,
-            judge_factory=judge_factory,
-            k=k,
-            examples_per_fold=examples_per_fold,
-            label=label,
-            reason=reason,
-            label_type=label_type,
-            choices=choices,
-            label_map=label_map,
-            judge_scores=judge_scores,
-            feedback_key=feedback_key,
-            tolerance=tolerance,
-            resamples=resamples,
-            seed=seed,
-            confidence=confidence,
-            model=model,
+    settings = Settings(
+        label=label,
+        reason=reason,
+        label_type=label_type,
+        choices=choices,
+        label_map=label_map,
+        judge_scores=judge_scores,
+        feedback_key=feedback_key,
+        tolerance=tolerance,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        model=model,
+        runner=dict(
             concurrency=concurrency,
             cache=cache,
             progress=progress,
             output=output,
             retry_errors=retry_errors,
-        )
+        ),
     )
     plan = _plan(data, judge_factory, k, examples_per_fold, settings)
     return await adrive_plan(plan, settings.runner)

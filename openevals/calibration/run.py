@@ -150,14 +150,6 @@ def _calibration_plan(data: Any, judge: Any, settings: Settings) -> Plan[Calibra
     return settings.report(labelled, result, name)
 
 
-def settings_of(arguments: Mapping[str, Any]) -> Settings:
-    """The keyword arguments of calibrate/cross_validate (by name) as Settings."""
-    runner_keys = ("concurrency", "cache", "progress", "output", "retry_errors")
-    own = {k: v for k, v in arguments.items() if k in Settings.__dataclass_fields__}
-    own["runner"] = {k: arguments[k] for k in runner_keys}
-    return Settings(**own)
-
-
 def calibrate(
     data: Any,
     judge: Any,
@@ -208,28 +200,26 @@ def calibrate(
         concurrency, cache, progress, output, retry_errors: as for
             :func:`openevals.evaluation.evaluate` (``output=`` makes a rerun resume).
     """
-    settings = settings_of(
-        dict(
-            data=data,
-            judge=judge,
-            label=label,
-            reason=reason,
-            label_type=label_type,
-            choices=choices,
-            label_map=label_map,
-            judge_scores=judge_scores,
-            feedback_key=feedback_key,
-            tolerance=tolerance,
-            resamples=resamples,
-            seed=seed,
-            confidence=confidence,
-            model=model,
+    settings = Settings(
+        label=label,
+        reason=reason,
+        label_type=label_type,
+        choices=choices,
+        label_map=label_map,
+        judge_scores=judge_scores,
+        feedback_key=feedback_key,
+        tolerance=tolerance,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        model=model,
+        runner=dict(
             concurrency=concurrency,
             cache=cache,
             progress=progress,
             output=output,
             retry_errors=retry_errors,
-        )
+        ),
     )
     return drive_plan(_calibration_plan(data, judge, settings), settings.runner)
 
@@ -257,27 +247,25 @@ async def acalibrate(
     retry_errors: bool = False,
 ) -> CalibrationReport:
     """Async twin of :func:`calibrate` (the runs go through :func:`aevaluate`)."""
-    settings = settings_of(
-        dict(
-            data=data,
-            judge=judge,
-            label=label,
-            reason=reason,
-            label_type=label_type,
-            choices=choices,
-            label_map=label_map,
-            judge_scores=judge_scores,
-            feedback_key=feedback_key,
-            tolerance=tolerance,
-            resamples=resamples,
-            seed=seed,
-            confidence=confidence,
-            model=model,
+    settings = Settings(
+        label=label,
+        reason=reason,
+        label_type=label_type,
+        choices=choices,
+        label_map=label_map,
+        judge_scores=judge_scores,
+        feedback_key=feedback_key,
+        tolerance=tolerance,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        model=model,
+        runner=dict(
             concurrency=concurrency,
             cache=cache,
             progress=progress,
             output=output,
             retry_errors=retry_errors,
-        )
+        ),
     )
     return await adrive_plan(_calibration_plan(data, judge, settings), settings.runner)
