@@ -277,7 +277,6 @@ def create_rubric_judge(
         RUBRIC_JUDGE,
         criteria,
         dict(
-            criteria=criteria,
             prompt=prompt,
             judge=judge,
             model=model,
@@ -309,7 +308,6 @@ def create_async_rubric_judge(
         ASYNC_RUBRIC_JUDGE,
         criteria,
         dict(
-            criteria=criteria,
             prompt=prompt,
             judge=judge,
             model=model,
