@@ -53,7 +53,7 @@ paired) that list matching solves; more raises ``ValueError``."""
 _PYTHON_PAIRS: Final = 100  # remainders up to this many pairs skip numpy (faster below it)
 _LARGE_PAIRS: Final = 1_000_000  # larger problems pair identical records first, and larger
 # remainders are solved criterion by criterion (see _vectorised.lexicographic_assignment)
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _MISSING: Final = object()
 
 
@@ -90,7 +90,7 @@ def _canon_leaf(value: Any) -> str:
 
 
 def _canon_key(key: Any) -> str:
-    if type(key) in _SCALARS:
+    if type(key) in SCALARS:
         return _canon_leaf(key)
     return canonical(key, f"key {show(key)}")
 
@@ -108,9 +108,9 @@ def _canon_combine(tag: str, _: Any, labels: Sequence[Any] | None, parts: list[s
 def _flat_text(value: Any) -> str | None:
     """The canonical text of a scalar or a list of scalars (``None`` for anything else)."""
     kind = type(value)
-    if kind in _SCALARS:
+    if kind in SCALARS:
         return f"{kind.__name__}:{value!r}"
-    if (kind is list or kind is tuple) and all(type(x) in _SCALARS for x in value):
+    if (kind is list or kind is tuple) and all(type(x) in SCALARS for x in value):
         return "[" + ",".join([f"{type(x).__name__}:{x!r}" for x in value]) + "]"
     return None
 

@@ -30,7 +30,7 @@ from openevals._matching import (
 from openevals._repr import show
 from openevals._structure import Unfreezable, freeze
 from openevals.json._pairing import (
-    _SCALARS,
+    SCALARS,
     PairKey,
     Profile,
     equal_values,
@@ -55,7 +55,7 @@ def _value_ids(values: Sequence[Any], names: Sequence[str]) -> np.ndarray | None
             unique -= 1
             continue
         try:
-            frozen = value if type(value) in _SCALARS else freeze(value, names[index])
+            frozen = value if type(value) in SCALARS else freeze(value, names[index])
         except Unfreezable:
             return None
         out[index] = ids.setdefault(frozen, len(ids))
