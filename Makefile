@@ -99,10 +99,19 @@ $(BASELINE)/.compat-installed:
 		"pytest-asyncio>=0.25.3"
 	touch $@
 
+AGENTEVALS_SDIST := $(COMPAT_DIR)/agentevals-0.0.9.tar.gz
+
+$(AGENTEVALS_SDIST): | $(STAMP)
+	mkdir -p $(COMPAT_DIR)
+	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: --dest $(COMPAT_DIR) \
+		agentevals==0.0.9
+
+# Then a dependent of openevals on ours: agentevals 0.0.9 imports and passes its offline tests.
 .PHONY: compat
-compat: $(STAMP) $(BASELINE)/.compat-installed $(COMPAT_SDIST)
+compat: $(STAMP) $(BASELINE)/.compat-installed $(COMPAT_SDIST) $(AGENTEVALS_SDIST)
 	$(BIN)/python scripts/run_upstream_tests.py --sdist $(COMPAT_SDIST) \
 		--ours-python $(BIN)/python --baseline-python $(BASELINE)/bin/python
+	$(BIN)/python scripts/run_dependents_tests.py --sdist $(AGENTEVALS_SDIST)
 
 # The public repository's current tests, from a checkout: make compat-current UPSTREAM=/path
 # Its own 0.2.2 venv: the code tests need mypy (<2, as in 0.2.2's day), pyright and e2b, which

@@ -16,7 +16,7 @@ do); importing this module loads no LangChain code.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openevals._judge.errors import (
     JudgeError,
@@ -193,3 +193,9 @@ def create_async_llm_as_judge(
         ),
         ASYNC_LLM_JUDGE,
     )
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

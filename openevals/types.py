@@ -150,3 +150,8 @@ comparator ``(output_args, reference_args) -> bool``."""
 
 Scorer = Callable[..., Any]
 AsyncScorer = Callable[..., Any | Awaitable[Any]]
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals._attachments import attachment_to_content_block, normalize_content_blocks
 from openevals._messages import (
@@ -433,3 +433,9 @@ async def _arun_evaluator(
             **kwargs,
         ),
     )
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

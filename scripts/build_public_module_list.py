@@ -17,7 +17,9 @@ are those, not starting with ``_``, that it binds at top level and that are its 
 Names a plain module imports from elsewhere in the package for its own use (``SimpleEvaluator`` in
 ``openevals.code.mypy``) are recorded apart, under ``incidental_imports``, and are not API. Names it
 imports from outside the package (``typing.Any``, ``langsmith.traceable``) and submodules are left
-out (their count is recorded).
+recorded too, under ``other_importable`` with the private names a module binds (``defined``
+or the dotted source it imports them from): a dependent can import any of them, and agentevals
+does (``from openevals.llm import ChatCompletionMessage, Optional``).
 
 Names are read from the source (``ast``) so that modules whose optional dependencies are missing
 (the E2B ones) are still listed; every module that does import is checked against the live module,
@@ -126,7 +128,7 @@ def _scan_source(package: str, module: str, path: str, is_package: bool) -> dict
         tree = ast.parse(handle.read(), filename=path)
     defined: dict[str, str] = {}
     internal_imports: dict[str, str] = {}
-    external: set[str] = set()
+    external: dict[str, str] = {}
     declared_all: list[str] | None = None
     for node in _top_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -146,10 +148,11 @@ def _scan_source(package: str, module: str, path: str, is_package: bool) -> dict
                 if inside:
                     internal_imports[bound] = f"{source}.{alias.name}"
                 else:
-                    external.add(bound)
+                    external[bound] = f"{source}.{alias.name}"
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                external.add(alias.asname or alias.name.split(".")[0])
+                bound = alias.asname or alias.name.split(".")[0]
+                external[bound] = alias.name if alias.asname else bound
     return {
         "defined": defined,
         "internal_imports": internal_imports,
@@ -171,7 +174,7 @@ def _live_kind(value: object) -> str:
 _EMPTY_SCAN: dict[str, Any] = {
     "defined": {},
     "internal_imports": {},
-    "external": set(),
+    "external": {},
     "all": None,
 }
 
@@ -215,6 +218,15 @@ def _describe(package: str, module: str, path: str | None) -> dict[str, Any]:
     for name in listed - set(names):
         value = getattr(live, name, None) if live is not None else None
         names[name] = {"origin": "__all__", "kind": _live_kind(value)}
+    other: dict[str, str] = {}
+    bound = [*scan["internal_imports"].items(), *scan["external"].items()]
+    bound += [(name, "defined") for name in scan["defined"]]
+    for name, source in bound:
+        if name in names or name in incidental or name.startswith("__"):
+            continue
+        if live is not None and (not hasattr(live, name) or inspect.ismodule(getattr(live, name))):
+            continue
+        other[name] = source
     return {
         "file": None
         if path is None
@@ -225,7 +237,7 @@ def _describe(package: str, module: str, path: str | None) -> dict[str, Any]:
         "all": sorted(declared_all) if declared_all is not None else None,
         "names": dict(sorted(names.items())),
         "incidental_imports": dict(sorted(incidental.items())),
-        "external_imports_left_out": len(scan["external"]),
+        "other_importable": dict(sorted(other.items())),
     }
 
 

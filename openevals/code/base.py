@@ -35,6 +35,7 @@ from openevals._contract import (
     run_scorer,
 )
 from openevals._drivers import adrive, drive
+from openevals._incidental import incidental
 from openevals._repr import show
 from openevals._text import check_text
 from openevals.code.extraction import (
@@ -69,13 +70,16 @@ BatchScorer = Callable[[Sequence[str]], list[CheckScore]]
 AsyncBatchScorer = Callable[[Sequence[str]], Awaitable[list[CheckScore]]]
 
 
+_incidental_names = incidental(__name__)
+
+
 def __getattr__(name: str) -> Any:
     # The public release exposes the extraction prompts here; load them only when asked for.
     if name in ("LLM_EXTRACTION_SYSTEM_PROMPT", "LLM_EXTRACTION_USER_PROMPT"):
         from openevals.prompts import code as code_prompts
 
         return getattr(code_prompts, name)
-    raise AttributeError(f"module {show(__name__)} has no attribute {show(name)}")
+    return _incidental_names(name)  # the names 0.2.2 bound here by importing them
 
 
 _extract_code_from_markdown_code_blocks = extract_code_from_markdown  # the public release's name

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import attach_info
 from openevals._judge.options import FactorySpec, ScoreWeighting, declare
@@ -170,3 +170,9 @@ def create_async_code_llm_as_judge(
             is_async=True,
         ),
     )
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

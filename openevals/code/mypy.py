@@ -15,7 +15,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals.code._typecheck import (
     Diagnostic,
@@ -196,3 +196,9 @@ def create_async_mypy_evaluator(
         is_async=True,
     )
     return cast(AsyncBatchCodeCheckEvaluator, evaluator)
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

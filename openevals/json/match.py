@@ -13,7 +13,7 @@ in ``docs/json.md``.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._judge.shell import attach_core
@@ -185,3 +185,9 @@ def create_async_json_match_evaluator(
     if judge_core is not None:
         attach_core(evaluator, judge_core)
     return evaluator
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

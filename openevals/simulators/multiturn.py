@@ -42,7 +42,7 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from openevals._drivers import adrive, drive
 from openevals._messages import convert_to_openai_message, is_langchain_message, to_json_text
@@ -510,3 +510,9 @@ async def run_multiturn_simulation_async(
         return await adrive(simulation, _aperform(traced))
 
     return await _traced(run, traced)()
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

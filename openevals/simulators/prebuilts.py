@@ -6,6 +6,8 @@ They are defined in :mod:`openevals.simulators.prebuilt`; this module only re-ex
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from openevals.simulators.prebuilt import (
     _is_internal_message as _is_internal_message,  # 0.2.2's helper; upstream's tests import it
 )
@@ -15,3 +17,8 @@ from openevals.simulators.prebuilt import (
 )
 
 __all__ = ["create_async_llm_simulated_user", "create_llm_simulated_user"]
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

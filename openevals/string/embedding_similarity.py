@@ -411,3 +411,9 @@ def create_async_embedding_similarity_evaluator(
 
     embedding_similarity.batch = batch  # type: ignore[attr-defined]
     return cast(AsyncEmbeddingSimilarityEvaluator, embedding_similarity)
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

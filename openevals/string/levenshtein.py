@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz.distance import Levenshtein
 
@@ -73,3 +73,8 @@ levenshtein_distance_async = make_async_evaluator(
     module=__name__,
     doc="Async twin of :func:`levenshtein_distance`.",
 )
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

@@ -8,7 +8,7 @@ core as :func:`openevals.llm.create_llm_as_judge`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openevals._judge.options import ScoreWeighting, declare
 from openevals._judge.shell import async_judge_evaluator, build_core, sync_judge_evaluator
@@ -144,3 +144,9 @@ def create_async_trajectory_llm_as_judge(
         ),
     )
     return async_judge_evaluator(core, ASYNC_TRAJECTORY_JUDGE, _render_trajectories)
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json  # noqa: F401  (kept: ``openevals.trajectory.match.json`` is patched by tests)
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._repr import show
@@ -243,3 +243,9 @@ def create_async_trajectory_match_evaluator(
         module=__name__,
     )
     return cast(Callable[..., Awaitable[EvaluatorResult]], evaluator)
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

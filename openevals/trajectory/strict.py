@@ -6,7 +6,7 @@ Use ``create_trajectory_match_evaluator(trajectory_match_mode='strict', ...)`` i
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import arun_scorer, attach_info, run_scorer
 from openevals.trajectory.utils import _deprecated_run, _legacy_scorer, deprecated_info
@@ -54,3 +54,8 @@ async def trajectory_strict_match_async(
 
 attach_info(trajectory_strict_match, _INFO)
 attach_info(trajectory_strict_match_async, _INFO.as_async())
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

@@ -5,6 +5,8 @@ Use ``create_trajectory_match_evaluator(trajectory_match_mode='superset', ...)``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from openevals.trajectory.utils import _deprecated_evaluators, _legacy_scorer
 
 __all__ = ["trajectory_superset", "trajectory_superset_async"]
@@ -15,3 +17,8 @@ trajectory_superset, trajectory_superset_async = _deprecated_evaluators(
     "superset",
     "True when every reference tool call also appears in the outputs (arguments ignored).",
 )
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

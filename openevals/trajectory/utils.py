@@ -7,7 +7,7 @@ the public package's private helpers keeps working.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import EvaluatorInfo
 from openevals._messages import convert_to_openai_message, normalize_to_openai_messages_list
@@ -178,3 +178,9 @@ def _legacy_scorer(mode: str, args_mode: ToolArgsMatchMode = "ignore") -> Callab
         )
 
     return _scorer
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)

@@ -187,3 +187,9 @@ def create_async_e2b_execution_evaluator(
             is_async=True,
         ),
     )
+
+
+if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
+    from openevals._incidental import incidental
+
+    __getattr__ = incidental(__name__)
