@@ -178,6 +178,16 @@ def _needs_langsmith() -> bool:
     return result_hook.get() is not None or _langsmith_test_case() is not None or _tracing_active()
 
 
+def _traced_run_id() -> Any:
+    """The id (a UUID) of the LangSmith run being traced around this call, or ``None``."""
+    if "langsmith.run_helpers" not in sys.modules:
+        return None  # nothing traces without it loaded: skip the lookup
+    from langsmith.run_helpers import get_current_run_tree
+
+    run_tree = get_current_run_tree()
+    return None if run_tree is None else run_tree.id
+
+
 def _traced() -> bool:
     return _langsmith_test_case() is not None or _tracing_active()
 

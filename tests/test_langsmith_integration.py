@@ -712,3 +712,51 @@ async def test_async_evaluator_passed_unchanged_to_arun() -> None:
     evaluator = run_evaluator(exact_match_async)
     result = await evaluator.aevaluate_run(run, example)
     assert _feedback(result) == [("exact_match", True)]
+
+
+# --------------------------------------------------------------------------- source_run_id
+
+
+def _json_match_traced_run(fake: FakeLangSmith) -> dict[str, Any]:
+    (run,) = [r for r in fake.posted_runs() if "json_match" in str(r.get("name"))]
+    return run
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_json_match_results_link_to_the_traced_run(
+    fake_ls: FakeLangSmith, ls_client: Client, is_async: bool
+) -> None:
+    """0.2.2 (upstream PR #125): under tracing, per-key JSON match results carry
+    ``source_run_id``, the traced run that scored them; aggregated results carry none."""
+    from openevals.json import create_async_json_match_evaluator, create_json_match_evaluator
+
+    outputs, reference = {"a": 1, "b": 2}, {"a": 1, "b": 3}
+    with tracing_context(client=ls_client, enabled=True, project_name="p"):
+        if is_async:
+            results = await create_async_json_match_evaluator()(
+                outputs=outputs, reference_outputs=reference
+            )
+            summary = await create_async_json_match_evaluator(aggregator="average")(
+                outputs=outputs, reference_outputs=reference
+            )
+        else:
+            results = create_json_match_evaluator()(outputs=outputs, reference_outputs=reference)
+            summary = create_json_match_evaluator(aggregator="average")(
+                outputs=outputs, reference_outputs=reference
+            )
+    ls_client.flush()
+    assert [(r["key"], r["score"]) for r in results] == [
+        ("json_match:a", 1.0),
+        ("json_match:b", 0.0),
+    ]
+    run_ids = {str(r["source_run_id"]) for r in results}
+    traced = {str(r["id"]) for r in fake_ls.posted_runs() if "json_match" in str(r.get("name"))}
+    assert len(run_ids) == 1 and run_ids <= traced
+    assert [r.get("source_run_id") for r in summary] == [None]
+
+
+def test_json_match_results_have_no_source_run_id_untraced() -> None:
+    from openevals.json import create_json_match_evaluator
+
+    results = create_json_match_evaluator()(outputs={"a": 1}, reference_outputs={"a": 1})
+    assert results == [{"key": "json_match:a", "score": 1.0, "comment": None, "metadata": None}]

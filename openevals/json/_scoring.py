@@ -193,9 +193,16 @@ class _JsonMatchCore:
         return _Plan(is_list=True, pairs=pairs)
 
     def finish(
-        self, plan: _Plan, verdicts: Sequence[Mapping[str, RubricVerdict | Score]]
+        self,
+        plan: _Plan,
+        verdicts: Sequence[Mapping[str, RubricVerdict | Score]],
+        source_run_id: Any = None,
     ) -> dict[str, Any]:
-        """Merge the judge's verdicts and aggregate into feedback key -> score (or verdict)."""
+        """Merge the judge's verdicts and aggregate into feedback key -> score (or verdict).
+
+        ``source_run_id`` (the traced run, when LangSmith tracing is on) goes on the results of
+        a single raw key, as 0.2.2 links them; aggregated results carry none.
+        """
         graded = [p for p in plan.pairs if p.request is not None]
         if len(verdicts) != len(graded):
             raise ValueError(f"expected {len(graded)} rubric verdicts, got {len(verdicts)}")
@@ -230,7 +237,12 @@ class _JsonMatchCore:
                 else entries[0][0]
             )
             comment = entries[0][1] if len(entries) == 1 else None
-            named[name] = combined if comment is None else {"score": combined, "reasoning": comment}
+            value: dict[str, Any] = {"score": combined}
+            if comment is not None:
+                value["reasoning"] = comment
+            if source_run_id is not None and len(entries) == 1:
+                value["source_run_id"] = source_run_id
+            named[name] = combined if len(value) == 1 else value
         return {name: named[name] for name in sorted(named)}
 
 

@@ -32,6 +32,7 @@ from openevals.json._types import (
     RubricVerdict,
 )
 from openevals.prompts.json import SYSTEM_PROMPT, USER_PROMPT
+from openevals.utils import _traced_run_id
 
 __all__ = [
     "EMPTY_RECORD_KEY",
@@ -83,7 +84,8 @@ _RETURNS = "list[EvaluatorResult]"
 def _sync_evaluator(core: _JsonMatchCore, grade: RubricScorer) -> JsonMatchEvaluator:
     def scorer(*, outputs: Any, reference_outputs: Any, **_: Any) -> dict[str, Any]:
         plan = core.plan(outputs, reference_outputs)
-        return core.finish(plan, [grade(request) for request in plan.requests])
+        verdicts = [grade(request) for request in plan.requests]
+        return core.finish(plan, verdicts, _traced_run_id())
 
     evaluator = make_evaluator(
         scorer, _info(core, is_async=False), passes=_PASSES, returns=_RETURNS, module=__name__
@@ -94,7 +96,8 @@ def _sync_evaluator(core: _JsonMatchCore, grade: RubricScorer) -> JsonMatchEvalu
 def _async_evaluator(core: _JsonMatchCore, agrade: AsyncRubricScorer) -> AsyncJsonMatchEvaluator:
     async def scorer(*, outputs: Any, reference_outputs: Any, **_: Any) -> dict[str, Any]:
         plan = core.plan(outputs, reference_outputs)
-        return core.finish(plan, await asyncio.gather(*map(agrade, plan.requests)))
+        verdicts = await asyncio.gather(*map(agrade, plan.requests))
+        return core.finish(plan, verdicts, _traced_run_id())
 
     evaluator = make_async_evaluator(
         scorer, _info(core, is_async=True), passes=_PASSES, returns=_RETURNS, module=__name__
