@@ -108,8 +108,18 @@ def _render_thread(call: dict[str, Any]) -> dict[str, Any]:
     rendered = ""
     if reference:
         ref_inputs = reference.get("inputs") if isinstance(reference, Mapping) else None
-        rendered = format_graph_thread(ref_inputs, reference, name="reference_outputs")
+        shown = format_graph_thread(ref_inputs, reference, name="reference_outputs")
+        rendered = REFERENCE_BLOCK.format(reference=shown)
     return {**call, "thread": thread, "reference_outputs": rendered}
+
+
+# ``{reference_outputs}`` is the whole labelled block (lead-in and tags), as agentevals renders
+# it, so a prompt written for agentevals, with ``{reference_outputs}`` on a line of its own, gets
+# a reference the judge can tell apart from the thread. Empty without a reference.
+REFERENCE_BLOCK = (
+    "\nA reference thread follows; treat it as an example of a good path when grading:\n"
+    "<reference_thread>\n{reference}\n</reference_thread>\n"
+)
 
 
 GRAPH_TRAJECTORY_JUDGE, ASYNC_GRAPH_TRAJECTORY_JUDGE = declare(

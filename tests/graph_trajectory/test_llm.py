@@ -54,7 +54,7 @@ def test_sensible_trajectory(fake_openai: FakeOpenAIServer) -> None:
     assert '<steps>\n["__start__", "agent", "tools", "__interrupt__"]\n</steps>' in text
     assert "<input>\n__resuming__\n</input>" in text
     assert "what's the weather in sf?" in text and "It is rainy and 70 degrees in SF." in text
-    assert "<reference_thread>\n\n</reference_thread>" in text
+    assert "<reference_thread>" not in text  # no reference: the block is left out whole
     assert extracted == before
 
 
@@ -91,6 +91,25 @@ def test_reference_thread_and_continuous_score(fake_openai: FakeOpenAIServer) ->
     text = _user_text(fake_openai.last_chat_body)
     assert "<reference_thread>\n<turn 1>\n<input>\nwhat's the weather?\n</input>" in text
     assert '{"answer": "rainy"}' in text
+    assert text.count("<reference_thread>") == 1
+
+
+def test_agentevals_style_prompt_gets_a_labelled_reference(fake_openai: FakeOpenAIServer) -> None:
+    """A custom prompt written for agentevals puts ``{reference_outputs}`` on a line of its own,
+    with no tags around it: the reference arrives with its lead-in and its tags."""
+    extracted = _thread(fake_openai)
+    reference = {"inputs": ["hi"], "results": [{"answer": "hello"}], "steps": [["agent"]]}
+    prompt = "Grade this thread.\n<thread>\n{thread}\n</thread>\n{reference_outputs}"
+    evaluator = create_graph_trajectory_llm_as_judge(judge=chat_model(fake_openai), prompt=prompt)
+    fake_openai.queue_chat(json={"reasoning": "ok", "score": True})
+    evaluator(inputs=extracted["inputs"], outputs=extracted["outputs"], reference_outputs=reference)
+    text = _user_text(fake_openai.last_chat_body)
+    lead_in, _, block = text.partition("</thread>\n")[2].partition("<reference_thread>\n")
+    assert "reference thread" in lead_in and block.endswith("</reference_thread>\n")
+    assert "<turn 1>\n<input>\nhi\n</input>\n<steps>\n[\"agent\"]\n</steps>" in block
+    fake_openai.queue_chat(json={"reasoning": "ok", "score": True})
+    evaluator(inputs=extracted["inputs"], outputs=extracted["outputs"])
+    assert _user_text(fake_openai.last_chat_body).endswith("</thread>\n")
 
 
 def test_async_twin(fake_openai: FakeOpenAIServer) -> None:
