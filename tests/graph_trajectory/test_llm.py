@@ -106,7 +106,7 @@ def test_agentevals_style_prompt_gets_a_labelled_reference(fake_openai: FakeOpen
     text = _user_text(fake_openai.last_chat_body)
     lead_in, _, block = text.partition("</thread>\n")[2].partition("<reference_thread>\n")
     assert "reference thread" in lead_in and block.endswith("</reference_thread>\n")
-    assert "<turn 1>\n<input>\nhi\n</input>\n<steps>\n[\"agent\"]\n</steps>" in block
+    assert '<turn 1>\n<input>\nhi\n</input>\n<steps>\n["agent"]\n</steps>' in block
     fake_openai.queue_chat(json={"reasoning": "ok", "score": True})
     evaluator(inputs=extracted["inputs"], outputs=extracted["outputs"])
     assert _user_text(fake_openai.last_chat_body).endswith("</thread>\n")
