@@ -212,6 +212,22 @@ def _block_text(block: Any) -> str:
         return to_json_text(block, name="a message's content block")
 
 
+# Reasoning blocks, by provider: Anthropic's ``thinking`` (and ``redacted_thinking``, whose text
+# is encrypted), LangChain's standard ``reasoning`` block. Their text reads as <thinking> text.
+_THINKING_TEXT = {"thinking": "thinking", "reasoning": "reasoning"}
+
+
+def _thinking_text(block: Mapping[str, Any]) -> str | None:
+    """A reasoning block as ``<thinking>`` text, or None when ``block`` is not one."""
+    kind = block.get("type")
+    if kind == "redacted_thinking":
+        return "<thinking>\n[redacted]\n</thinking>"
+    field = _THINKING_TEXT.get(kind) if isinstance(kind, str) else None
+    if field is None or not isinstance(block.get(field), str):
+        return None
+    return f"<thinking>\n{block[field]}\n</thinking>"
+
+
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -222,6 +238,8 @@ def _content_text(content: Any) -> str:
                 parts.append(str(block.get("text", "")))
             elif isinstance(block, str):
                 parts.append(block)
+            elif isinstance(block, Mapping) and (thinking := _thinking_text(block)) is not None:
+                parts.append(thinking)
             else:
                 parts.append(_block_text(block))
         return "\n".join(parts)

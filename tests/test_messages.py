@@ -420,3 +420,26 @@ def test_a_content_block_that_contains_itself_is_named() -> None:
     loop.append(loop)
     with pytest.raises(ValueError, match=r"content block.*contains itself"):
         chat_messages_to_string([{"role": "user", "content": [{"type": "image", "x": loop}]}])
+
+
+def test_thinking_blocks_read_as_thinking_text_in_transcripts() -> None:
+    """agentevals #62: reasoning blocks (Anthropic ``thinking``/``redacted_thinking``, LangChain's
+    ``reasoning``) reach the judge as ``<thinking>`` text, not as JSON with signatures."""
+    from langchain_core.messages import AIMessage
+
+    blocks = [
+        {"type": "thinking", "thinking": "The user wants SF weather.", "signature": "sig=="},
+        {"type": "redacted_thinking", "data": "opaque"},
+        {"type": "reasoning", "reasoning": "Call the tool."},
+        {"type": "text", "text": "Let me check."},
+    ]
+    expected = (
+        "<assistant>\n<thinking>\nThe user wants SF weather.\n</thinking>\n"
+        "<thinking>\n[redacted]\n</thinking>\n<thinking>\nCall the tool.\n</thinking>\n"
+        "Let me check.\n</assistant>"
+    )
+    assert chat_messages_to_string([{"role": "assistant", "content": blocks}]) == expected
+    assert chat_messages_to_string([AIMessage(content=blocks)]) == expected  # type: ignore[arg-type]
+    # A block that only looks like one (no text) stays JSON, as any other block.
+    odd = chat_messages_to_string([{"role": "assistant", "content": [{"type": "thinking"}]}])
+    assert '{"type": "thinking"}' in odd

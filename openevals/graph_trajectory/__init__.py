@@ -15,6 +15,7 @@ _UTILS = "openevals.graph_trajectory.utils"
 _STRICT = "openevals.graph_trajectory.strict"
 _LLM = "openevals.graph_trajectory.llm"
 _TYPES = "openevals.graph_trajectory.types"
+_MATCH = "openevals.graph_trajectory.match"
 
 _EXPORTS: dict[str, str] = {
     "extract_langgraph_trajectory_from_thread": _UTILS,
@@ -22,6 +23,9 @@ _EXPORTS: dict[str, str] = {
     "extract_langgraph_trajectory_from_snapshots": _UTILS,
     "graph_trajectory_strict_match": _STRICT,
     "graph_trajectory_strict_match_async": _STRICT,
+    "create_graph_trajectory_match_evaluator": _MATCH,
+    "create_async_graph_trajectory_match_evaluator": _MATCH,
+    "GraphTrajectoryMatchMode": _MATCH,
     "create_graph_trajectory_llm_as_judge": _LLM,
     "create_async_graph_trajectory_llm_as_judge": _LLM,
     "GraphTrajectory": _TYPES,
@@ -36,6 +40,11 @@ if TYPE_CHECKING:
     from openevals.graph_trajectory.llm import (
         create_async_graph_trajectory_llm_as_judge as create_async_graph_trajectory_llm_as_judge,
         create_graph_trajectory_llm_as_judge as create_graph_trajectory_llm_as_judge,
+    )
+    from openevals.graph_trajectory.match import (
+        GraphTrajectoryMatchMode as GraphTrajectoryMatchMode,
+        create_async_graph_trajectory_match_evaluator as create_async_graph_trajectory_match_evaluator,
+        create_graph_trajectory_match_evaluator as create_graph_trajectory_match_evaluator,
     )
     from openevals.graph_trajectory.strict import (
         graph_trajectory_strict_match as graph_trajectory_strict_match,

@@ -13,12 +13,15 @@ from openevals import _lazy_exports
 
 _MATCH = "openevals.trajectory.match"
 _LLM = "openevals.trajectory.llm"
+_PERMISSION = "openevals.trajectory.permission"
 
 _EXPORTS: dict[str, str] = {
     "create_trajectory_match_evaluator": _MATCH,
     "create_async_trajectory_match_evaluator": _MATCH,
     "create_trajectory_llm_as_judge": _LLM,
     "create_async_trajectory_llm_as_judge": _LLM,
+    "create_trajectory_tool_permission_evaluator": _PERMISSION,
+    "create_async_trajectory_tool_permission_evaluator": _PERMISSION,
 }
 
 __all__ = sorted(_EXPORTS)
@@ -33,6 +36,10 @@ if TYPE_CHECKING:
     from openevals.trajectory.match import (
         create_async_trajectory_match_evaluator as create_async_trajectory_match_evaluator,
         create_trajectory_match_evaluator as create_trajectory_match_evaluator,
+    )
+    from openevals.trajectory.permission import (
+        create_async_trajectory_tool_permission_evaluator as create_async_trajectory_tool_permission_evaluator,
+        create_trajectory_tool_permission_evaluator as create_trajectory_tool_permission_evaluator,
     )
     # isort: on
 

@@ -934,6 +934,8 @@ def test_unknown_attribute_of_trajectory_package() -> None:
         "create_async_trajectory_match_evaluator",
         "create_trajectory_llm_as_judge",
         "create_async_trajectory_llm_as_judge",
+        "create_trajectory_tool_permission_evaluator",
+        "create_async_trajectory_tool_permission_evaluator",
     }
     assert set(pkg.__all__) <= set(dir(pkg))
 

@@ -1,0 +1,118 @@
+"""Graph trajectories matched by mode, as agent trajectories are: strict, unordered, subset, superset.
+
+Threads are compared turn by turn (a thread with another number of turns never matches). Within a
+turn, ``strict`` wants the same node names in the same order; ``unordered`` the same nodes in any
+order (the same count of each); ``subset`` only nodes the reference turn ran (no more often than
+it did); ``superset`` at least every node the reference turn ran. agentevals #49 asked for these.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable
+from typing import Any, Literal, cast, get_args
+
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._repr import show
+from openevals.graph_trajectory.strict import _nodes, _steps
+from openevals.types import EvaluatorResult
+
+__all__ = [
+    "GraphTrajectoryMatchMode",
+    "create_async_graph_trajectory_match_evaluator",
+    "create_graph_trajectory_match_evaluator",
+]
+
+GraphTrajectoryMatchMode = Literal["strict", "unordered", "subset", "superset"]
+_MODES: tuple[str, ...] = get_args(GraphTrajectoryMatchMode)
+
+
+def _counts(turn: list[Any]) -> Counter[Hashable]:
+    return Counter(node if isinstance(node, Hashable) else show(node) for node in turn)
+
+
+def _names(counts: Counter[Hashable]) -> str:
+    return ", ".join(show(node) + (f" x{n}" if n > 1 else "") for node, n in counts.items())
+
+
+def _turn_mismatch(mode: str, got: list[Any], want: list[Any]) -> str | None:
+    """Why turn ``got`` does not match ``want`` under ``mode``, or None when it does."""
+    if mode == "strict":
+        return None if got == want else f"{_nodes(got)} vs reference {_nodes(want)}"
+    extra, missing = _counts(got) - _counts(want), _counts(want) - _counts(got)
+    if mode == "subset":
+        missing = Counter()
+    elif mode == "superset":
+        extra = Counter()
+    if not extra and not missing:
+        return None
+    parts = [f"not in the reference: {_names(extra)}"] if extra else []
+    parts += [f"missing: {_names(missing)}"] if missing else []
+    return "; ".join(parts)
+
+
+def _scorer(mode: str) -> Callable[..., tuple[bool, str | None]]:
+    def score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
+        got = _steps(outputs, "outputs")
+        want = _steps(reference_outputs, "reference_outputs")
+        if len(got) != len(want):
+            return False, f"{len(got)} turn(s) in outputs, {len(want)} in reference_outputs"
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            why = _turn_mismatch(mode, a, b)
+            if why is not None:
+                return False, f"turn {i}: {why}"
+        return True, None
+
+    return score
+
+
+def _checked(mode: Any) -> str:
+    if mode not in _MODES:
+        raise ValueError(
+            f"trajectory_match_mode must be one of {', '.join(map(repr, _MODES))}; got {show(mode)}"
+        )
+    return cast(str, mode)
+
+
+def _info(mode: str) -> EvaluatorInfo:
+    key = f"graph_trajectory_{mode}_match"
+    return EvaluatorInfo(run_name=key, feedback_keys=(key,), pure=True)
+
+
+def create_graph_trajectory_match_evaluator(
+    *, trajectory_match_mode: GraphTrajectoryMatchMode = "strict"
+) -> Callable[..., EvaluatorResult]:
+    """Build an evaluator comparing a graph trajectory with a reference one, turn by turn.
+
+    Args:
+        trajectory_match_mode: ``"strict"`` (each turn runs the reference turn's nodes in the same
+            order), ``"unordered"`` (the same nodes, each as often, in any order), ``"subset"``
+            (only nodes the reference turn ran, each at most as often) or ``"superset"`` (every
+            node of the reference turn, at least as often; others may run too).
+
+    The evaluator takes ``outputs`` and ``reference_outputs``, graph trajectories
+    (``{"steps": [[node, ...], ...]}``, e.g. ``extract_langgraph_trajectory_from_thread(...)
+    ['outputs']``), and returns ``{"key": "graph_trajectory_<mode>_match", "score": bool,
+    "comment": ...}``: a failed match names the turn and the nodes extra or missing. Threads with
+    different numbers of turns never match. Raises ValueError for an unknown mode (here) or a
+    missing trajectory, TypeError for another shape (at the call).
+    """
+    mode = _checked(trajectory_match_mode)
+    evaluator = make_evaluator(
+        _scorer(mode), _info(mode), paired=True, name="_graph_trajectory_match", module=__name__
+    )
+    return cast(Callable[..., EvaluatorResult], evaluator)
+
+
+def create_async_graph_trajectory_match_evaluator(
+    *, trajectory_match_mode: GraphTrajectoryMatchMode = "strict"
+) -> Callable[..., Any]:
+    """The async twin of :func:`create_graph_trajectory_match_evaluator` (same options and results)."""
+    mode = _checked(trajectory_match_mode)
+    return make_async_evaluator(
+        _scorer(mode),
+        _info(mode).as_async(),
+        paired=True,
+        name="_agraph_trajectory_match",
+        module=__name__,
+    )
