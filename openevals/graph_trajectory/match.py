@@ -14,7 +14,7 @@ from typing import Any, Literal, cast, get_args
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._repr import show
-from openevals.graph_trajectory.strict import _nodes, _steps
+from openevals.graph_trajectory.strict import TurnCheck, compare_turns, strict_turn
 from openevals.types import EvaluatorResult
 
 __all__ = [
@@ -35,33 +35,26 @@ def _names(counts: Counter[Hashable]) -> str:
     return ", ".join(show(node) + (f" x{n}" if n > 1 else "") for node, n in counts.items())
 
 
-def _turn_mismatch(mode: str, got: list[Any], want: list[Any]) -> str | None:
-    """Why turn ``got`` does not match ``want`` under ``mode``, or None when it does."""
+def _turn_check(mode: str) -> TurnCheck:
+    """How a turn fails under ``mode`` (see :func:`compare_turns`)."""
     if mode == "strict":
-        return None if got == want else f"{_nodes(got)} vs reference {_nodes(want)}"
-    extra, missing = _counts(got) - _counts(want), _counts(want) - _counts(got)
-    if mode == "subset":
-        missing = Counter()
-    elif mode == "superset":
-        extra = Counter()
-    if not extra and not missing:
-        return None
-    parts = [f"not in the reference: {_names(extra)}"] if extra else []
-    parts += [f"missing: {_names(missing)}"] if missing else []
-    return "; ".join(parts)
+        return strict_turn
+
+    def check(got: list[Any], want: list[Any]) -> str | None:
+        extra = _counts(got) - _counts(want) if mode != "superset" else Counter()
+        missing = _counts(want) - _counts(got) if mode != "subset" else Counter()
+        parts = [f"has nodes not in the reference: {_names(extra)}"] if extra else []
+        parts += [f"lacks reference nodes: {_names(missing)}"] if missing else []
+        return "; ".join(parts) if parts else None
+
+    return check
 
 
 def _scorer(mode: str) -> Callable[..., tuple[bool, str | None]]:
+    check = _turn_check(mode)
+
     def score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
-        got = _steps(outputs, "outputs")
-        want = _steps(reference_outputs, "reference_outputs")
-        if len(got) != len(want):
-            return False, f"{len(got)} turn(s) in outputs, {len(want)} in reference_outputs"
-        for i, (a, b) in enumerate(zip(got, want, strict=True)):
-            why = _turn_mismatch(mode, a, b)
-            if why is not None:
-                return False, f"turn {i}: {why}"
-        return True, None
+        return compare_turns(outputs, reference_outputs, check)
 
     return score
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
@@ -43,15 +43,31 @@ def _nodes(turn: list[Any]) -> str:
     return "[" + ", ".join(show(node) for node in turn) + "]"
 
 
-def _score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
+TurnCheck = Callable[[list[Any], list[Any]], "str | None"]
+
+
+def compare_turns(
+    outputs: Any, reference_outputs: Any, check: TurnCheck
+) -> tuple[bool, str | None]:
+    """Compare two graph trajectories turn by turn: ``check(turn, reference_turn)`` says how a
+    turn fails (the comment goes after ``"turn N "``) or None. Other turn counts never match."""
     got = _steps(outputs, "outputs")
     want = _steps(reference_outputs, "reference_outputs")
     if len(got) != len(want):
         return False, f"{len(got)} turn(s) in outputs, {len(want)} in reference_outputs"
     for i, (a, b) in enumerate(zip(got, want, strict=True)):
-        if a != b:
-            return False, f"turn {i} differs: {_nodes(a)} vs reference {_nodes(b)}"
+        why = check(a, b)
+        if why is not None:
+            return False, f"turn {i} {why}"
     return True, None
+
+
+def strict_turn(got: list[Any], want: list[Any]) -> str | None:
+    return None if got == want else f"differs: {_nodes(got)} vs reference {_nodes(want)}"
+
+
+def _score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:
+    return compare_turns(outputs, reference_outputs, strict_turn)
 
 
 _INFO = EvaluatorInfo(

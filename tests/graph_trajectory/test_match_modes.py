@@ -50,9 +50,9 @@ def test_each_mode(steps: list[list[str]], expected: tuple[bool, ...]) -> None:
 
 def test_comments_name_the_turn_and_the_nodes() -> None:
     fewer = _score("superset", [["__start__", "agent"], ["agent"]])
-    assert fewer["comment"] == "turn 0: missing: 'agent', 'tools'"
+    assert fewer["comment"] == "turn 0 lacks reference nodes: 'agent', 'tools'"
     more = _score("subset", [["__start__", "agent", "agent", "agent", "tools"], ["agent"]])
-    assert more["comment"] == "turn 0: not in the reference: 'agent'"
+    assert more["comment"] == "turn 0 has nodes not in the reference: 'agent'"
     turns = _score("unordered", [["agent"]])
     assert turns["comment"] == "1 turn(s) in outputs, 2 in reference_outputs"
     assert _score("unordered", REFERENCE["steps"])["comment"] is None
