@@ -774,3 +774,36 @@ def test_scripted_inputs_are_copied(fake_openai: FakeOpenAIServer) -> None:
     assert call.function.name == "get_weather"
     assert json.loads(call.function.arguments) == {"city": "Rome"}
     assert fake_openai.embedding_for("v") == [0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: many\r\n\r\n",
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+    ],
+    ids=["bad-chunk-size", "non-numeric-length", "negative-length"],
+)
+def test_badly_framed_request_gets_400_not_a_dropped_connection(
+    fake_openai: FakeOpenAIServer, head: bytes
+) -> None:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", fake_openai.port), timeout=5) as sock:
+        sock.sendall(head)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    status, _, rest = reply.partition(b"\r\n")
+    assert status == b"HTTP/1.1 400 Bad Request"
+    body = json.loads(rest.partition(b"\r\n\r\n")[2])
+    assert body["error"]["type"] == "invalid_request_error"
+    assert "malformed request" in body["error"]["message"]
+    # The server goes on serving.
+    fake_openai.queue_chat("still here")
+    client = openai_client(fake_openai)
+    reply_text = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert reply_text.choices[0].message.content == "still here"

@@ -31,6 +31,7 @@ import math
 import socket
 import socketserver
 import struct
+import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -113,22 +114,51 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     def _read_body(self) -> bytes:
+        """The request body; raises ValueError naming what is wrong with its framing."""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             chunks: list[bytes] = []
             while True:
                 size_line = self.rfile.readline()
-                size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+                try:
+                    size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+                except ValueError:
+                    raise ValueError(f"bad chunk size line {show(size_line)}") from None
+                if size < 0:
+                    raise ValueError(f"negative chunk size in {show(size_line)}")
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass
                     return b"".join(chunks)
                 chunks.append(self.rfile.read(size))
                 self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
+        header = self.headers.get("Content-Length") or "0"
+        try:
+            length = int(header)
+        except ValueError:
+            raise ValueError(f"non-numeric Content-Length {show(header)}") from None
+        if length < 0:
+            raise ValueError(f"negative Content-Length {show(header)}")
         return self.rfile.read(length) if length else b""
 
+    def _bad_request(self, why: str) -> None:
+        """Answer 400 (an OpenAI-style error body) and close: the rest of the stream is unframed."""
+        body = json.dumps(
+            {"error": {"message": f"malformed request: {why}", "type": "invalid_request_error"}}
+        ).encode()
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = True
+
     def _handle(self) -> None:
-        raw = self._read_body()
+        try:
+            raw = self._read_body()
+        except ValueError as exc:
+            self._bad_request(str(exc))
+            return
         fake = self.server.fake
         # In-flight limit (``limit_in_flight``): over it, a chat request gets 429 at once.
         admitted = fake._enter_flight(self.path)
