@@ -51,13 +51,64 @@ _CHUNK_DRAWS = 250_000
 
 
 def numeric_score(value: Any) -> float | None:
-    """``value`` as a float if it is a real number or a bool (``NaN`` excluded), else ``None``."""
+    """``value`` as a float if it is a real number or a bool (``NaN`` excluded), else ``None``.
+
+    An int past the float range (``10**400``) counts as the infinity of its sign, as a float
+    score that large would."""
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float)):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf if value > 0 else -math.inf
         return number if math.isfinite(number) else None
     return None
+
+
+_SCALE = 2.0**-64
+
+
+def midpoint(a: float, b: float) -> float:
+    """``(a + b) / 2``, without overflow for values near the float range's ends."""
+    middle = (a + b) / 2.0
+    return middle if math.isfinite(middle) else a / 2.0 + b / 2.0
+
+
+def total(values: Sequence[float]) -> float:
+    """The exact sum (``math.fsum``), or the infinity of its sign when it passes the float range
+    (fsum raises ``OverflowError`` there); ``NaN`` for ``inf + -inf``."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.fsum([v * _SCALE for v in values]) / _SCALE
+    except ValueError:
+        return math.nan
+
+
+def mean_of(values: Sequence[float]) -> float:
+    """The mean of a non-empty ``values``, finite whenever every value is (no overflow of the sum)."""
+    n = len(values)
+    try:
+        return math.fsum(values) / n
+    except OverflowError:
+        return math.fsum([v / n for v in values])
+    except ValueError:
+        return math.nan
+
+
+def spread(values: Sequence[float], mean: float) -> float:
+    """``sum((v - mean)**2)``, scaled so that huge values give inf at worst, never OverflowError."""
+    scale = max((abs(v) for v in values), default=0.0)
+    if not math.isfinite(scale) or not math.isfinite(mean):
+        return math.inf
+    if scale == 0.0:
+        return 0.0
+    deviations = [(v - mean) / scale for v in values]
+    try:
+        return math.fsum([d * d for d in deviations]) * scale * scale
+    except OverflowError:
+        return math.inf
 
 
 def median(values: Sequence[float]) -> float:
@@ -69,7 +120,7 @@ def median(values: Sequence[float]) -> float:
     middle = n // 2
     if n % 2:
         return ordered[middle]
-    return (ordered[middle - 1] + ordered[middle]) / 2.0
+    return midpoint(ordered[middle - 1], ordered[middle])
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -119,15 +170,17 @@ def bootstrap_ci(
     import numpy as np
 
     pool = np.sort(np.asarray(values, dtype=float))  # independent of the order rows finished in
+    # Scores near the float range's ends are resampled scaled down, so means never overflow.
+    scale = 2.0 ** max(0, math.frexp(float(np.abs(pool).max()))[1] - 500)  # exact: a power of 2
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     step = max(1, _CHUNK_DRAWS // n)
     for start in range(0, resamples, step):
         stop = min(start + step, resamples)
         draws = pool[rng.integers(0, n, size=(stop - start, n))]
-        means[start:stop] = draws.mean(axis=1)
+        means[start:stop] = (draws / scale).mean(axis=1) if scale > 1.0 else draws.mean(axis=1)
     alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    low, high = np.quantile(means, [alpha, 1.0 - alpha]) * scale
     # The mean of n draws lies within [min, max]; clamp away float noise.
     lo_bound, hi_bound = float(pool[0]), float(pool[-1])
     return (max(lo_bound, min(float(low), hi_bound)), max(lo_bound, min(float(high), hi_bound)))
@@ -145,11 +198,11 @@ def describe(values: Sequence[float], *, boolean: bool = False) -> dict[str, Any
     out: dict[str, Any] = {"type": "boolean" if boolean else "numeric", "count": n}
     if n == 0:
         return out
-    total = math.fsum(values)
-    mean = total / n
+    summed = total(values)
+    mean = mean_of(values)
     stdev: float | None = None
     if n > 1:
-        stdev = math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / (n - 1))
+        stdev = math.sqrt(spread(values, mean) / (n - 1))
     if n * BOOTSTRAP_RESAMPLES <= _BOOTSTRAP_WORK_LIMIT:
         ci = bootstrap_ci(values)
         method = "bootstrap"
@@ -162,10 +215,10 @@ def describe(values: Sequence[float], *, boolean: bool = False) -> dict[str, Any
     middle = n // 2
     out.update(
         {
-            "sum": total,
+            "sum": summed,
             "mean": mean,
             "median": float(
-                ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+                ordered[middle] if n % 2 else midpoint(ordered[middle - 1], ordered[middle])
             ),
             "min": lo,
             "max": hi,
@@ -198,8 +251,8 @@ class OnlineStats:
         n = len(values)
         if not n:
             return
-        mean = math.fsum(values) / n
-        m2 = math.fsum((v - mean) ** 2 for v in values)
+        mean = mean_of(values)
+        m2 = spread(values, mean)
         total = self.count + n
         delta = mean - self.mean
         self.mean += delta * n / total
@@ -383,7 +436,7 @@ class ScoreAggregator:
                 if key in g["scores"] and g["scores"][key]["count"] > 0
             ]
             if means:
-                macro[key] = {"mean": math.fsum(means) / len(means), "groups": len(means)}
+                macro[key] = {"mean": mean_of(means), "groups": len(means)}
         return {"per_group": per_group, "micro": micro, "macro": {"scores": macro}}
 
     def histogram_values(self, key: str) -> Sequence[float]:

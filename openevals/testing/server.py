@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import math
 import socket
 import socketserver
 import struct
-import json
 import threading
 import time
 from collections.abc import Mapping, Sequence

@@ -259,3 +259,43 @@ def test_bootstrap_single_resample_and_bad_resamples() -> None:
         bootstrap_ci([0.0, 1.0], resamples=0)
     with pytest.raises(ValueError, match="resamples"):
         bootstrap_ci([0.0, 1.0], resamples=True)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- huge scores (issue 43)
+
+
+def test_huge_scores_do_not_overflow_the_aggregates() -> None:
+    from openevals import evaluate
+
+    rows = [{"inputs": str(i), "outputs": "x"} for i in range(4)]
+
+    def huge(**_: object) -> float:
+        return 1e308
+
+    def bigint(**_: object) -> int:
+        return 10**400
+
+    def mixed(*, inputs: str, **_: object) -> float:
+        return 1.7e308 if int(inputs) % 2 else -1.7e308
+
+    result = evaluate(rows, [huge, bigint, mixed], progress=False)
+    agg = result.aggregates
+    assert agg["huge"]["sum"] == math.inf  # the true sum passes the float range: said so
+    assert agg["huge"]["mean"] == agg["huge"]["median"] == 1e308
+    assert agg["huge"]["ci95"] == [1e308, 1e308]
+    assert agg["bigint"] == {"type": "numeric", "count": 0, "non_numeric": 4}  # as float('inf')
+    assert agg["mixed"]["mean"] == 0.0 and agg["mixed"]["median"] == 0.0
+    assert agg["mixed"]["stdev"] is not None and agg["mixed"]["stdev"] > 1e308
+    assert result.summary["pairs"]["failed"] == 0
+    assert "huge" in repr(result)
+
+
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=40))
+def test_describe_survives_any_finite_floats(values: list[float]) -> None:
+    out = describe(values)
+    assert out["count"] == len(values)
+    assert min(values) <= out["mean"] <= max(values)
+    assert min(values) <= out["median"] <= max(values)
+    stats = OnlineStats()
+    stats.add_many(values)
+    assert stats.count == len(values)
