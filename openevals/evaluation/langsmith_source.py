@@ -192,7 +192,13 @@ def parse_uri(text: str) -> LangSmithDataset:
         raise ValueError(
             f"data: {show(text)} must give one non-empty version; got {show(versions)}"
         )
-    splits = [s for s in options.get("split", []) if s] or None
+    given = options.get("split", [])
+    if any(not part.strip() for s in given for part in s.split(",")):
+        raise ValueError(
+            f"data: {show(text)} has an empty split name (split=); name the split "
+            "('?split=test') or leave the option out to read every split"
+        )
+    splits = given or None
     return LangSmithDataset(name, split=splits, version=versions[0] if versions else None)
 
 

@@ -126,6 +126,10 @@ def test_unknown_dataset_is_a_clear_error(fake: FakeLangSmith) -> None:
         ("langsmith://", "names no dataset"),
         ("langsmith://qa?splt=test", r"unknown option\(s\) \['splt'\]"),
         ("langsmith://qa?version=a&version=b", "one non-empty version"),
+        ("langsmith://qa?version=", "one non-empty version"),
+        ("langsmith://qa?split=", r"empty split name \(split=\)"),
+        ("langsmith://qa?split=test&split=", "empty split name"),
+        ("langsmith://qa?split=test,", "empty split name"),
     ],
 )
 def test_bad_uris(uri: str, message: str) -> None:
