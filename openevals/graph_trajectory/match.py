@@ -28,7 +28,7 @@ _MODES: tuple[str, ...] = get_args(GraphTrajectoryMatchMode)
 
 
 def _counts(turn: list[Any]) -> Counter[Hashable]:
-    return Counter(node if isinstance(node, Hashable) else show(node) for node in turn)
+    return Counter(turn)  # nodes come as strings or their JSON text (strict._node)
 
 
 def _names(counts: Counter[Hashable]) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._repr import show
+from openevals._structure import encode_json
 
 __all__ = ["graph_trajectory_strict_match", "graph_trajectory_strict_match_async"]
 
@@ -34,8 +35,19 @@ def _steps(value: Any, name: str) -> list[list[str]]:
             raise TypeError(
                 f"`{name}['steps'][{i}]` must be a list of node names; got {type(turn).__name__}"
             )
-        turns.append(list(turn))
+        turns.append([_node(node, f"{name}['steps'][{i}][{j}]") for j, node in enumerate(turn)])
     return turns
+
+
+def _node(node: Any, where: str) -> Any:
+    """A node name as compared: a string as it is; anything else by its JSON text, encoded at any
+    depth (a value that contains itself raises ValueError naming ``where`` and the cycle)."""
+    if isinstance(node, str):
+        return node
+    try:
+        return encode_json(node, where)
+    except TypeError:  # not JSON: compared as itself (a scalar object, an enum, ...)
+        return node if isinstance(node, Hashable) else show(node)
 
 
 def _nodes(turn: list[Any]) -> str:

@@ -131,6 +131,11 @@ def _check(graph: Any, config: Any, method: str) -> None:
             "`config` must be the thread's config, e.g. {'configurable': {'thread_id': '1'}}; "
             f"got {show(config)}"
         )
+    if config["configurable"].get("thread_id") is None:
+        raise ValueError(
+            "`config['configurable']` has no 'thread_id': name the thread to read, e.g. "
+            f"{{'configurable': {{'thread_id': '1'}}}}; got {show(config)}"
+        )
 
 
 def _history(graph: Any, config: Any) -> list[Any]:

@@ -154,6 +154,11 @@ def test_unknown_thread_is_empty_and_bad_arguments_raise() -> None:
         extract_langgraph_trajectory_from_thread(graph, {"thread_id": "1"})
     with pytest.raises(TypeError, match="`config`"):
         asyncio.run(aextract_langgraph_trajectory_from_thread(graph, None))
+    # issue 43: a config without thread_id raised a bare KeyError: 'thread_id'.
+    with pytest.raises(ValueError, match="has no 'thread_id'"):
+        extract_langgraph_trajectory_from_thread(graph, {"configurable": {}})
+    with pytest.raises(ValueError, match="has no 'thread_id'"):
+        asyncio.run(aextract_langgraph_trajectory_from_thread(graph, {"configurable": {}}))
 
 
 def test_misaligned_snapshots_warn() -> None:

@@ -109,3 +109,26 @@ def test_mode_relations(output: list[list[str]], reference: list[list[str]]) -> 
 def test_unordered_ignores_order_within_turns(thread: list[list[str]], rng: random.Random) -> None:
     shuffled = [rng.sample(turn, len(turn)) for turn in thread]
     assert all(_score(mode, shuffled, {"steps": thread})["score"] for mode in MODES[1:])
+
+
+def _deep(depth: int) -> Any:
+    node: Any = "leaf"
+    for _ in range(depth):
+        node = [node]
+    return node
+
+
+def test_deep_and_cyclic_nodes_are_compared_without_recursion() -> None:
+    """issue 43: a 2,000-deep or self-containing step raised RecursionError."""
+    deep = {"steps": [["agent", _deep(3000)]]}
+    for mode in MODES:
+        assert _score(mode, deep["steps"], deep)["score"] is True
+    assert graph_trajectory_strict_match(outputs=deep, reference_outputs=deep)["score"] is True
+    other = {"steps": [["agent", _deep(2999)]]}
+    assert graph_trajectory_strict_match(outputs=deep, reference_outputs=other)["score"] is False
+    cyclic: list[Any] = ["agent"]
+    cyclic.append(cyclic)
+    with pytest.raises(ValueError, match=r"outputs\['steps'\]\[0\]\[1\]"):
+        graph_trajectory_strict_match(outputs={"steps": [cyclic]}, reference_outputs=deep)
+    with pytest.raises(ValueError, match="reference_outputs"):
+        _score("unordered", [["agent"]], {"steps": [cyclic]})
