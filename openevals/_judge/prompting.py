@@ -129,8 +129,11 @@ def _is_messages(value: Any) -> bool:
     )
 
 
-def render_value(value: Any) -> str:
-    """Render a call value for a prompt: strings as-is, message lists as transcripts, else JSON."""
+def render_value(value: Any, name: str = "value") -> str:
+    """Render a call value for a prompt: strings as-is, message lists as transcripts, else JSON.
+
+    ``name`` is the prompt variable (``outputs``, ...) the errors name: TypeError for a value
+    JSON cannot hold, ValueError for one that contains itself."""
     if isinstance(value, str):
         return value
     if is_langchain_message(value):
@@ -144,10 +147,11 @@ def render_value(value: Any) -> str:
     ):
         return chat_messages_to_string(value["messages"])
     try:
-        return to_json_text(value, indent=2)
+        return to_json_text(value, indent=2, name=name)
     except TypeError as exc:
         raise TypeError(
-            f"cannot render a {type(value).__name__} value into the prompt: {exc}"
+            f"cannot render `{name}` (a {type(value).__name__}) into the prompt: {exc}; pass "
+            "strings, numbers, lists or dicts"
         ) from None
 
 
@@ -184,7 +188,7 @@ def _render_template(
     assert spec.template is not None
     needed = spec.variables - {_ATTACHMENTS}
     _check_missing(spec, needed, values)
-    rendered = {v: render_value(values[v]) if v in values else "" for v in needed}
+    rendered = {v: render_value(values[v], v) if v in values else "" for v in needed}
     has_placeholder = _ATTACHMENTS in spec.variables
     if attachments is None:
         if has_placeholder and _ATTACHMENTS not in spec.optional:
@@ -247,7 +251,7 @@ def _render_runnable(spec: PromptSpec, values: Mapping[str, Any]) -> list[dict[s
         if spec.mustache and isinstance(value, (Mapping, list)) and not _is_messages(value):
             params[name] = value
         else:
-            params[name] = render_value(value)
+            params[name] = render_value(value, name)
     prompt_value = spec.runnable.invoke(params)
     messages = prompt_value.to_messages() if hasattr(prompt_value, "to_messages") else prompt_value
     return normalize_to_openai_messages_list(list(messages))
@@ -288,7 +292,8 @@ def _few_shot_block(example: Mapping[str, Any]) -> str:
     lines = ["<example>"]
     for key in ("inputs", "outputs", "reference_outputs"):
         if key in example and example[key] is not None:
-            lines.append(f"<{key}>\n{render_value(example[key])}\n</{key}>")
+            shown = render_value(example[key], f"few_shot_examples[...]['{key}']")
+            lines.append(f"<{key}>\n{shown}\n</{key}>")
     if example.get("reasoning") is not None:
         lines.append(f"<reasoning>\n{example['reasoning']}\n</reasoning>")
     if "score" in example:

@@ -14,7 +14,7 @@ from typing import Any, Literal, cast, get_args
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._repr import show
-from openevals.graph_trajectory.strict import TurnCheck, compare_turns, strict_turn
+from openevals.graph_trajectory.strict import Turn, TurnCheck, compare_turns, strict_turn
 from openevals.types import EvaluatorResult
 
 __all__ = [
@@ -27,8 +27,8 @@ GraphTrajectoryMatchMode = Literal["strict", "unordered", "subset", "superset"]
 _MODES: tuple[str, ...] = get_args(GraphTrajectoryMatchMode)
 
 
-def _counts(turn: list[Any]) -> Counter[Hashable]:
-    return Counter(turn)  # nodes come as strings or their JSON text (strict._node)
+def _counts(turn: Turn) -> Counter[Hashable]:
+    return Counter(turn.keys)  # nodes as compared: strings, or their JSON text
 
 
 def _names(counts: Counter[Hashable]) -> str:
@@ -40,7 +40,7 @@ def _turn_check(mode: str) -> TurnCheck:
     if mode == "strict":
         return strict_turn
 
-    def check(got: list[Any], want: list[Any]) -> str | None:
+    def check(got: Turn, want: Turn) -> str | None:
         extra = _counts(got) - _counts(want) if mode != "superset" else Counter()
         missing = _counts(want) - _counts(got) if mode != "subset" else Counter()
         parts = [f"has nodes not in the reference: {_names(extra)}"] if extra else []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._repr import show
@@ -12,7 +12,14 @@ from openevals._structure import encode_json
 __all__ = ["graph_trajectory_strict_match", "graph_trajectory_strict_match_async"]
 
 
-def _steps(value: Any, name: str) -> list[list[str]]:
+class Turn(NamedTuple):
+    """One turn: its node names as given (for comments) and as compared (:func:`_node`)."""
+
+    nodes: list[Any]
+    keys: list[Any]
+
+
+def _steps(value: Any, name: str) -> list[Turn]:
     if value is None:
         raise ValueError(
             "graph_trajectory_strict_match needs both `outputs` and `reference_outputs` (graph "
@@ -29,13 +36,14 @@ def _steps(value: Any, name: str) -> list[list[str]]:
         raise TypeError(
             f"`{name}['steps']` must be a list of lists of node names; got {show(steps)}"
         )
-    turns: list[list[str]] = []
+    turns: list[Turn] = []
     for i, turn in enumerate(steps):
         if isinstance(turn, (str, bytes)) or not isinstance(turn, Sequence):
             raise TypeError(
                 f"`{name}['steps'][{i}]` must be a list of node names; got {type(turn).__name__}"
             )
-        turns.append([_node(node, f"{name}['steps'][{i}][{j}]") for j, node in enumerate(turn)])
+        keys = [_node(node, f"{name}['steps'][{i}][{j}]") for j, node in enumerate(turn)]
+        turns.append(Turn(list(turn), keys))
     return turns
 
 
@@ -55,7 +63,7 @@ def _nodes(turn: list[Any]) -> str:
     return "[" + ", ".join(show(node) for node in turn) + "]"
 
 
-TurnCheck = Callable[[list[Any], list[Any]], "str | None"]
+TurnCheck = Callable[[Turn, Turn], "str | None"]
 
 
 def compare_turns(
@@ -74,8 +82,10 @@ def compare_turns(
     return True, None
 
 
-def strict_turn(got: list[Any], want: list[Any]) -> str | None:
-    return None if got == want else f"differs: {_nodes(got)} vs reference {_nodes(want)}"
+def strict_turn(got: Turn, want: Turn) -> str | None:
+    if got.keys == want.keys:
+        return None
+    return f"differs: {_nodes(got.nodes)} vs reference {_nodes(want.nodes)}"
 
 
 def _score(*, outputs: Any, reference_outputs: Any) -> tuple[bool, str | None]:

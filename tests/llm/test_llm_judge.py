@@ -712,3 +712,23 @@ def test_chat_prompt_template_with_attachments_placeholder(fake_openai: FakeOpen
     assert blocks[-1] == {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}
     with pytest.raises(ValueError, match="'attachments'"):
         judge(inputs="this image")
+
+
+# --------------------------------------------------------------------------- errors name the variable
+
+
+@pytest.mark.parametrize("variable", ["inputs", "outputs", "reference_outputs", "context"])
+def test_unrenderable_values_name_their_prompt_variable(
+    fake_openai: FakeOpenAIServer, variable: str
+) -> None:
+    """issue 43: "cannot render a set value" and "`value` contains itself" named no variable."""
+    prompt = "Q {inputs} A {outputs} R {reference_outputs} C {context}"
+    judge = create_llm_as_judge(prompt=prompt, judge=openai_client(fake_openai), model="m")
+    values: dict[str, Any] = {v: "x" for v in ("inputs", "outputs", "reference_outputs", "context")}
+    with pytest.raises(TypeError, match=rf"cannot render `{variable}` \(a set\) into the prompt"):
+        judge(**{**values, variable: {1, 2}})
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    with pytest.raises(ValueError, match=rf"`{variable}` contains itself"):
+        judge(**{**values, variable: cyclic})
+    assert fake_openai.chat_requests == []  # refused before any model call
