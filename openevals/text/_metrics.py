@@ -270,6 +270,21 @@ ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 _ROUGE_TYPE = re.compile(r"rouge[1-9]|rougeL|rougeLsum")
 
 
+def _check_sentence_data() -> None:
+    """``split_summaries`` splits ROUGE-Lsum texts with nltk's ``sent_tokenize``, which needs the
+    ``punkt_tab`` data that ``pip install`` does not bring: refuse at creation, with the fix,
+    rather than raise nltk's LookupError on every call."""
+    nltk = require("nltk", "rouge-score")
+    try:
+        nltk.data.find("tokenizers/punkt_tab")
+    except LookupError:
+        raise ValueError(
+            "`split_summaries=True` splits ROUGE-Lsum texts into sentences with nltk, which needs "
+            "its 'punkt_tab' data, not installed here: run `python -m nltk.downloader punkt_tab` "
+            "once, or leave split_summaries off and put each sentence on its own line"
+        ) from None
+
+
 def rouge_metric(
     *,
     rouge_types: Sequence[str],
@@ -294,6 +309,8 @@ def rouge_metric(
         )
     _flag(use_stemmer, "use_stemmer")
     _flag(split_summaries, "split_summaries")
+    if split_summaries and "rougeLsum" in types:
+        _check_sentence_data()
     if tokenizer is not None and not callable(getattr(tokenizer, "tokenize", None)):
         raise TypeError(
             "`tokenizer` must be None or an object with a tokenize(text) method (see "

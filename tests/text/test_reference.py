@@ -420,3 +420,23 @@ def test_registry_names() -> None:
         build_batch_metric("bleu:tokenize=nope")
     with pytest.raises(ValueError, match="does not take"):
         reference_batch_metric("rouge", tokenize="13a")
+
+
+def test_split_summaries_without_nltk_data_is_refused_at_creation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """issue 43: nltk's LookupError on every call after a plain ``pip install``; now the factory
+    refuses with the fix, and accepts the option once the data is there."""
+    import nltk
+
+    def missing(resource: str, *args: Any, **kwargs: Any) -> Any:
+        raise LookupError(resource)
+
+    monkeypatch.setattr(nltk.data, "find", missing)
+    with pytest.raises(ValueError, match=r"split_summaries=True.*nltk\.downloader punkt_tab"):
+        create_rouge_evaluator(rouge_types=["rougeLsum"], split_summaries=True)
+    # The option only affects ROUGE-Lsum: other types need no sentence data.
+    create_rouge_evaluator(rouge_types=["rouge1"], split_summaries=True)
+    monkeypatch.setattr(nltk.data, "find", lambda resource, *a, **k: resource)
+    evaluator = create_rouge_evaluator(rouge_types=["rougeLsum"], split_summaries=True)
+    assert callable(evaluator)
