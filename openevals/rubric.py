@@ -14,11 +14,12 @@ The judge is built on the shared judge core: :func:`_answer_model` (the answer's
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from openevals._judge.options import FactorySpec, declare
 from openevals._judge.schema import default_score_schema
@@ -97,10 +98,11 @@ def _criterion(name: Any, spec: Any) -> Criterion:
             or not isinstance(choices, Sequence)
             or len(choices) < 2
             or any(isinstance(c, bool) or not isinstance(c, (int, float)) for c in choices)
+            or not all(math.isfinite(c) for c in choices)
             or len(set(choices)) != len(choices)
         ):
             raise ValueError(
-                f"`criteria[{show(name)}]['choices']` must be two or more distinct numbers; got "
+                f"`criteria[{show(name)}]['choices']` must be two or more distinct finite numbers; got "
                 f"{show(choices)}"
             )
         allowed = tuple(float(c) for c in choices)
@@ -131,20 +133,29 @@ def _criteria(criteria: Any) -> tuple[Criterion, ...]:
     return tuple(_criterion(name, spec) for name, spec in items)
 
 
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got the boolean {show(value)}")
+    return value
+
+
 def _answer_model(criteria: tuple[Criterion, ...]) -> Any:
     """A Pydantic model of the judge's answer: ``reasoning`` plus one grade per criterion, no
     other field (so a missing, unknown or ill-typed grade fails validation and gets repaired)."""
-    from pydantic import ConfigDict, Field, StrictBool, create_model
+    from pydantic import BeforeValidator, ConfigDict, Field, StrictBool, create_model
 
+    # A number grade given as true/false is the wrong kind of answer (repaired, then rejected),
+    # never 1.0 or 0.0: Pydantic's lax mode would take a bool for a float or a Literal number.
+    numbers_only = BeforeValidator(_no_bool)
     fields: dict[str, Any] = {"reasoning": (str, Field(description="Step-by-step reasoning."))}
     for i, c in enumerate(criteria):
         kind: Any
         if c.kind == "boolean":
             kind = StrictBool
         elif c.kind == "continuous":
-            kind = float
+            kind = Annotated[float, numbers_only]
         else:
-            kind = Literal[c.choices]
+            kind = Annotated[Literal[c.choices], numbers_only]
         extra: dict[str, Any] = {"ge": 0, "le": 1} if c.kind == "continuous" else {}
         fields[f"criterion_{i}"] = (kind, Field(alias=c.name, description=c.description, **extra))
     return create_model(

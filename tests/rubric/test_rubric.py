@@ -74,8 +74,20 @@ def test_one_call_grades_every_criterion(fake_openai: FakeOpenAIServer) -> None:
         {**GOOD, "correct": "yes"},  # wrong kind
         {**GOOD, "polite": 1.5},  # out of range
         {**GOOD, "detail": 0.25},  # not one of the choices
+        {**GOOD, "polite": True},  # a boolean for a continuous criterion (was scored 1.0)
+        {**GOOD, "detail": True},  # a boolean for a choices criterion (was scored 1.0)
+        {**GOOD, "detail": False},  # (was scored 0.0)
     ],
-    ids=["omitted", "unknown", "wrong-kind", "out-of-range", "not-a-choice"],
+    ids=[
+        "omitted",
+        "unknown",
+        "wrong-kind",
+        "out-of-range",
+        "not-a-choice",
+        "bool-continuous",
+        "bool-choice",
+        "false-choice",
+    ],
 )
 def test_bad_answers_raise_after_one_repair(fake_openai: FakeOpenAIServer, bad: dict) -> None:
     fake_openai.set_default_chat(json=bad)
@@ -232,6 +244,8 @@ def test_calibration_gives_one_report_per_criterion(fake_openai: FakeOpenAIServe
         ({"a": ""}, ValueError, "description"),
         ({"a": {"description": "x", "kind": "scale"}}, ValueError, "kind"),
         ({"a": {"description": "x", "choices": [1]}}, ValueError, "two or more"),
+        ({"a": {"description": "x", "choices": [0, float("nan")]}}, ValueError, "finite"),
+        ({"a": {"description": "x", "choices": [0, float("inf")]}}, ValueError, "finite"),
         ({"a": {"description": "x", "kind": "boolean", "choices": [0, 1]}}, ValueError, "choices"),
         ({"a": {"description": "x", "weight": 2}}, ValueError, "unknown fields"),
         ({"a": 3}, TypeError, r"criteria\['a'\]"),
