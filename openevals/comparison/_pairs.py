@@ -125,11 +125,11 @@ def build(
         both = (sb == VALUE) & (sc == VALUE)
         pairs[key] = (vb, vc, both)
         higher = key not in lower
-        items.append(
-            key_comparison(
+        with np.errstate(over="ignore", invalid="ignore"):  # huge scores: verdict() says so
+            found = key_comparison(
                 key, kind, vb[both], vc[both], higher=higher, excluded=_excluded(sb, sc), **options
             )
-        )
+        items.append(found)
     if not items and not excluded_keys and not judged:
         raise ValueError(
             "the runs have no feedback key in common to compare (baseline: "
@@ -146,15 +146,16 @@ def build(
                 vb, vc, both = pairs[item.key]
                 chosen = both & mask
                 higher = item.higher_is_better
-                found = key_comparison(
-                    item.key,
-                    item.kind,
-                    vb[chosen],
-                    vc[chosen],
-                    higher=higher,
-                    excluded={},
-                    **options,
-                )
+                with np.errstate(over="ignore", invalid="ignore"):
+                    found = key_comparison(
+                        item.key,
+                        item.kind,
+                        vb[chosen],
+                        vc[chosen],
+                        higher=higher,
+                        excluded={},
+                        **options,
+                    )
                 per_group.append(found)
             groups[group] = _holm(per_group, alpha, min_effect)
     changed = _changed(base, cand, shared, compared, pairs, max_rows)
@@ -226,7 +227,8 @@ def _changed(
     picked: list[tuple[str, int, str]] = []
     for item in compared:
         vb, vc, both = pairs[item.key]
-        d = np.where(both, vc - vb, 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = np.where(both, vc - vb, 0.0)
         order = np.argsort(-np.abs(d), kind="stable")
         for index in order[d[order] != 0][:max_rows]:
             if item.kind == "boolean":

@@ -86,7 +86,12 @@ def _print(comparison: Any) -> None:
     )
     for name in HEADER:
         table.add_column(name, justify="right" if name not in ("key", "verdict") else "left")
-    styles = {"improved": "green", "regressed": "bold red", "underpowered": "yellow"}
+    styles = {
+        "improved": "green",
+        "regressed": "bold red",
+        "underpowered": "yellow",
+        "not finite": "bold red",
+    }
     for item in comparison.keys:
         table.add_row(*_line(item), style=styles.get(item.verdict))
     console = Console(width=max(100, Console().width))

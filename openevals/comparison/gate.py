@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
+from openevals.comparison.stats import NOT_FINITE
 
 if TYPE_CHECKING:
     from openevals.comparison.paired import Comparison
@@ -45,6 +46,13 @@ def failures(
         )
     out = []
     for item in comparison.keys:
+        if item.verdict == NOT_FINITE and (fail_on_regression or item.key in drops):
+            out.append(
+                f"{item.key}: the statistics are not finite (means {item.baseline_mean} -> "
+                f"{item.candidate_mean}, difference {item.difference}): no verdict, so no pass; "
+                "look for scores near the float range's ends or infinite ones"
+            )
+            continue
         if fail_on_regression and item.verdict == "regressed":
             out.append(
                 f"{item.key}: significant regression, {item.baseline_mean:.4g} -> "
@@ -54,7 +62,7 @@ def failures(
         limit = drops.get(item.key)
         if limit is not None and item.difference is not None:
             drop = -item.difference if item.higher_is_better else item.difference
-            if drop > limit:
+            if not drop <= limit:  # a NaN drop fails too
                 out.append(f"{item.key}: mean fell by {drop:.4g}, more than the allowed {limit:g}")
     return out
 

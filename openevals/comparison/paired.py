@@ -10,6 +10,7 @@ one side are counted, listed and excluded from the pairs, never dropped silently
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -186,10 +187,16 @@ def _check_options(
 ) -> None:
     if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0.0 < alpha < 1.0:
         raise ValueError(f"`alpha` must be a float strictly between 0 and 1; got {show(alpha)}")
-    if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or min_effect < 0:
-        raise ValueError(f"`min_effect` must be a number >= 0; got {show(min_effect)}")
+    if (
+        isinstance(min_effect, bool)
+        or not isinstance(min_effect, (int, float))
+        or not 0 <= min_effect < math.inf  # NaN fails too
+    ):
+        raise ValueError(f"`min_effect` must be a finite number >= 0; got {show(min_effect)}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"`seed` must be an int; got {show(seed)}")
+    if seed < 0:
+        raise ValueError(f"`seed` must be an int >= 0 (numpy takes no negative seed); got {seed}")
     if test not in TESTS:
         raise ValueError(f"`test` must be one of {TESTS}; got {show(test)}")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 100:
@@ -460,7 +467,16 @@ def key_comparison(
     )
 
 
+def finite_statistics(item: KeyComparison) -> bool:
+    """Whether the means, the difference and its interval are all finite numbers (scores near the
+    float range's ends, or infinite ones, make them inf or NaN: no verdict can rest on them)."""
+    values = (item.baseline_mean, item.candidate_mean, item.difference, item.ci_low, item.ci_high)
+    return all(v is None or math.isfinite(v) for v in values)
+
+
 def verdict(item: KeyComparison, adjusted: float, alpha: float, min_effect: float) -> str:
+    if item.n and not finite_statistics(item):
+        return stats.NOT_FINITE
     if item.n and adjusted < alpha and item.difference:
         better = (item.difference > 0) == item.higher_is_better
         return "improved" if better else "regressed"

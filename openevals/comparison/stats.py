@@ -49,6 +49,11 @@ _FEW_VALUES = 64
 _BLOCK = 200
 
 
+# The verdict of a key whose means, difference or interval are inf or NaN (scores near the float
+# range's ends): no test can rest on them, and no gate passes on it.
+NOT_FINITE = "not finite"
+
+
 def _binom_cdf_half(m: int, n: int) -> float:
     """P(X <= m) for X ~ Binomial(n, 1/2), 0 <= m < n, summed in log space (exact for any n)."""
     import numpy as np

@@ -195,6 +195,9 @@ def test_groups_are_compared_within_each_group() -> None:
         ({"alpha": 1.5}, ValueError, "`alpha`"),
         ({"alpha": 1}, ValueError, "`alpha`"),
         ({"min_effect": -1}, ValueError, "`min_effect`"),
+        ({"min_effect": math.nan}, ValueError, "`min_effect`"),
+        ({"min_effect": math.inf}, ValueError, "`min_effect`"),
+        ({"seed": -1}, ValueError, "`seed` must be an int >= 0"),
         ({"test": "t"}, ValueError, "`test`"),
         ({"seed": "x"}, TypeError, "`seed`"),
         ({"keys": "ok"}, TypeError, "`keys`"),
@@ -284,3 +287,25 @@ def test_report_and_notebook_view_escape_outputs(tmp_path: Path) -> None:
     assert "<table>" in comparison._repr_html_()
     assert json.loads(json.dumps(comparison.to_dict(), default=str))["keys"][0]["key"] == "s"
     assert not math.isnan(comparison.key("s").difference or math.nan)
+
+
+# --------------------------------------------------------------------------- extreme values (issue 43)
+
+
+def test_statistics_that_are_not_finite_get_no_verdict_and_never_pass_a_gate() -> None:
+    """Scores near the float range's ends made the means inf or NaN, which read as "no detectable
+    change" and passed ``--max-drop``; now the verdict says so and every gate fails."""
+    big = 1.7e308
+    base = _run({"score": [big, -big] * 10, "fine": [0.5] * 20})
+    cand = _run({"score": [big, big] * 10, "fine": [0.5] * 20})
+    result = compare(base, cand)
+    item = result.key("score")
+    assert item.verdict == "not finite"
+    assert not all(map(math.isfinite, (item.candidate_mean or 0.0, item.difference or 0.0)))
+    assert result.key("fine").verdict != "not finite"
+    lines = result.failures()
+    assert lines and lines[0].startswith("score: the statistics are not finite")
+    assert result.failures(fail_on_regression=False, max_drop={"score": 1.0})
+    assert result.failures(fail_on_regression=False) == []
+    with pytest.raises(AssertionError, match="not finite"):
+        result.check()
