@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
+from openevals._structure import load_json
 
 __all__ = [
     "FIELDS",
@@ -317,11 +318,15 @@ def _read_json(path: Path) -> Iterator[Any]:
 
 
 def decode_cell(value: str) -> Any:
-    """A text cell holding a JSON object or array (``{...}`` / ``[...]``) decoded, else as is."""
+    """A text cell holding a JSON object or array (``{...}`` / ``[...]``) decoded, else as is.
+
+    Decoded at any depth (a cell nested deeper than Python's recursion limit becomes that deep
+    value, which the run then records as an error row naming the row and field, as it does for
+    such a value in a list of dicts)."""
     text = value.strip()
     if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
         try:
-            return json.loads(text)
+            return load_json(text)
         except ValueError:
             return value
     return value

@@ -424,3 +424,32 @@ def test_parquet_rows_taken_as_they_are_skip_the_storable_check_and_others_do_no
     assert errors[8] is not None and errors[8]["type"] == "RowDataError"
     assert [e is None for e in errors] == [True] * 8 + [False, True, True, True]
     assert result.aggregates["exact_match"]["count"] == 11
+
+
+# --------------------------------------------------------------------------- deep text cells (issue 43)
+
+
+@pytest.mark.parametrize("form", ["dataframe", "csv", "parquet"])
+def test_a_deeply_nested_text_cell_is_an_error_row_not_a_recursion_error(
+    tmp_path: Path, form: str
+) -> None:
+    import pandas as pd
+
+    from openevals.evaluation import evaluate
+
+    deep = "[" * 3000 + "]" * 3000
+    frame = pd.DataFrame({"inputs": ["a", "b"], "outputs": [deep, "x"], "reference_outputs": "x"})
+    data: Any = frame
+    if form == "csv":
+        data = tmp_path / "rows.csv"
+        frame.to_csv(data, index=False)
+    elif form == "parquet":
+        data = tmp_path / "rows.parquet"
+        frame.to_parquet(data)
+    result = evaluate(data, ["exact_match"], progress=False)
+    first, second = result.rows
+    error = first["evaluations"]["exact_match"]["error"]
+    assert error["type"] == "RowDataError"
+    assert "row 0" in error["message"] and "'outputs'" in error["message"]
+    assert "nested too deeply" in error["message"]
+    assert second["evaluations"]["exact_match"]["results"][0]["score"] is True
