@@ -35,6 +35,12 @@ def first_surrogate(text: str) -> int | None:
     return None if match is None else match.start()
 
 
+def replace_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, the replacement character: what a
+    sink that must write UTF-8 (Arrow, Parquet, pandas' string columns) can hold."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def line_column(text: str, index: int) -> tuple[int, int]:
     """1-based ``(line, column)`` of ``text[index]``; lines end at ``\\n``."""
     line_start = text.rfind("\n", 0, index) + 1

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
+from openevals._text import first_surrogate, replace_surrogates
 from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.sources import require
 from openevals.evaluation.store import ResultRows
@@ -192,10 +193,11 @@ def _table(result: EvaluationResult, wide: bool) -> tuple[list[str], dict[str, l
         raise TypeError(f"wide must be True or False; got {show(wide)}")
     if not wide:
         failed = result.summary.get("pairs", {}).get("failed")
-        return long_columns(result.rows, failed=None if failed is None else bool(failed))
+        names, columns = long_columns(result.rows, failed=None if failed is None else bool(failed))
+        return names, {name: _utf8(values) for name, values in columns.items()}
     names, records = wide_table(result.rows)
     values = list(zip(*records, strict=True)) if records else [() for _ in names]
-    return names, {name: list(column) for name, column in zip(names, values, strict=True)}
+    return names, {name: _utf8(list(column)) for name, column in zip(names, values, strict=True)}
 
 
 def to_pandas(result: EvaluationResult, *, wide: bool = False) -> Any:
@@ -210,7 +212,19 @@ def to_pandas(result: EvaluationResult, *, wide: bool = False) -> Any:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    except TypeError:  # keys of mixed types cannot be sorted: keep their order
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _utf8(values: list[Any]) -> list[Any]:
+    """``values`` with lone surrogates in its strings replaced by U+FFFD (a judge can answer half
+    an emoji; UTF-8 tables cannot hold it). One scan of the column when there is none."""
+    texts = [v for v in values if isinstance(v, str)]
+    if not texts or first_surrogate("".join(texts)) is None:
+        return values
+    return [replace_surrogates(v) if isinstance(v, str) else v for v in values]
 
 
 def _typed(values: list[Any]) -> list[Any]:
@@ -224,7 +238,7 @@ def _typed(values: list[Any]) -> list[Any]:
 
 
 def _text(values: list[Any]) -> list[Any]:
-    return [None if v is None else v if isinstance(v, str) else _json(v) for v in values]
+    return _utf8([None if v is None else v if isinstance(v, str) else _json(v) for v in values])
 
 
 def typed_columns(result: EvaluationResult, wide: bool) -> dict[str, list[Any]]:
@@ -268,7 +282,7 @@ def _arrow(columns: dict[str, list[Any]]) -> Any:
 def to_arrow(result: EvaluationResult, *, wide: bool = False) -> Any:
     """``result`` as a ``pyarrow.Table`` with the run's summary in its schema metadata."""
     table = _arrow(typed_columns(result, wide))
-    summary = _json(result.to_dict())
+    summary = replace_surrogates(_json(result.to_dict()))
     return table.replace_schema_metadata({"openevals": summary})
 
 

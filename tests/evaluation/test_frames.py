@@ -271,3 +271,40 @@ def test_cli_output_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         == 0
     )
     assert pq.read_table(out).column("score").to_pylist() == [True, False, False]
+
+
+# --------------------------------------------------------------------------- hostile values (issue 43)
+
+
+def test_exports_take_lone_surrogates_and_mixed_key_scores(tmp_path: Path) -> None:
+    """A judge can answer half an emoji; a dict score can mix key types. Every export used to
+    raise (UnicodeEncodeError, or TypeError from sorting the keys)."""
+    import pyarrow.parquet as pq
+
+    from openevals.evaluation import evaluate
+
+    def half_emoji(**_: Any) -> dict[str, Any]:
+        return {"key": "s", "score": 1.0, "comment": "half \ud83d emoji"}
+
+    def text_score(**_: Any) -> dict[str, Any]:
+        return {"key": "t", "score": "x\ud83d"}
+
+    def mixed_keys(**_: Any) -> dict[str, Any]:
+        return {"key": "m", "score": {1: "a", "b": 2}}
+
+    result = evaluate(
+        [{"inputs": "a", "outputs": "b"}], [half_emoji, text_score, mixed_keys], progress=False
+    )
+    for wide in (False, True):
+        frame = result.to_pandas(wide=wide)
+        assert "\ud83d" not in frame.to_json()
+        result.to_polars(wide=wide)
+        table = pq.read_table(result.to_parquet(tmp_path / f"run-{wide}.parquet", wide=wide))
+        assert table.num_rows == (1 if wide else 3)
+    long = result.to_pandas()
+    comments = dict(zip(long["key"], long["comment"], strict=True))
+    assert comments["s"] == "half \ufffd emoji"
+    scores = dict(zip(long["key"], long["score"], strict=True))
+    assert scores["t"] == "x\ufffd" and scores["m"] == {1: "a", "b": 2}
+    stored = pq.read_table(tmp_path / "run-False.parquet").to_pydict()
+    assert dict(zip(stored["key"], stored["score"], strict=True))["m"] == '{"1": "a", "b": 2}'
