@@ -33,6 +33,7 @@ __all__ = [
     "LoopClients",
     "active_admission",
     "asend",
+    "note_pause",
     "owned_async_client",
     "pool_size",
     "send",
@@ -74,6 +75,14 @@ async def asend(backend: Any, payload: Any) -> Any:
     if admission is None:
         return await backend.asend(payload)
     return await admission.acall(lambda: backend.asend(payload))
+
+
+def note_pause(seconds: float) -> None:
+    """Tell the active batch run that the judge sleeps ``seconds`` between attempts, so that the
+    run's ``eval_timeout`` does not count the back-off (an admission without the hook ignores it)."""
+    hook = getattr(active_admission.get(), "note_pause", None)
+    if hook is not None:
+        hook(seconds)
 
 
 def pool_size() -> int:

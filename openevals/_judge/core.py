@@ -30,7 +30,7 @@ from openevals._judge.cache import (
     lookup_answers,
     store_answers,
 )
-from openevals._judge.clients import asend, owned_async_client, send
+from openevals._judge.clients import asend, note_pause, owned_async_client, send
 from openevals._judge.errors import (
     JudgeOutputError,
     JudgeServerError,
@@ -463,6 +463,7 @@ class JudgeCore:
         if isinstance(step, Send):
             return send(self.backend, step.payload)
         if isinstance(step, Sleep):
+            note_pause(step.seconds)
             time.sleep(step.seconds)
             return None
         if isinstance(step, Fanout):
@@ -478,6 +479,7 @@ class JudgeCore:
         if isinstance(step, Send):
             return asend(self.backend, step.payload)
         if isinstance(step, Sleep):
+            note_pause(step.seconds)
             return asyncio.sleep(step.seconds)
         if isinstance(step, Fanout):
             return gather_all([adrive(flow, self._perform_async) for flow in step.flows])

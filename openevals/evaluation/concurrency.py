@@ -49,12 +49,25 @@ _OVERLOAD_STATUS = frozenset({429, 503, 529})
 
 
 def is_overload(exc: BaseException) -> bool:
-    """Does ``exc`` say the server is overloaded (429, 503, 529) or too slow (a timeout)?"""
+    """Does ``exc`` carry a server's congestion signal: 429, 503 or 529, or a connection the
+    server refused or dropped? A timeout does not: a hung request says nothing of the server's
+    load, and the runner's own ``eval_timeout`` says even less (counting them starved healthy
+    rows)."""
     for source in (exc, getattr(exc, "response", None)):
         status = getattr(source, "status_code", None)
         if isinstance(status, int) and not isinstance(status, bool):
             return status in _OVERLOAD_STATUS
-    return is_timeout(exc)
+    if is_timeout(exc):  # before the connection check: the SDK's timeout is a connection error
+        return False
+    if isinstance(exc, ConnectionError):
+        return True
+    return any(cls.__name__ in _CONNECTION_ERRORS for cls in type(exc).__mro__)
+
+
+# Client libraries' connection failures (not subclasses of the built-in ConnectionError).
+_CONNECTION_ERRORS = frozenset(
+    {"APIConnectionError", "ConnectError", "RemoteProtocolError", "ClientConnectionError"}
+)
 
 
 class AIMD:
@@ -238,6 +251,9 @@ class Slot:
         self.cap = limiter.cap
         self.requests = 0  #: model requests reported through this slot
         self.error: BaseException | None = None  #: how the whole call failed, if it did
+        #: Seconds the call spent waiting, not working: back-off sleeps of its judge and waits
+        #: for a slot before a retry. ``eval_timeout`` does not count them.
+        self.paused = 0.0
         self.loop = asyncio.get_running_loop()
         self._held = False
         self._lock = threading.Lock()
@@ -269,9 +285,15 @@ class Slot:
             return False
 
     # ---------------------------------------------------------------- the Admission protocol
+    def note_pause(self, seconds: float) -> None:
+        """The judge slept ``seconds`` between attempts (see :attr:`paused`)."""
+        self.paused += seconds
+
     async def acall(self, request: Callable[[], Awaitable[Any]]) -> Any:
         if not self._held:
+            waited = time.monotonic()
             await self.take()  # a retry after a rejection
+            self.paused += time.monotonic() - waited
         self.requests += 1
         epoch = self.limiter.controller.epoch
         try:
@@ -289,7 +311,9 @@ class Slot:
             return request()
         with self._lock:
             if not self._held:
+                waited = time.monotonic()
                 asyncio.run_coroutine_threadsafe(self.take(), self.loop).result()
+                self.paused += time.monotonic() - waited
             self.requests += 1
         epoch = self.limiter.controller.epoch
         try:

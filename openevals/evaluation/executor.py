@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 from openevals._contract import is_async_callable
 from openevals._repr import show
 from openevals.evaluation.checkpoint import Previous
-from openevals.evaluation.concurrency import Limiter
+from openevals.evaluation.concurrency import Limiter, Slot
 from openevals.evaluation.data import Row, RowDataError
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, counting_cache
 from openevals.evaluation.loop import Offload
@@ -124,16 +124,38 @@ class LiveCalls:
             with counting_cache(self.cache) as counting:
                 start = time.perf_counter()
                 try:
-                    call = ev.call(fields, self.offload.call)
                     if self.eval_timeout is not None:
-                        results = await _within(call, self.eval_timeout, ev.name)
+                        results = await self._timed(ev, fields, slot)
                     else:
-                        results = await call
+                        results = await ev.call(fields, self.offload.call)
                     error = None
                 except Exception as exc:
                     results, error, slot.error = [], self.recorder.error(exc), exc
                 elapsed = time.perf_counter() - start
         return results, error, elapsed, counting.counts
+
+    async def _timed(self, ev: RunEvaluator, fields: Mapping[str, Any], slot: Slot) -> Any:
+        """The evaluation under ``eval_timeout``, which bounds each attempt and counts neither the
+        judge's back-off sleeps nor its waits for a slot. A judge whose attempt runs out (a hung
+        request) is tried again, :data:`JUDGE_ATTEMPTS` times in all: a stuck connection must not
+        cost a row that would succeed on retry. The last expiry is recorded as a ``TimeoutError``
+        (the runner's own timeout: it never counts as server congestion)."""
+        timeout = self.eval_timeout
+        assert timeout is not None
+        attempts = JUDGE_ATTEMPTS if ev.info is not None and ev.info.judge else 1
+        for _ in range(attempts):
+            finished, value = await _within(ev.call(fields, self.offload.call), timeout, slot)
+            if finished:
+                return value
+        tried = f" in each of {attempts} attempts" if attempts > 1 else ""
+        raise TimeoutError(
+            f"evaluator {show(ev.name)} did not finish within eval_timeout={timeout:g} s{tried} "
+            "and was cancelled (a sync evaluator's thread is left to finish; its result is dropped)"
+        )
+
+
+#: Attempts a judge evaluation gets under ``eval_timeout`` (the first, and two after a timeout).
+JUDGE_ATTEMPTS = 3
 
 
 class RowExecutor:
@@ -233,27 +255,30 @@ async def run_rows(
         raise
 
 
-async def _within(call: Awaitable[_T], timeout: float, name: str) -> _T:
-    """``await call``, cancelled after ``timeout`` seconds with a ``TimeoutError`` saying so.
-
-    An evaluator's own ``TimeoutError`` passes through unchanged (it is not ours to reword).
+async def _within(call: Awaitable[_T], timeout: float, slot: Slot) -> tuple[bool, _T | None]:
+    """``(True, await call)``, or ``(False, None)`` once ``call`` has worked ``timeout`` seconds
+    (it is then cancelled); time it spends paused (``slot.paused``: back-off sleeps, waits for a
+    slot) extends the deadline. An evaluator's own ``TimeoutError`` passes through unchanged.
     A sync evaluator runs in a pool thread, which cannot be stopped: its result is dropped.
     """
+    loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(call)
+    start, paused = loop.time(), slot.paused
     try:
-        done, _ = await asyncio.wait((task,), timeout=timeout)
+        while True:
+            left = start + timeout + (slot.paused - paused) - loop.time()
+            if left <= 0:
+                break
+            done, _ = await asyncio.wait((task,), timeout=left)
+            if done:
+                return True, task.result()
     except BaseException:
         task.cancel()
         raise
-    if done:
-        return task.result()
     task.cancel()
     # Do not wait for a cancelled call that may ignore cancellation; just collect its outcome.
     task.add_done_callback(_collect)
-    raise TimeoutError(
-        f"evaluator {show(name)} did not finish within eval_timeout={timeout:g} s and was "
-        "cancelled (a sync evaluator's thread is left to finish; its result is dropped)"
-    )
+    return False, None
 
 
 def _collect(task: asyncio.Future[Any]) -> None:

@@ -145,8 +145,18 @@ def test_bad_settings_name_the_parameter(kwargs: dict[str, object], name: str) -
 
 
 def test_is_overload() -> None:
+    """Only a server's congestion signals count (issue 43): 429/503/529 and connections it refused
+    or dropped. A timeout does not (a hung request, or the runner's own eval_timeout)."""
+    import httpx
+    import openai
+
     assert is_overload(StatusError(429)) and is_overload(StatusError(503))
-    assert is_overload(TimeoutError()) and is_overload(asyncio.TimeoutError())
+    assert is_overload(ConnectionResetError()) and is_overload(ConnectionRefusedError())
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    assert is_overload(openai.APIConnectionError(request=request))
+    assert is_overload(httpx.ConnectError("refused"))
+    assert not is_overload(openai.APITimeoutError(request=request))  # a connection error subclass
+    assert not is_overload(TimeoutError()) and not is_overload(asyncio.TimeoutError())
     assert not is_overload(StatusError(500)) and not is_overload(StatusError(400))
     assert not is_overload(ValueError("bad answer"))
 
