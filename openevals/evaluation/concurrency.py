@@ -1,12 +1,17 @@
 """Adaptive concurrency for batch runs: AIMD, as TCP does it for congestion.
 
 A run starts with ``concurrency`` calls in flight. When the model server pushes back - HTTP 429
-(rate limit), 503 (overloaded) or a timeout - the limit is cut in half, and no new call starts
-before the server's ``Retry-After`` has passed. While calls succeed the limit grows again,
-additively, and never above the caller's ``concurrency``.
+(rate limit), 503 or 529 (overloaded), a refused or dropped connection - the limit is cut in half,
+and no new call starts before the server's ``Retry-After`` has passed. A timeout is no such
+signal (a hung request says nothing of the server's load). While calls succeed the limit grows
+again, additively, and never above the caller's ``concurrency``.
 
-Two refinements keep the runner near the server's real capacity instead of see-sawing between
+Three refinements keep the runner near the server's real capacity instead of see-sawing between
 half of it and all of it:
+
+* noise is not congestion: an overload signal without ``Retry-After`` while at most 10% of the
+  last ``NOISE_WINDOW`` outcomes were such signals cuts nothing, so
+  a server failing a few percent of requests at random does not halve the run again and again;
 
 * one back-off per congestion episode: a failure of a call that started before the last back-off
   reports the congestion already answered, so fifty calls rejected at once halve the limit once;
@@ -41,6 +46,9 @@ from openevals._repr import show
 
 __all__ = ["AIMD", "Limiter", "Slot", "is_overload"]
 
+#: Outcomes the controller remembers to tell noise from congestion: overload signals without
+#: ``Retry-After`` that are at most 10% of them (once half of them are known) are noise.
+NOISE_WINDOW = 40
 #: Longest pause a ``Retry-After`` hint may impose on the whole run, in seconds.
 MAX_PAUSE = 60.0
 #: After a back-off that paused the run, no probing at the ceiling for this many such pauses.
@@ -108,6 +116,8 @@ class AIMD:
         self._streak = 0  #: successes since the last back-off
         self._quiet_until = 0.0  #: no probing at the ceiling before this clock time
         self.lowest = cap  #: the lowest limit of the run
+        #: The last outcomes (True: an overload signal), to tell noise from congestion.
+        self._recent: deque[bool] = deque(maxlen=NOISE_WINDOW)
 
     @property
     def current(self) -> int:
@@ -118,6 +128,7 @@ class AIMD:
         """A call that started in ``epoch`` went through at clock time ``now``: grow
         additively. Calls that started before the last back-off ran under the old limit and
         say nothing about the new one."""
+        self._recent.append(False)
         if epoch is not None and epoch != self.epoch:
             return
         level = self.current
@@ -144,8 +155,14 @@ class AIMD:
         """
         pause = min(retry_after, MAX_PAUSE) if retry_after is not None and retry_after > 0 else 0
         self.paused_until = max(self.paused_until, now + pause)
+        self._recent.append(True)
         if epoch != self.epoch:
             return False  # started before the last back-off: the same congestion
+        seen = len(self._recent)
+        if not pause and seen >= NOISE_WINDOW // 2 and sum(self._recent) * 10 <= seen:
+            # A one-off fault among many successes, with no Retry-After: noise (a flaky server
+            # at a few percent of faults must not halve the run again and again), not congestion.
+            return False
         self._quiet_until = now + QUIET_PAUSES * pause
         level = self.current
         if self.good >= level:

@@ -51,6 +51,25 @@ def test_one_back_off_per_congestion_episode() -> None:
     assert control.current == 10 and control.backoffs == 2 and control.lowest == 10
 
 
+def test_isolated_faults_among_many_successes_are_noise_but_bursts_are_not() -> None:
+    """issue 43: 4% one-off 503s halved the limit again and again (43 s instead of 3 s)."""
+    control = AIMD(16)
+    for i in range(1000):
+        if i % 25 == 24:  # 4% faults, spread out, no Retry-After
+            control.overloaded(control.epoch, 0.0)
+        else:
+            control.succeeded(0.0, control.epoch)
+    assert control.backoffs == 0 and control.current == 16
+    # A burst (congestion) still cuts at once; so does any signal with Retry-After.
+    for _ in range(5):
+        control.overloaded(control.epoch, 1.0)
+    assert control.backoffs >= 1 and control.current < 16
+    calm = AIMD(16)
+    for _ in range(100):
+        calm.succeeded(0.0, calm.epoch)
+    assert calm.overloaded(calm.epoch, 0.0, retry_after=0.5) is True
+
+
 def test_back_off_stops_at_the_floor() -> None:
     control = AIMD(8, floor=2)
     for _ in range(10):
