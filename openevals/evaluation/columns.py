@@ -113,6 +113,14 @@ class ColumnPlan:
     paths: tuple[tuple[str, ...] | None, ...]
     source: str
 
+    @property
+    def fields(self) -> frozenset[str]:
+        """The top-level row fields its rows can have (graphrag-eval's columns renamed)."""
+        return frozenset(
+            path[0] if path is not None else GRAPHRAG_COLUMNS.get(name, name)
+            for name, path in zip(self.names, self.paths)  # noqa: B905 - same length
+        )
+
     def record(self, values: Sequence[Any]) -> dict[str, Any]:
         """One row dict from the cells of one table row (in column order)."""
         record: dict[str, Any] = {}
