@@ -23,6 +23,7 @@ starts. Without a sink (your own scorer) the code is passed on unchanged.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, cast
 
@@ -53,6 +54,7 @@ __all__ = [
     "AsyncCodeCheckEvaluator",
     "AsyncCodeEvaluator",
     "BatchCodeCheckEvaluator",
+    "CheckTimeoutError",
     "CodeCheckEvaluator",
     "CodeEvaluator",
     "CodeExtractionStrategy",
@@ -60,6 +62,7 @@ __all__ = [
     "Extraction",
     "NoCode",
     "check_model_options",
+    "check_timeout",
 ]
 
 CheckScore = tuple[bool, "str | None"]
@@ -67,6 +70,37 @@ CheckScore = tuple[bool, "str | None"]
 
 BatchScorer = Callable[[Sequence[str]], list[CheckScore]]
 AsyncBatchScorer = Callable[[Sequence[str]], Awaitable[list[CheckScore]]]
+
+
+class CheckTimeoutError(TimeoutError):
+    """A code check did not finish within the evaluator's ``timeout`` (a type checker that hung,
+    a sandbox step that never ended): the check failed, so there is no score. ``timeout`` holds
+    the seconds and ``what`` the step."""
+
+    def __init__(self, what: str, timeout: float | None) -> None:
+        self.what = what
+        self.timeout = timeout
+        limit = f"timeout={timeout:g} s" if timeout is not None else "its time limit"
+        super().__init__(
+            f"{what} did not finish within {limit} and was stopped; raise `timeout` (or pass "
+            "timeout=None for no limit of ours) if the check is just slow"
+        )
+
+
+def check_timeout(value: Any) -> float | None:
+    """``timeout``: seconds a check may take, a finite number > 0, or None (no limit)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"`timeout` must be a number of seconds or None; got {type(value).__name__}"
+        )
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"`timeout` must be a finite number of seconds > 0 (e.g. timeout=60) or None; got "
+            f"{show(value)}"
+        )
+    return float(value)
 
 
 def __getattr__(name: str) -> Any:

@@ -108,8 +108,9 @@ class PyrightChecker(TypeChecker):
         *,
         parameter: str = "pyright_cli_args",
         ignore_missing_imports: bool = True,
+        timeout: float | None = None,
     ) -> None:
-        super().__init__(cli_args, parameter=parameter)
+        super().__init__(cli_args, parameter=parameter, timeout=timeout)
         self.ignored_rules = MISSING_IMPORT_RULES if ignore_missing_imports else frozenset()
 
     def command(self, executable: str, files: Sequence[str]) -> list[str]:
@@ -142,6 +143,7 @@ def create_pyright_evaluator(
     code_extractor: Callable[[Any], str | None] | None = None,
     client: Any = None,
     model: str | None = None,
+    timeout: float | None = None,
 ) -> BatchCodeCheckEvaluator:
     """Create an evaluator that type-checks the code in ``outputs`` with pyright.
 
@@ -153,12 +155,15 @@ def create_pyright_evaluator(
         client: the LangChain chat model (or OpenAI client plus ``model``) for the ``"llm"``
             strategy.
         model: a ``"provider:model"`` string for the ``"llm"`` strategy.
+        timeout: seconds one pyright process may take (None: no limit). A pyright that runs
+            longer is stopped, with what it started, and the call raises
+            :class:`~openevals.code.base.CheckTimeoutError` (a ``TimeoutError``); never a score.
 
     The evaluator returns ``{"key": "pyright_succeeded", "score": bool, "comment": ...}``; pyright
     is looked up next to the running Python interpreter first, then on PATH.
     """
     evaluator = typecheck_evaluator(
-        PyrightChecker(pyright_cli_args),
+        PyrightChecker(pyright_cli_args, timeout=timeout),
         code_extraction(
             code_extraction_strategy=code_extraction_strategy,
             code_extractor=code_extractor,
@@ -177,10 +182,11 @@ def create_async_pyright_evaluator(
     code_extractor: Callable[[Any], Any] | None = None,
     client: Any = None,
     model: str | None = None,
+    timeout: float | None = None,
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_pyright_evaluator` (asyncio subprocess; ``abatch``)."""
     evaluator = typecheck_evaluator(
-        PyrightChecker(pyright_cli_args),
+        PyrightChecker(pyright_cli_args, timeout=timeout),
         code_extraction(
             code_extraction_strategy=code_extraction_strategy,
             code_extractor=code_extractor,
