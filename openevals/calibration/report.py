@@ -428,7 +428,7 @@ def format_report(report: CalibrationReport, *, max_disagreements: int = 10) -> 
     agreement = report.agreement
     pct = round(agreement.confidence * 100)
     lines = [
-        f"Calibration of judge key {report.feedback_key!r} against labels {report.label!r} "
+        f"Calibration of judge key {show(report.feedback_key)} against labels {show(report.label)} "
         f"({report.label_type}, {report.n} rows"
         + (f", {len(report.failed)} judge errors" if report.failed else "")
         + ")",

@@ -1,10 +1,12 @@
 """The rule behind issue 27, item 3, kept for the future: a message shows values with show().
 
-An f-string in ``raise SomeError(...)``, in an exception built to be returned, or in a warning,
-that formats a name or expression with ``!r`` (or calls ``repr()`` on one) can raise
-``RecursionError`` on a deep value and copies a huge one whole. Every such site in
-``openevals/`` uses ``openevals._repr.show`` instead; the few that show a value the library
-itself defines (an allowed list of our own names) are listed here with the reason."""
+An f-string that formats a name or expression with ``!r`` (or calls ``repr()`` on one, or maps
+``repr`` over several) can raise ``RecursionError`` on a deep value and copies a huge one whole.
+A message is often assembled before it is raised (``message = f"...{value!r}"``, a list of
+problem lines, a report's text), so the scan covers every such site in ``openevals/``, not only
+those inside ``raise``: outside a ``__repr__`` method, each uses ``openevals._repr.show``, or is
+listed here with the reason ``repr`` is right there (a value the library itself defines, a
+canonical key that is no message, text already bounded) (issue 35, item 8)."""
 
 from __future__ import annotations
 
@@ -29,40 +31,65 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("rag/llm_metrics.py", "raw"): (
         "the error's raw= attribute keeps the whole answer (the message itself uses show)"
     ),
+    ("json/_pairing.py", "value"): "a canonical sort/identity key of a scalar, not a message",
+    ("json/_pairing.py", "x"): "a canonical sort/identity key of a scalar, not a message",
+    ("json/_pairing.py", "k"): "a tie-break sort key, not a message",
+    ("rag/_steps_compare.py", "value"): "a canonical identity key, not a message",
+    ("calibration/fewshot.py", "row.human"): "a grouping key of labels, not a message",
+    ("calibration/fewshot.py", "row.judge"): "a grouping key of labels, not a message",
+    ("calibration/crossval.py", "row.label"): "a grouping key of labels, not a message",
+    ("evaluation/redact.py", "value"): (
+        "the text a secret is redacted from (a value too deep to print is dropped), not a message"
+    ),
+    ("evaluation/records.py", "exc"): (
+        "an exception with no text of its own: its repr is its class name and empty arguments"
+    ),
+    ("graph_trajectory/llm.py", "value"): (
+        "a value without a JSON form, rendered into the judge's prompt, not a message"
+    ),
+    ("_judge/errors.py", "value"): "a str already cut to the snippet limit",
+    ("_judge/errors.py", "show(text, limit)"): "already bounded by show",
+    ("_judge/errors.py", "value[:limit]"): "a str cut to the snippet limit",
+    ("_judge/schema.py", "c"): "the judge's own choices (numbers checked at creation)",
+    ("pairwise/judge.py", "o"): "the pairwise judge's own answer options",
+    ("rag/steps.py", "name"): "one of the library's field names ('actual_steps', 'steps')",
+    ("rag/_ranking_metrics.py", "option.default"): "a documented default of the library",
+    ("rag/_ranking_metrics.py", "self.empty_reference"): "one of the library's fixed choices",
+    ("string/embedding_similarity.py", "_ALGORITHMS"): "the library's fixed algorithm names",
+    ("trajectory/_rules.py", "TRAJECTORY_MATCH_MODES"): "the library's fixed mode names",
+    ("trajectory/_rules.py", "TOOL_ARGS_MATCH_MODES"): "the library's fixed mode names",
+    ("rag/_ranking_metrics.py", "option.choices"): "the library's fixed option choices",
+    ("_repr.py", "value"): "the bounded helper itself, on a value it has checked or cut",
+    ("_repr.py", "value[:limit]"): "the bounded helper itself, on a cut value",
 }
 
 
-def _is_message(node: ast.AST) -> bool:
-    """A raise, an exception built to be raised or returned, or a warning."""
-    if isinstance(node, ast.Raise):
-        return node.exc is not None
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-    return name.endswith(("Error", "Exception")) or name == "warn"
+def _repr_target(node: ast.AST) -> ast.AST | None:
+    """What ``node`` formats with ``repr``: ``{x!r}``, ``repr(x)`` or ``map(repr, x)``."""
+    if isinstance(node, ast.FormattedValue) and node.conversion == ord("r"):
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) >= 1:
+        if node.func.id == "repr" and len(node.args) == 1:
+            return node.args[0]
+        first = node.args[0]
+        if node.func.id == "map" and isinstance(first, ast.Name) and first.id == "repr":
+            return node.args[1] if len(node.args) > 1 else first
+    return None
 
 
 def _raised_reprs(tree: ast.AST) -> list[tuple[int, str]]:
-    """``(line, expression)`` of every ``!r`` / ``repr(...)`` on a non-literal in a message."""
+    """``(line, expression)`` of every ``!r`` / ``repr(...)`` / ``map(repr, ...)`` on a
+    non-literal outside a ``__repr__`` method (whose job is a repr)."""
     found: set[tuple[int, str]] = set()
+    skip: set[int] = set()
     for node in ast.walk(tree):
-        if not _is_message(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__repr__":
+            skip.update(id(inner) for inner in ast.walk(node))
+    for node in ast.walk(tree):
+        target = _repr_target(node)
+        if target is None or id(node) in skip or isinstance(target, ast.Constant):
             continue
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.FormattedValue) and inner.conversion == ord("r"):
-                target = inner.value
-            elif (
-                isinstance(inner, ast.Call)
-                and isinstance(inner.func, ast.Name)
-                and inner.func.id == "repr"
-                and len(inner.args) == 1
-            ):
-                target = inner.args[0]
-            else:
-                continue
-            if not isinstance(target, ast.Constant):
-                found.add((inner.lineno, ast.unparse(target)))
+        found.add((getattr(node, "lineno", 0), ast.unparse(target)))
     return sorted(found)
 
 
@@ -100,11 +127,25 @@ def test_every_allowed_site_still_exists() -> None:
         ('raise TypeError("got " + repr(value))', [(1, "value")]),
         ("raise ValueError(f\"one of {'a'!r}\")", []),
         ('raise ValueError(f"got {show(value)}")', []),
-        ('message = f"{value!r}"', []),
+        ('message = f"{value!r}"', [(1, "value")]),
         ('return ValueError(f"got {value!r}")', [(1, "value")]),
         ('warnings.warn(f"got {value!r}")', [(1, "value")]),
+        ('text = ", ".join(map(repr, names))', [(1, "names")]),
+        ('text = ", ".join(repr(n) for n in names)', [(1, "n")]),
+        ('def __repr__(self):\n    return f"X({self.name!r})"', []),
     ],
-    ids=["f-string", "repr-call", "literal", "show", "not-a-message", "returned", "warning"],
+    ids=[
+        "f-string",
+        "repr-call",
+        "literal",
+        "show",
+        "assembled-message",
+        "returned",
+        "warning",
+        "map-repr",
+        "joined-reprs",
+        "dunder-repr",
+    ],
 )
 def test_the_scan_finds_what_it_should(source: str, expected: list[tuple[int, str]]) -> None:
     assert _raised_reprs(ast.parse(source)) == expected
