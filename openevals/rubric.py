@@ -418,7 +418,7 @@ def calibrate_rubric(
     if unknown:
         raise ValueError(
             f"`labels` names criteria the judge does not grade: {show(unknown)}; its criteria: "
-            f"{list(keys)}"
+            f"{show(list(keys))}"
         )
     kinds = _criterion_kinds(judge)
     shared = cache if cache is not None else _MemoryCache()

@@ -258,12 +258,12 @@ def _pick(results: list[Mapping[str, Any]], key: str | None, evaluator: str) -> 
                 return result
         raise ValueError(
             f"the judge {show(evaluator)} returned no result with feedback key {show(key)}; its "
-            f"keys: {[r.get('key') for r in results]}. Pass `feedback_key=` with one of them"
+            f"keys: {show([r.get('key') for r in results])}. Pass `feedback_key=` with one of them"
         )
     if len(results) != 1:
         raise ValueError(
             f"the judge {show(evaluator)} returned {len(results)} results "
-            f"({[r.get('key') for r in results]}); pass `feedback_key=` to say which one to "
+            f"({show([r.get('key') for r in results])}); pass `feedback_key=` to say which one to "
             "compare with the labels"
         )
     return results[0]

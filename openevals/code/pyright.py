@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
+from openevals._repr import show
 from openevals.code._typecheck import (
     Diagnostic,
     ProcessResult,
@@ -71,7 +72,7 @@ def parse_pyright_output(stdout: str) -> list[Diagnostic]:
     items = report.get("generalDiagnostics") if isinstance(report, Mapping) else None
     if not isinstance(items, list):
         raise ValueError(
-            f"pyright's JSON report has no 'generalDiagnostics' list: {str(report)[:1000]}"
+            f"pyright's JSON report has no 'generalDiagnostics' list: {show(report, 1000)}"
         )
     diagnostics = []
     for item in items:

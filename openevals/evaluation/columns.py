@@ -202,7 +202,8 @@ def plan_columns(columns: Iterable[Any], source: str) -> ColumnPlan:
             )
     if not any(_holds(n, _OUTPUT_COLUMNS) or _holds(n, _INPUT_COLUMNS) for n in names):
         raise ValueError(
-            f"{source}: no 'outputs' column (columns: {names[:12]}{'...' if len(names) > 12 else ''}); "
+            f"{source}: no 'outputs' column (columns: {show(names[:12])}"
+            f"{'...' if len(names) > 12 else ''}); "
             "add the outputs to score as an 'outputs' column (or 'outputs.<name>' columns), or "
             "give an 'inputs' column and pass target= to produce them"
         )

@@ -73,7 +73,8 @@ class RunEvaluator:
                 if value is MISSING:
                     raise KeyError(
                         f"evaluator {show(self.name)} reads {show(arg)} from row field "
-                        f"{show(path)}, which this row does not have (fields: {sorted(fields)})"
+                        f"{show(path)}, which this row does not have (fields: "
+                        f"{show(sorted(fields))})"
                     )
                 mapped[arg] = value
             view = mapped
@@ -179,8 +180,9 @@ def refuse_missing_outputs(
         f"{source} has no 'outputs' (no column or row field of that name), and "
         f"evaluator{'s' if len(needing) > 1 else ''} "
         f"{', '.join(show(n) for n in needing[:5])}{', ...' if len(needing) > 5 else ''} "
-        f"{'need' if len(needing) > 1 else 'needs'} it (a required `outputs` argument); add the outputs to score as an 'outputs' "
-        "column, or pass target= (a function of the row's inputs) to produce them"
+        f"{'need' if len(needing) > 1 else 'needs'} it (a required `outputs` argument); add the "
+        "outputs to score as an 'outputs' column, or pass target= (a function of the row's "
+        "inputs) to produce them"
     )
 
 

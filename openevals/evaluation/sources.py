@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from openevals._repr import show
+from openevals._repr import PATH_LIMIT, show
 from openevals.evaluation.columns import ColumnPlan, plan_columns
 
 __all__ = [
@@ -123,8 +123,8 @@ def _library_kind(data: Any) -> str | None:
         return "hf"
     if root == "datasets" and name in ("DatasetDict", "IterableDatasetDict"):
         raise TypeError(
-            f"data: got a Hugging Face {name} with the splits {sorted(data)}; pass one split, "
-            "for example `dataset['test']`"
+            f"data: got a Hugging Face {name} with the splits {show(sorted(data))}; pass one "
+            "split, for example `dataset['test']`"
         )
     if root == "pandas" and name == "Series":
         raise TypeError(
@@ -177,8 +177,8 @@ def parquet_files(data: Any) -> list[Path] | None:
         if others:
             raise ValueError(
                 f"data: the pattern {show(text)} matches files that are not Parquet "
-                f"({others[:3]}); patterns are read as Parquet datasets - narrow it (for example "
-                "'*.parquet')"
+                f"({show(others[:3], PATH_LIMIT)}); patterns are read as Parquet datasets - "
+                "narrow it (for example '*.parquet')"
             )
         return matched
     return None

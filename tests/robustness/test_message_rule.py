@@ -93,6 +93,106 @@ def _raised_reprs(tree: ast.AST) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+# (module path, expression) -> why a container may be printed whole in a message there
+ALLOWED_CONTAINERS: dict[tuple[str, str], str] = {
+    ("code/extraction.py", "list(CODE_EXTRACTION_STRATEGIES)"): "the library's strategy names",
+    ("comparison/paired.py", "list(_JUDGE_OPTIONS)"): "the library's option names",
+    ("evaluation/data.py", "list(_JSON_LIST_KEYS)"): "the library's list keys",
+    ("evaluation/langsmith_source.py", "list(_OPTIONS)"): "the library's option names",
+    ("testing/cassette.py", "list(_FIELDS)"): "the library's field names",
+    ("testing/cassette.py", "key[:16]"): "a hex digest the library computed",
+    ("testing/cassette.py", "prompt[:16]"): "a hex digest the library computed",
+    ("testing/server.py", "sorted(MALFORMED_REPLIES)"): "the library's reply kinds",
+    ("text/_metrics.py", "sorted(bleu_cls.TOKENIZERS)"): "sacrebleu's tokenizer names",
+    ("text/_metrics.py", "sorted(bleu_cls.SMOOTH_DEFAULTS)"): "sacrebleu's smoothing names",
+    ("text/_metrics.py", "list(ROUGE_TYPES)"): "the library's ROUGE types",
+    ("text/reference.py", "sorted(kinds)"): "the library's metric names",
+    ("text/reference.py", "sorted(allowed)"): "the metric's own parameter names",
+}
+_CONTAINER_CALLS = frozenset({"sorted", "list", "tuple", "set", "dict", "frozenset"})
+_DISPLAYS = (ast.List, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _is_message(node: ast.AST) -> bool:
+    """A raise, an exception built to be raised or returned, or a warning."""
+    if isinstance(node, ast.Raise):
+        return node.exc is not None
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name.endswith(("Error", "Exception")) or name == "warn"
+
+
+def _printed_containers(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, expression)`` of every container formatted with ``str`` in a message (a list
+    built by ``sorted``/``list``/..., a display or comprehension, a slice): ``str`` of a list is
+    the ``repr`` of each item, unbounded and recursive like ``!r``."""
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        if not _is_message(node):
+            continue
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.FormattedValue) or inner.conversion == ord("r"):
+                continue
+            value = inner.value
+            if (
+                (
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Name)
+                    and value.func.id in _CONTAINER_CALLS
+                )
+                or isinstance(value, _DISPLAYS)
+                or (isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice))
+            ):
+                found.add((inner.lineno, ast.unparse(value)))
+    return sorted(found)
+
+
+def _container_sites() -> list[tuple[str, int, str]]:
+    sites = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        sites.extend((module, line, expr) for line, expr in _printed_containers(tree))
+    return sites
+
+
+def test_messages_print_no_caller_container_whole() -> None:
+    offending = [
+        f"openevals/{module}:{line}: {{{expr}}}"
+        for module, line, expr in _container_sites()
+        if (module, expr) not in ALLOWED_CONTAINERS
+    ]
+    assert offending == [], (
+        "show containers in messages with openevals._repr.show(...) (a list of a caller's keys "
+        "can be long, deep or huge); a list the library itself defines may be allow-listed in "
+        "this test with a reason:\n" + "\n".join(offending)
+    )
+
+
+def test_every_allowed_container_site_still_exists() -> None:
+    present = {(module, expr) for module, _, expr in _container_sites()}
+    assert sorted(set(ALLOWED_CONTAINERS) - present) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('raise ValueError(f"keys: {sorted(keys)}")', [(1, "sorted(keys)")]),
+        ('raise ValueError(f"keys: {[k.name for k in items]}")', [(1, "[k.name for k in items]")]),
+        ('raise ValueError(f"first: {names[:3]}")', [(1, "names[:3]")]),
+        ('raise ValueError(f"keys: {show(sorted(keys))}")', []),
+        ('text = f"keys: {sorted(keys)}"', []),
+    ],
+    ids=["sorted", "comprehension", "slice", "shown", "not-a-message"],
+)
+def test_the_container_scan_finds_what_it_should(
+    source: str, expected: list[tuple[int, str]]
+) -> None:
+    assert _printed_containers(ast.parse(source)) == expected
+
+
 def _sites() -> list[tuple[str, int, str]]:
     sites = []
     for path in sorted(PACKAGE.rglob("*.py")):
