@@ -26,6 +26,7 @@ __all__ = [
     "Option",
     "ScoreWeighting",
     "check_async_use",
+    "check_timeout",
     "check_weighted_choices",
     "declare",
     "judge_options",
@@ -220,8 +221,9 @@ def _examples(examples: Any) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def _timeout(value: Any) -> float | None:
-    """``timeout``: seconds per request to the model, a finite number > 0, or None."""
+def check_timeout(value: Any) -> float | None:
+    """``timeout``: seconds (per request to the model, per code check), a finite number > 0,
+    or None."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -248,7 +250,7 @@ _CONVERSIONS: dict[str, Callable[[Any], Any]] = {
     "choices": _choices,
     "few_shot_examples": _examples,
     "structured_output_kwargs": _mapping,
-    "timeout": _timeout,
+    "timeout": check_timeout,
 }
 """Options checked and converted to their stored form before :class:`JudgeOptions` is built."""
 

@@ -31,6 +31,7 @@ from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo
 from openevals._drivers import adrive, drive
+from openevals._judge.options import check_timeout
 from openevals._repr import show
 from openevals._text import check_text
 from openevals.code.base import (
@@ -38,7 +39,6 @@ from openevals.code.base import (
     CheckScore,
     CheckTimeoutError,
     CodeEvaluator,
-    check_timeout,
 )
 from openevals.code.extraction import CodeExtraction
 

@@ -23,7 +23,6 @@ starts. Without a sink (your own scorer) the code is passed on unchanged.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, cast
 
@@ -62,7 +61,6 @@ __all__ = [
     "Extraction",
     "NoCode",
     "check_model_options",
-    "check_timeout",
 ]
 
 CheckScore = tuple[bool, "str | None"]
@@ -85,22 +83,6 @@ class CheckTimeoutError(TimeoutError):
             f"{what} did not finish within {limit} and was stopped; raise `timeout` (or pass "
             "timeout=None for no limit of ours) if the check is just slow"
         )
-
-
-def check_timeout(value: Any) -> float | None:
-    """``timeout``: seconds a check may take, a finite number > 0, or None (no limit)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(
-            f"`timeout` must be a number of seconds or None; got {type(value).__name__}"
-        )
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(
-            f"`timeout` must be a finite number of seconds > 0 (e.g. timeout=60) or None; got "
-            f"{show(value)}"
-        )
-    return float(value)
 
 
 def __getattr__(name: str) -> Any:

@@ -11,6 +11,7 @@ canonical key that is no message, text already bounded) (issue 35, item 8)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,32 @@ def _raised_reprs(tree: ast.AST) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+Scan = Callable[[ast.AST], list[tuple[int, str]]]
+
+
+def _sites(scan: Scan) -> list[tuple[str, int, str]]:
+    """``(module, line, expression)`` of what ``scan`` finds in every module of the package."""
+    sites = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        sites.extend((module, line, expr) for line, expr in scan(tree))
+    return sites
+
+
+def _offending(scan: Scan, allowed: dict[tuple[str, str], str], shape: str) -> list[str]:
+    return [
+        f"openevals/{module}:{line}: {shape.format(expr)}"
+        for module, line, expr in _sites(scan)
+        if (module, expr) not in allowed
+    ]
+
+
+def _stale(scan: Scan, allowed: dict[tuple[str, str], str]) -> list[tuple[str, str]]:
+    present = {(module, expr) for module, _, expr in _sites(scan)}
+    return sorted(set(allowed) - present)
+
+
 # (module path, expression) -> why a container may be printed whole in a message there
 ALLOWED_CONTAINERS: dict[tuple[str, str], str] = {
     ("code/extraction.py", "list(CODE_EXTRACTION_STRATEGIES)"): "the library's strategy names",
@@ -149,21 +176,8 @@ def _printed_containers(tree: ast.AST) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def _container_sites() -> list[tuple[str, int, str]]:
-    sites = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = path.relative_to(PACKAGE).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        sites.extend((module, line, expr) for line, expr in _printed_containers(tree))
-    return sites
-
-
 def test_messages_print_no_caller_container_whole() -> None:
-    offending = [
-        f"openevals/{module}:{line}: {{{expr}}}"
-        for module, line, expr in _container_sites()
-        if (module, expr) not in ALLOWED_CONTAINERS
-    ]
+    offending = _offending(_printed_containers, ALLOWED_CONTAINERS, "{{{}}}")
     assert offending == [], (
         "show containers in messages with openevals._repr.show(...) (a list of a caller's keys "
         "can be long, deep or huge); a list the library itself defines may be allow-listed in "
@@ -172,8 +186,7 @@ def test_messages_print_no_caller_container_whole() -> None:
 
 
 def test_every_allowed_container_site_still_exists() -> None:
-    present = {(module, expr) for module, _, expr in _container_sites()}
-    assert sorted(set(ALLOWED_CONTAINERS) - present) == []
+    assert _stale(_printed_containers, ALLOWED_CONTAINERS) == []
 
 
 @pytest.mark.parametrize(
@@ -193,21 +206,8 @@ def test_the_container_scan_finds_what_it_should(
     assert _printed_containers(ast.parse(source)) == expected
 
 
-def _sites() -> list[tuple[str, int, str]]:
-    sites = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = path.relative_to(PACKAGE).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        sites.extend((module, line, expr) for line, expr in _raised_reprs(tree))
-    return sites
-
-
 def test_raised_messages_show_values_with_the_bounded_helper() -> None:
-    offending = [
-        f"openevals/{module}:{line}: {{{expr}!r}}"
-        for module, line, expr in _sites()
-        if (module, expr) not in ALLOWED
-    ]
+    offending = _offending(_raised_reprs, ALLOWED, "{{{}!r}}")
     assert offending == [], (
         "show values in raised messages with openevals._repr.show(value), not !r or repr() "
         "(see CONTRIBUTING.md, 'Values in messages'); a value the library itself defines may be allow-listed "
@@ -216,8 +216,7 @@ def test_raised_messages_show_values_with_the_bounded_helper() -> None:
 
 
 def test_every_allowed_site_still_exists() -> None:
-    present = {(module, expr) for module, _, expr in _sites()}
-    assert sorted(set(ALLOWED) - present) == []
+    assert _stale(_raised_reprs, ALLOWED) == []
 
 
 @pytest.mark.parametrize(
