@@ -136,10 +136,10 @@ class JudgeConnectionError(JudgeError, ConnectionError):
         self.model = model
         who = f" {show(model)}" if model else ""
         super().__init__(
-            f"the connection to the judge model{who} was lost before it answered, in {attempts} "
-            f"attempt{'s' if attempts != 1 else ''} ({reason}); check that the server at the "
-            "client's base URL is running and reachable (a proxy in front of it may be closing "
-            "connections)"
+            f"could not reach the judge model{who}: the connection was refused, reset or closed "
+            f"before an answer, in {attempts} attempt{'s' if attempts != 1 else ''} ({reason}); "
+            "check that the server at the client's base URL is running and reachable (a proxy "
+            "in front of it may be closing connections)"
         )
 
 

@@ -340,6 +340,20 @@ def test_a_reset_counts_the_users_client_retries(fake_openai: FakeOpenAIServer) 
     assert info.value.attempts == 2 == len(fake_openai.chat_requests)
 
 
+def test_a_refused_connection_is_a_judge_connection_error() -> None:
+    import socket
+
+    import openai
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_retries=0)
+    judge = create_llm_as_judge(prompt="{outputs}", judge=client, model="m", max_retries=0)
+    with pytest.raises(JudgeConnectionError, match="could not reach the judge model 'm'"):
+        judge(outputs="x")
+
+
 def test_a_real_timeout_stays_a_timeout_and_a_reset_is_not_one() -> None:
     from openevals._judge.errors import is_connection_failure, is_timeout
 
