@@ -408,11 +408,10 @@ def _read_file(path: Path) -> Iterator[Any]:
 def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any, frozenset[str] | None]:
     """``(raw records, source name, owned, known, fields)`` of ``data``: a path or an iterable of
     dicts, or one of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet,
-    Hugging Face and LangSmith datasets). The records are not normalised yet (see
-    :class:`RowReader`). ``owned``: the records are made by the reader (files, tables), not the
-    caller's own objects; ``known``: for Arrow-backed sources, which records are storable by
-    construction (:class:`~openevals.evaluation.sources.Known`), else ``None``; ``fields``: the
-    row fields a table's columns give, else ``None``."""
+    Hugging Face and LangSmith datasets). The records are not normalised yet (see :class:`RowReader`).
+    ``owned``: the records are made by the reader (files, tables), not the caller's own objects;
+    ``known``: for Arrow-backed sources, which records are storable by construction
+    (:class:`~openevals.evaluation.sources.Known`), else ``None``; ``fields``: a table's fields."""
     from openevals.evaluation.sources import open_source
 
     opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
@@ -461,21 +460,9 @@ class RowReader:
     """
 
     def __init__(self, data: Any) -> None:
-        self._raw, self.source, self.owned, self._known, self._fields = raw_source(data)
-        self._rows = data if isinstance(data, (list, tuple)) else None
+        self._raw, self.source, self.owned, self._known, self.fields = raw_source(data)
         self.index = 0
         self._seen: dict[str, int] = {}
-
-    def provides(self, name: str) -> bool | None:
-        """Can a row have the field ``name`` (a standard field, given under its own or its
-        graphrag-eval name)? Known for tables (their columns) and for a non-empty list of dicts
-        (any row holds it); ``None`` for streams and files, which are not read ahead."""
-        if self._fields is not None:
-            return name in self._fields
-        if not self._rows:
-            return None
-        aliases = (name, *(col for col, field in GRAPHRAG_COLUMNS.items() if field == name))
-        return any(isinstance(r, Mapping) and any(a in r for a in aliases) for r in self._rows)
 
     def __iter__(self) -> Iterator[Row]:
         return self

@@ -26,7 +26,7 @@ from openevals._contract import (
 from openevals._judge.cache import active_cache
 from openevals._repr import show
 from openevals.evaluation.cache import CountingCache
-from openevals.evaluation.data import MISSING, field_at
+from openevals.evaluation.data import GRAPHRAG_COLUMNS, MISSING, field_at
 from openevals.evaluation.pricing import add_usage, normalize_usage
 from openevals.evaluation.records import ErrorInfo
 from openevals.evaluation.spec import EvaluatorSpec
@@ -163,18 +163,29 @@ def _required(fn: Callable[..., Any], fields: Mapping[str, str]) -> frozenset[st
     )
 
 
+def _provides_outputs(data: Any, fields: frozenset[str] | None) -> bool | None:
+    """Can a row of ``data`` have ``outputs`` (under its own or its graphrag-eval name)? Known
+    for tables (``fields``, their columns) and a non-empty list of dicts (any row holds it);
+    ``None`` for streams and files, which are not read ahead."""
+    if fields is not None:
+        return "outputs" in fields
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    names = ("outputs", *(col for col, f in GRAPHRAG_COLUMNS.items() if f == "outputs"))
+    return any(isinstance(row, Mapping) and any(n in row for n in names) for row in data)
+
+
 def refuse_missing_outputs(
-    evaluators: Sequence[RunEvaluator], provides: Callable[[str], bool | None], source: str
+    evaluators: Sequence[RunEvaluator], data: Any, fields: frozenset[str] | None, source: str
 ) -> None:
-    """Refuse, before any call, a run whose data has no ``outputs`` at all (``provides`` says
-    whether any row can have a field; ``None``: not known before reading) while an evaluator
-    requires them and no ``target`` makes them.
+    """Refuse, before any call, a run whose ``data`` has no ``outputs`` at all (``fields``: a
+    table's row fields, if known) while an evaluator requires them and no ``target`` makes them.
 
     Raises:
         ValueError: naming the missing column, the evaluators that need it and ``target=``.
     """
     needing = [ev.name for ev in evaluators if "outputs" in ev.requires]
-    if not needing or provides("outputs") is not False:
+    if not needing or _provides_outputs(data, fields) is not False:
         return
     raise ValueError(
         f"{source} has no 'outputs' (no column or row field of that name), and "

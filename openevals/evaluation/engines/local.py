@@ -67,7 +67,8 @@ class LocalRun:
         progress = make_progress(options.progress)
         self.reader: RowReader | None = RowReader(data)
         if options.target is None and self.pairwise is None:
-            refuse_missing_outputs(self.evaluators, self.reader.provides, self.reader.source)
+            reader = self.reader
+            refuse_missing_outputs(self.evaluators, data, reader.fields, reader.source)
         rows_total = count_rows(data) if progress is not None else None
         if rows_total is None and not isinstance(data, (str, os.PathLike)):
             rows_total = count_rows(data)
