@@ -407,8 +407,8 @@ def _read_file(path: Path) -> Iterator[Any]:
 
 def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any, frozenset[str] | None]:
     """``(raw records, source name, owned, known, fields)`` of ``data``: a path or an iterable of
-    dicts, or one of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet,
-    Hugging Face and LangSmith datasets). The records are not normalised yet (see :class:`RowReader`).
+    dicts, or one of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, HF
+    and LangSmith datasets). The records are not normalised yet (see :class:`RowReader`).
     ``owned``: the records are made by the reader (files, tables), not the caller's own objects;
     ``known``: for Arrow-backed sources, which records are storable by construction
     (:class:`~openevals.evaluation.sources.Known`), else ``None``; ``fields``: a table's fields."""
