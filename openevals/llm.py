@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from openevals._judge.errors import (
+    JudgeConnectionError,
     JudgeError,
     JudgeLogprobsError,
     JudgeOutputError,
@@ -40,6 +41,7 @@ from openevals.pairwise.judge import (
 from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
+    "JudgeConnectionError",
     "JudgeError",
     "JudgeLogprobsError",
     "JudgeOutputError",

@@ -21,7 +21,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from openevals._judge.options import FactorySpec, declare
+from openevals._judge.options import FactorySpec, ScoreWeighting, check_weighted_choices, declare
 from openevals._judge.schema import default_score_schema
 from openevals._judge.shell import Ask, JudgeCall, build_core, judge_evaluator
 from openevals._repr import show
@@ -139,15 +139,18 @@ def _no_bool(value: Any) -> Any:
     return value
 
 
-def _answer_model(criteria: tuple[Criterion, ...]) -> Any:
-    """A Pydantic model of the judge's answer: ``reasoning`` plus one grade per criterion, no
-    other field (so a missing, unknown or ill-typed grade fails validation and gets repaired)."""
+def _answer_model(criteria: tuple[Criterion, ...], use_reasoning: bool) -> Any:
+    """A Pydantic model of the judge's answer: ``reasoning`` (unless ``use_reasoning`` is off)
+    plus one grade per criterion, no other field (so a missing, unknown or ill-typed grade fails
+    validation and gets repaired)."""
     from pydantic import BeforeValidator, ConfigDict, Field, StrictBool, create_model
 
     # A number grade given as true/false is the wrong kind of answer (repaired, then rejected),
     # never 1.0 or 0.0: Pydantic's lax mode would take a bool for a float or a Literal number.
     numbers_only = BeforeValidator(_no_bool)
-    fields: dict[str, Any] = {"reasoning": (str, Field(description="Step-by-step reasoning."))}
+    fields: dict[str, Any] = {}
+    if use_reasoning:
+        fields["reasoning"] = (str, Field(description="Step-by-step reasoning."))
     for i, c in enumerate(criteria):
         kind: Any
         if c.kind == "boolean":
@@ -171,28 +174,38 @@ def _grades(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def _results(criteria: tuple[Criterion, ...], outcome: Any) -> list[dict[str, Any]]:
+def _results(criteria: tuple[Criterion, ...], outcome: Any, weighted: bool) -> list[dict[str, Any]]:
     """One result per criterion from the judge's (validated) answers; several samples are combined
-    per criterion (boolean and choices by vote, continuous by mean)."""
-    from openevals._judge.samples import aggregate_scores
+    per criterion (boolean and choices by vote, continuous by mean). ``weighted``
+    (``score_weighting="logprobs"``): each grade is read from the probabilities of its tokens,
+    and samples are averaged."""
+    from openevals._judge.samples import aggregate_scores, weighted_score
 
     answers = [_grades(v) for v in outcome.values] or [_grades(outcome.value)]
     reasoning = answers[0].get("reasoning")
     results = []
     for c in criteria:
         metadata: dict[str, Any] = {}
+        spec = default_score_schema(
+            continuous=c.kind == "continuous",
+            choices=list(c.choices) if c.kind == "choices" else None,
+            use_reasoning=True,
+        )
         scores = [a[c.name] for a in answers]
+        extra: dict[str, Any] = {}
+        if weighted:
+            read = [weighted_score(spec, a.logprobs, key=c.name) for a in outcome.answers]
+            scores = [w for w, _ in read]
+            extra = {"score_weighting": "logprobs", "score_probabilities": read[0][1]}
+            if len(read) > 1:
+                extra["score_probabilities"] = [p for _, p in read]
         if len(scores) == 1:
             score: Any = scores[0]
         else:
-            spec = default_score_schema(
-                continuous=c.kind == "continuous",
-                choices=list(c.choices) if c.kind == "choices" else None,
-                use_reasoning=True,
-            )
             score, _, metadata = aggregate_scores(
-                spec, scores, [a.get("reasoning") for a in answers], mean=False
+                spec, scores, [a.get("reasoning") for a in answers], mean=weighted
             )
+        metadata.update(extra)
         if outcome.usage:
             metadata["usage"] = outcome.usage
         results.append(
@@ -225,21 +238,48 @@ RUBRIC_JUDGE, ASYNC_RUBRIC_JUDGE = declare(
         "max_retries",
         "samples",
         "timeout",
+        "use_reasoning",
+        "score_weighting",
     ),
     prompt=RUBRIC_PROMPT,
 )
 
 
+def _check_weighting(criteria: tuple[Criterion, ...], score_weighting: Any) -> None:
+    """``score_weighting="logprobs"`` reads boolean and whole-number ``choices`` grades only."""
+    if score_weighting != "logprobs":
+        return  # None, or a value the shared option check refuses
+    for c in criteria:
+        if c.kind == "continuous":
+            raise ValueError(
+                f"score_weighting='logprobs' weights boolean and `choices` grades by the "
+                f"probabilities of their tokens; criterion {show(c.name)} is continuous (give "
+                "it kind='choices' with whole numbers, or drop score_weighting)"
+            )
+        if c.kind == "choices":
+            check_weighted_choices(c.choices, f"the choices of criterion {show(c.name)}")
+
+
 def _rubric(spec: FactorySpec, criteria: Any, values: Mapping[str, Any]) -> Any:
     """The evaluator both public factories return: one judge call, one result per criterion."""
     checked = _criteria(criteria)
-    core = build_core(spec, values, run_name="rubric_judge", output_schema=_answer_model(checked))
+    use_reasoning = values["use_reasoning"]
+    if not isinstance(use_reasoning, bool):
+        raise TypeError(f"`use_reasoning` must be True or False; got {show(use_reasoning)}")
+    _check_weighting(checked, values["score_weighting"])
+    core = build_core(
+        spec,
+        values,
+        run_name="rubric_judge",
+        output_schema=_answer_model(checked, use_reasoning),
+    )
+    weighted = core.weighted
 
     def flow(
         *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kw: Any
     ) -> Generator[Any, Any, list[dict[str, Any]]]:
         (outcome,) = yield Ask((JudgeCall(inputs, outputs, reference_outputs, kw),))
-        return _results(checked, outcome)
+        return _results(checked, outcome, weighted)
 
     evaluator = judge_evaluator(
         core,
@@ -268,6 +308,8 @@ def create_rubric_judge(
     max_retries: int = 3,
     samples: int = 1,
     timeout: float | None = None,
+    use_reasoning: bool = True,
+    score_weighting: ScoreWeighting | None = None,
 ) -> SimpleEvaluator:
     """A judge that grades every criterion of ``criteria`` in one model call.
 
@@ -279,6 +321,12 @@ def create_rubric_judge(
     call's tokens. The prompt gets ``{criteria}`` (the rendered list) besides the usual variables.
     Other options are those of :func:`openevals.llm.create_llm_as_judge`; with ``samples=n`` each
     criterion is voted (boolean, choices) or averaged (continuous) over the samples.
+    ``use_reasoning=False`` drops the reasoning field from the answer (``comment`` is then None).
+    ``score_weighting="logprobs"`` reads each grade from the probabilities of its tokens (G-Eval
+    style): a boolean criterion scores ``P(true)``, a ``choices`` criterion the
+    probability-weighted mean of its choices (whole numbers 0-999), with
+    ``metadata["score_probabilities"]``; samples are then averaged. It needs an OpenAI client or
+    an ``openai:`` model string and no continuous criterion.
 
     Raises ValueError/TypeError for bad criteria or options at creation, and
     :class:`~openevals._judge.errors.JudgeOutputError` when the judge's answer (after one repair
@@ -297,6 +345,8 @@ def create_rubric_judge(
             max_retries=max_retries,
             samples=samples,
             timeout=timeout,
+            use_reasoning=use_reasoning,
+            score_weighting=score_weighting,
         ),
     )
 
@@ -313,6 +363,8 @@ def create_async_rubric_judge(
     max_retries: int = 3,
     samples: int = 1,
     timeout: float | None = None,
+    use_reasoning: bool = True,
+    score_weighting: ScoreWeighting | None = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_rubric_judge`."""
     return _rubric(  # type: ignore[no-any-return]
@@ -328,6 +380,8 @@ def create_async_rubric_judge(
             max_retries=max_retries,
             samples=samples,
             timeout=timeout,
+            use_reasoning=use_reasoning,
+            score_weighting=score_weighting,
         ),
     )
 
@@ -375,7 +429,7 @@ def calibrate_rubric(
     if unknown:
         raise ValueError(
             f"`labels` names criteria the judge does not grade: {show(unknown)}; its criteria: "
-            f"{list(keys)}"
+            f"{show(list(keys))}"
         )
     kinds = _criterion_kinds(judge)
     shared = cache if cache is not None else _MemoryCache()

@@ -49,13 +49,6 @@ _normalize_final_app_outputs_as_string = normalize_final_app_outputs_as_string
 _attachment_to_content_block = attachment_to_content_block
 _normalize_content_blocks = normalize_content_blocks
 
-_TRACING_ENV_VARS = (
-    "LANGSMITH_TRACING",
-    "LANGSMITH_TRACING_V2",
-    "LANGCHAIN_TRACING_V2",
-    "LANGCHAIN_TRACING",
-)
-
 ResultOrResults = EvaluatorResult | list[EvaluatorResult]
 
 
@@ -131,14 +124,36 @@ def _as_list(results: ResultOrResults) -> list[EvaluatorResult]:
 # --------------------------------------------------------------------------- LangSmith switches
 
 
-def _env_tracing_on() -> bool:
-    """Whether a LangSmith tracing variable is set to ``true``, read on every call (the
-    environment may change between calls), through the public ``os.environ`` API."""
-    for name in _TRACING_ENV_VARS:
-        value = os.environ.get(name)
-        if value is not None and value.strip().lower() == "true":
-            return True
+_env_tracing: bool | None = None
+"""What the environment said about tracing at its one read (``None``: not read yet)."""
+
+
+def _read_tracing_env() -> bool:
+    """LangSmith's rule for the tracing variables: ``*_TRACING_V2`` when set to anything but
+    blanks, else ``*_TRACING`` (``LANGSMITH_`` before ``LANGCHAIN_``), on when exactly ``true``."""
+    for name in ("TRACING_V2", "TRACING"):
+        for namespace in ("LANGSMITH", "LANGCHAIN"):
+            value = os.environ.get(f"{namespace}_{name}")
+            if value is not None and value.strip():
+                return value == "true"
     return False
+
+
+def _env_tracing_on() -> bool:
+    """Whether the environment switches LangSmith tracing on, read once per process and kept,
+    as LangSmith keeps its own reads (``langsmith.utils.get_env_var`` is cached): a variable
+    set after the first evaluator call is not seen until :func:`_reread_tracing_env`. Once
+    LangSmith is loaded, :func:`_tracing_active` asks LangSmith instead."""
+    global _env_tracing
+    if _env_tracing is None:
+        _env_tracing = _read_tracing_env()
+    return _env_tracing
+
+
+def _reread_tracing_env() -> None:
+    """Forget the kept read of the tracing variables (the next call reads them again)."""
+    global _env_tracing
+    _env_tracing = None
 
 
 def _langsmith_test_case() -> Any:
@@ -155,10 +170,12 @@ def _langsmith_test_case() -> Any:
 
 
 def _tracing_active() -> bool:
-    if _env_tracing_on():
-        return True
+    """Is LangSmith tracing on? LangSmith's own answer once its tracing code is loaded (its
+    ``tracing_context``, a traced function around the call, ``configure``, and its cached read
+    of the environment, which ``langsmith.utils.get_env_var.cache_clear()`` renews); before
+    that nothing but the environment can switch it on (:func:`_env_tracing_on`)."""
     if "langsmith.run_helpers" not in sys.modules:
-        return False
+        return _env_tracing if _env_tracing is not None else _env_tracing_on()
     from langsmith import utils as ls_utils
 
     return bool(ls_utils.tracing_is_enabled())

@@ -33,3 +33,6 @@ def tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
         "LANGCHAIN_TRACING",
     ):
         monkeypatch.delenv(name, raising=False)
+    from openevals.utils import _reread_tracing_env
+
+    _reread_tracing_env()  # the variables are read once per process, as LangSmith reads them

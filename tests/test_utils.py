@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import os
 import re
+import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from openevals.exact import exact_match
 from openevals.types import EvaluatorResult, SimpleEvaluator
 from openevals.utils import (
     _arun_evaluator,
@@ -442,21 +445,104 @@ async def test_async_per_call_overhead_is_small_when_langsmith_is_off() -> None:
 
 # --------------------------------------------------------------------------- environment switch
 
+_TRACING_VARS = (
+    "LANGSMITH_TRACING",
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING_V2",
+    "LANGCHAIN_TRACING",
+)
 
-@pytest.mark.parametrize(
-    "name",
-    ["LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"],
+
+@pytest.fixture
+def fresh_tracing_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    from langsmith import utils as ls_utils
+
+    from openevals import utils
+
+    for name in _TRACING_VARS:
+        monkeypatch.delenv(name, raising=False)
+    utils._reread_tracing_env()
+    ls_utils.get_env_var.cache_clear()
+    yield
+    monkeypatch.undo()
+    utils._reread_tracing_env()
+    ls_utils.get_env_var.cache_clear()
+
+
+@pytest.mark.usefixtures("fresh_tracing_env")
+@given(
+    st.dictionaries(
+        st.sampled_from(_TRACING_VARS),
+        st.sampled_from(["true", " TRUE ", "True", "false", "", "  ", "1", "true "]),
+    )
 )
-@pytest.mark.parametrize(
-    ("value", "on"), [("true", True), (" TRUE ", True), ("false", False), ("", False), ("1", False)]
-)
-def test_tracing_env_switch_is_read_at_call_time(
-    monkeypatch: pytest.MonkeyPatch, name: str, value: str, on: bool
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_tracing_env_is_read_by_langsmiths_rule(values: dict[str, str]) -> None:
+    """The same variables, precedence and value test as LangSmith's own tracing_is_enabled."""
+    from langsmith import utils as ls_utils
+
+    from openevals import utils
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in values.items():
+            patch.setenv(name, value)
+        ls_utils.get_env_var.cache_clear()
+        theirs = ls_utils.get_env_var(
+            "TRACING_V2", default=ls_utils.get_env_var("TRACING", default="")
+        )
+        assert utils._read_tracing_env() is (theirs == "true")
+    ls_utils.get_env_var.cache_clear()
+
+
+@pytest.mark.usefixtures("fresh_tracing_env")
+def test_tracing_env_is_read_once_per_process_like_langsmith(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from openevals import utils
 
     assert utils._env_tracing_on() is False
-    monkeypatch.setenv(name, value)
-    assert utils._env_tracing_on() is on
-    monkeypatch.delenv(name)
-    assert utils._env_tracing_on() is False
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    assert utils._env_tracing_on() is False  # kept, as langsmith.utils.get_env_var keeps it
+    utils._reread_tracing_env()
+    assert utils._env_tracing_on() is True
+
+
+@pytest.mark.usefixtures("fresh_tracing_env")
+def test_a_direct_call_reads_no_environment_variable() -> None:
+    """The per-call check costs no os.environ lookups (it made exact_match ~3x slower)."""
+    reads: list[str] = []
+    real_get = os.environ.get
+
+    def counting_get(name: str, default: Any = None) -> Any:
+        reads.append(name)
+        return real_get(name, default)
+
+    exact_match(outputs="a", reference_outputs="a")  # the one read of the process
+    os.environ.get = counting_get  # type: ignore[method-assign]
+    try:
+        for _ in range(100):
+            exact_match(outputs="a", reference_outputs="a")
+    finally:
+        del os.environ.get
+    assert reads == []
+
+
+@pytest.mark.usefixtures("fresh_tracing_env")
+def test_tracing_switched_on_mid_process_is_noticed_where_langsmith_notices_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import langsmith
+    import langsmith.run_helpers  # LangSmith's tracing code, loaded
+    from langsmith import utils as ls_utils
+
+    from openevals import utils
+
+    assert "langsmith.run_helpers" in sys.modules
+    assert utils._needs_langsmith() is False
+    with langsmith.tracing_context(enabled=True):  # LangSmith's own switch
+        assert utils._needs_langsmith() is True
+    assert utils._needs_langsmith() is False
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    ls_utils.get_env_var.cache_clear()  # how LangSmith itself sees a variable set mid-process
+    assert ls_utils.tracing_is_enabled() is True
+    assert utils._needs_langsmith() is True

@@ -32,9 +32,12 @@ from openevals._judge.cache import (
 )
 from openevals._judge.clients import asend, note_pause, owned_async_client, send
 from openevals._judge.errors import (
+    JudgeConnectionError,
     JudgeOutputError,
     JudgeServerError,
     JudgeTimeoutError,
+    connection_reason,
+    is_connection_failure,
     is_timeout,
     is_transient,
     is_unsupported,
@@ -68,6 +71,7 @@ from openevals._repr import show
 
 __all__ = [
     "Fanout",
+    "JudgeConnectionError",
     "JudgeCore",
     "JudgeOutputError",
     "JudgeServerError",
@@ -345,12 +349,15 @@ class JudgeCore:
         """The error to raise once ``exc`` is final after ``attempts`` requests."""
         if isinstance(exc, JudgeServerError):
             return exc.with_attempts(attempts) if attempts > 1 else exc
+        backend = self.backend
+        requests = attempts * (backend.sdk_retries + 1)
         if is_timeout(exc):
-            backend = self.backend
             return JudgeTimeoutError(
-                timeout=backend.timeout,
-                attempts=attempts * (backend.sdk_retries + 1),
-                model=backend.model_name,
+                timeout=backend.timeout, attempts=requests, model=backend.model_name
+            )
+        if is_connection_failure(exc):
+            return JudgeConnectionError(
+                reason=connection_reason(exc), attempts=requests, model=backend.model_name
             )
         return exc
 

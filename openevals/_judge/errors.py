@@ -7,7 +7,9 @@ Every error the judge raises about the *judge* (rather than about the caller's a
   wrong fields, over the size cap), even after one repair request;
 * :class:`JudgeServerError` - the server's reply was not a usable chat completion (body not JSON,
   no ``choices``, no message, no content and no tool call, a bare string); retried like a 5xx;
-* :class:`JudgeTimeoutError` - every attempt ran past the client's timeout; carries that timeout.
+* :class:`JudgeTimeoutError` - every attempt ran past the client's timeout; carries that timeout;
+* :class:`JudgeConnectionError` - every attempt lost its connection before an answer arrived (the
+  server reset or closed it, or refused it).
 
 The helpers below decide whether a failure is worth retrying (:func:`is_transient`) or means the
 server rejected the way structure was requested (:func:`is_unsupported`).
@@ -23,11 +25,13 @@ from typing import Any
 from openevals._repr import show
 
 __all__ = [
+    "JudgeConnectionError",
     "JudgeError",
     "JudgeLogprobsError",
     "JudgeOutputError",
     "JudgeServerError",
     "JudgeTimeoutError",
+    "is_connection_failure",
     "is_timeout",
     "is_transient",
     "is_unsupported",
@@ -118,11 +122,82 @@ class JudgeTimeoutError(JudgeError, TimeoutError):
         )
 
 
+class JudgeConnectionError(JudgeError, ConnectionError):
+    """Every attempt to reach the model lost its connection before an answer arrived: the
+    server (or a proxy in front of it) reset or closed the connection, or refused it.
+
+    ``attempts`` is the number of requests made, ``model`` the model name and ``reason`` what
+    the client library reported last. The client's own error is the ``__cause__``.
+    """
+
+    def __init__(self, *, reason: str, attempts: int, model: str | None) -> None:
+        self.reason = reason
+        self.attempts = attempts
+        self.model = model
+        who = f" {show(model)}" if model else ""
+        super().__init__(
+            f"could not reach the judge model{who}: the connection was refused, reset or closed "
+            f"before an answer, in {attempts} attempt{'s' if attempts != 1 else ''} ({reason}); "
+            "check that the server at the client's base URL is running and reachable (a proxy "
+            "in front of it may be closing connections)"
+        )
+
+
+# How far an error's explicit causes (``raise ... from ...``) are followed.
+_CAUSE_DEPTH = 16
+_TIMEOUT_NAME = "Timeout"
+# Names of client-library errors about a connection that went away or never opened (httpx's
+# ConnectError and RemoteProtocolError, aiohttp's ServerDisconnectedError and
+# ClientConnectionError, requests' ConnectionError); OSError's ConnectionError is checked by type.
+_CONNECTION_NAMES = ("ConnectError", "ConnectionError", "RemoteProtocolError", "Disconnected")
+
+
+def _kind(exc: BaseException) -> str | None:
+    """``"timeout"``, ``"connection"`` or None, from one error's own class."""
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or any(
+        _TIMEOUT_NAME in name for name in names
+    ):
+        return "timeout"
+    if isinstance(exc, ConnectionError) or any(
+        word in name for name in names for word in _CONNECTION_NAMES
+    ):
+        return "connection"
+    return None
+
+
+def _failure(exc: BaseException) -> tuple[str | None, BaseException]:
+    """What a failed request ran into, decided by the innermost error of its explicit cause
+    chain that says (client libraries wrap one another: an aiohttp disconnect can arrive as an
+    httpx ``ConnectTimeout`` and then as the SDK's ``APITimeoutError``), and that error."""
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and len(chain) < _CAUSE_DEPTH and all(link is not c for c in chain):
+        chain.append(link)
+        link = link.__cause__
+    for error in reversed(chain):
+        kind = _kind(error)
+        if kind is not None:
+            return kind, error
+    return None, exc
+
+
 def is_timeout(exc: BaseException) -> bool:
-    """A request that ran out of time (any client library's timeout error)."""
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        return True
-    return any("Timeout" in cls.__name__ for cls in type(exc).__mro__)
+    """A request that ran out of time (any client library's timeout error), and not a
+    connection the server dropped that a library reported as a timeout."""
+    return _failure(exc)[0] == "timeout"
+
+
+def is_connection_failure(exc: BaseException) -> bool:
+    """A request whose connection was reset, closed before a reply, or refused."""
+    return _failure(exc)[0] == "connection"
+
+
+def connection_reason(exc: BaseException) -> str:
+    """The client library's own words for a lost connection (its class name and message)."""
+    error = _failure(exc)[1]
+    text = str(error) or "no details"
+    return f"{type(error).__name__}: {show(text, 200)}"
 
 
 def timeout_seconds(value: Any) -> float | None:

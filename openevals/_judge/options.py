@@ -26,6 +26,8 @@ __all__ = [
     "Option",
     "ScoreWeighting",
     "check_async_use",
+    "check_timeout",
+    "check_weighted_choices",
     "declare",
     "judge_options",
 ]
@@ -168,6 +170,12 @@ def judge_options(spec: FactorySpec, values: Mapping[str, Any], **fixed: Any) ->
             "your structured answer, which cannot be aggregated; drop `output_schema` or use "
             "samples=1"
         )
+    if chosen.get("output_schema") is not None and chosen.get("score_weighting") == "logprobs":
+        # (Factories that set a schema themselves weight its scores on their own.)
+        raise ValueError(
+            "score_weighting='logprobs' weights boolean and `choices` scores by the "
+            "probabilities of their tokens; it cannot be combined with `output_schema`"
+        )
     chosen.update(fixed)
     for name, convert in _CONVERSIONS.items():
         if name in chosen:
@@ -213,8 +221,9 @@ def _examples(examples: Any) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def _timeout(value: Any) -> float | None:
-    """``timeout``: seconds per request to the model, a finite number > 0, or None."""
+def check_timeout(value: Any) -> float | None:
+    """``timeout``: seconds (per request to the model, per code check), a finite number > 0,
+    or None."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -241,7 +250,7 @@ _CONVERSIONS: dict[str, Callable[[Any], Any]] = {
     "choices": _choices,
     "few_shot_examples": _examples,
     "structured_output_kwargs": _mapping,
-    "timeout": _timeout,
+    "timeout": check_timeout,
 }
 """Options checked and converted to their stored form before :class:`JudgeOptions` is built."""
 
@@ -282,20 +291,24 @@ def _check_samples(o: JudgeOptions) -> None:
         raise ValueError(
             f"`score_weighting` must be None or 'logprobs', got {show(o.score_weighting)}"
         )
-    if o.output_schema is not None or o.continuous:
-        what = "`output_schema`" if o.output_schema is not None else "`continuous=True`"
+    if o.continuous:
         raise ValueError(
             "score_weighting='logprobs' weights boolean and `choices` scores by the "
-            f"probabilities of their tokens; it cannot be combined with {what}"
+            "probabilities of their tokens; it cannot be combined with `continuous=True`"
         )
     if o.choices is not None:
-        bad = [c for c in o.choices if not c.is_integer() or not 0 <= c <= _MAX_WEIGHTED_CHOICE]
-        if bad:
-            raise ValueError(
-                "score_weighting='logprobs' needs `choices` that are whole numbers from 0 to "
-                f"{_MAX_WEIGHTED_CHOICE} (each written as one token), got {show(bad)}; use e.g. "
-                "choices=[1, 2, 3, 4, 5]"
-            )
+        check_weighted_choices(o.choices, "`choices`")
+
+
+def check_weighted_choices(choices: Sequence[float], what: str) -> None:
+    """``score_weighting="logprobs"`` reads each choice as one token: whole numbers 0-999."""
+    bad = [c for c in choices if not c.is_integer() or not 0 <= c <= _MAX_WEIGHTED_CHOICE]
+    if bad:
+        raise ValueError(
+            f"score_weighting='logprobs' needs {what} that are whole numbers from 0 to "
+            f"{_MAX_WEIGHTED_CHOICE} (each written as one token), got {show(bad)}; use e.g. "
+            "choices=[1, 2, 3, 4, 5]"
+        )
 
 
 def check_async_use(

@@ -174,7 +174,7 @@ def _check_missing(spec: PromptSpec, needed: frozenset[str], values: Mapping[str
 
 
 def _missing_error(missing: Sequence[str]) -> ValueError:
-    names = ", ".join(repr(m) for m in sorted(missing))
+    names = ", ".join(show(m) for m in sorted(missing))
     return ValueError(
         f"the prompt needs {names} but the evaluator call did not pass "
         f"{'it' if len(missing) == 1 else 'them'}; call the evaluator with "

@@ -40,11 +40,12 @@ __all__ = ["aggregate_scores", "majority", "weighted_score"]
 _SCORE_KEY = re.compile(r'"score"\s*:\s*')
 
 
-def _value_token(content: Sequence[Any]) -> Any:
-    """The log-probability entry of the token where the answer's ``score`` value starts."""
+def _value_token(content: Sequence[Any], key: str) -> Any:
+    """The log-probability entry of the token where the answer's ``key`` value starts."""
     tokens = [str(_get(entry, "token") or "") for entry in content]
     text = "".join(tokens)
-    starts = list(_SCORE_KEY.finditer(text))
+    pattern = _SCORE_KEY if key == "score" else re.compile(rf'"{re.escape(key)}"\s*:\s*')
+    starts = list(pattern.finditer(text))
     if not starts:
         return None
     value_start = starts[-1].end()
@@ -67,8 +68,12 @@ def _spelled_score(token: str, spec: SchemaSpec) -> float | None:
     return number if number in spec.choices else None
 
 
-def weighted_score(spec: SchemaSpec, logprobs: Any) -> tuple[float, dict[str, float]]:
-    """The probability-weighted score of one answer and the normalised score probabilities.
+def weighted_score(
+    spec: SchemaSpec, logprobs: Any, key: str = "score"
+) -> tuple[float, dict[str, float]]:
+    """The probability-weighted score of one answer and the normalised score probabilities;
+    ``key`` names the answer's field that holds the score (the rubric judge weights one field
+    per criterion).
 
     Raises :class:`JudgeLogprobsError` when ``logprobs`` is missing or has no alternative that
     spells a valid score at the score's position.
@@ -80,10 +85,10 @@ def weighted_score(spec: SchemaSpec, logprobs: Any) -> tuple[float, dict[str, fl
             "none: this server or model does not return `logprobs`. Use a provider that does "
             "(the OpenAI API) or score_weighting=None"
         )
-    entry = _value_token(content)
+    entry = _value_token(content, key)
     if entry is None:
         raise JudgeLogprobsError(
-            "score_weighting='logprobs': the tokens of the reply do not spell a JSON 'score' "
+            f"score_weighting='logprobs': the tokens of the reply do not spell a JSON {show(key)} "
             "field, so there is no score token to weight"
         )
     candidates = list(_get(entry, "top_logprobs") or [])

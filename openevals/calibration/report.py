@@ -258,12 +258,12 @@ def _pick(results: list[Mapping[str, Any]], key: str | None, evaluator: str) -> 
                 return result
         raise ValueError(
             f"the judge {show(evaluator)} returned no result with feedback key {show(key)}; its "
-            f"keys: {[r.get('key') for r in results]}. Pass `feedback_key=` with one of them"
+            f"keys: {show([r.get('key') for r in results])}. Pass `feedback_key=` with one of them"
         )
     if len(results) != 1:
         raise ValueError(
             f"the judge {show(evaluator)} returned {len(results)} results "
-            f"({[r.get('key') for r in results]}); pass `feedback_key=` to say which one to "
+            f"({show([r.get('key') for r in results])}); pass `feedback_key=` to say which one to "
             "compare with the labels"
         )
     return results[0]
@@ -428,7 +428,7 @@ def format_report(report: CalibrationReport, *, max_disagreements: int = 10) -> 
     agreement = report.agreement
     pct = round(agreement.confidence * 100)
     lines = [
-        f"Calibration of judge key {report.feedback_key!r} against labels {report.label!r} "
+        f"Calibration of judge key {show(report.feedback_key)} against labels {show(report.label)} "
         f"({report.label_type}, {report.n} rows"
         + (f", {len(report.failed)} judge errors" if report.failed else "")
         + ")",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from openevals import _lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    "CheckTimeoutError": "openevals.code.base",
     "create_mypy_evaluator": "openevals.code.mypy",
     "create_async_mypy_evaluator": "openevals.code.mypy",
     "create_pyright_evaluator": "openevals.code.pyright",
@@ -29,6 +30,9 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     # Explicit re-exports for type checkers; one line per name of the map.
     # isort: off
+    from openevals.code.base import (
+        CheckTimeoutError as CheckTimeoutError,
+    )
     from openevals.code.e2b.execution import (
         create_async_e2b_execution_evaluator as create_async_e2b_execution_evaluator,
         create_e2b_execution_evaluator as create_e2b_execution_evaluator,

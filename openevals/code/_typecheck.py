@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,9 +31,15 @@ from typing import Any, cast
 
 from openevals._contract import EvaluatorInfo
 from openevals._drivers import adrive, drive
+from openevals._judge.options import check_timeout
 from openevals._repr import show
 from openevals._text import check_text
-from openevals.code.base import AsyncCodeEvaluator, CheckScore, CodeEvaluator
+from openevals.code.base import (
+    AsyncCodeEvaluator,
+    CheckScore,
+    CheckTimeoutError,
+    CodeEvaluator,
+)
 from openevals.code.extraction import CodeExtraction
 
 __all__ = [
@@ -85,10 +92,13 @@ class Diagnostic:
 
 @dataclass(frozen=True)
 class Invocation:
-    """A checker process to run: its argument vector and working directory."""
+    """A checker process to run: its argument vector, working directory, and the seconds it may
+    take (None: no limit); ``name`` is the checker's, for the timeout error."""
 
     argv: tuple[str, ...]
     cwd: str
+    timeout: float | None = None
+    name: str = "the type checker"
 
 
 @dataclass(frozen=True)
@@ -123,7 +133,10 @@ class TypeChecker(abc.ABC):
     binary: str = ""
     success_comment: str = ""
 
-    def __init__(self, cli_args: Sequence[str], *, parameter: str) -> None:
+    def __init__(
+        self, cli_args: Sequence[str], *, parameter: str, timeout: float | None = None
+    ) -> None:
+        self.timeout = check_timeout(timeout)
         if isinstance(cli_args, (str, bytes)) or not isinstance(cli_args, Sequence):
             raise TypeError(
                 f"`{parameter}` must be a list of command-line arguments, got "
@@ -213,7 +226,8 @@ def check_plan(
         for start in range(0, len(names), MAX_FILES_PER_RUN):
             pending = names[start : start + MAX_FILES_PER_RUN]
             while pending:
-                result = yield Invocation(tuple(checker.command(executable, pending)), workdir)
+                argv = tuple(checker.command(executable, pending))
+                result = yield Invocation(argv, workdir, checker.timeout, checker.name)
                 report = checker.read(result, pending)
                 for name, diagnostics in report.diagnostics.items():
                     if diagnostics:
@@ -241,16 +255,46 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+# The checker gets a process group of its own, so a timeout stops what it started too
+# (pyright's command is a wrapper that runs node).
+_GROUP = hasattr(os, "killpg")
+
+
+def _stop(process: Any) -> None:
+    """Kill a checker process and everything in its process group."""
+    if _GROUP:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+
+
+def _timed_out(invocation: Invocation) -> CheckTimeoutError:
+    assert invocation.timeout is not None
+    return CheckTimeoutError(invocation.name, invocation.timeout)
+
+
 def _run_process(invocation: Invocation) -> ProcessResult:
-    completed = subprocess.run(
+    process = subprocess.Popen(
         list(invocation.argv),
         cwd=invocation.cwd,
         env=_environment(),
         stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=_GROUP,
     )
-    return ProcessResult(completed.returncode, _decode(completed.stdout), _decode(completed.stderr))
+    with process:
+        try:
+            stdout, stderr = process.communicate(timeout=invocation.timeout)
+        except subprocess.TimeoutExpired:
+            _stop(process)
+            process.wait()
+            raise _timed_out(invocation) from None
+        except BaseException:  # Ctrl-C, ...: the checker must not outlive the call
+            _stop(process)
+            raise
+    return ProcessResult(process.returncode, _decode(stdout), _decode(stderr))
 
 
 async def _arun_process(invocation: Invocation) -> ProcessResult:
@@ -261,13 +305,17 @@ async def _arun_process(invocation: Invocation) -> ProcessResult:
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=_GROUP,
     )
     try:
-        stdout, stderr = await process.communicate()
+        stdout, stderr = await asyncio.wait_for(process.communicate(), invocation.timeout)
+    except asyncio.TimeoutError:
+        _stop(process)
+        await process.wait()
+        raise _timed_out(invocation) from None
     except BaseException:
         if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
+            _stop(process)
         raise
     return ProcessResult(cast(int, process.returncode), _decode(stdout), _decode(stderr))
 

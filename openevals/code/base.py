@@ -54,6 +54,7 @@ __all__ = [
     "AsyncCodeCheckEvaluator",
     "AsyncCodeEvaluator",
     "BatchCodeCheckEvaluator",
+    "CheckTimeoutError",
     "CodeCheckEvaluator",
     "CodeEvaluator",
     "CodeExtractionStrategy",
@@ -71,6 +72,21 @@ AsyncBatchScorer = Callable[[Sequence[str]], Awaitable[list[CheckScore]]]
 
 
 _incidental_names = incidental(__name__)
+
+
+class CheckTimeoutError(TimeoutError):
+    """A code check did not finish within the evaluator's ``timeout`` (a type checker that hung,
+    a sandbox step that never ended): the check failed, so there is no score. ``timeout`` holds
+    the seconds and ``what`` the step."""
+
+    def __init__(self, what: str, timeout: float | None) -> None:
+        self.what = what
+        self.timeout = timeout
+        limit = f"timeout={timeout:g} s" if timeout is not None else "its time limit"
+        super().__init__(
+            f"{what} did not finish within {limit} and was stopped; raise `timeout` (or pass "
+            "timeout=None for no limit of ours) if the check is just slow"
+        )
 
 
 def __getattr__(name: str) -> Any:

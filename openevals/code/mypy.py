@@ -146,6 +146,7 @@ def create_mypy_evaluator(
     code_extractor: Callable[[Any], str | None] | None = None,
     client: Any = None,
     model: str | None = None,
+    timeout: float | None = None,
 ) -> BatchCodeCheckEvaluator:
     """Create an evaluator that type-checks the code in ``outputs`` with mypy.
 
@@ -159,12 +160,15 @@ def create_mypy_evaluator(
         client: the LangChain chat model (or OpenAI client plus ``model``) for the ``"llm"``
             strategy.
         model: a ``"provider:model"`` string for the ``"llm"`` strategy.
+        timeout: seconds one mypy process may take (None: no limit). A mypy that runs longer is
+            stopped and the call raises :class:`~openevals.code.base.CheckTimeoutError` (a
+            ``TimeoutError``); never a score.
 
     The evaluator returns ``{"key": "mypy_succeeded", "score": bool, "comment": ...}``; mypy is
     looked up next to the running Python interpreter first, then on PATH.
     """
     evaluator = typecheck_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"),
+        MypyChecker(mypy_cli_args, parameter="mypy_cli_args", timeout=timeout),
         code_extraction(
             code_extraction_strategy=code_extraction_strategy,
             code_extractor=code_extractor,
@@ -183,10 +187,11 @@ def create_async_mypy_evaluator(
     code_extractor: Callable[[Any], Any] | None = None,
     client: Any = None,
     model: str | None = None,
+    timeout: float | None = None,
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_mypy_evaluator` (asyncio subprocess; ``abatch`` for batches)."""
     evaluator = typecheck_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args"),
+        MypyChecker(mypy_cli_args, parameter="mypy_cli_args", timeout=timeout),
         code_extraction(
             code_extraction_strategy=code_extraction_strategy,
             code_extractor=code_extractor,

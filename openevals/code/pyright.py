@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from openevals._repr import show
 from openevals.code._typecheck import (
     Diagnostic,
     ProcessResult,
@@ -71,7 +72,7 @@ def parse_pyright_output(stdout: str) -> list[Diagnostic]:
     items = report.get("generalDiagnostics") if isinstance(report, Mapping) else None
     if not isinstance(items, list):
         raise ValueError(
-            f"pyright's JSON report has no 'generalDiagnostics' list: {str(report)[:1000]}"
+            f"pyright's JSON report has no 'generalDiagnostics' list: {show(report, 1000)}"
         )
     diagnostics = []
     for item in items:
@@ -108,8 +109,9 @@ class PyrightChecker(TypeChecker):
         *,
         parameter: str = "pyright_cli_args",
         ignore_missing_imports: bool = True,
+        timeout: float | None = None,
     ) -> None:
-        super().__init__(cli_args, parameter=parameter)
+        super().__init__(cli_args, parameter=parameter, timeout=timeout)
         self.ignored_rules = MISSING_IMPORT_RULES if ignore_missing_imports else frozenset()
 
     def command(self, executable: str, files: Sequence[str]) -> list[str]:
@@ -142,6 +144,7 @@ def create_pyright_evaluator(
     code_extractor: Callable[[Any], str | None] | None = None,
     client: Any = None,
     model: str | None = None,
+    timeout: float | None = None,
 ) -> BatchCodeCheckEvaluator:
     """Create an evaluator that type-checks the code in ``outputs`` with pyright.
 
@@ -153,12 +156,15 @@ def create_pyright_evaluator(
         client: the LangChain chat model (or OpenAI client plus ``model``) for the ``"llm"``
             strategy.
         model: a ``"provider:model"`` string for the ``"llm"`` strategy.
+        timeout: seconds one pyright process may take (None: no limit). A pyright that runs
+            longer is stopped, with what it started, and the call raises
+            :class:`~openevals.code.base.CheckTimeoutError` (a ``TimeoutError``); never a score.
 
     The evaluator returns ``{"key": "pyright_succeeded", "score": bool, "comment": ...}``; pyright
     is looked up next to the running Python interpreter first, then on PATH.
     """
     evaluator = typecheck_evaluator(
-        PyrightChecker(pyright_cli_args),
+        PyrightChecker(pyright_cli_args, timeout=timeout),
         code_extraction(
             code_extraction_strategy=code_extraction_strategy,
             code_extractor=code_extractor,
@@ -177,10 +183,11 @@ def create_async_pyright_evaluator(
     code_extractor: Callable[[Any], Any] | None = None,
     client: Any = None,
     model: str | None = None,
+    timeout: float | None = None,
 ) -> AsyncBatchCodeCheckEvaluator:
     """Async twin of :func:`create_pyright_evaluator` (asyncio subprocess; ``abatch``)."""
     evaluator = typecheck_evaluator(
-        PyrightChecker(pyright_cli_args),
+        PyrightChecker(pyright_cli_args, timeout=timeout),
         code_extraction(
             code_extraction_strategy=code_extraction_strategy,
             code_extractor=code_extractor,

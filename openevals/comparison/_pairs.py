@@ -97,7 +97,7 @@ def build(
         if unknown:
             raise ValueError(
                 f"`keys` names {show(unknown)}, which neither run has; the runs' keys: "
-                f"{sorted(set(base.keys) | set(cand.keys))}"
+                f"{show(sorted(set(base.keys) | set(cand.keys)))}"
             )
         common = [k for k in keys if k in base.keys and k in cand.keys]
     options: dict[str, Any] = dict(
@@ -133,7 +133,7 @@ def build(
     if not items and not excluded_keys and not judged:
         raise ValueError(
             "the runs have no feedback key in common to compare (baseline: "
-            f"{sorted(base.keys)}, candidate: {sorted(cand.keys)})"
+            f"{show(sorted(base.keys))}, candidate: {show(sorted(cand.keys))})"
         )
     compared = _holm(items, alpha, min_effect)
     groups: dict[str, tuple[KeyComparison, ...]] = {}

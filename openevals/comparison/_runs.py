@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from openevals._repr import PATH_LIMIT, show
+
 __all__ = ["ERROR", "MISSING", "NAN", "VALUE", "RunScores", "read_run", "row_details"]
 
 MISSING, VALUE, NAN, ERROR = 0, 1, 2, 3
@@ -196,6 +198,13 @@ def read_run(source: Any, label: str, group_by: str | None) -> RunScores:
         if not path.is_file():
             raise FileNotFoundError(f"`{label}`: no such run file: {path}")
         _scan(path, run, group_by)
+        if not run.ids:
+            what = "is empty" if path.stat().st_size == 0 else "holds no row records"
+            raise ValueError(
+                f"`{label}`: the run file {show(str(path), PATH_LIMIT)} {what}, so there is "
+                "nothing to compare; pass the JSONL file an `evaluate(..., output=...)` run "
+                "wrote after scoring rows"
+            )
     elif hasattr(source, "rows") and hasattr(source, "aggregates"):
         for rec in source.rows:
             pos = run.position(str(rec.get("id")))

@@ -42,7 +42,7 @@ def failures(
     if unknown:
         raise ValueError(
             f"`max_drop` names {show(unknown)}, which the comparison does not have; compared keys: "
-            f"{sorted(compared)}"
+            f"{show(sorted(compared))}"
         )
     out = []
     for item in comparison.keys:

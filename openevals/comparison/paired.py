@@ -114,7 +114,9 @@ class Comparison:
         for item in self.keys:
             if item.key == name:
                 return item
-        raise KeyError(f"no compared key {show(name)}; compared: {[k.key for k in self.keys]}")
+        raise KeyError(
+            f"no compared key {show(name)}; compared: {show([k.key for k in self.keys])}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

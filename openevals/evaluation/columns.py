@@ -113,6 +113,14 @@ class ColumnPlan:
     paths: tuple[tuple[str, ...] | None, ...]
     source: str
 
+    @property
+    def fields(self) -> frozenset[str]:
+        """The top-level row fields its rows can have (graphrag-eval's columns renamed)."""
+        return frozenset(
+            path[0] if path is not None else GRAPHRAG_COLUMNS.get(name, name)
+            for name, path in zip(self.names, self.paths)  # noqa: B905 - same length
+        )
+
     def record(self, values: Sequence[Any]) -> dict[str, Any]:
         """One row dict from the cells of one table row (in column order)."""
         record: dict[str, Any] = {}
@@ -194,7 +202,8 @@ def plan_columns(columns: Iterable[Any], source: str) -> ColumnPlan:
             )
     if not any(_holds(n, _OUTPUT_COLUMNS) or _holds(n, _INPUT_COLUMNS) for n in names):
         raise ValueError(
-            f"{source}: no 'outputs' column (columns: {names[:12]}{'...' if len(names) > 12 else ''}); "
+            f"{source}: no 'outputs' column (columns: {show(names[:12])}"
+            f"{'...' if len(names) > 12 else ''}); "
             "add the outputs to score as an 'outputs' column (or 'outputs.<name>' columns), or "
             "give an 'inputs' column and pass target= to produce them"
         )

@@ -410,18 +410,18 @@ def _read_file(path: Path) -> Iterator[Any]:
 # --------------------------------------------------------------------------- public entry points
 
 
-def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any]:
-    """``(raw records, source name, owned, known)`` of ``data``: a path or an iterable of dicts,
-    or one of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging
-    Face and LangSmith datasets). The records are not normalised yet (see :class:`RowReader`).
+def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any, frozenset[str] | None]:
+    """``(raw records, source name, owned, known, fields)`` of ``data``: a path or an iterable of
+    dicts, or one of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, HF
+    and LangSmith datasets). The records are not normalised yet (see :class:`RowReader`).
     ``owned``: the records are made by the reader (files, tables), not the caller's own objects;
     ``known``: for Arrow-backed sources, which records are storable by construction
-    (:class:`~openevals.evaluation.sources.Known`), else ``None``."""
+    (:class:`~openevals.evaluation.sources.Known`), else ``None``; ``fields``: a table's fields."""
     from openevals.evaluation.sources import open_source
 
     opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
     if opened is not None:
-        return iter(opened.records()), opened.name, True, opened.known
+        return iter(opened.records()), opened.name, True, opened.known, opened.fields
     path = resolve_path(data)
     if path is not None:
         # Fail on a missing file / unknown suffix now, not at the first ``next()``.
@@ -442,7 +442,7 @@ def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any]:
             "data must be a list of row dicts or a path to a JSONL/JSON/CSV/TSV file; got "
             f"{type(data).__name__}"
         )
-    return iter(raw_iter), source, path is not None, None
+    return iter(raw_iter), source, path is not None, None, None
 
 
 def check_id(value: Any, index: int, source: str) -> str | None:
@@ -465,7 +465,7 @@ class RowReader:
     """
 
     def __init__(self, data: Any) -> None:
-        self._raw, self.source, self.owned, self._known = raw_source(data)
+        self._raw, self.source, self.owned, self._known, self.fields = raw_source(data)
         self.index = 0
         self._seen: dict[str, int] = {}
 

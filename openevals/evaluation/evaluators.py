@@ -26,7 +26,7 @@ from openevals._contract import (
 from openevals._judge.cache import active_cache
 from openevals._repr import show
 from openevals.evaluation.cache import CountingCache
-from openevals.evaluation.data import MISSING, field_at
+from openevals.evaluation.data import GRAPHRAG_COLUMNS, MISSING, field_at
 from openevals.evaluation.pricing import add_usage, normalize_usage
 from openevals.evaluation.records import ErrorInfo
 from openevals.evaluation.spec import EvaluatorSpec
@@ -38,6 +38,7 @@ __all__ = [
     "normalize_many",
     "normalize_results",
     "prepare_evaluators",
+    "refuse_missing_outputs",
     "usage_of",
 ]
 
@@ -58,6 +59,9 @@ class RunEvaluator:
     accepts: frozenset[str] | None
     fields: Mapping[str, str]
     inline: bool
+    requires: frozenset[str] = frozenset()
+    """The row fields it cannot be called without (required keyword parameters, through
+    ``fields``); only the first part of a dotted path."""
 
     def kwargs_for(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """The keyword arguments of one call: the row fields it accepts, mapped by ``fields``."""
@@ -69,7 +73,8 @@ class RunEvaluator:
                 if value is MISSING:
                     raise KeyError(
                         f"evaluator {show(self.name)} reads {show(arg)} from row field "
-                        f"{show(path)}, which this row does not have (fields: {sorted(fields)})"
+                        f"{show(path)}, which this row does not have (fields: "
+                        f"{show(sorted(fields))})"
                     )
                 mapped[arg] = value
             view = mapped
@@ -143,6 +148,55 @@ def _accepted(fn: Callable[..., Any]) -> frozenset[str] | None:
     return frozenset(names)
 
 
+def _required(fn: Callable[..., Any], fields: Mapping[str, str]) -> frozenset[str]:
+    """The row fields a call of ``fn`` needs: its keyword parameters without a default, each
+    read from the row field ``fields`` maps it to (the field of its own name by default)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return frozenset()
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(
+        fields.get(p.name, p.name).partition(".")[0]
+        for p in sig.parameters.values()
+        if p.kind in keyword and p.default is inspect.Parameter.empty
+    )
+
+
+def _provides_outputs(data: Any, fields: frozenset[str] | None) -> bool | None:
+    """Can a row of ``data`` have ``outputs`` (under its own or its graphrag-eval name)? Known
+    for tables (``fields``, their columns) and a non-empty list of dicts (any row holds it);
+    ``None`` for streams and files, which are not read ahead."""
+    if fields is not None:
+        return "outputs" in fields
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    names = ("outputs", *(col for col, f in GRAPHRAG_COLUMNS.items() if f == "outputs"))
+    return any(isinstance(row, Mapping) and any(n in row for n in names) for row in data)
+
+
+def refuse_missing_outputs(
+    evaluators: Sequence[RunEvaluator], data: Any, fields: frozenset[str] | None, source: str
+) -> None:
+    """Refuse, before any call, a run whose ``data`` has no ``outputs`` at all (``fields``: a
+    table's row fields, if known) while an evaluator requires them and no ``target`` makes them.
+
+    Raises:
+        ValueError: naming the missing column, the evaluators that need it and ``target=``.
+    """
+    needing = [ev.name for ev in evaluators if "outputs" in ev.requires]
+    if not needing or _provides_outputs(data, fields) is not False:
+        return
+    raise ValueError(
+        f"{source} has no 'outputs' (no column or row field of that name), and "
+        f"evaluator{'s' if len(needing) > 1 else ''} "
+        f"{', '.join(show(n) for n in needing[:5])}{', ...' if len(needing) > 5 else ''} "
+        f"{'need' if len(needing) > 1 else 'needs'} it (a required `outputs` argument); add the "
+        "outputs to score as an 'outputs' column, or pass target= (a function of the row's "
+        "inputs) to produce them"
+    )
+
+
 def _items(evaluators: Any) -> list[tuple[str | None, Any]]:
     if isinstance(evaluators, Mapping):
         return list(evaluators.items())
@@ -210,6 +264,7 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
                 accepts=_accepted(fn),
                 fields=dict(spec.fields or {}),
                 inline=inline and not is_async,
+                requires=_required(fn, spec.fields or {}),
             )
         )
     return out

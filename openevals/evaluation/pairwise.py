@@ -82,7 +82,7 @@ class Systems:
             if value is MISSING:
                 raise KeyError(
                     f"this row has no field {show(self.columns[name])} (the output of system "
-                    f"{show(name)}); fields: {sorted(fields)}"
+                    f"{show(name)}); fields: {show(sorted(fields))}"
                 )
             return value
         outputs = fields.get("outputs")

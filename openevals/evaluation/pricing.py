@@ -51,7 +51,7 @@ def _price_pair(name: str, value: Any) -> tuple[float, float]:
         except KeyError:
             raise ValueError(
                 f"prices[{show(name)}] must have 'input' and 'output' (USD per 1M tokens); got "
-                f"keys {sorted(value)}"
+                f"keys {show(sorted(value))}"
             ) from None
     elif isinstance(value, (tuple, list)) and len(value) == 2:
         pair = (value[0], value[1])

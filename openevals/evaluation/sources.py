@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from openevals._repr import show
+from openevals._repr import PATH_LIMIT, show
 from openevals.evaluation.columns import ColumnPlan, plan_columns
 
 __all__ = [
@@ -65,6 +65,8 @@ class Source:
     known: Known | None = None
     """For Arrow-backed sources: which of the records yielded so far are known to be storable
     as JSON without checking them (see :class:`Known`)."""
+    fields: frozenset[str] | None = None
+    """The row fields its records can have (a table's columns, mapped), when known on opening."""
 
 
 class Known:
@@ -121,8 +123,8 @@ def _library_kind(data: Any) -> str | None:
         return "hf"
     if root == "datasets" and name in ("DatasetDict", "IterableDatasetDict"):
         raise TypeError(
-            f"data: got a Hugging Face {name} with the splits {sorted(data)}; pass one split, "
-            "for example `dataset['test']`"
+            f"data: got a Hugging Face {name} with the splits {show(sorted(data))}; pass one "
+            "split, for example `dataset['test']`"
         )
     if root == "pandas" and name == "Series":
         raise TypeError(
@@ -175,8 +177,8 @@ def parquet_files(data: Any) -> list[Path] | None:
         if others:
             raise ValueError(
                 f"data: the pattern {show(text)} matches files that are not Parquet "
-                f"({others[:3]}); patterns are read as Parquet datasets - narrow it (for example "
-                "'*.parquet')"
+                f"({show(others[:3], PATH_LIMIT)}); patterns are read as Parquet datasets - "
+                "narrow it (for example '*.parquet')"
             )
         return matched
     return None
@@ -300,7 +302,7 @@ def _pandas_source(df: Any) -> Source:
         for values in df.itertuples(index=False, name=None):
             yield record(values)
 
-    return Source(name=name, records=records)
+    return Source(name=name, records=records, fields=plan.fields)
 
 
 def _polars_source(df: Any) -> Source:
@@ -321,7 +323,7 @@ def _polars_source(df: Any) -> Source:
         for values in df.iter_rows():
             yield record(values)
 
-    return Source(name=name, records=records)
+    return Source(name=name, records=records, fields=plan.fields)
 
 
 # --------------------------------------------------------------------------- Arrow / Parquet
@@ -384,7 +386,7 @@ def _arrow_source(table: Any) -> Source:
         return itertools.chain.from_iterable(arrow_records(plan, b, known) for b in batches)
 
     known = Known()
-    return Source(name=name, records=records, known=known)
+    return Source(name=name, records=records, known=known, fields=plan.fields)
 
 
 def _open_parquet(path: Path) -> Any:
@@ -469,8 +471,9 @@ def arrow_records(plan: ColumnPlan, batch: Any, known: Known | None = None) -> l
 def _parquet_source(text: str, files: list[Path]) -> Source:
     pa = require("pyarrow", "parquet", "Reading Parquet")
     handles = [_open_parquet(path) for path in files]  # corrupt footers fail now
+    fields: frozenset[str] = frozenset()
     for path, handle in zip(files, handles):  # noqa: B905 - same length
-        check_arrow_schema(pa, handle.schema_arrow, str(path))
+        fields |= check_arrow_schema(pa, handle.schema_arrow, str(path)).fields
     del handles
 
     known = Known()
@@ -478,7 +481,7 @@ def _parquet_source(text: str, files: list[Path]) -> Source:
     def records() -> Iterator[dict[str, Any]]:
         return itertools.chain.from_iterable(parquet_batches(path, known=known) for path in files)
 
-    return Source(name=text, records=records, known=known)
+    return Source(name=text, records=records, known=known, fields=fields)
 
 
 # --------------------------------------------------------------------------- Hugging Face
@@ -503,7 +506,7 @@ def _hf_source(dataset: Any) -> Source:
                 current = plan_columns(batch.keys(), name)
             yield from _zip_records(current, [batch[column] for column in current.names])
 
-    return Source(name=name, records=records)
+    return Source(name=name, records=records, fields=None if plan is None else plan.fields)
 
 
 def peek_iterable(data: Iterable[Any]) -> tuple[Any, Iterator[Any]] | None:

@@ -14,6 +14,7 @@ from typing import Any
 from openevals._judge.options import ScoreWeighting, declare
 from openevals._judge.shell import async_judge_evaluator, build_core, sync_judge_evaluator
 from openevals._messages import to_json_text
+from openevals._repr import show
 from openevals.prompts.trajectory import GRAPH_TRAJECTORY_ACCURACY_PROMPT
 from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -62,7 +63,7 @@ def _turn_inputs(inputs: Any, turns: int, name: str) -> list[Any]:
         if "inputs" not in inputs:
             raise ValueError(
                 f"`{name}` must be a list of turn inputs or a dict with an 'inputs' key (the "
-                f"extracted thread); got a dict with keys {sorted(inputs)}"
+                f"extracted thread); got a dict with keys {show(sorted(inputs))}"
             )
         inputs = inputs["inputs"]
     if inputs is None:

@@ -62,7 +62,7 @@ def _scorer(mode: str) -> Callable[..., tuple[bool, str | None]]:
 def _checked(mode: Any) -> str:
     if mode not in _MODES:
         raise ValueError(
-            f"trajectory_match_mode must be one of {', '.join(map(repr, _MODES))}; got {show(mode)}"
+            f"trajectory_match_mode must be one of {show(list(_MODES))}; got {show(mode)}"
         )
     return cast(str, mode)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from openevals._judge.answers import JudgeOutputError
+from openevals._judge.answers import MAX_ANSWER_CHARS, JudgeOutputError
 from openevals._judge.core import JudgeCore
 from openevals._judge.options import FactorySpec, declare
 from openevals._judge.shell import build_core
@@ -326,7 +326,7 @@ def _compute_faithfulness(answer: dict[str, Any], _: Any, __: Any) -> Any:
     else:
         comment = f"{supported} of {len(statements)} statements are supported by the context."
         if unsupported:
-            comment += " Unsupported: " + "; ".join(repr(u) for u in unsupported)
+            comment += " Unsupported: " + "; ".join(show(u, MAX_ANSWER_CHARS) for u in unsupported)
     metadata = with_usage(
         {
             "statements": [str(s.get("statement")) for s in statements],

@@ -410,7 +410,7 @@ class CorpusBatchMetric:
         if "outputs" not in batch or "reference_outputs" not in batch:
             raise ValueError(
                 f"batch metric {show(self.__name__)} needs the `outputs` and `reference_outputs` "
-                f"columns; got {sorted(batch)}"
+                f"columns; got {show(sorted(batch))}"
             )
         return _pairs(list(batch["outputs"]), list(batch["reference_outputs"]))
 

@@ -267,6 +267,22 @@ def test_files_equal_results_and_cli_exit_codes(
     assert main(["compare", str(base_file), str(cand_file), "--max-drop", "other=0.1"]) == 2
 
 
+def test_an_empty_or_header_only_run_file_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base_file, cand_file = _files(tmp_path, [True] * 3, [True] * 3)
+    empty = tmp_path / "empty-run.jsonl"
+    empty.write_bytes(b"")
+    header_only = tmp_path / "header-only.jsonl"
+    header_only.write_text(cand_file.read_text(encoding="utf-8").splitlines()[0] + "\n")
+    for bad, words in ((empty, "is empty"), (header_only, "holds no row records")):
+        assert main(["compare", str(base_file), str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert str(bad) in err and words in err and "`candidate`" in err
+        with pytest.raises(ValueError, match=bad.name):
+            compare(bad, cand_file)
+
+
 def test_pytest_helper_fails_with_the_table(tmp_path: Path) -> None:
     base_file, cand_file = _files(tmp_path, [True] * 60, [True] * 30 + [False] * 30)
     with pytest.raises(AssertionError) as info:

@@ -8,6 +8,7 @@ lists are the bad inputs tried; their counts are reported in the notes of the ch
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from openevals._judge.cache import active_cache
 from openevals._judge.core import RetryPolicy
 from openevals._judge.shell import judge_core
 from openevals.llm import (
+    JudgeConnectionError,
     JudgeError,
     JudgeOutputError,
     JudgeServerError,
@@ -47,7 +49,9 @@ _LOOPS: list[asyncio.AbstractEventLoop] = []
 def _close_loops() -> Iterator[None]:
     yield
     while _LOOPS:
-        _LOOPS.pop().close()
+        loop = _LOOPS.pop()
+        loop.run_until_complete(loop.shutdown_asyncgens())  # closes a judge's owned clients
+        loop.close()
 
 
 @pytest.fixture(params=KINDS)
@@ -303,6 +307,76 @@ def test_a_users_client_retries_timeouts_itself(kind: str, fake_openai: FakeOpen
     # The client's own retry policy (1 retry) governs; the judge's does not multiply it.
     assert len(fake_openai.chat_requests) == 2
     assert info.value.attempts == 2
+
+
+# ------------------------------------------------------------------ G2: connection resets
+
+RESET_PATHS = ("string-sync", "string-async", *KINDS)
+
+
+@pytest.mark.parametrize("kind", RESET_PATHS)
+def test_a_reset_on_every_attempt_is_a_judge_connection_error(
+    kind: str, openai_env: FakeOpenAIServer
+) -> None:
+    """A server that resets every connection: the same documented error on every path (the
+    async model-string path once called it a timeout, the others leaked the SDK's own error)."""
+    openai_env.set_default_chat(reset=True)
+    judge = judge_of(kind, openai_env, max_retries=1)
+    with pytest.raises(JudgeConnectionError) as info:
+        judge(outputs="x")
+    error = info.value
+    assert not isinstance(error, TimeoutError)
+    assert isinstance(error, ConnectionError) and isinstance(error, JudgeError)
+    assert error.attempts == 2 and len(openai_env.chat_requests) == 2
+    assert "connection" in str(error) and "2 attempts" in str(error)
+    assert error.reason and error.__cause__ is not None
+
+
+def test_a_reset_counts_the_users_client_retries(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.set_default_chat(reset=True)
+    judge = judge_of("openai-sync", fake_openai, client_options={"max_retries": 1})
+    with pytest.raises(JudgeConnectionError) as info:
+        judge(outputs="x")
+    assert info.value.attempts == 2 == len(fake_openai.chat_requests)
+
+
+def test_a_refused_connection_is_a_judge_connection_error() -> None:
+    import socket
+
+    import openai
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_retries=0)
+    judge = create_llm_as_judge(prompt="{outputs}", judge=client, model="m", max_retries=0)
+    with pytest.raises(JudgeConnectionError, match="could not reach the judge model 'm'"):
+        judge(outputs="x")
+
+
+def test_a_real_timeout_stays_a_timeout_and_a_reset_is_not_one() -> None:
+    from openevals._judge.errors import is_connection_failure, is_timeout
+
+    def chained(*errors: BaseException) -> BaseException:
+        for outer, inner in itertools.pairwise(errors):
+            outer.__cause__ = inner
+        return errors[0]
+
+    class ConnectTimeout(Exception):  # what httpx-aiohttp makes of a disconnect
+        pass
+
+    class ServerDisconnectedError(Exception):
+        pass
+
+    dropped = chained(ConnectTimeout("x"), ServerDisconnectedError("Server disconnected"))
+    assert is_connection_failure(dropped) and not is_timeout(dropped)
+    slow = chained(ConnectTimeout("x"), TimeoutError("timed out"))
+    assert is_timeout(slow) and not is_connection_failure(slow)
+    assert is_connection_failure(ConnectionResetError()) and not is_timeout(ConnectionResetError())
+    assert not is_timeout(ValueError()) and not is_connection_failure(ValueError())
+    looped = ConnectTimeout("x")
+    looped.__cause__ = looped  # a cycle ends the walk
+    assert is_timeout(looped)
 
 
 # ------------------------------------------------------------------ H: no replay of bad answers

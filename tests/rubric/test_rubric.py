@@ -266,3 +266,106 @@ def test_criterion_objects_and_missing_outputs(fake_openai: FakeOpenAIServer) ->
     assert judge(outputs="x")[0]["score"] == 1.0
     with pytest.raises(ValueError, match="needs `outputs`"):
         judge(inputs="only inputs")
+
+
+# ------------------------------------------------------------------ use_reasoning, score_weighting
+
+GRADED: dict[str, Any] = {
+    "correct": "The answer is factually correct.",
+    "stars": {"description": "Overall quality.", "choices": [1, 2, 3, 4, 5]},
+}
+
+
+def test_use_reasoning_false_drops_the_reasoning_field(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.queue_chat(json={"correct": True, "polite": 0.5, "detail": 1})
+    results = _judge(fake_openai, use_reasoning=False)(outputs="4")
+    schema = fake_openai.last_chat_body["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["correct", "polite", "detail"]
+    assert "reasoning" not in schema["properties"]
+    assert [(r["key"], r["score"], r["comment"]) for r in results] == [
+        ("correct", True, None),
+        ("polite", 0.5, None),
+        ("detail", 1.0, None),
+    ]
+
+
+def test_async_use_reasoning_false(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.queue_chat(json={"correct": False})
+    judge = create_async_rubric_judge(
+        criteria={"correct": "Correct."},
+        judge=async_openai_client(fake_openai),
+        model="gpt-test",
+        use_reasoning=False,
+    )
+    (result,) = asyncio.run(judge(outputs="5"))
+    assert result["score"] is False and result["comment"] is None
+
+
+def test_logprobs_weight_every_criterion(fake_openai: FakeOpenAIServer) -> None:
+    judge = create_rubric_judge(
+        criteria=GRADED, judge=openai_client(fake_openai), model="m", score_weighting="logprobs"
+    )
+    fake_openai.queue_chat(json={"reasoning": "fine", "correct": True, "stars": 4})
+    fake_openai.queue_logprobs({"4": 0.6, "5": 0.3, "3": 0.1})
+    correct, stars = judge(outputs="x")
+    body = fake_openai.last_chat_body
+    assert body["logprobs"] is True and body["top_logprobs"] == 20 and "tools" not in body
+    assert correct["score"] == pytest.approx(1.0)  # `true` was the only alternative
+    assert correct["metadata"]["score_probabilities"] == pytest.approx({"true": 1, "false": 0})
+    assert stars["score"] == pytest.approx(4 * 0.6 + 5 * 0.3 + 3 * 0.1)
+    assert stars["metadata"]["score_probabilities"] == pytest.approx({"3": 0.1, "4": 0.6, "5": 0.3})
+    assert stars["metadata"]["score_weighting"] == "logprobs"
+    assert stars["comment"] == "fine" and "usage" in stars["metadata"]
+    fake_openai.queue_chat(json={"reasoning": "hm", "correct": True, "stars": 2})
+    fake_openai.queue_logprobs({"true": 0.7, "false": 0.3})
+    correct, stars = judge(outputs="x")
+    assert correct["score"] == pytest.approx(0.7) and stars["score"] == pytest.approx(2.0)
+
+
+def test_async_logprobs_average_the_samples(fake_openai: FakeOpenAIServer) -> None:
+    judge = create_async_rubric_judge(
+        criteria={"correct": "Correct."},
+        judge=async_openai_client(fake_openai),
+        model="m",
+        score_weighting="logprobs",
+        samples=2,
+    )
+    fake_openai.max_choices = 1  # one completion per request: the two samples are two requests
+    for p in (0.9, 0.5):
+        fake_openai.queue_chat(json={"reasoning": "r", "correct": True})
+        fake_openai.queue_logprobs({"true": p, "false": 1 - p})
+    (result,) = asyncio.run(judge(outputs="x"))
+    assert result["score"] == pytest.approx(0.7)
+    assert result["metadata"]["samples"] == pytest.approx([0.9, 0.5])
+    assert len(result["metadata"]["score_probabilities"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("criteria", "options", "error", "words"),
+    [
+        (CRITERIA, {"score_weighting": "logprobs"}, ValueError, "criterion 'polite' is continuous"),
+        (
+            {"detail": {"description": "d", "choices": [0, 0.5, 1]}},
+            {"score_weighting": "logprobs"},
+            ValueError,
+            "the choices of criterion 'detail'",
+        ),
+        (GRADED, {"score_weighting": "probs"}, ValueError, "must be None or 'logprobs'"),
+        (GRADED, {"use_reasoning": "no"}, TypeError, "`use_reasoning` must be True or False"),
+    ],
+)
+def test_weighting_and_reasoning_options_are_checked_at_creation(
+    fake_openai: FakeOpenAIServer, criteria: Any, options: dict, error: type, words: str
+) -> None:
+    with pytest.raises(error, match=words.replace("(", r"\(")):
+        create_rubric_judge(
+            criteria=criteria, judge=openai_client(fake_openai), model="m", **options
+        )
+    assert fake_openai.chat_requests == []
+
+
+def test_logprobs_refuse_a_langchain_judge(fake_openai: FakeOpenAIServer) -> None:
+    with pytest.raises(ValueError, match="does not return them"):
+        create_rubric_judge(
+            criteria=GRADED, judge=chat_model(fake_openai), score_weighting="logprobs"
+        )

@@ -135,6 +135,8 @@ def create_e2b_execution_evaluator(
         sandbox_project_directory: where the code is written and run (default ``openevals``,
             relative to the sandbox user's home).
         timeout: seconds each sandbox command may take (lookup, install, run); None for no limit.
+            Code whose own run takes longer scores False with the message; a package lookup or
+            install that takes longer raises :class:`~openevals.code.base.CheckTimeoutError`.
         code_extraction_strategy, code_extractor, model, client: how to get the code out of
             ``outputs`` (see the code evaluators' extraction options).
 

@@ -5,7 +5,8 @@ Unlike the local pyright evaluator, the code's third-party imports are installed
 pyright checks the code against the real libraries, and an import that cannot be resolved counts as
 an error. pyright is installed with npm if the sandbox does not have it. The comment lists the
 errors as ``line:col: error: message [rule]`` lines, ``"[]"`` when there are none. Command failures
-and timeouts are False scores with their message.
+are False scores with their message; a step that runs past ``timeout`` (the package lookup, an
+install, pyright itself) raises :class:`~openevals.code.base.CheckTimeoutError`.
 """
 
 from __future__ import annotations
@@ -59,8 +60,7 @@ def pyright_plan(code: str, *, directory: str, timeout: float | None) -> Sandbox
     if failure is not None:
         return False, failure
     outcome = yield from run(RunCommand(E2B_COMMAND, directory, None, timeout))
-    if outcome.timed_out:
-        return False, outcome.describe("Type-checking with pyright", timeout)
+    outcome.raise_if_timed_out("Type-checking with pyright", timeout)
     if outcome.exit_code not in (0, 1):
         return (
             False,
@@ -104,7 +104,8 @@ def create_e2b_pyright_evaluator(
             and uv preinstalled; any sandbox with Python works).
         sandbox_project_directory: where the code is written and checked (default ``openevals``).
         timeout: seconds each sandbox command may take (lookup, install, type check); None for no
-            limit.
+            limit. A command that takes longer raises
+            :class:`~openevals.code.base.CheckTimeoutError`, never a score.
         code_extraction_strategy, code_extractor, model, client: how to get the code out of
             ``outputs``.
 

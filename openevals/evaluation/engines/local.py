@@ -32,7 +32,11 @@ from openevals.evaluation.cache import open_cache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.data import Row, RowReader, count_rows
-from openevals.evaluation.evaluators import RunEvaluator, prepare_evaluators
+from openevals.evaluation.evaluators import (
+    RunEvaluator,
+    prepare_evaluators,
+    refuse_missing_outputs,
+)
 from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.options import RunOptions
@@ -62,6 +66,9 @@ class LocalRun:
         self.prices = merge_prices(options.prices)
         progress = make_progress(options.progress)
         self.reader: RowReader | None = RowReader(data)
+        if options.target is None and self.pairwise is None:
+            reader = self.reader
+            refuse_missing_outputs(self.evaluators, data, reader.fields, reader.source)
         rows_total = count_rows(data) if progress is not None else None
         if rows_total is None and not isinstance(data, (str, os.PathLike)):
             rows_total = count_rows(data)

@@ -4,8 +4,10 @@ An evaluation is a *plan*: a generator that yields sandbox steps (:class:`WriteF
 :class:`RunCommand`) and receives each command's :class:`CommandOutcome`. :func:`run_in_sandbox`
 performs the steps on a ``Sandbox``, :func:`arun_in_sandbox` awaits them on an ``AsyncSandbox``;
 both run the plan with the package's one driver pair (:mod:`openevals._drivers`).
-A command that exits non-zero or times out becomes an outcome the plan turns into a ``False`` score
-with the message; any other sandbox error propagates.
+A command that exits non-zero or times out becomes an outcome: the plan turns a failure of the
+evaluated code into a ``False`` score with the message, and a step of its own that ran past
+``timeout`` (looking up or installing packages, type checking) into
+:class:`~openevals.code.base.CheckTimeoutError`; any other sandbox error propagates.
 
 The e2b SDK is imported only when a plan runs.
 """
@@ -21,7 +23,13 @@ from openevals._contract import EvaluatorInfo
 from openevals._drivers import adrive, drive
 from openevals._repr import show
 from openevals._text import check_text
-from openevals.code.base import AsyncCodeEvaluator, CheckScore, CodeEvaluator, code_extraction
+from openevals.code.base import (
+    AsyncCodeEvaluator,
+    CheckScore,
+    CheckTimeoutError,
+    CodeEvaluator,
+    code_extraction,
+)
 from openevals.code.e2b._imports import third_party_requirements
 from openevals.code.e2b.sandbox.files import (
     DEFAULT_PROJECT_DIRECTORY,
@@ -85,6 +93,12 @@ class CommandOutcome:
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
 
+    def raise_if_timed_out(self, what: str, timeout: float | None) -> None:
+        """A step of the check itself that timed out is no verdict on the code: raise
+        :class:`CheckTimeoutError` (``timeout`` None: the sandbox's own limit)."""
+        if self.timed_out:
+            raise CheckTimeoutError(f"{what} in the E2B sandbox", timeout)
+
     def describe(self, what: str, timeout: float | None) -> str:
         """A comment for a failed step: the SDK message (as the public release reports it)."""
         if self.timed_out:
@@ -116,6 +130,7 @@ def install_plan(
     probe = yield from run(
         RunCommand(probe_command(python, [r.module for r in requirements]), cwd, envs, timeout)
     )
+    probe.raise_if_timed_out("Looking up the installed packages", timeout)
     if not probe.ok:
         return probe.describe("Looking up the installed packages", timeout)
     missing = set(probe.stdout.split())
@@ -123,6 +138,7 @@ def install_plan(
     if not distributions:
         return None
     install = yield from run(RunCommand(install_command(python, distributions), cwd, envs, timeout))
+    install.raise_if_timed_out("Installing dependencies", timeout)
     if not install.ok:
         detail = install.describe("Installing dependencies", timeout)
         return f"Installing dependencies ({' '.join(distributions)}) failed: {detail}"
