@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
+from openevals._structure import load_json
 
 __all__ = [
     "FIELDS",
@@ -321,7 +322,7 @@ def decode_cell(value: str) -> Any:
     text = value.strip()
     if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
         try:
-            return json.loads(text)
+            return load_json(text)  # at any depth: a row nested too deep is reported on the row
         except ValueError:
             return value
     return value
