@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals.comparison import stats
-from openevals.comparison._runs import read_run
+from openevals.comparison._runs import read_run, skipped_notes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -433,6 +433,9 @@ def _flow(
         max_rows=max_rows,
         judged=judge is not None,
     )
+    corrupt = skipped_notes(base) + skipped_notes(cand)
+    if corrupt:
+        comparison = replace(comparison, notes=(*corrupt, *comparison.notes))
     if judge is None:
         return comparison
     shared = [i for i in base.ids if i in cand.ids]
