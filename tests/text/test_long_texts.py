@@ -3,7 +3,6 @@ TER refuses texts past its documented limit."""
 
 from __future__ import annotations
 
-import random
 import tracemalloc
 
 import pytest
@@ -50,12 +49,9 @@ def test_property_every_rouge_type_equals_rouge_score(hyp: str, refs: list[str])
 
 
 def _long_text(n: int, seed: int, per_line: int = 0) -> str:
-    rng = random.Random(seed)
-    vocab = [f"w{i}" for i in range(2_000)]
-    picked = [rng.choice(vocab) if rng.random() < 0.5 else rng.choice(vocab[:50]) for _ in range(n)]
-    if not per_line:
-        return " ".join(picked)
-    return "\n".join(" ".join(picked[i : i + per_line]) for i in range(0, n, per_line))
+    from benchmarks.long_texts import text
+
+    return text(n, seed, per_line)
 
 
 def test_long_rouge_stays_small_and_equal() -> None:
