@@ -11,7 +11,9 @@ subsequence (LCS) it needs: two 3,000-token texts take seconds and hundreds of m
   the LCS table are computed bit-parallel (one Python int of ``n`` bits per row: the positions
   where the row's value rises, Hyyrö's algorithm), and the path rouge-score's backtrack takes
   (a match first, then up unless left holds a longer LCS) is followed on them. That is the same
-  LCS, hence the same score, in ``m * n / 8`` bytes instead of ``28 * m * n``.
+  LCS, hence the same score, in ``m * n / 8`` bytes instead of ``28 * m * n`` (and, for a pair
+  of long sentences, ``2 * sqrt(m) * n / 8``: only every ``sqrt(m)``-th row is kept, the others
+  computed again when the backtrack reaches them).
 
 The tokenizer, the sentence split and the F-measure are rouge-score's own (see
 :class:`RougeL`); the equivalence with ``RougeScorer`` is tested on random texts.
@@ -19,6 +21,7 @@ The tokenizer, the sentence split and the F-measure are rouge-score's own (see
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -43,19 +46,57 @@ def _masks(can: Sequence[int]) -> dict[int, int]:
     return masks
 
 
-def _rows(ref: Sequence[int], can: Sequence[int], masks: dict[int, int]) -> list[int]:
-    """Row ``i`` of the LCS table of ``ref[:i]`` and ``can`` as an int whose bit ``j`` is set
-    when ``L[i][j + 1] == L[i][j] + 1`` (so ``L[i][j]`` is the popcount of the low ``j`` bits)."""
-    full = (1 << len(can)) - 1
-    v = full  # the complement of the rises: no rise yet
-    rows = [0]
-    for token in ref:
-        match = masks.get(token)
-        if match is not None:
-            u = v & match
-            v = ((v + u) | (v - u)) & full
-        rows.append(full ^ v)
-    return rows
+_ALL_ROWS = 4_096  # up to this many rows the whole table (as bit rows) is kept
+
+
+class _TableRows:
+    """Row ``i`` of the LCS table of ``ref[:i]`` and ``can``, as an int whose bit ``j`` is set
+    when ``L[i][j + 1] == L[i][j] + 1`` (so ``L[i][j]`` is the popcount of the low ``j`` bits).
+
+    Up to :data:`_ALL_ROWS` rows all are kept; past that, every ``isqrt(m)``-th row is, and the
+    rows between two of them are computed again when read (the backtrack reads a block of rows
+    bottom-up, once), so a 60,000-token pair keeps about 500 rows instead of 60,000.
+    """
+
+    def __init__(self, ref: Sequence[int], can: Sequence[int], masks: dict[int, int]) -> None:
+        self.ref, self.masks = ref, masks
+        self.full = (1 << len(can)) - 1
+        m = len(ref)
+        self.step = m + 1 if m <= _ALL_ROWS else math.isqrt(m)
+        self.marks = {0: 0}
+        if self.step <= m:
+            full, v = self.full, self.full
+            for i, token in enumerate(ref, 1):
+                match = masks.get(token)
+                if match is not None:
+                    u = v & match
+                    v = ((v + u) | (v - u)) & full
+                if i % self.step == 0:
+                    self.marks[i] = full ^ v
+        self.block_start = -1
+        self.block: list[int] = []
+
+    def __getitem__(self, i: int) -> int:
+        start = i - i % self.step
+        if start != self.block_start:
+            self.block = self._rows(start, min(start + self.step, len(self.ref) + 1))
+            self.block_start = start
+        return self.block[i - start]
+
+    def _rows(self, start: int, stop: int) -> list[int]:
+        """Rows ``start`` to ``stop - 1``, from the kept row ``start`` (Hyyrö's step per token:
+        ``v`` is the complement of the rises)."""
+        full, masks = self.full, self.masks
+        row = self.marks[start]
+        v = full ^ row
+        rows = [row]
+        for token in self.ref[start : stop - 1]:
+            match = masks.get(token)
+            if match is not None:
+                u = v & match
+                v = ((v + u) | (v - u)) & full
+            rows.append(full ^ v)
+        return rows
 
 
 def lcs_indices(
@@ -75,7 +116,7 @@ def lcs_indices(
     # (Not so for candidate tokens: the path goes up through such a column, past matches.)
     ref_pos = [i for i, t in enumerate(ref) if t in common]
     ref_kept = [ref[i] for i in ref_pos]
-    rows = _rows(ref_kept, can, masks)
+    rows = _TableRows(ref_kept, can, masks)
     i, j = len(ref_kept), len(can)
     length = rows[i].bit_count()
     picked: list[int] = []

@@ -96,3 +96,18 @@ def test_ter_refuses_texts_past_its_limit_naming_it() -> None:
         ter(outputs="word", reference_outputs=["word", over])
     with pytest.raises(ValueError, match=r"`outputs` \(segment 1\) has 1001.*ter_batch"):
         ter_batch(["word", over], ["word", "word"])
+
+
+def test_long_sentences_keep_every_sqrt_rows_and_pick_the_same_lcs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import random
+
+    from openevals.text import _lcs
+
+    monkeypatch.setattr(_lcs, "_ALL_ROWS", 3)  # rows recomputed between kept ones from 4 tokens
+    rng = random.Random(11)
+    for _ in range(800):
+        ref = [rng.randrange(rng.choice([2, 3, 6])) for _ in range(rng.randrange(0, 40))]
+        can = [rng.randrange(rng.choice([2, 3, 6])) for _ in range(rng.randrange(0, 40))]
+        assert lcs_indices(ref, can) == rouge_scorer.lcs_ind(ref, can)
