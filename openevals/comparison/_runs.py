@@ -20,7 +20,16 @@ from typing import Any, BinaryIO
 
 from openevals._repr import PATH_LIMIT, show
 
-__all__ = ["ERROR", "MISSING", "NAN", "VALUE", "RunScores", "read_run", "row_details"]
+__all__ = [
+    "ERROR",
+    "MISSING",
+    "NAN",
+    "VALUE",
+    "RunScores",
+    "read_run",
+    "row_details",
+    "skipped_notes",
+]
 
 MISSING, VALUE, NAN, ERROR = 0, 1, 2, 3
 
@@ -60,6 +69,8 @@ class RunScores:
     """A file's byte offset of each row's ``row`` line (-1: none), by position."""
     eval_offsets: dict[str, array[int]] = field(default_factory=dict)
     """evaluator -> byte offset of each row's last ``eval`` line, by position."""
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    """A file's corrupt lines before its last one: (line number, why), in file order."""
 
     def position(self, row_id: str) -> int:
         pos = self.ids.get(row_id)
@@ -133,17 +144,34 @@ _KIND = re.compile(rb'^\{"kind": "(\w+)"')
 _ROW_ID = re.compile(rb'"row_id": ("(?:[^"\\]|\\.)*")')
 
 
-def _decode(path: Path, line: bytes, number: int) -> dict[str, Any] | None:
-    """A record of a run file (``None`` for a torn line), or ``ValueError`` naming the line."""
+def _unreadable(line: bytes) -> tuple[Any, str | None]:
+    """``(record, None)`` for a line that is JSON, else ``(None, why it is not)``."""
     try:
-        record = json.loads(line.decode("utf-8"))
-    except ValueError:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
+    try:
+        return json.loads(text), None
+    except RecursionError:
+        return None, "nested too deeply to read as JSON"
+    except ValueError as exc:
+        return None, f"not valid JSON ({exc})"
+
+
+def _decode(path: Path, line: bytes, number: int, run: RunScores) -> dict[str, Any] | None:
+    """A record of a run file (``None`` for a corrupt line, noted in ``run.skipped``), or
+    ``ValueError`` naming the line."""
+    record, why = _unreadable(line)
+    if why is not None:
         if number == 1:
             raise ValueError(
-                f"{path} is not a run's output file: line 1 is not JSON (pass the JSONL file an "
+                f"{path} is not a run's output file: line 1 is {why} (pass the JSONL file an "
                 "`evaluate(..., output=...)` run wrote)"
-            ) from None
-        return None  # a torn last line of an interrupted run, as resume treats it
+            )
+        # A torn last line is what an interrupted run leaves (resume drops it): only a corrupt
+        # line with more lines after it is reported (see ``_scan``).
+        run.skipped.append((number, why))
+        return None
     if not isinstance(record, dict) or "kind" not in record:
         raise ValueError(
             f"{path}, line {number}: not a record of a run's output file (no `kind`); pass the "
@@ -156,20 +184,20 @@ def _scan(path: Path, run: RunScores, group_by: str | None) -> None:
     """Read a run file once: scores, groups, and where each row's lines are (for the rows shown
     later). A ``row`` line is decoded only for ``group_by``; otherwise its id is enough."""
     offset = 0
+    last = 0
     with path.open("rb") as handle:
         for number, line in enumerate(handle, 1):
             start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
+            last = number
             kind = _KIND.match(line)
             if kind is not None and kind.group(1) == b"row" and group_by is None:
-                found = _ROW_ID.search(line)
-                if found is not None:
-                    raw = found.group(1)
-                    row_id = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
+                row_id = _row_id(line)
+                if row_id is not None:
                     _set(run.row_offsets, run.position(row_id), start)
                     continue
-            record = _decode(path, line, number)
+            record = _decode(path, line, number, run)
             if record is None:
                 continue
             if record["kind"] == "row":
@@ -188,6 +216,39 @@ def _scan(path: Path, run: RunScores, group_by: str | None) -> None:
                 if offsets is None:
                     offsets = run.eval_offsets[evaluator] = array("q")
                 _set(offsets, pos, start)
+    if run.skipped and run.skipped[-1][0] == last:
+        run.skipped.pop()  # the torn last line: its row is reported as missing
+
+
+def _row_id(line: bytes) -> str | None:
+    """The ``row_id`` of a ``row`` line read without decoding the line (``None``: decode it)."""
+    found = _ROW_ID.search(line)
+    if found is None:
+        return None
+    raw = found.group(1)
+    try:
+        return str(json.loads(raw)) if b"\\" in raw else raw[1:-1].decode("utf-8")
+    except ValueError:  # not UTF-8, or a bad escape: the line is decoded (and reported)
+        return None
+
+
+def skipped_notes(run: RunScores) -> list[str]:
+    """The comparison's notes on ``run``'s corrupt lines (the first ten, then a count)."""
+    if not run.skipped:
+        return []
+    shown = [
+        f"{run.label} run file {show(str(run.source), PATH_LIMIT)}, line {number} skipped: "
+        f"{why}; the results it held are missing from the comparison"
+        for number, why in run.skipped[:_NOTED]
+    ]
+    if len(run.skipped) > _NOTED:
+        shown.append(
+            f"{run.label} run file: {len(run.skipped) - _NOTED} more corrupt line(s) skipped"
+        )
+    return shown
+
+
+_NOTED = 10
 
 
 def read_run(source: Any, label: str, group_by: str | None) -> RunScores:

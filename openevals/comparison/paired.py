@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals.comparison import stats
-from openevals.comparison._runs import read_run
+from openevals.comparison._runs import read_run, skipped_notes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -184,27 +184,66 @@ def _row(row: ChangedRow) -> dict[str, Any]:
     return {name: getattr(row, name) for name in row.__dataclass_fields__}
 
 
+def _number(value: Any, name: str, accepted: str) -> float:
+    """``value`` as a finite float; ``TypeError`` naming ``name`` when it is not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"`{name}` must be {accepted}; got {type(value).__name__} {show(value)}")
+    if not math.isfinite(value):
+        raise ValueError(f"`{name}` must be {accepted}; got {show(value)}")
+    return float(value)
+
+
+def _whole(value: Any, name: str, minimum: int) -> int:
+    """``value`` as an int >= ``minimum``; ``TypeError`` / ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"`{name}` must be a whole number >= {minimum}; got {type(value).__name__} "
+            f"{show(value)}"
+        )
+    if value < minimum:
+        raise ValueError(f"`{name}` must be a whole number >= {minimum}; got {show(value)}")
+    return int(value)
+
+
+def _check_group_by(group_by: Any) -> None:
+    if group_by is None:
+        return
+    if not isinstance(group_by, str):
+        raise TypeError(
+            "`group_by` must be one row field name as a str (a dotted path such as "
+            f"'extra.topic' for a nested field), or None; got {type(group_by).__name__} "
+            f"{show(group_by)}"
+        )
+    if not group_by or any(not part for part in group_by.split(".")):
+        raise ValueError(
+            f"`group_by` must name a row field (e.g. 'topic' or 'extra.topic'); got {show(group_by)}"
+        )
+
+
 def _check_options(
-    alpha: Any, min_effect: Any, seed: Any, test: Any, resamples: Any, max_rows: Any
+    *,
+    alpha: Any,
+    min_effect: Any,
+    seed: Any,
+    test: Any,
+    resamples: Any,
+    max_rows: Any,
+    group_by: Any,
 ) -> None:
-    if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0.0 < alpha < 1.0:
+    """``TypeError`` for an option of the wrong type, ``ValueError`` for one out of range; both
+    name the option."""
+    if not 0.0 < _number(alpha, "alpha", "a float strictly between 0 and 1") < 1.0:
         raise ValueError(f"`alpha` must be a float strictly between 0 and 1; got {show(alpha)}")
-    if (
-        isinstance(min_effect, bool)
-        or not isinstance(min_effect, (int, float))
-        or not 0 <= min_effect < math.inf  # NaN fails too
-    ):
+    if _number(min_effect, "min_effect", "a finite number >= 0") < 0:
         raise ValueError(f"`min_effect` must be a finite number >= 0; got {show(min_effect)}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"`seed` must be an int; got {show(seed)}")
-    if seed < 0:
-        raise ValueError(f"`seed` must be an int >= 0 (numpy takes no negative seed); got {seed}")
+    _whole(seed, "seed", 0)
+    if not isinstance(test, str):
+        raise TypeError(f"`test` must be one of {TESTS}; got {type(test).__name__} {show(test)}")
     if test not in TESTS:
         raise ValueError(f"`test` must be one of {TESTS}; got {show(test)}")
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 100:
-        raise ValueError(f"`resamples` must be a whole number >= 100; got {show(resamples)}")
-    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
-        raise TypeError(f"`max_rows` must be an int >= 0; got {show(max_rows)}")
+    _whole(resamples, "resamples", 100)
+    _whole(max_rows, "max_rows", 0)
+    _check_group_by(group_by)
 
 
 def _key_names(value: Any, name: str) -> list[str]:
@@ -348,7 +387,15 @@ def _flow(
     from openevals.comparison._pairs import build
     from openevals.comparison.head_to_head import JudgeRun, judge_rows, summarize
 
-    _check_options(alpha, min_effect, seed, test, resamples, max_rows)
+    _check_options(
+        alpha=alpha,
+        min_effect=min_effect,
+        seed=seed,
+        test=test,
+        resamples=resamples,
+        max_rows=max_rows,
+        group_by=group_by,
+    )
     if isinstance(keys, str):
         raise TypeError(f"`keys` must be a list of feedback keys; got the string {show(keys)}")
     if isinstance(lower_is_better, str):
@@ -356,8 +403,13 @@ def _flow(
     if keys is not None:
         keys = _key_names(keys, "keys")
     lower_is_better = _key_names(lower_is_better, "lower_is_better")
+    if judge_options is not None and not isinstance(judge_options, Mapping):
+        raise TypeError(
+            f"`judge_options` must be a dict of options for the judge's run; got "
+            f"{type(judge_options).__name__} {show(judge_options)}"
+        )
     options = dict(judge_options or {})
-    unknown = sorted(set(options) - set(_JUDGE_OPTIONS))
+    unknown = [name for name in options if name not in _JUDGE_OPTIONS]
     if unknown:
         raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {show(unknown)}")
     if judge is not None and not callable(judge):
@@ -383,6 +435,9 @@ def _flow(
         max_rows=max_rows,
         judged=judge is not None,
     )
+    corrupt = skipped_notes(base) + skipped_notes(cand)
+    if corrupt:
+        comparison = replace(comparison, notes=(*corrupt, *comparison.notes))
     if judge is None:
         return comparison
     shared = [i for i in base.ids if i in cand.ids]

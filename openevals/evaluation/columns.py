@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openevals._repr import show
+from openevals._structure import fold
 from openevals.evaluation.data import FIELDS, GRAPHRAG_COLUMNS, decode_cell
 
 __all__ = ["ABSENT", "ColumnPlan", "plan_columns"]
@@ -34,6 +35,8 @@ ABSENT: Any = object()
 """A missing cell (the field is left out of the row)."""
 
 _MISSING_TYPES = frozenset({"NAType", "NaTType"})
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+_SHALLOW = 64  # nesting levels converted by recursion; deeper cells go through the fold
 _OUTPUT_COLUMNS = ("outputs", *(c for c, f in GRAPHRAG_COLUMNS.items() if f == "outputs"))
 _INPUT_COLUMNS = ("inputs", *(c for c, f in GRAPHRAG_COLUMNS.items() if f == "inputs"))
 
@@ -50,8 +53,8 @@ def _unsupported(value: Any, column: str, source: str) -> TypeError:
     )
 
 
-def _nested(value: Any, column: str, source: str) -> Any:
-    """A value inside a list or struct cell: plain Python, missing elements as ``None``."""
+def _leaf(value: Any, column: str, source: str) -> Any:
+    """A scalar inside a list or struct cell: plain Python, missing elements as ``None``."""
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return value
@@ -59,20 +62,109 @@ def _nested(value: Any, column: str, source: str) -> Any:
         return None if value != value else value
     if isinstance(value, str):  # nested text is kept as it is (only whole cells are decoded)
         return str(value)
-    out = _convert(value, column, source)
+    out = _scalar(value, column, source)
     return None if out is ABSENT else out
+
+
+def _listlike(value: Any) -> bool:
+    """Whether :func:`_children` takes ``value`` apart (without converting it)."""
+    if type(value).__module__ == "numpy":
+        return hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0
+    return (
+        isinstance(value, Iterable)
+        and not isinstance(value, (str, bytes, bytearray, memoryview))
+        and callable(getattr(value, "tolist", None) or getattr(value, "to_list", None))
+    )
+
+
+def _children(value: Any, column: str, source: str) -> list[Any] | None:
+    """The elements of a list-like cell value (a tuple, a numpy array, a polars Series, an Arrow
+    list scalar), or ``None`` when ``value`` is not one."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if type(value).__module__ == "numpy":
+        if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:  # an array
+            if value.dtype.kind in "biufUO":
+                return list(value.tolist())
+            raise _unsupported(value, column, source)
+        return None
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, bytearray, memoryview)):
+        # array-likes of other libraries (a polars Series in a list cell, an Arrow scalar list)
+        tolist = getattr(value, "tolist", None) or getattr(value, "to_list", None)
+        if callable(tolist):
+            return list(tolist())
+    return None
+
+
+class _Deeper(Exception):
+    """A cell nested deeper than :data:`_SHALLOW` levels (converted by :func:`fold` instead)."""
+
+
+def _shallow(value: Any, column: str, source: str, depth: int) -> Any:
+    """:func:`_container`'s result for the usual few levels of nesting, by plain recursion
+    (about twice as fast as the fold); ``_Deeper`` past :data:`_SHALLOW` levels."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return None if value != value else value
+    if depth == _SHALLOW:
+        raise _Deeper
+    if isinstance(value, Mapping):
+        return {str(k): _shallow(v, column, source, depth + 1) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_shallow(v, column, source, depth + 1) for v in value]
+    if kind.__name__ in _MISSING_TYPES:
+        return None
+    elements = _children(value, column, source)
+    if elements is None:
+        return _leaf(value, column, source)
+    return [_shallow(v, column, source, depth + 1) for v in elements]
+
+
+def _container(value: Any, column: str, source: str) -> Any:
+    """A dict or list-like cell as plain Python; a value nested deeper than :data:`_SHALLOW`
+    levels is converted without recursion (at any depth), and one that contains itself is
+    returned as it is, so the row becomes an error row naming the field, as for a list of
+    dicts."""
+    try:
+        return _shallow(value, column, source, 0)
+    except _Deeper:
+        pass
+
+    def expand(item: Any) -> tuple[Any, Sequence[Any], Sequence[Any] | None] | None:
+        if isinstance(item, Mapping):
+            keys = list(item)
+            return "map", [item[k] for k in keys], keys
+        if type(item) in _PLAIN or type(item).__name__ in _MISSING_TYPES:
+            return None
+        elements = _children(item, column, source)
+        return None if elements is None else ("seq", elements, None)
+
+    def combine(tag: Any, _: Any, keys: Sequence[Any] | None, parts: list[Any]) -> Any:
+        if keys is None:
+            return parts
+        return {str(k): v for k, v in zip(keys, parts)}  # noqa: B905 - same length
+
+    try:
+        return fold(value, column, expand, lambda v: _leaf(v, column, source), combine)
+    except ValueError:  # a cycle: the row check reports it on the row
+        return value
 
 
 def _convert(value: Any, column: str, source: str) -> Any:
     """A cell that is not a plain str / int / float / bool / None, as plain Python
     (:data:`ABSENT` if missing); ``TypeError`` naming ``column`` when it has no plain form."""
+    if isinstance(value, (Mapping, list, tuple)) or _listlike(value):
+        return _container(value, column, source)
+    return _scalar(value, column, source)
+
+
+def _scalar(value: Any, column: str, source: str) -> Any:
+    """A cell value that is not a container, as plain Python (:data:`ABSENT` if missing)."""
     kind = type(value)
     if kind.__name__ in _MISSING_TYPES:  # pd.NA, pd.NaT
         return ABSENT
-    if isinstance(value, Mapping):
-        return {str(k): _nested(v, column, source) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_nested(v, column, source) for v in value]
     if isinstance(value, str):  # subclasses of the plain types (numpy.float64 is a float)
         return decode_cell(str(value))
     if isinstance(value, bool):
@@ -85,23 +177,12 @@ def _convert(value: Any, column: str, source: str) -> Any:
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
         return ABSENT if value.is_nan() else float(value)
-    module = kind.__module__
-    if module == "numpy":
-        if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:  # an array
-            if value.dtype.kind in "biuf" or value.dtype.kind == "U" or value.dtype.kind == "O":
-                return [_nested(v, column, source) for v in value.tolist()]
-            raise _unsupported(value, column, source)
+    if kind.__module__ == "numpy":
         if value.dtype.kind in "biuf":  # a numpy scalar
             item = value.item()
             return ABSENT if isinstance(item, float) and item != item else item
         if value.dtype.kind == "M":  # numpy.datetime64
             return ABSENT if str(value) == "NaT" else str(value)
-        raise _unsupported(value, column, source)
-    if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray, memoryview)):
-        # array-likes of other libraries (a polars Series in a list cell, an Arrow scalar list)
-        tolist = getattr(value, "tolist", None) or getattr(value, "to_list", None)
-        if callable(tolist):
-            return [_nested(v, column, source) for v in tolist()]
     raise _unsupported(value, column, source)
 
 

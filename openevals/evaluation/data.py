@@ -326,7 +326,7 @@ def decode_cell(value: str) -> Any:
     text = value.strip()
     if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
         try:
-            return load_json(text)
+            return load_json(text)  # at any depth: a row nested too deep is reported on the row
         except ValueError:
             return value
     return value

@@ -5,7 +5,9 @@ A run over a million rows cannot keep a million result dicts in memory. The stor
 columnar path (:class:`~openevals.evaluation.blocks.ColumnBlock`, turned into dicts only when read).
 Once more than :data:`SPILL_AFTER` rows are held, further parts are pickled into an anonymous
 temporary file (removed by the operating system when the store is gone) and read back when the
-rows are. Rows that finish out of order (the per-row path) are kept as they come and sorted once.
+rows are. Rows that finish out of order (the per-row path: custom evaluators, judges, targets) are
+put back in data order as they come, a row finished ahead of an earlier one waiting for it, and
+kept in parts of :data:`LOOSE_PART` rows that spill the same way.
 
 ``EvaluationResult.rows`` is a plain list while every row fits in memory. A run that spilled
 gets a :class:`ResultRows` instead: a read-only sequence of the result dicts in data order
@@ -30,6 +32,9 @@ __all__ = ["SPILL_AFTER", "Part", "ResultRows", "RowStore"]
 
 SPILL_AFTER = 32_768
 """Rows held in memory before further parts are moved to a temporary file."""
+
+LOOSE_PART = 1_024
+"""Rows of the per-row path kept together as one part (in data order)."""
 
 
 class Part(Protocol):
@@ -96,27 +101,54 @@ class RowStore:
     def __init__(self, *, spill_after: int | None = None) -> None:
         self.spill_after = SPILL_AFTER if spill_after is None else spill_after
         self._parts: list[Part | _Spilled] = []
-        self._loose: list[ResultRow] = []
         self._held = 0
         self._spill: _SpillFile | None = None
+        # The per-row path: rows put back in data order as they finish, kept in parts of
+        # LOOSE_PART rows (which spill like any other); rows ahead of a missing one wait.
+        self._loose_parts: list[Part | _Spilled] = []
+        self._loose: list[ResultRow] = []
+        self._waiting: dict[int, ResultRow] = {}
+        self._next = 0
 
     def add(self, rec: ResultRow) -> None:
         """One finished row, in any order (the per-row path)."""
-        self._loose.append(rec)
+        index = rec["index"]
+        if index != self._next:
+            self._waiting[index] = rec
+            return
+        loose = self._loose
+        loose.append(rec)
+        waiting = self._waiting
+        index += 1
+        while waiting:
+            follower = waiting.pop(index, None)
+            if follower is None:
+                break
+            loose.append(follower)
+            index += 1
+        self._next = index
+        if len(loose) >= LOOSE_PART:
+            self._keep(_Rows(loose), self._loose_parts)
+            self._loose = []
 
     def add_part(self, part: Part) -> None:
         """The next rows in data order (the columnar path: a block, or a list of dicts)."""
+        self._keep(part, self._parts)
+
+    def _keep(self, part: Part, parts: list[Part | _Spilled]) -> None:
+        """Append ``part`` to ``parts``, in memory or (past :attr:`spill_after` rows held) in
+        the temporary file."""
         count = len(part)
         if not count:
             return
         if self._held + count <= self.spill_after:
-            self._parts.append(part)
+            parts.append(part)
             self._held += count
             return
         if self._spill is None:
             self._spill = _SpillFile()
         data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
-        self._parts.append(_Spilled(self._spill, self._spill.append(data), len(data), count))
+        parts.append(_Spilled(self._spill, self._spill.append(data), len(data), count))
 
     def add_rows(self, rows: list[ResultRow]) -> None:
         """:meth:`add_part` for a list of result dicts."""
@@ -126,19 +158,24 @@ class RowStore:
         """The rows finished so far, in data order: a list while they all fit in memory, else
         a :class:`ResultRows` reading the temporary file."""
         parts: list[Part | _Spilled] = list(self._parts)
-        if self._loose:
-            loose = sorted(self._loose, key=lambda r: r["index"])
+        loose = [
+            *self._loose_parts,
+            _Rows(self._loose),
+            _Rows(self._waiting[i] for i in sorted(self._waiting)),
+        ]
+        if any(len(part) for part in loose):
             if parts:  # both paths fed this store: merge everything (small runs only)
-                merged = [rec for part in parts for rec in part.rows()] + loose
+                merged = [rec for part in (*parts, *loose) for rec in part.rows()]
                 parts = [_Rows(sorted(merged, key=lambda r: r["index"]))]
             else:
-                parts = [_Rows(loose)]
+                parts = [part for part in loose if len(part)]
         if not any(isinstance(part, _Spilled) for part in parts):
             return [rec for part in parts for rec in part.rows()]
         return ResultRows(parts)
 
     def __len__(self) -> int:
-        return sum(len(part) for part in self._parts) + len(self._loose)
+        loose = sum(len(part) for part in self._loose_parts) + len(self._loose)
+        return sum(len(part) for part in self._parts) + loose + len(self._waiting)
 
 
 class ResultRows(Sequence[ResultRow]):

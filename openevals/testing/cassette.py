@@ -108,17 +108,11 @@ class Cassette:
                 )
             self._start_file()
             return
-        with self.path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                item = self._decode(number, raw)
+                if item is None:
                     continue
-                try:
-                    item = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CassetteError(
-                        f"{self.path}, line {number}: not a JSON object ({exc.msg}); the file is "
-                        "corrupted, re-record it"
-                    ) from None
                 if number == 1:
                     self._check_header(item)
                     continue
@@ -133,6 +127,32 @@ class Cassette:
                         f"{type(item['answer']).__name__}; re-record the cassette"
                     )
                 self._entries[str(item["key"])] = item
+
+    def _decode(self, number: int, raw: bytes) -> Any:
+        """Line ``number`` of the file as JSON (``None`` for a blank line); ``CassetteError``
+        naming the file and the line when it is not UTF-8 or not JSON, or nested too deeply."""
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CassetteError(
+                f"{self.path}, line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+                f"column {exc.start + 1}); the file is corrupted, re-record it"
+            ) from None
+        if not line.strip():
+            return None
+        try:
+            return json.loads(line)
+        except RecursionError:
+            raise CassetteError(
+                f"{self.path}, line {number}: nested too deeply to read as JSON (deeper than "
+                "Python's recursion limit); no judge records that, so the file is corrupted, "
+                "re-record it"
+            ) from None
+        except json.JSONDecodeError as exc:
+            raise CassetteError(
+                f"{self.path}, line {number}: not a JSON object ({exc.msg}); the file is "
+                "corrupted, re-record it"
+            ) from None
 
     def _check_header(self, item: Any) -> None:
         version = item.get(_HEADER) if isinstance(item, dict) else None

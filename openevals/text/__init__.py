@@ -13,6 +13,7 @@ _REFERENCE = "openevals.text.reference"
 
 _EXPORTS: dict[str, str] = {
     "CorpusBatchMetric": _REFERENCE,
+    "TER_MAX_WORDS": "openevals.text._metrics",
     "bleu_batch": _REFERENCE,
     "chrf_batch": _REFERENCE,
     "create_async_bleu_evaluator": _REFERENCE,
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
         rouge_batch as rouge_batch,
         ter_batch as ter_batch,
     )
+    from openevals.text._metrics import TER_MAX_WORDS as TER_MAX_WORDS
+
     # isort: on
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

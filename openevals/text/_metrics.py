@@ -1,7 +1,9 @@
 """The reference metrics as computed by their libraries: sacrebleu (BLEU, chrF, chrF++, TER) and
 rouge-score (ROUGE-N, ROUGE-L, ROUGE-Lsum).
 
-Nothing here re-implements a metric: every score is the library's own, on the texts as given. This
+Every score is the library's own, on the texts as given; ROUGE-L and ROUGE-Lsum equal rouge-score's
+but their longest common subsequences are computed without its quadratic table
+(:mod:`openevals.text._lcs`), and TER refuses texts past :data:`TER_MAX_WORDS` words. This
 module holds what the public evaluators share: the ``[text]`` extra check, option checks, text
 checks, and one :class:`Metric` per family with a sentence-level and a corpus-level computation.
 """
@@ -18,6 +20,7 @@ from openevals._repr import show
 
 __all__ = [
     "ROUGE_TYPES",
+    "TER_MAX_WORDS",
     "Metric",
     "as_hypothesis",
     "as_references",
@@ -102,6 +105,8 @@ class Metric:
     kind: str  # "sacrebleu" or "rouge"
 
     def sentence(self, hyp: str, refs: list[str]) -> dict[str, tuple[float, dict[str, Any]]]:
+        if self.name == "ter":
+            _check_ter_length(hyp, refs, None)
         if self.kind == "rouge":
             scores = self.scorer.score_multi(refs, hyp)
             return {key: _rouge_value(scores[key]) for key in self.keys}
@@ -118,6 +123,9 @@ class Metric:
             )
         if self.kind == "rouge":
             return self._rouge_corpus(hyps, refs)
+        if self.name == "ter":
+            for index, (hyp, ref) in enumerate(zip(hyps, refs, strict=True)):
+                _check_ter_length(hyp, ref, index)
         width = max((len(r) for r in refs), default=1)
         # sacrebleu takes reference streams; a segment with fewer references gets None.
         streams = [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
@@ -156,6 +164,26 @@ class Metric:
             key: (p_r_f[2] / n, {"precision": p_r_f[0] / n, "recall": p_r_f[1] / n, "segments": n})
             for key, p_r_f in totals.items()
         }
+
+
+TER_MAX_WORDS = 1_000
+"""The longest text (in whitespace-separated words) TER scores: sacrebleu's shift search tries up
+to 1,000 shifts, each costing a beam edit distance over the whole text, so its time grows with the
+length and reaches minutes near this limit on repetitive text (see docs/reference-metrics.md)."""
+
+
+def _check_ter_length(hyp: str, refs: Sequence[str], segment: int | None) -> None:
+    """``ValueError`` naming :data:`TER_MAX_WORDS` when a text is longer."""
+    for name, text in (("outputs", hyp), *(("reference_outputs", r) for r in refs)):
+        words = len(text.split())
+        if words > TER_MAX_WORDS:
+            where = "" if segment is None else f" (segment {segment})"
+            raise ValueError(
+                f"TER scores texts of at most TER_MAX_WORDS = {TER_MAX_WORDS} words; "
+                f"`{name}`{where} has {words}. Its shift search grows with the length (minutes "
+                "near the limit), so split long texts into sentences or paragraphs and score "
+                "them as segments with ter_batch (corpus TER), or use chrF or ROUGE"
+            )
 
 
 def _rouge_value(score: Any) -> tuple[float, dict[str, Any]]:
@@ -294,7 +322,7 @@ def rouge_metric(
 ) -> Metric:
     """rouge-score's ``RougeScorer`` for these types; ``tokenizer`` is passed through (an object
     with a ``tokenize(text)`` method, e.g. from ``rouge_score.tokenizers``)."""
-    rouge_scorer = require("rouge_score.rouge_scorer", "rouge-score")
+    require("rouge_score.rouge_scorer", "rouge-score")
     if isinstance(rouge_types, str) or not isinstance(rouge_types, Sequence):
         raise TypeError(
             f"`rouge_types` must be a list of ROUGE types such as {list(ROUGE_TYPES)}; got "
@@ -316,8 +344,10 @@ def rouge_metric(
             "`tokenizer` must be None or an object with a tokenize(text) method (see "
             f"rouge_score.tokenizers); got {type(tokenizer).__name__}"
         )
-    scorer = rouge_scorer.RougeScorer(
-        list(types), use_stemmer=use_stemmer, split_summaries=split_summaries, tokenizer=tokenizer
+    from openevals.text._lcs import RougeL
+
+    scorer = RougeL(
+        types, use_stemmer=use_stemmer, split_summaries=split_summaries, tokenizer=tokenizer
     )
     return Metric("rouge", types, scorer, scorer, "rouge")
 

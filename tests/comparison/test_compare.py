@@ -197,7 +197,7 @@ def test_groups_are_compared_within_each_group() -> None:
         ({"min_effect": -1}, ValueError, "`min_effect`"),
         ({"min_effect": math.nan}, ValueError, "`min_effect`"),
         ({"min_effect": math.inf}, ValueError, "`min_effect`"),
-        ({"seed": -1}, ValueError, "`seed` must be an int >= 0"),
+        ({"seed": -1}, ValueError, "`seed` must be a whole number >= 0"),
         ({"test": "t"}, ValueError, "`test`"),
         ({"seed": "x"}, TypeError, "`seed`"),
         ({"keys": "ok"}, TypeError, "`keys`"),

@@ -140,3 +140,47 @@ def test_eval_lines_written_as_text_equal_the_record_encoder(
     assert text == expected
     if not (isinstance(score, float) and not math.isfinite(score)):
         assert json.loads(text)["index"] == 3
+
+
+def test_rows_finishing_out_of_order_are_kept_in_order_and_spill() -> None:
+    rows = RowStore(spill_after=3)
+    order = [2, 0, 1, 5, 3, 4, 9, 6, 8, 7]
+    for index in order:
+        rows.add({"id": str(index), "index": index, "evaluations": {}})  # type: ignore[typeddict-item]
+        assert len(rows) == order.index(index) + 1
+    view = rows.view()
+    assert [r["index"] for r in view] == list(range(10))
+
+
+def test_rows_ahead_of_a_missing_one_are_still_returned_in_order() -> None:
+    rows = RowStore()
+    for index in (0, 3, 2):
+        rows.add({"id": str(index), "index": index, "evaluations": {}})  # type: ignore[typeddict-item]
+    assert [r["index"] for r in rows.view()] == [0, 2, 3]
+
+
+async def _judge_like(*, outputs: Any, reference_outputs: Any, **_: Any) -> dict[str, Any]:
+    """An async scorer flagged as a judge: the per-row path (not the columnar one)."""
+    import asyncio
+
+    await asyncio.sleep(0.001 if int(outputs.split()[1]) % 3 == 0 else 0)
+    return {"key": "judged", "score": outputs == reference_outputs}
+
+
+def test_a_judge_run_larger_than_the_budget_keeps_its_rows_in_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from openevals._contract import EvaluatorInfo, attach_info
+
+    judge = attach_info(_judge_like, EvaluatorInfo(run_name="judged", judge=True, is_async=True))
+    data = [{"outputs": f"a {i}", "reference_outputs": f"a {i % 7}"} for i in range(3_000)]
+    kept = evaluate(data, [judge, exact_match], progress=False, concurrency=8)
+    assert isinstance(kept.rows, list)
+    monkeypatch.setattr(store, "SPILL_AFTER", 500)
+    spilled = evaluate(data, [judge, exact_match], progress=False, concurrency=8)
+    assert isinstance(spilled.rows, ResultRows)  # was a plain list on this path
+    assert [r["index"] for r in spilled.rows] == list(range(3_000))
+    assert [r["evaluations"]["judge_like"]["results"] for r in spilled.rows] == [
+        r["evaluations"]["judge_like"]["results"] for r in kept.rows
+    ]
+    assert spilled.aggregates == kept.aggregates

@@ -274,11 +274,12 @@ CASES = [
     Case("calibrate-confidence", lambda v: calibrate(confidence=v), ValueError, "`confidence`"),
     Case("acalibrate-tolerance", lambda v: acalibrate(tolerance=v), ValueError, "`tolerance`"),
     # ------------------------------------------------------------------ compare / pairwise systems
-    Case("compare-alpha", lambda v: compare(alpha=v), ValueError, "`alpha`"),
-    Case("compare-min_effect", lambda v: compare(min_effect=v), ValueError, "`min_effect`"),
+    Case("compare-alpha", lambda v: compare(alpha=v), TypeError, "`alpha`"),
+    Case("compare-min_effect", lambda v: compare(min_effect=v), TypeError, "`min_effect`"),
     Case("compare-seed", lambda v: compare(seed=v), TypeError, "`seed`"),
-    Case("compare-test", lambda v: compare(test=v), ValueError, "`test`"),
-    Case("compare-resamples", lambda v: compare(resamples=v), ValueError, "`resamples`"),
+    Case("compare-test", lambda v: compare(test=v), TypeError, "`test`", NOT_STR),
+    Case("compare-test-text", lambda v: compare(test=v), ValueError, "`test`", ("10MB-str",)),
+    Case("compare-resamples", lambda v: compare(resamples=v), TypeError, "`resamples`"),
     Case("compare-max_rows", lambda v: compare(max_rows=v), TypeError, "`max_rows`"),
     Case("compare-judge", lambda v: compare(judge=v), TypeError, "`judge`"),
     Case("compare-keys", lambda v: compare(keys=v), TypeError, "`keys`", NOT_MAPPING),
@@ -289,7 +290,7 @@ CASES = [
         "`lower_is_better`",
         NOT_MAPPING,
     ),
-    Case("acompare-alpha", lambda v: acompare(alpha=v), ValueError, "`alpha`"),
+    Case("acompare-alpha", lambda v: acompare(alpha=v), TypeError, "`alpha`"),
     Case("evaluate-systems", lambda v: evaluate(systems=v), TypeError, "systems"),
     # ------------------------------------------------------------------ judge options
     Case(

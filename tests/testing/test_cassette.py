@@ -204,6 +204,34 @@ def test_bad_files_name_the_file_and_line(tmp_path: Path, content: str, words: l
         assert word in str(info.value)
 
 
+HEADER = b'{"openevals_cassette": 1}\n'
+ENTRY = b'{"key": "k", "model": "m", "prompt_sha256": "p", "answer": {"score": 1}}\n'
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (HEADER + ENTRY + b'{"key": "caf\xe9"}\n' + ENTRY, ["line 3", "not UTF-8", "0xe9"]),
+        (b"\xff\xfe" + HEADER, ["line 1", "not UTF-8", "0xff"]),
+        (
+            HEADER + b'{"key": "k", "answer": ' + b"[" * 5_000 + b"]" * 5_000 + b"}\n",
+            ["line 2", "nested too deeply"],
+        ),
+        (HEADER + b"[" * 100_000 + b"\n", ["line 2", "nested too deeply"]),
+    ],
+)
+def test_undecodable_and_deep_lines_are_cassette_errors(
+    tmp_path: Path, content: bytes, words: list[str]
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+    for mode in ("replay", "auto"):
+        with pytest.raises(CassetteError) as info:
+            Cassette(path, mode=mode)  # type: ignore[arg-type]
+        for word in [str(path), *words]:
+            assert word in str(info.value)
+
+
 def test_a_recorded_answer_whose_shape_changed_is_a_clear_miss(
     fake_openai: FakeOpenAIServer, tmp_path: Path
 ) -> None:
