@@ -129,6 +129,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="record an evaluation still running after SECONDS as an error on its row",
     )
     run.add_argument(
+        "--calibration",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="human labels with the judge's scores (`openevals calibrate --json FILE`): also "
+        "show the judge-corrected mean of that key (repeatable)",
+    )
+    run.add_argument(
         "--engine", choices=("local", "ray"), default="local", help="where rows run (default local)"
     )
     run.add_argument(
@@ -242,6 +250,7 @@ def _run(
     ray_address: str | None = None,
     allow_empty: bool = False,
     eval_timeout: float | None = None,
+    calibration: Sequence[str] = (),
 ) -> int:
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
@@ -257,6 +266,7 @@ def _run(
         raise UsageError(str(exc)) from None
     if not allow_empty:
         _refuse_empty(data)
+    labels = _calibrations(calibration)
     interrupted = False
     try:
         result = evaluate(
@@ -279,6 +289,11 @@ def _run(
         print("Interrupted: keeping the finished work.", file=sys.stderr)
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
         raise UsageError(str(exc)) from None
+    for found in labels:
+        try:
+            result = result.corrected(found)
+        except ValueError as exc:
+            raise UsageError(f"--calibration: {exc}") from None
     print_summary(result)
     failures = [
         (row["index"], name, entry.get("error") or {})
@@ -304,6 +319,16 @@ def _run(
     if result.rows and result.summary["rows_with_errors"] == len(result.rows):
         return EXIT_ALL_FAILED
     return EXIT_OK
+
+
+def _calibrations(paths: Sequence[str]) -> list[Any]:
+    """The ``--calibration`` files, read before any model call (a bad one is a usage error)."""
+    from openevals.trust.labels import load_calibration
+
+    try:
+        return [load_calibration(path) for path in paths]
+    except ValueError as exc:
+        raise UsageError(f"--calibration: {exc}") from None
 
 
 def _refuse_empty(data: str) -> None:
@@ -397,6 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ray_address=args.ray_address,
                 allow_empty=args.allow_empty,
                 eval_timeout=args.eval_timeout,
+                calibration=args.calibration,
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate

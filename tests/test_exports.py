@@ -41,6 +41,7 @@ MAPPED_PACKAGES = (
     "openevals.testing",
     "openevals.text",
     "openevals.trajectory",
+    "openevals.trust",
 )
 
 

@@ -339,11 +339,25 @@ def _scores(aggregates: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]
                 "kind": "rate" if stats.get("type") == "boolean" else "numeric",
                 "count": stats.get("count", 0),
                 "ci": f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "-",
+                "corrected": _corrected(stats.get("corrected")),
                 **{name: _num(stats.get(name)) for name in ("mean", "median", "min", "max")},
                 **{name: _num(stats.get(name)) for name in ("stdev", "sum")},
             }
         )
     return out
+
+
+def _corrected(found: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """The judge-corrected mean of a key (``EvaluationResult.corrected``), as text."""
+    if not found:
+        return None
+    low, high = found["ci"]
+    return {
+        "mean": _num(found["mean"]),
+        "ci": f"[{_num(low)}, {_num(high)}]",
+        "labelled": str(found["labelled"]),
+        "confidence": str(round(found["confidence"] * 100)),
+    }
 
 
 def _evaluator_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:

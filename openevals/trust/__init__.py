@@ -1,0 +1,50 @@
+"""Numbers users can trust: judge-corrected estimates (prediction-powered inference).
+
+    result = evaluate(rows, [judge])
+    print(result.corrected(calibrate(labelled, judge)).corrections["correctness"])
+
+Names resolve lazily (see :func:`openevals._lazy_exports`): importing ``openevals.trust`` loads
+no numpy. The statistics modules (:mod:`~openevals.trust.ppi`) import nothing of the runner.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_PPI = "openevals.trust.ppi"
+_LABELS = "openevals.trust.labels"
+_CORRECTED = "openevals.trust.corrected"
+
+_EXPORTS: dict[str, str] = {
+    "PPIEstimate": _PPI,
+    "ppi_mean": _PPI,
+    "ppi_difference": _PPI,
+    "CalibrationData": _LABELS,
+    "load_calibration": _LABELS,
+    "CorrectedMean": _CORRECTED,
+    "correct": _CORRECTED,
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.trust.corrected import (
+        CorrectedMean as CorrectedMean,
+        correct as correct,
+    )
+    from openevals.trust.labels import (
+        CalibrationData as CalibrationData,
+        load_calibration as load_calibration,
+    )
+    from openevals.trust.ppi import (
+        PPIEstimate as PPIEstimate,
+        ppi_difference as ppi_difference,
+        ppi_mean as ppi_mean,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
