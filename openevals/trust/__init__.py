@@ -1,4 +1,5 @@
-"""Numbers users can trust: judge-corrected estimates (prediction-powered inference).
+"""Numbers users can trust: judge-corrected estimates (prediction-powered inference) and the
+agreement of a judge panel (Krippendorff's alpha, the effective number of judges).
 
     result = evaluate(rows, [judge])
     print(result.corrected(calibrate(labelled, judge)).corrections["correctness"])
@@ -16,6 +17,8 @@ from openevals import _lazy_exports
 _PPI = "openevals.trust.ppi"
 _LABELS = "openevals.trust.labels"
 _CORRECTED = "openevals.trust.corrected"
+_RELIABILITY = "openevals.trust.reliability"
+_PANEL = "openevals.panel"
 
 _EXPORTS: dict[str, str] = {
     "PPIEstimate": _PPI,
@@ -25,6 +28,13 @@ _EXPORTS: dict[str, str] = {
     "load_calibration": _LABELS,
     "CorrectedMean": _CORRECTED,
     "correct": _CORRECTED,
+    "krippendorff_alpha": _RELIABILITY,
+    "effective_judges": _RELIABILITY,
+    "panel_agreement": _RELIABILITY,
+    "PanelAgreement": _RELIABILITY,
+    "create_judge_panel": _PANEL,
+    "create_async_judge_panel": _PANEL,
+    "panel_agreement_of": _PANEL,
 }
 
 __all__ = sorted(_EXPORTS)
@@ -32,6 +42,11 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     # Explicit re-exports for type checkers; one line per name of the map.
     # isort: off
+    from openevals.panel import (
+        create_async_judge_panel as create_async_judge_panel,
+        create_judge_panel as create_judge_panel,
+        panel_agreement_of as panel_agreement_of,
+    )
     from openevals.trust.corrected import (
         CorrectedMean as CorrectedMean,
         correct as correct,
@@ -44,6 +59,12 @@ if TYPE_CHECKING:
         PPIEstimate as PPIEstimate,
         ppi_difference as ppi_difference,
         ppi_mean as ppi_mean,
+    )
+    from openevals.trust.reliability import (
+        PanelAgreement as PanelAgreement,
+        effective_judges as effective_judges,
+        krippendorff_alpha as krippendorff_alpha,
+        panel_agreement as panel_agreement,
     )
     # isort: on
 
