@@ -62,12 +62,13 @@ class ReportSection:
     """One optional section of the report, made by the package that owns its data.
 
     Attributes:
-        kind: which block of the template shows it: ``"calibration"`` (at most one per report)
-            or ``"pairwise"`` (one per pairwise evaluator).
+        kind: which block of the template shows it: ``"calibration"`` (at most one per report),
+            ``"pairwise"`` (one per pairwise evaluator) or ``"audit"`` (a judge audit, from
+            :mod:`openevals.audit.report`).
         values: plain, pre-formatted values for that block (the template autoescapes them).
     """
 
-    kind: Literal["calibration", "pairwise"]
+    kind: Literal["calibration", "pairwise", "audit"]
     values: Mapping[str, Any]
 
 
@@ -139,6 +140,7 @@ def render_report(
             rows_total=len(result.rows),
             calibration=calibration[0] if calibration else None,
             pairwise=[s.values for s in sections if s.kind == "pairwise"],
+            audit=[s.values for s in sections if s.kind == "audit"],
         )
     )
 
