@@ -63,12 +63,13 @@ class ReportSection:
 
     Attributes:
         kind: which block of the template shows it: ``"calibration"`` (at most one per report),
-            ``"pairwise"`` (one per pairwise evaluator) or ``"audit"`` (a judge audit, from
-            :mod:`openevals.audit.report`).
+            ``"pairwise"`` (one per pairwise evaluator), ``"audit"`` (a judge audit, from
+            :mod:`openevals.audit.report`) or ``"trials"`` (repeated trials, from
+            :mod:`openevals.trust.report_section`).
         values: plain, pre-formatted values for that block (the template autoescapes them).
     """
 
-    kind: Literal["calibration", "pairwise", "audit"]
+    kind: Literal["calibration", "pairwise", "audit", "trials"]
     values: Mapping[str, Any]
 
 
@@ -141,6 +142,7 @@ def render_report(
             calibration=calibration[0] if calibration else None,
             pairwise=[s.values for s in sections if s.kind == "pairwise"],
             audit=[s.values for s in sections if s.kind == "audit"],
+            trials=[s.values for s in sections if s.kind == "trials"],
         )
     )
 

@@ -160,14 +160,30 @@ class EvaluationResult:
 
         return result_summary_html(self)
 
+    def trial_stats(
+        self, *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+    ) -> dict[str, Any]:
+        """A run with ``trials=``: feedback key -> :class:`~openevals.trust.trials.TrialStats`
+        (pass@k, pass^k, the flakiest rows, the variance split between app and judge with
+        bootstrap intervals). ``ValueError`` for a run without trials."""
+        from openevals.trust.trials import stats_of_run
+
+        return stats_of_run(self, resamples=resamples, seed=seed, confidence=confidence)
+
     def report_sections(self) -> list[ReportSection]:
         """The optional report sections this result brings: the pairwise ranking and win-rate
-        matrix of each pairwise evaluator (a run with ``systems=``); else none."""
-        if not self.pairwise:
-            return []
-        from openevals.pairwise.report_section import pairwise_sections
+        matrix of each pairwise evaluator (a run with ``systems=``), and the repeated-trials
+        figures with the flakiest rows (a run with ``trials=``); else none."""
+        sections: list[ReportSection] = []
+        if self.pairwise:
+            from openevals.pairwise.report_section import pairwise_sections
 
-        return pairwise_sections(self.pairwise)
+            sections += pairwise_sections(self.pairwise)
+        if self.summary.get("trials"):
+            from openevals.trust.report_section import trials_section
+
+            sections.append(trials_section(self.trial_stats()))
+        return sections
 
     def __repr__(self) -> str:
         keys = ", ".join(

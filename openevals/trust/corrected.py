@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
-from openevals.trust.labels import CalibrationData, as_calibration
+from openevals.trust.labels import CalibrationData, as_calibration, score_number
 from openevals.trust.ppi import PPIEstimate, check_confidence, ppi_mean
 
 if TYPE_CHECKING:
@@ -68,8 +68,6 @@ class CorrectedMean:
 
 def key_scores(result: EvaluationResult, key: str) -> list[float]:
     """Every numeric score (booleans as 0/1) the run's rows have under ``key``."""
-    from openevals.evaluation.aggregates import numeric_score
-
     out: list[float] = []
     for row in result.rows:
         for entry in (row.get("evaluations") or {}).values():
@@ -77,7 +75,7 @@ def key_scores(result: EvaluationResult, key: str) -> list[float]:
                 continue
             for found in entry.get("results") or ():
                 if found.get("key") == key:
-                    number = numeric_score(found.get("score"))
+                    number = score_number(found.get("score"))
                     if number is not None:
                         out.append(number)
     return out

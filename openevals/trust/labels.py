@@ -21,12 +21,20 @@ from openevals._repr import show
 __all__ = ["CalibrationData", "as_calibration", "load_calibration"]
 
 
-def label_number(value: Any, where: str) -> float:
-    """A label or judge score as a float (booleans as 0/1); ``ValueError`` for anything else."""
+def score_number(value: Any) -> float | None:
+    """A score as a float (booleans as 0/1), or ``None`` when it is not a finite number."""
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float)) and math.isfinite(value):
         return float(value)
+    return None
+
+
+def label_number(value: Any, where: str) -> float:
+    """A label or judge score as a float (booleans as 0/1); ``ValueError`` for anything else."""
+    number = score_number(value)
+    if number is not None:
+        return number
     raise ValueError(
         f"{where} is {show(value)}: corrected estimates need boolean or numeric labels and "
         "scores (a mean of categories is undefined)"
