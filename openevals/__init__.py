@@ -90,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "create_judge_panel": "openevals.panel",
     "create_async_judge_panel": "openevals.panel",
     "evaluate": "openevals.evaluation.runner",
+    "Trials": "openevals.evaluation.trials",
     "aevaluate": "openevals.evaluation.runner",
     "compare": "openevals.comparison.paired",
     "acompare": "openevals.comparison.paired",
@@ -104,6 +105,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.runner import (
         aevaluate as aevaluate,
         evaluate as evaluate,
+    )
+    from openevals.evaluation.trials import (
+        Trials as Trials,
     )
     from openevals.exact import (
         exact_match as exact_match,

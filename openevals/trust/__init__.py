@@ -19,6 +19,7 @@ _LABELS = "openevals.trust.labels"
 _CORRECTED = "openevals.trust.corrected"
 _RELIABILITY = "openevals.trust.reliability"
 _PANEL = "openevals.panel"
+_TRIALS = "openevals.trust.trials"
 
 _EXPORTS: dict[str, str] = {
     "PPIEstimate": _PPI,
@@ -35,6 +36,10 @@ _EXPORTS: dict[str, str] = {
     "create_judge_panel": _PANEL,
     "create_async_judge_panel": _PANEL,
     "panel_agreement_of": _PANEL,
+    "TrialStats": _TRIALS,
+    "pass_at": _TRIALS,
+    "pass_hat": _TRIALS,
+    "variance_split": _TRIALS,
 }
 
 __all__ = sorted(_EXPORTS)
@@ -65,6 +70,12 @@ if TYPE_CHECKING:
         effective_judges as effective_judges,
         krippendorff_alpha as krippendorff_alpha,
         panel_agreement as panel_agreement,
+    )
+    from openevals.trust.trials import (
+        TrialStats as TrialStats,
+        pass_at as pass_at,
+        pass_hat as pass_hat,
+        variance_split as variance_split,
     )
     # isort: on
 
