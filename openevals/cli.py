@@ -129,6 +129,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="record an evaluation still running after SECONDS as an error on its row",
     )
     run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="call no model: render every judge prompt, count its tokens and print the "
+        "estimated cost",
+    )
+    run.add_argument(
         "--calibration",
         action="append",
         default=[],
@@ -251,6 +257,7 @@ def _run(
     allow_empty: bool = False,
     eval_timeout: float | None = None,
     calibration: Sequence[str] = (),
+    dry_run: bool = False,
 ) -> int:
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
@@ -267,6 +274,8 @@ def _run(
     if not allow_empty:
         _refuse_empty(data)
     labels = _calibrations(calibration)
+    if dry_run:
+        return _dry_run(data, specs, model=model, concurrency=concurrency, target=target)
     interrupted = False
     try:
         result = evaluate(
@@ -318,6 +327,25 @@ def _run(
         return EXIT_INTERRUPTED
     if result.rows and result.summary["rows_with_errors"] == len(result.rows):
         return EXIT_ALL_FAILED
+    return EXIT_OK
+
+
+def _dry_run(
+    data: str, specs: Sequence[Any], *, model: str | None, concurrency: int, target: Any
+) -> int:
+    """Print what the run would cost (no model call, no target run)."""
+    from openevals.evaluation.estimate import estimate_run_cost
+
+    try:
+        found = estimate_run_cost(data, list(specs), model=model, concurrency=concurrency)
+    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
+        raise UsageError(str(exc)) from None
+    print(found)
+    if target is not None:
+        print(
+            "  note: the target was not run; the prompts hold the rows' own outputs (if any), "
+            "so the estimate is low by the length of the answers the target would write"
+        )
     return EXIT_OK
 
 
@@ -423,6 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 allow_empty=args.allow_empty,
                 eval_timeout=args.eval_timeout,
                 calibration=args.calibration,
+                dry_run=args.dry_run,
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate
