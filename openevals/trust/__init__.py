@@ -20,6 +20,7 @@ _CORRECTED = "openevals.trust.corrected"
 _RELIABILITY = "openevals.trust.reliability"
 _PANEL = "openevals.panel"
 _TRIALS = "openevals.trust.trials"
+_SEQUENTIAL = "openevals.trust.sequential"
 
 _EXPORTS: dict[str, str] = {
     "PPIEstimate": _PPI,
@@ -40,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "pass_at": _TRIALS,
     "pass_hat": _TRIALS,
     "variance_split": _TRIALS,
+    "SequentialTest": _SEQUENTIAL,
 }
 
 __all__ = sorted(_EXPORTS)
@@ -70,6 +72,9 @@ if TYPE_CHECKING:
         effective_judges as effective_judges,
         krippendorff_alpha as krippendorff_alpha,
         panel_agreement as panel_agreement,
+    )
+    from openevals.trust.sequential import (
+        SequentialTest as SequentialTest,
     )
     from openevals.trust.trials import (
         TrialStats as TrialStats,
