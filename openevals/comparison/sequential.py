@@ -116,6 +116,22 @@ def _plan(
     )
 
 
+def _prepared(
+    data: Any,
+    key: Any,
+    baseline: Any,
+    candidate: Any,
+    test: SequentialTest,
+    batch_size: Any,
+    max_rows: Any,
+    run_options: dict[str, Any] | None,
+) -> tuple[Generator[BatchRun, Any, SequentialComparison], dict[str, Any]]:
+    """The checked plan and the options of every batch run."""
+    options = {"progress": False, **(run_options or {})}
+    _checked(key, baseline, candidate, batch_size, max_rows, options)
+    return _plan(data, key, baseline, candidate, test, batch_size, max_rows), options
+
+
 def _checked(
     key: Any, baseline: Any, candidate: Any, batch_size: Any, max_rows: Any, options: Any
 ) -> None:
@@ -168,10 +184,10 @@ def sequential_compare(
     from openevals._drivers import drive
     from openevals.evaluation.runner import evaluate
 
-    options = {"progress": False, **(run_options or {})}
-    _checked(key, baseline, candidate, batch_size, max_rows, options)
     test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
-    plan = _plan(data, key, baseline, candidate, test, batch_size, max_rows)
+    plan, options = _prepared(
+        data, key, baseline, candidate, test, batch_size, max_rows, run_options
+    )
     return drive(plan, lambda run: evaluate(run.rows, evaluators, target=run.target, **options))
 
 
@@ -193,10 +209,10 @@ async def asequential_compare(
     from openevals._drivers import adrive
     from openevals.evaluation.runner import aevaluate
 
-    options = {"progress": False, **(run_options or {})}
-    _checked(key, baseline, candidate, batch_size, max_rows, options)
     test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
-    plan = _plan(data, key, baseline, candidate, test, batch_size, max_rows)
+    plan, options = _prepared(
+        data, key, baseline, candidate, test, batch_size, max_rows, run_options
+    )
     return await adrive(
         plan, lambda run: aevaluate(run.rows, evaluators, target=run.target, **options)
     )
