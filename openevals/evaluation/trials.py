@@ -95,7 +95,10 @@ def _salt(trial: Any, repeat: int) -> str:
 
 def _repeated(fn: Any, info: EvaluatorInfo | None, repeat: int) -> Any:
     """``fn`` run under the salted cache of its row's trial and of ``repeat``."""
-    signature = inspect.signature(fn)
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read: it takes every row field
+        signature = inspect.Signature([inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
     params = list(signature.parameters.values())
     takes_trial = "trial" in signature.parameters
     if not takes_trial:
