@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ReportData",
     "ReportSection",
+    "corrected_cells",
     "estimate_text",
     "histogram_bins",
     "json_text",
@@ -343,7 +344,7 @@ def _scores(aggregates: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]
                 "kind": "rate" if stats.get("type") == "boolean" else "numeric",
                 "count": stats.get("count", 0),
                 "ci": f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "-",
-                "corrected": _corrected(stats.get("corrected")),
+                "corrected": corrected_cells(stats.get("corrected")),
                 **{name: _num(stats.get(name)) for name in ("mean", "median", "min", "max")},
                 **{name: _num(stats.get(name)) for name in ("stdev", "sum")},
             }
@@ -351,7 +352,7 @@ def _scores(aggregates: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
-def _corrected(found: Mapping[str, Any] | None) -> dict[str, str] | None:
+def corrected_cells(found: Mapping[str, Any] | None) -> dict[str, str] | None:
     """The judge-corrected mean of a key (``EvaluationResult.corrected``), as text."""
     if not found:
         return None

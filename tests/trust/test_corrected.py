@@ -89,6 +89,8 @@ def test_summary_report_and_frames_show_it_beside_the_raw_figure(
     assert row["mean"] == pytest.approx(fixed.corrections["correct"].raw)
     assert "corrected_mean" not in run.to_pandas(aggregates=True).columns
     assert fixed.to_dict()["aggregates"]["correct"]["corrected"]["labelled"] == 120
+    assert "corrected by 120 labels" in fixed._repr_html_()
+    assert "corrected by" not in run._repr_html_()
 
 
 def test_calibration_file_round_trip(run: Any, report: Any, tmp_path: Path) -> None:
