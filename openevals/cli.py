@@ -129,6 +129,17 @@ def _build_parser() -> argparse.ArgumentParser:
         help="record an evaluation still running after SECONDS as an error on its row",
     )
     run.add_argument(
+        "--trials", type=int, default=1, metavar="K", help="run the target K times per row"
+    )
+    run.add_argument(
+        "--judge-repeats",
+        type=int,
+        default=1,
+        metavar="M",
+        help="ask every judge M times per output (pass@k, flaky rows and the app/judge noise "
+        "split are printed)",
+    )
+    run.add_argument(
         "--dry-run",
         action="store_true",
         help="call no model: render every judge prompt, count its tokens and print the "
@@ -258,6 +269,7 @@ def _run(
     eval_timeout: float | None = None,
     calibration: Sequence[str] = (),
     dry_run: bool = False,
+    trials: tuple[int, int] = (1, 1),
 ) -> int:
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
@@ -274,6 +286,7 @@ def _run(
     if not allow_empty:
         _refuse_empty(data)
     labels = _calibrations(calibration)
+    repeat = _trials(*trials)
     if dry_run:
         return _dry_run(data, specs, model=model, concurrency=concurrency, target=target)
     interrupted = False
@@ -291,6 +304,7 @@ def _run(
             engine=engine,
             ray_address=ray_address,
             eval_timeout=eval_timeout,
+            trials=repeat,
         )
     except EvaluationInterrupted as stop:
         result = stop.result
@@ -304,6 +318,9 @@ def _run(
         except ValueError as exc:
             raise UsageError(f"--calibration: {exc}") from None
     print_summary(result)
+    if repeat is not None and not interrupted:
+        for stats in result.trial_stats().values():
+            print(stats)
     failures = [
         (row["index"], name, entry.get("error") or {})
         for row in (result.rows if result.summary["pairs"]["failed"] else ())
@@ -347,6 +364,19 @@ def _dry_run(
             "so the estimate is low by the length of the answers the target would write"
         )
     return EXIT_OK
+
+
+def _trials(trials: int, judge_repeats: int) -> Any:
+    """``--trials`` / ``--judge-repeats`` as ``evaluate``'s ``trials=`` (``None`` for 1 and 1)."""
+    from openevals.evaluation.trials import Trials
+
+    if (trials, judge_repeats) == (1, 1):
+        return None
+    try:
+        return Trials(trials=trials, judge_repeats=judge_repeats)
+    except ValueError as exc:
+        flag = "--judge-repeats" if "judge_repeats" in str(exc) else "--trials"
+        raise UsageError(f"{flag} must be >= 1") from None
 
 
 def _calibrations(paths: Sequence[str]) -> list[Any]:
@@ -452,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 eval_timeout=args.eval_timeout,
                 calibration=args.calibration,
                 dry_run=args.dry_run,
+                trials=(args.trials, args.judge_repeats),
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate

@@ -58,7 +58,10 @@ def test_paired_labels_turn_an_apparent_gain_into_a_regression(runs: tuple[Any, 
     assert item.corrected == expected
     assert item.difference == pytest.approx(judge.mean())  # the raw figure stays beside it
     assert item.corrected.high < 0 and item.verdict == "regressed"
-    assert fixed.failures() and "correct: significant regression, judge-corrected" in fixed.failures()[0]
+    assert (
+        fixed.failures()
+        and "correct: significant regression, judge-corrected" in fixed.failures()[0]
+    )
     assert "judge-corrected difference" in str(fixed)
     assert fixed.to_dict()["keys"][0]["corrected"]["n_labelled"] == 300
 

@@ -167,3 +167,20 @@ def test_bad_trials_are_refused() -> None:
     with pytest.raises(ValueError, match="no trials"):
         plain.trial_stats()
     assert json.dumps(evaluate(_rows(), [_judge], trials=1, progress=False).summary, default=str)
+
+
+def test_cli_trials_print_the_trial_figures(tmp_path: Path, capsys: Any) -> None:
+    from openevals.cli import main
+
+    data = tmp_path / "rows.jsonl"
+    rows = [
+        {"id": f"r{i}", "outputs": "a", "reference_outputs": "a" if i % 2 else "b"}
+        for i in range(6)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    status = main(["run", str(data), "-e", "exact_match", "--trials", "3", "--no-progress"])
+    out = capsys.readouterr().out
+    assert status == 0 and "6 rows x 3 trials x 1 judge repeats" in out
+    assert "pass@3 0.500" in out and "flaky rows 0 of 6" in out
+    assert main(["run", str(data), "-e", "exact_match", "--judge-repeats", "0"]) == 2
+    assert "--judge-repeats must be >= 1" in capsys.readouterr().err
