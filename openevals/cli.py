@@ -164,6 +164,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from openevals.comparison.cli import add_parser as add_compare_parser
 
     add_compare_parser(sub)
+    from openevals.audit.cli import add_parser as add_audit_parser
+
+    add_audit_parser(sub)
 
     demo = sub.add_parser("demo", help="run the offline sample in examples/")
     demo.add_argument("--report", metavar="FILE", help="report path (default: a temp dir)")
@@ -233,6 +236,13 @@ def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
     if not callable(fn):
         raise UsageError(f"{option}: {show(module_name)} has no function {show(attr)}")
     return fn  # type: ignore[no-any-return]
+
+
+def _judge_of(args: argparse.Namespace) -> Any:
+    """``--judge-function MODULE:FUNCTION`` loaded, else the ``--judge`` spec (a str)."""
+    if args.judge_function:
+        return _load_target(args.judge_function, "--judge-function")
+    return args.judge
 
 
 def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
@@ -487,12 +497,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate
 
-            judge = (
-                _load_target(args.judge_function, "--judge-function")
-                if args.judge_function
-                else args.judge
-            )
-            return run_calibrate(args, judge, UsageError)
+            return run_calibrate(args, _judge_of(args), UsageError)
+        if args.command == "audit":
+            from openevals.audit.cli import run_audit
+
+            return run_audit(args, _judge_of(args), UsageError)
         if args.command == "compare":
             from openevals.comparison.cli import run_compare
 

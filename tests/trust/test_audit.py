@@ -170,3 +170,24 @@ def test_transforms_are_deterministic_and_keep_the_content() -> None:
 def test_bad_options_name_the_parameter(kwargs: Any, error: Any, match: str) -> None:
     with pytest.raises(error, match=match):
         audit_judge(ROWS, PLANTED["length"], progress=False, **kwargs)
+
+
+def test_cli_audit_gates_on_a_biased_judge(tmp_path: Path, capsys: Any) -> None:
+    import json
+
+    from openevals.cli import main
+
+    data = tmp_path / "rows.jsonl"
+    rows = [
+        {"id": f"r{i}", "outputs": f"{'right' if i % 2 else 'wrong'} answer {i}."}
+        for i in range(40)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    base = ["audit", str(data), "--no-progress", "--fail-on-bias"]
+    out_json = tmp_path / "audit.json"
+    status = main([*base, "--judge-function", "tests.trust.judges:wordy", "--json", str(out_json)])
+    captured = capsys.readouterr()
+    assert status == 1 and "bias: length" in captured.err and "Judge audit: 40 rows" in captured.out
+    assert json.loads(out_json.read_text())["tests"][0]["verdict"] == "biased"
+    assert main([*base, "--judge-function", "tests.trust.judges:fair", "--test", "length"]) == 0
+    assert main([*base, "--judge-function", "tests.trust.judges:fair", "--test", "nope"]) == 2
