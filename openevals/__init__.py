@@ -87,7 +87,10 @@ _EXPORTS: dict[str, str] = {
     "create_async_trajectory_llm_as_judge": "openevals.trajectory.llm",
     "create_rubric_judge": "openevals.rubric",
     "create_async_rubric_judge": "openevals.rubric",
+    "create_judge_panel": "openevals.panel",
+    "create_async_judge_panel": "openevals.panel",
     "evaluate": "openevals.evaluation.runner",
+    "Trials": "openevals.evaluation.trials",
     "aevaluate": "openevals.evaluation.runner",
     "compare": "openevals.comparison.paired",
     "acompare": "openevals.comparison.paired",
@@ -102,6 +105,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.runner import (
         aevaluate as aevaluate,
         evaluate as evaluate,
+    )
+    from openevals.evaluation.trials import (
+        Trials as Trials,
     )
     from openevals.exact import (
         exact_match as exact_match,
@@ -118,6 +124,10 @@ if TYPE_CHECKING:
     from openevals.pairwise.judge import (
         create_async_pairwise_llm_as_judge as create_async_pairwise_llm_as_judge,
         create_pairwise_llm_as_judge as create_pairwise_llm_as_judge,
+    )
+    from openevals.panel import (
+        create_async_judge_panel as create_async_judge_panel,
+        create_judge_panel as create_judge_panel,
     )
     from openevals.rubric import (
         create_async_rubric_judge as create_async_rubric_judge,

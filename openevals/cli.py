@@ -129,6 +129,31 @@ def _build_parser() -> argparse.ArgumentParser:
         help="record an evaluation still running after SECONDS as an error on its row",
     )
     run.add_argument(
+        "--trials", type=int, default=1, metavar="K", help="run the target K times per row"
+    )
+    run.add_argument(
+        "--judge-repeats",
+        type=int,
+        default=1,
+        metavar="M",
+        help="ask every judge M times per output (pass@k, flaky rows and the app/judge noise "
+        "split are printed)",
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="call no model: render every judge prompt, count its tokens and print the "
+        "estimated cost",
+    )
+    run.add_argument(
+        "--calibration",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="human labels with the judge's scores (`openevals calibrate --json FILE`): also "
+        "show the judge-corrected mean of that key (repeatable)",
+    )
+    run.add_argument(
         "--engine", choices=("local", "ray"), default="local", help="where rows run (default local)"
     )
     run.add_argument(
@@ -139,6 +164,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from openevals.comparison.cli import add_parser as add_compare_parser
 
     add_compare_parser(sub)
+    from openevals.audit.cli import add_parser as add_audit_parser
+
+    add_audit_parser(sub)
 
     demo = sub.add_parser("demo", help="run the offline sample in examples/")
     demo.add_argument("--report", metavar="FILE", help="report path (default: a temp dir)")
@@ -210,6 +238,13 @@ def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
     return fn  # type: ignore[no-any-return]
 
 
+def _judge_of(args: argparse.Namespace) -> Any:
+    """``--judge-function MODULE:FUNCTION`` loaded, else the ``--judge`` spec (a str)."""
+    if args.judge_function:
+        return _load_target(args.judge_function, "--judge-function")
+    return args.judge
+
+
 def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
     """For ``--output x.parquet``: the table to write at the end and the run's JSONL record
     (``x.parquet.jsonl``); otherwise ``(None, output)``."""
@@ -242,6 +277,9 @@ def _run(
     ray_address: str | None = None,
     allow_empty: bool = False,
     eval_timeout: float | None = None,
+    calibration: Sequence[str] = (),
+    dry_run: bool = False,
+    trials: tuple[int, int] = (1, 1),
 ) -> int:
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
@@ -257,6 +295,10 @@ def _run(
         raise UsageError(str(exc)) from None
     if not allow_empty:
         _refuse_empty(data)
+    labels = _calibrations(calibration)
+    repeat = _trials(*trials)
+    if dry_run:
+        return _dry_run(data, specs, model=model, concurrency=concurrency, target=target)
     interrupted = False
     try:
         result = evaluate(
@@ -272,6 +314,7 @@ def _run(
             engine=engine,
             ray_address=ray_address,
             eval_timeout=eval_timeout,
+            trials=repeat,
         )
     except EvaluationInterrupted as stop:
         result = stop.result
@@ -279,7 +322,15 @@ def _run(
         print("Interrupted: keeping the finished work.", file=sys.stderr)
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
         raise UsageError(str(exc)) from None
+    for found in labels:
+        try:
+            result = result.corrected(found)
+        except ValueError as exc:
+            raise UsageError(f"--calibration: {exc}") from None
     print_summary(result)
+    if repeat is not None and not interrupted:
+        for stats in result.trial_stats().values():
+            print(stats)
     failures = [
         (row["index"], name, entry.get("error") or {})
         for row in (result.rows if result.summary["pairs"]["failed"] else ())
@@ -304,6 +355,48 @@ def _run(
     if result.rows and result.summary["rows_with_errors"] == len(result.rows):
         return EXIT_ALL_FAILED
     return EXIT_OK
+
+
+def _dry_run(
+    data: str, specs: Sequence[Any], *, model: str | None, concurrency: int, target: Any
+) -> int:
+    """Print what the run would cost (no model call, no target run)."""
+    from openevals.evaluation.estimate import estimate_run_cost
+
+    try:
+        found = estimate_run_cost(data, list(specs), model=model, concurrency=concurrency)
+    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
+        raise UsageError(str(exc)) from None
+    print(found)
+    if target is not None:
+        print(
+            "  note: the target was not run; the prompts hold the rows' own outputs (if any), "
+            "so the estimate is low by the length of the answers the target would write"
+        )
+    return EXIT_OK
+
+
+def _trials(trials: int, judge_repeats: int) -> Any:
+    """``--trials`` / ``--judge-repeats`` as ``evaluate``'s ``trials=`` (``None`` for 1 and 1)."""
+    from openevals.evaluation.trials import Trials
+
+    if (trials, judge_repeats) == (1, 1):
+        return None
+    try:
+        return Trials(trials=trials, judge_repeats=judge_repeats)
+    except ValueError as exc:
+        flag = "--judge-repeats" if "judge_repeats" in str(exc) else "--trials"
+        raise UsageError(f"{flag} must be >= 1") from None
+
+
+def _calibrations(paths: Sequence[str]) -> list[Any]:
+    """The ``--calibration`` files, read before any model call (a bad one is a usage error)."""
+    from openevals.trust.labels import load_calibration
+
+    try:
+        return [load_calibration(path) for path in paths]
+    except ValueError as exc:
+        raise UsageError(f"--calibration: {exc}") from None
 
 
 def _refuse_empty(data: str) -> None:
@@ -397,16 +490,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ray_address=args.ray_address,
                 allow_empty=args.allow_empty,
                 eval_timeout=args.eval_timeout,
+                calibration=args.calibration,
+                dry_run=args.dry_run,
+                trials=(args.trials, args.judge_repeats),
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate
 
-            judge = (
-                _load_target(args.judge_function, "--judge-function")
-                if args.judge_function
-                else args.judge
-            )
-            return run_calibrate(args, judge, UsageError)
+            return run_calibrate(args, _judge_of(args), UsageError)
+        if args.command == "audit":
+            from openevals.audit.cli import run_audit
+
+            return run_audit(args, _judge_of(args), UsageError)
         if args.command == "compare":
             from openevals.comparison.cli import run_compare
 

@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 # not a map of other modules' names.
 MAPPED_PACKAGES = (
     "openevals",
+    "openevals.audit",
     "openevals.calibration",
     "openevals.code",
     "openevals.code.e2b",
@@ -41,6 +42,7 @@ MAPPED_PACKAGES = (
     "openevals.testing",
     "openevals.text",
     "openevals.trajectory",
+    "openevals.trust",
 )
 
 

@@ -141,7 +141,8 @@ class CalibrationReport:
         return format_report(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """The figures, the confusion matrix and the disagreements as plain JSON-ready data."""
+        """The figures, the confusion matrix, the disagreements and every compared row's two
+        verdicts (``rows``: what a corrected estimate reads back) as plain JSON-ready data."""
         agreement = self.agreement
         figures = {name: est.as_dict() for name, est in figures_of(agreement)}
         out: dict[str, Any] = {
@@ -154,6 +155,7 @@ class CalibrationReport:
             "figures": figures,
             "notes": list(self.notes) + list(agreement.notes),
             "disagreements": [_row_dict(r) for r in self.disagreements],
+            "rows": [{"id": r.id, "human": r.human, "judge": r.judge} for r in self.rows],
             "failed": [{"index": f.index, "id": f.id, "error": f.error} for f in self.failed],
         }
         if isinstance(agreement, CategoricalAgreement):

@@ -27,6 +27,9 @@ _EXPORTS: dict[str, str] = {
     "KeyComparison": _COMPARE,
     "ChangedRow": _COMPARE,
     "assert_no_regression": _GATE,
+    "sequential_compare": "openevals.comparison.sequential",
+    "asequential_compare": "openevals.comparison.sequential",
+    "SequentialComparison": "openevals.comparison.sequential",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -43,6 +46,11 @@ if TYPE_CHECKING:
     )
     from openevals.comparison.head_to_head import HeadToHead as HeadToHead
     from openevals.comparison.gate import assert_no_regression as assert_no_regression
+    from openevals.comparison.sequential import (
+        SequentialComparison as SequentialComparison,
+        asequential_compare as asequential_compare,
+        sequential_compare as sequential_compare,
+    )
     # isort: on
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

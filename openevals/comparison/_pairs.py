@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import ERROR, NAN, VALUE, KeyScores, RunScores, row_details
+from openevals.comparison.corrected import PairCalibration, corrected_difference
 from openevals.comparison.paired import (
     ChangedRow,
     Comparison,
@@ -54,7 +55,9 @@ def _excluded(sb: Any, sc: Any) -> dict[str, int]:
 
 
 def _holm(items: list[KeyComparison], alpha: float, min_effect: float) -> tuple[KeyComparison, ...]:
-    adjusted = stats.holm([k.p_value for k in items])
+    adjusted = stats.holm(
+        [k.p_value if k.corrected is None else k.corrected.p_value for k in items]
+    )
     return tuple(
         replace(k, p_adjusted=p, verdict=verdict(k, p, alpha, min_effect))
         for k, p in zip(items, adjusted, strict=True)
@@ -75,6 +78,7 @@ def build(
     resamples: int,
     max_rows: int,
     judged: bool = False,
+    calibration: PairCalibration | None = None,
 ) -> Comparison:
     import numpy as np
 
@@ -135,6 +139,8 @@ def build(
             "the runs have no feedback key in common to compare (baseline: "
             f"{show(sorted(base.keys))}, candidate: {show(sorted(cand.keys))})"
         )
+    if calibration is not None:
+        items = _corrected(items, calibration, pairs, alpha)
     compared = _holm(items, alpha, min_effect)
     groups: dict[str, tuple[KeyComparison, ...]] = {}
     if group_by is not None:
@@ -190,6 +196,31 @@ def build(
         seed=seed,
         notes=tuple(notes),
     )
+
+
+def _corrected(
+    items: list[KeyComparison],
+    calibration: PairCalibration,
+    pairs: dict[str, tuple[Any, Any, Any]],
+    alpha: float,
+) -> list[KeyComparison]:
+    """``items`` with the calibrated key's corrected difference (its verdict then uses it)."""
+    compared = [k.key for k in items]
+    key = calibration.key
+    if key is None and len(compared) == 1:
+        key = compared[0]
+    if key not in compared:
+        raise ValueError(
+            f"`calibration` is of key {show(key)}, which is not among the compared keys {compared}"
+            if key is not None
+            else f"`calibration` does not name its key; compare one key (`keys=`) of {compared}"
+        )
+    vb, vc, both = pairs[key]
+    differences = (vc - vb)[both]
+    if len(differences) < 2:
+        raise ValueError(f"key {show(key)} has {len(differences)} paired row(s); need 2")
+    found = corrected_difference(calibration, differences, 1.0 - alpha)
+    return [replace(k, corrected=found) if k.key == key else k for k in items]
 
 
 def _errors_as_keys(run: RunScores, other: RunScores) -> None:

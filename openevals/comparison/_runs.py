@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from openevals._repr import PATH_LIMIT, show
+from openevals.trust.trials import REPEAT, TRIAL
 
 __all__ = [
     "ERROR",
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 MISSING, VALUE, NAN, ERROR = 0, 1, 2, 3
+_TRIAL_ID = re.compile(rf"(.*){re.escape(TRIAL)}\d+$", re.DOTALL)
 
 
 def _set(items: array[Any], pos: int, value: Any, fill: Any = -1) -> None:
@@ -47,6 +49,8 @@ class KeyScores:
     states: array[int] = field(default_factory=lambda: array("b"))
     kinds: set[str] = field(default_factory=set)
     evaluator: str = ""
+    counts: dict[int, int] = field(default_factory=dict)
+    """Positions holding a sum of several scores (trials, judge repeats) -> how many."""
 
     def put(self, pos: int, state: int, value: float = math.nan) -> None:
         _set(self.values, pos, value, math.nan)
@@ -71,8 +75,15 @@ class RunScores:
     """evaluator -> byte offset of each row's last ``eval`` line, by position."""
     skipped: list[tuple[int, str]] = field(default_factory=list)
     """A file's corrupt lines before its last one: (line number, why), in file order."""
+    clustered: bool = False
+    """A run with ``trials=``: rows ``<id>@trial<t>`` are one row (their mean), as are judge
+    repeats ``<evaluator>@repeat<j>``, so a comparison treats each data row as one cluster."""
 
     def position(self, row_id: str) -> int:
+        found = _TRIAL_ID.match(row_id)
+        if found is not None:
+            row_id = found.group(1)
+            self.clustered = True
         pos = self.ids.get(row_id)
         if pos is None:
             pos = self.ids[row_id] = len(self.ids)
@@ -112,12 +123,22 @@ class RunScores:
             if pos == len(scores.states):  # the usual case: rows arrive in order
                 scores.values.append(value)
                 scores.states.append(VALUE)
+            elif (self.clustered or REPEAT in evaluator) and scores.states[pos] == VALUE:
+                scores.values[pos] += value  # another trial or repeat of the same row
+                scores.counts[pos] = scores.counts.get(pos, 1) + 1
             else:
                 scores.put(pos, VALUE, value)
         return pos
 
     def finish(self) -> None:
-        """Failed evaluations mark every key of their evaluator as an error on that row."""
+        """Sums of trials and repeats become means (of booleans: rates, so the key is then
+        continuous); failed evaluations mark every key of their evaluator as an error on that
+        row."""
+        for scores in self.keys.values():
+            for pos, count in scores.counts.items():
+                scores.values[pos] /= count
+            if self.clustered and scores.kinds == {"boolean"}:
+                scores.kinds = {"continuous"}
         for scores in self.keys.values():
             for pos in self.errors.get(scores.evaluator, ()):
                 if pos >= len(scores.states) or scores.states[pos] == MISSING:

@@ -41,6 +41,15 @@ def add_parser(sub: Any) -> None:
     cmp.add_argument(
         "--lower-is-better", action="append", default=[], metavar="KEY", help="repeatable"
     )
+    cmp.add_argument(
+        "--calibration",
+        action="append",
+        default=[],
+        metavar="SIDE=FILE",
+        help="human labels with the judge's scores on a run's outputs (`openevals calibrate "
+        "--json`), as baseline=FILE and candidate=FILE: the key's verdict and gate use the "
+        "judge-corrected difference",
+    )
 
 
 def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
@@ -60,6 +69,7 @@ def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
             seed=args.seed,
             test="sign" if args.sign_test else "auto",
             lower_is_better=args.lower_is_better,
+            calibration=_calibration(args.calibration),
         )
         tripped = failures(
             comparison, fail_on_regression=args.fail_on_regression, max_drop=max_drop
@@ -72,6 +82,25 @@ def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
     for line in tripped:
         print(f"gate: {line}", file=sys.stderr)
     return 1 if tripped else 0
+
+
+def _calibration(items: list[str]) -> dict[str, str] | None:
+    """``["baseline=FILE", "candidate=FILE"]`` as compare's ``calibration=`` (None if empty)."""
+    from openevals._repr import show
+
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        side, sep, path = item.partition("=")
+        if not sep or side not in ("baseline", "candidate") or not path or side in out:
+            raise ValueError(
+                f"--calibration expects baseline=FILE and candidate=FILE, once each; got {show(item)}"
+            )
+        out[side] = path
+    if len(out) != 2:
+        raise ValueError("--calibration needs both baseline=FILE and candidate=FILE")
+    return out
 
 
 def _print(comparison: Any) -> None:

@@ -53,7 +53,14 @@ def failures(
                 "look for scores near the float range's ends or infinite ones"
             )
             continue
-        if fail_on_regression and item.verdict == "regressed":
+        if fail_on_regression and item.verdict == "regressed" and item.corrected is not None:
+            fixed = item.corrected
+            out.append(
+                f"{item.key}: significant regression, judge-corrected difference "
+                f"{fixed.value:+.4g} [{fixed.low:+.3g}, {fixed.high:+.3g}] (raw {item.difference:+.4g}, "
+                f"adjusted p {item.p_adjusted:.3g})"
+            )
+        elif fail_on_regression and item.verdict == "regressed":
             out.append(
                 f"{item.key}: significant regression, {item.baseline_mean:.4g} -> "
                 f"{item.candidate_mean:.4g} (difference {item.difference:+.4g}, adjusted p "

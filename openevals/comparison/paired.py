@@ -55,10 +55,14 @@ class KeyComparison:
     flips_to_pass: int = 0
     excluded: Mapping[str, int] = field(default_factory=dict)
     """Rows left out of the pairs, by reason."""
+    corrected: Any = None
+    """With ``calibration=``: the judge-corrected difference
+    (:class:`~openevals.trust.ppi.PPIEstimate`), on which the verdict is then decided."""
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__} | {
-            "excluded": dict(self.excluded)
+            "excluded": dict(self.excluded),
+            "corrected": None if self.corrected is None else self.corrected.as_dict(),
         }
 
 
@@ -275,6 +279,7 @@ def compare(
     max_rows: int = 50,
     judge: Any = None,
     judge_options: Mapping[str, Any] | None = None,
+    calibration: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Compare ``candidate`` with ``baseline`` on the rows both scored (paired by row id).
 
@@ -299,6 +304,11 @@ def compare(
             (``comparison.head_to_head``: the candidate's win rate with its interval and the
             order-flip rate). ``judge_options``: ``concurrency``, ``cache``, ``output``,
             ``progress``, ``retry_errors`` for that run.
+        calibration: ``{"baseline": ..., "candidate": ...}``, human labels with the judge's
+            scores on each run's outputs (a :func:`~openevals.calibration.calibrate` report or
+            its ``--json`` file): the calibrated key also gets the judge-corrected difference
+            (prediction-powered inference, :mod:`openevals.comparison.corrected`) and its
+            verdict, and so the gate, is decided on that interval.
 
     Raises:
         ValueError / TypeError: bad options; a file that is not a run's output; runs with no
@@ -322,6 +332,7 @@ def compare(
         max_rows=max_rows,
         judge=judge,
         judge_options=judge_options,
+        calibration=calibration,
     )
     return drive(flow, lambda step: evaluate(step.rows, [step.judge], **step.options))
 
@@ -341,6 +352,7 @@ async def acompare(
     max_rows: int = 50,
     judge: Any = None,
     judge_options: Mapping[str, Any] | None = None,
+    calibration: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Async twin of :func:`compare`: head-to-head judging runs through ``aevaluate``."""
     from openevals._drivers import adrive
@@ -360,6 +372,7 @@ async def acompare(
         max_rows=max_rows,
         judge=judge,
         judge_options=judge_options,
+        calibration=calibration,
     )
     return await adrive(flow, lambda step: aevaluate(step.rows, [step.judge], **step.options))
 
@@ -382,9 +395,11 @@ def _flow(
     max_rows: int,
     judge: Any,
     judge_options: Mapping[str, Any] | None,
+    calibration: Mapping[str, Any] | None,
 ) -> Generator[Any, Any, Comparison]:
     """The comparison as a flow: it yields one :class:`JudgeRun` when ``judge`` is given."""
     from openevals.comparison._pairs import build
+    from openevals.comparison.corrected import pair_calibration
     from openevals.comparison.head_to_head import JudgeRun, judge_rows, summarize
 
     _check_options(
@@ -416,6 +431,7 @@ def _flow(
         raise TypeError(
             f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {show(judge)}"
         )
+    calibrated = pair_calibration(calibration)
     base = read_run(baseline, "baseline", group_by)
     cand = read_run(candidate, "candidate", group_by)
     for run in (base, cand):
@@ -434,6 +450,7 @@ def _flow(
         resamples=resamples,
         max_rows=max_rows,
         judged=judge is not None,
+        calibration=calibrated,
     )
     corrupt = skipped_notes(base) + skipped_notes(cand)
     if corrupt:
@@ -534,6 +551,10 @@ def finite_statistics(item: KeyComparison) -> bool:
 def verdict(item: KeyComparison, adjusted: float, alpha: float, min_effect: float) -> str:
     if item.n and not finite_statistics(item):
         return stats.NOT_FINITE
+    if item.corrected is not None:
+        from openevals.comparison.corrected import corrected_verdict
+
+        return corrected_verdict(item.corrected, adjusted, alpha, min_effect, item.higher_is_better)
     if item.n and adjusted < alpha and item.difference:
         better = (item.difference > 0) == item.higher_is_better
         return "improved" if better else "regressed"

@@ -64,6 +64,8 @@ def text_table(comparison: Comparison) -> str:
                 f"{item.key}: underpowered: {item.n} pairs detect differences of "
                 f"{item.detectable:.3g} or more (alpha {comparison.alpha}, 80% power)"
             )
+        if item.corrected is not None:
+            lines.append(corrected_text(item))
         if item.flips_to_fail or item.flips_to_pass:
             lines.append(
                 f"{item.key}: {item.flips_to_fail} pass -> fail, {item.flips_to_pass} fail -> pass"
@@ -75,6 +77,15 @@ def text_table(comparison: Comparison) -> str:
     if comparison.head_to_head is not None:
         lines.append(head_to_head_text(comparison.head_to_head))
     return "\n".join(lines)
+
+
+def corrected_text(item: KeyComparison) -> str:
+    """The judge-corrected difference of a calibrated key, as one line."""
+    c = item.corrected
+    return (
+        f"{item.key}: judge-corrected difference {c.value:+.4g} [{c.low:+.3g}, {c.high:+.3g}] "
+        f"({c.method}, {c.n_labelled} human labels, p {c.p_value:.3g}); the verdict uses it"
+    )
 
 
 def head_to_head_text(h2h: Any) -> str:
@@ -157,6 +168,7 @@ def render(comparison: Comparison, *, title: str = "openevals comparison") -> st
             "detectable": _num(k.detectable, 3),
             "flips": (k.flips_to_fail, k.flips_to_pass),
             "excluded": dict(k.excluded),
+            "corrected": None if k.corrected is None else corrected_text(k),
         }
         for k in comparison.keys
     ]

@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "EvaluationResult": "openevals.evaluation.result",
     "EvaluationInterrupted": "openevals.evaluation.result",
     "EvaluatorSpec": "openevals.evaluation.spec",
+    "Trials": "openevals.evaluation.trials",
     "SQLiteJudgeCache": "openevals.evaluation.cache",
     "default_cache_path": "openevals.evaluation.cache",
     "load_rows": "openevals.evaluation.data",
@@ -84,6 +85,9 @@ if TYPE_CHECKING:
     )
     from openevals.evaluation.spec import (
         EvaluatorSpec as EvaluatorSpec,
+    )
+    from openevals.evaluation.trials import (
+        Trials as Trials,
     )
     from openevals.comparison.paired import (
         Comparison as Comparison,

@@ -208,6 +208,29 @@ def to_pandas(result: EvaluationResult, *, wide: bool = False) -> Any:
         return pd.DataFrame(columns, columns=names)
 
 
+_AGGREGATE_COLUMNS = ("key", "type", "n", "mean", "ci_low", "ci_high")
+_CORRECTED_COLUMNS = ("corrected_mean", "corrected_low", "corrected_high", "labelled")
+
+
+def aggregates_frame(result: EvaluationResult) -> Any:
+    """One row per feedback key: ``n``, ``mean`` and its interval, and with corrected figures
+    (:meth:`EvaluationResult.corrected`) the ``corrected_*`` columns and the ``labelled`` count
+    beside them (empty for keys without a correction)."""
+    pd = require("pandas", "pandas", "EvaluationResult.to_pandas(aggregates=True)")
+    corrected = any("corrected" in stats for stats in result.aggregates.values())
+    names = [*_AGGREGATE_COLUMNS, *(_CORRECTED_COLUMNS if corrected else ())]
+    records = []
+    for key, stats in result.aggregates.items():
+        ci = stats.get("ci95") or [None, None]
+        record = [key, stats.get("type"), stats.get("count", 0), stats.get("mean"), *ci]
+        if corrected:
+            fixed = stats.get("corrected") or {}
+            low, high = fixed.get("ci") or [None, None]
+            record += [fixed.get("mean"), low, high, fixed.get("labelled")]
+        records.append(record)
+    return pd.DataFrame(records, columns=names)
+
+
 # --------------------------------------------------------------------------- typed columns
 
 

@@ -33,7 +33,11 @@ _RESULT = """\
 <th>min</th><th>max</th></tr></thead>
 <tbody>{% for s in scores %}
 <tr><td style="text-align:left">{{ s.key }}</td><td>{{ s.count }}</td><td>{{ s.mean }}</td>
-<td>{{ s.ci }}</td><td>{{ s.min }}</td><td>{{ s.max }}</td></tr>{% endfor %}
+<td>{{ s.ci }}</td><td>{{ s.min }}</td><td>{{ s.max }}</td></tr>
+{%- if s.corrected %}
+<tr><td style="text-align:left">&nbsp;&nbsp;corrected by {{ s.corrected.labelled }} labels</td>
+<td></td><td>{{ s.corrected.mean }}</td><td>{{ s.corrected.ci }}</td><td></td><td></td></tr>
+{%- endif %}{% endfor %}
 </tbody></table>{% else %}<p>No scores.</p>{% endif %}
 {% if groups %}<p>{{ groups }} groups: see <code>.by_group</code> or
 <code>.show_report()</code>.</p>{% endif %}
@@ -91,7 +95,10 @@ def _ci(interval: Any) -> str:
 
 
 def result_summary_html(result: EvaluationResult) -> str:
-    """The summary table of ``result``: rows, failures, time, cost and one line per score."""
+    """The summary table of ``result``: rows, failures, time, cost and one line per score (and
+    its judge-corrected mean, after ``result.corrected``)."""
+    from openevals.evaluation.report import corrected_cells
+
     summary = result.summary
     scores = [
         {
@@ -101,6 +108,7 @@ def result_summary_html(result: EvaluationResult) -> str:
             "ci": _ci(stats.get("ci95")),
             "min": _num(stats.get("min")),
             "max": _num(stats.get("max")),
+            "corrected": corrected_cells(stats.get("corrected")),
         }
         for key, stats in result.aggregates.items()
     ]

@@ -220,19 +220,28 @@ def summary_table(result: EvaluationResult) -> Any:
 
     scores = Table(title="Scores", title_justify="left", header_style="bold")
     scores.add_column("feedback key", overflow="fold")
-    for column in ("n", "mean", "95% CI", "median", "min", "max", "stdev"):
+    corrected = any("corrected" in stats for stats in result.aggregates.values())
+    extra = ("corrected", "corrected CI") if corrected else ()
+    for column in ("n", "mean", "95% CI", *extra, "median", "min", "max", "stdev"):
         scores.add_column(column, justify="right", no_wrap=True)
     for key, stats in result.aggregates.items():
         if stats.get("count", 0) == 0:
-            scores.add_row(key, "0", "-", "-", "-", "-", "-", "-")
+            scores.add_row(key, "0", *(["-"] * (6 + len(extra))))
             continue
         low, high = stats["ci95"]
         label = f"{key} (rate)" if stats.get("type") == "boolean" else key
+        fixed = stats.get("corrected")
+        beside = (
+            (_fmt(fixed["mean"]), f"[{fixed['ci'][0]:.3f}, {fixed['ci'][1]:.3f}]")
+            if fixed
+            else ("-", "-")
+        )
         scores.add_row(
             label,
             str(stats["count"]),
             _fmt(stats["mean"]),
             f"[{low:.3f}, {high:.3f}]",
+            *(beside if corrected else ()),
             _fmt(stats["median"]),
             _fmt(stats["min"]),
             _fmt(stats["max"]),

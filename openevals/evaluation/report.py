@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ReportData",
     "ReportSection",
+    "corrected_cells",
     "estimate_text",
     "histogram_bins",
     "json_text",
@@ -62,12 +63,14 @@ class ReportSection:
     """One optional section of the report, made by the package that owns its data.
 
     Attributes:
-        kind: which block of the template shows it: ``"calibration"`` (at most one per report)
-            or ``"pairwise"`` (one per pairwise evaluator).
+        kind: which block of the template shows it: ``"calibration"`` (at most one per report),
+            ``"pairwise"`` (one per pairwise evaluator), ``"audit"`` (a judge audit, from
+            :mod:`openevals.audit.report`) or ``"trials"`` (repeated trials, from
+            :mod:`openevals.trust.report_section`).
         values: plain, pre-formatted values for that block (the template autoescapes them).
     """
 
-    kind: Literal["calibration", "pairwise"]
+    kind: Literal["calibration", "pairwise", "audit", "trials"]
     values: Mapping[str, Any]
 
 
@@ -139,6 +142,8 @@ def render_report(
             rows_total=len(result.rows),
             calibration=calibration[0] if calibration else None,
             pairwise=[s.values for s in sections if s.kind == "pairwise"],
+            audit=[s.values for s in sections if s.kind == "audit"],
+            trials=[s.values for s in sections if s.kind == "trials"],
         )
     )
 
@@ -339,11 +344,25 @@ def _scores(aggregates: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]
                 "kind": "rate" if stats.get("type") == "boolean" else "numeric",
                 "count": stats.get("count", 0),
                 "ci": f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "-",
+                "corrected": corrected_cells(stats.get("corrected")),
                 **{name: _num(stats.get(name)) for name in ("mean", "median", "min", "max")},
                 **{name: _num(stats.get(name)) for name in ("stdev", "sum")},
             }
         )
     return out
+
+
+def corrected_cells(found: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """The judge-corrected mean of a key (``EvaluationResult.corrected``), as text."""
+    if not found:
+        return None
+    low, high = found["ci"]
+    return {
+        "mean": _num(found["mean"]),
+        "ci": f"[{_num(low)}, {_num(high)}]",
+        "labelled": str(found["labelled"]),
+        "confidence": str(round(found["confidence"] * 100)),
+    }
 
 
 def _evaluator_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -49,6 +49,8 @@ class EvaluationResult:
     histograms: dict[str, Sequence[float]] = field(default_factory=dict, repr=False)
     pairwise: dict[str, Any] = field(default_factory=dict, repr=False)
     """With ``systems=``: evaluator name -> :class:`~openevals.evaluation.pairwise.PairwiseSummary`."""
+    corrections: dict[str, Any] = field(default_factory=dict, repr=False)
+    """After :meth:`corrected`: feedback key -> :class:`~openevals.trust.corrected.CorrectedMean`."""
 
     def to_jsonl(self, path: str | os.PathLike[str] | None = None) -> str | None:
         """The rows as JSON Lines: written to ``path`` (returns ``None``), or returned as a str."""
@@ -93,17 +95,42 @@ class EvaluationResult:
         target.write_text(html, encoding="utf-8", errors="backslashreplace")
         return target
 
-    def to_pandas(self, *, wide: bool = False) -> Any:
+    def to_pandas(self, *, wide: bool = False, aggregates: bool = False) -> Any:
         """The results as a ``pandas.DataFrame`` (needs ``openevals[pandas]``).
 
         Long form (default): one row per dataset row x feedback key with ``id``, ``index``,
         ``group`` (with ``group_by``), ``evaluator``, ``key``, ``score``, ``comment``, ``error``,
         ``model``, ``tokens`` and ``cost``. ``wide=True``: one row per dataset row and one score
-        column per key. See :mod:`openevals.evaluation.frames`.
+        column per key. ``aggregates=True``: one row per feedback key (``n``, ``mean``,
+        ``ci_low``, ``ci_high``, and after :meth:`corrected` the ``corrected_*`` figures beside
+        them). See :mod:`openevals.evaluation.frames`.
         """
-        from openevals.evaluation.frames import to_pandas
+        from openevals.evaluation.frames import aggregates_frame, to_pandas
 
+        if aggregates:
+            return aggregates_frame(self)
         return to_pandas(self, wide=wide)
+
+    def corrected(
+        self,
+        calibration: Any,
+        *,
+        key: str | None = None,
+        confidence: float = 0.95,
+        tuned: bool = True,
+    ) -> EvaluationResult:
+        """A copy of this result with the judge-corrected mean of ``key`` beside the raw one.
+
+        ``calibration`` holds human labels with the same judge's scores on some rows (what
+        :func:`~openevals.calibration.calibrate` returns, or the file ``openevals calibrate
+        --json`` writes). The estimate is prediction-powered inference (PPI++; ``tuned=False``
+        for plain PPI): see :func:`openevals.trust.corrected.correct` and ``docs/trust.md``.
+        The figure is in ``corrections[key]`` and ``aggregates[key]["corrected"]``, and the
+        summary, the report and ``to_pandas(aggregates=True)`` show it.
+        """
+        from openevals.trust.corrected import correct
+
+        return correct(self, calibration, key=key, confidence=confidence, tuned=tuned)
 
     def to_polars(self, *, wide: bool = False) -> Any:
         """The results as a ``polars.DataFrame`` (needs ``openevals[polars]``); the columns of
@@ -133,14 +160,30 @@ class EvaluationResult:
 
         return result_summary_html(self)
 
+    def trial_stats(
+        self, *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+    ) -> dict[str, Any]:
+        """A run with ``trials=``: feedback key -> :class:`~openevals.trust.trials.TrialStats`
+        (pass@k, pass^k, the flakiest rows, the variance split between app and judge with
+        bootstrap intervals). ``ValueError`` for a run without trials."""
+        from openevals.trust.trials import stats_of_run
+
+        return stats_of_run(self, resamples=resamples, seed=seed, confidence=confidence)
+
     def report_sections(self) -> list[ReportSection]:
         """The optional report sections this result brings: the pairwise ranking and win-rate
-        matrix of each pairwise evaluator (a run with ``systems=``); else none."""
-        if not self.pairwise:
-            return []
-        from openevals.pairwise.report_section import pairwise_sections
+        matrix of each pairwise evaluator (a run with ``systems=``), and the repeated-trials
+        figures with the flakiest rows (a run with ``trials=``); else none."""
+        sections: list[ReportSection] = []
+        if self.pairwise:
+            from openevals.pairwise.report_section import pairwise_sections
 
-        return pairwise_sections(self.pairwise)
+            sections += pairwise_sections(self.pairwise)
+        if self.summary.get("trials"):
+            from openevals.trust.report_section import trials_section
+
+            sections.append(trials_section(self.trial_stats()))
+        return sections
 
     def __repr__(self) -> str:
         keys = ", ".join(

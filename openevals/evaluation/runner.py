@@ -19,6 +19,7 @@ from openevals.evaluation.options import (
     RunOptions,
 )
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
+from openevals.evaluation.trials import Trials, as_trials, expand
 
 __all__ = ["aevaluate", "evaluate"]
 
@@ -48,6 +49,7 @@ def evaluate(
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     eval_timeout: float | None = None,
     ray_parquet: str | os.PathLike[str] | None = None,
+    trials: int | Trials | None = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -113,6 +115,12 @@ def evaluate(
             floats); a finished run adds ``_SUCCESS`` holding its summary. Read the folder with
             ``pyarrow.parquet.read_table`` or ``pandas.read_parquet``. Parquet input is then
             read by the driver (which gives each row its id) rather than by Ray Data.
+        trials: run the target ``k`` times per row (an int), or ``Trials(trials=k,
+            judge_repeats=m)`` to also ask every judge ``m`` times per output; repeats and
+            trials are real model calls (the judge cache keys them apart). Rows then have ids
+            ``<id>@trial<t>``; ``result.trial_stats()`` gives pass@k, pass^k, the flakiest rows
+            and the split of the variance between app and judge (see
+            :mod:`openevals.evaluation.trials`).
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -122,6 +130,9 @@ def evaluate(
         EvaluationInterrupted: on Ctrl-C (a ``KeyboardInterrupt``); ``.result`` holds what
             finished.
     """
+    repeat = as_trials(trials)
+    if repeat is not None and repeat.active:
+        data, evaluators = expand(data, evaluators, repeat, model=model)
     options = RunOptions(
         target=target,
         concurrency=concurrency,
@@ -148,7 +159,7 @@ def evaluate(
     if options.engine == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        return load_ray_engine().evaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
+        return _marked(load_ray_engine().evaluate_on_ray(data, evaluators, options), repeat)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
@@ -156,8 +167,8 @@ def evaluate(
         run_on_loop(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
-        raise EvaluationInterrupted(run.result()) from None
-    return run.result()
+        raise EvaluationInterrupted(_marked(run.result(), repeat)) from None
+    return _marked(run.result(), repeat)
 
 
 async def aevaluate(
@@ -185,12 +196,16 @@ async def aevaluate(
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     eval_timeout: float | None = None,
     ray_parquet: str | os.PathLike[str] | None = None,
+    trials: int | Trials | None = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 
     Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
     stays in the ``output=`` file, and the ``CancelledError`` propagates.
     """
+    repeat = as_trials(trials)
+    if repeat is not None and repeat.active:
+        data, evaluators = expand(data, evaluators, repeat, model=model)
     options = RunOptions(
         target=target,
         concurrency=concurrency,
@@ -217,9 +232,16 @@ async def aevaluate(
     if options.engine == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        return await load_ray_engine().aevaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
+        return _marked(await load_ray_engine().aevaluate_on_ray(data, evaluators, options), repeat)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
     await run.execute()
-    return run.result()
+    return _marked(run.result(), repeat)
+
+
+def _marked(result: Any, repeat: Trials | None) -> EvaluationResult:
+    """``result`` with ``summary["trials"]`` when the run had trials or judge repeats."""
+    if repeat is not None and repeat.active:
+        result.summary["trials"] = {"trials": repeat.trials, "judge_repeats": repeat.judge_repeats}
+    return result  # type: ignore[no-any-return]

@@ -1,0 +1,51 @@
+"""Judge audits: does the score move when only the answer's form does (length, style, format, a
+model-family hint, an anchoring hint, the order of a pair)?
+
+    from openevals.audit import audit_judge
+
+    report = audit_judge("rows.jsonl", judge)
+    print(report)
+    report.check()  # fails a CI job on a biased judge
+
+Names resolve lazily (see :func:`openevals._lazy_exports`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_RUN = "openevals.audit.run"
+_REPORT = "openevals.audit.report"
+_BATTERY = "openevals.audit.battery"
+
+_EXPORTS: dict[str, str] = {
+    "audit_judge": _RUN,
+    "aaudit_judge": _RUN,
+    "AuditReport": _REPORT,
+    "audit_section": _REPORT,
+    "AuditTest": _BATTERY,
+    "TESTS": _BATTERY,
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.audit.battery import (
+        TESTS as TESTS,
+        AuditTest as AuditTest,
+    )
+    from openevals.audit.report import (
+        AuditReport as AuditReport,
+        audit_section as audit_section,
+    )
+    from openevals.audit.run import (
+        aaudit_judge as aaudit_judge,
+        audit_judge as audit_judge,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

@@ -1,0 +1,87 @@
+"""Numbers users can trust: judge-corrected estimates (prediction-powered inference) and the
+agreement of a judge panel (Krippendorff's alpha, the effective number of judges).
+
+    result = evaluate(rows, [judge])
+    print(result.corrected(calibrate(labelled, judge)).corrections["correctness"])
+
+Names resolve lazily (see :func:`openevals._lazy_exports`): importing ``openevals.trust`` loads
+no numpy. The statistics modules (:mod:`~openevals.trust.ppi`) import nothing of the runner.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_PPI = "openevals.trust.ppi"
+_LABELS = "openevals.trust.labels"
+_CORRECTED = "openevals.trust.corrected"
+_RELIABILITY = "openevals.trust.reliability"
+_PANEL = "openevals.panel"
+_TRIALS = "openevals.trust.trials"
+_SEQUENTIAL = "openevals.trust.sequential"
+
+_EXPORTS: dict[str, str] = {
+    "PPIEstimate": _PPI,
+    "ppi_mean": _PPI,
+    "ppi_difference": _PPI,
+    "CalibrationData": _LABELS,
+    "load_calibration": _LABELS,
+    "CorrectedMean": _CORRECTED,
+    "correct": _CORRECTED,
+    "krippendorff_alpha": _RELIABILITY,
+    "effective_judges": _RELIABILITY,
+    "panel_agreement": _RELIABILITY,
+    "PanelAgreement": _RELIABILITY,
+    "create_judge_panel": _PANEL,
+    "create_async_judge_panel": _PANEL,
+    "panel_agreement_of": _PANEL,
+    "TrialStats": _TRIALS,
+    "pass_at": _TRIALS,
+    "pass_hat": _TRIALS,
+    "variance_split": _TRIALS,
+    "SequentialTest": _SEQUENTIAL,
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.panel import (
+        create_async_judge_panel as create_async_judge_panel,
+        create_judge_panel as create_judge_panel,
+        panel_agreement_of as panel_agreement_of,
+    )
+    from openevals.trust.corrected import (
+        CorrectedMean as CorrectedMean,
+        correct as correct,
+    )
+    from openevals.trust.labels import (
+        CalibrationData as CalibrationData,
+        load_calibration as load_calibration,
+    )
+    from openevals.trust.ppi import (
+        PPIEstimate as PPIEstimate,
+        ppi_difference as ppi_difference,
+        ppi_mean as ppi_mean,
+    )
+    from openevals.trust.reliability import (
+        PanelAgreement as PanelAgreement,
+        effective_judges as effective_judges,
+        krippendorff_alpha as krippendorff_alpha,
+        panel_agreement as panel_agreement,
+    )
+    from openevals.trust.sequential import (
+        SequentialTest as SequentialTest,
+    )
+    from openevals.trust.trials import (
+        TrialStats as TrialStats,
+        pass_at as pass_at,
+        pass_hat as pass_hat,
+        variance_split as variance_split,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

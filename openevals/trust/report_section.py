@@ -1,0 +1,54 @@
+"""The repeated-trials section of the HTML report: per key pass@k / pass^k, the variance split
+and the flakiest rows (from :func:`openevals.trust.trials.stats_of_run`). The generic report never
+imports this module: :meth:`EvaluationResult.report_sections` adds the section for a trials run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openevals.evaluation.report import ReportSection
+    from openevals.trust.trials import TrialStats
+
+__all__ = ["trials_section"]
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def trials_section(stats: Mapping[str, TrialStats]) -> ReportSection:
+    """The ``trials`` section of the report for every key's figures."""
+    from openevals.evaluation.report import ReportSection, estimate_text
+
+    keys: list[dict[str, Any]] = []
+    for key, item in stats.items():
+        keys.append(
+            {
+                "key": key,
+                "shape": f"{item.rows} rows x {item.trials} trials x {item.judge_repeats} judge "
+                "repeats",
+                "pass": [
+                    {"j": j, "at": _num(item.pass_at[j]), "hat": _num(item.pass_hat[j])}
+                    for j in sorted(item.pass_at)
+                ],
+                "flip_rate": _num(item.flip_rate),
+                "flaky": item.flaky,
+                "variance": [
+                    {"name": name, **estimate_text(est, 4)} for name, est in item.variance.items()
+                ],
+                "app_share": _num(item.app_share, 2),
+                "flakiest": [
+                    {
+                        "id": r.id,
+                        "rate": _num(r.pass_rate, 2),
+                        "means": ", ".join(f"{m:.2f}" for m in r.trial_means),
+                    }
+                    for r in item.flakiest
+                ],
+                "notes": list(item.notes),
+            }
+        )
+    return ReportSection(kind="trials", values={"per_key": keys})
