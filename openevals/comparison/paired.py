@@ -107,6 +107,9 @@ class Comparison:
     seed: int
     notes: tuple[str, ...] = ()
     head_to_head: Any = None
+    unpaired_same_inputs: int = 0
+    """Unpaired baseline rows with the inputs of an unpaired candidate row (the same examples
+    with changed content, most likely; see the notes)."""
     """With ``judge=``: the :class:`~openevals.comparison.head_to_head.HeadToHead` figures."""
 
     def key(self, name: str) -> KeyComparison:
@@ -130,6 +133,7 @@ class Comparison:
                 "only_in_candidate": self.count_only_in_candidate,
                 "only_in_baseline_ids": list(self.only_in_baseline),
                 "only_in_candidate_ids": list(self.only_in_candidate),
+                "unpaired_same_inputs": self.unpaired_same_inputs,
             },
             "keys": [k.as_dict() for k in self.keys],
             "keys_only_in_baseline": list(self.keys_only_in_baseline),

@@ -12,7 +12,7 @@ A table becomes rows the way a CSV file does (:mod:`openevals.evaluation.data`):
 Values become plain Python: numpy scalars become ``int`` / ``float`` / ``bool``, arrays become
 lists, dates and times become ISO-8601 strings and decimals become floats. A *missing* cell
 (``None``, ``NaN``, ``pd.NA``, ``NaT``) leaves its field out of that row, as if the column were
-absent there (a missing ``id`` falls back to the content hash); inside a nested value (a list or
+absent there (a row missing its ``id`` is identified by its example); inside a nested value (a list or
 a struct) a missing element stays as ``None``. Binary data, complex numbers, durations and other
 objects have no JSON form and raise a ``TypeError`` naming the column.
 """

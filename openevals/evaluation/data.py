@@ -11,7 +11,9 @@ Row fields:
 * ``inputs``, ``outputs``, ``reference_outputs`` - the evaluator arguments. graphrag-eval's TSV
   columns ``Question``, ``Actual answer`` and ``Reference answer`` map to them.
 * ``id`` - optional. When present it identifies the row across runs (resuming an ``output=``
-  file); otherwise the id is a stable hash of the row's position and content.
+  file, pairing two runs in ``compare``); otherwise the id is made from what defines the example
+  (:class:`RowIds`, rule :data:`ID_RULE`): its ``inputs``, ``reference_outputs`` and extra
+  columns, never its ``outputs``, with repeats of one example told apart by their order.
 * anything else - an *extra column*, passed to evaluators whose signature accepts it (for
   example ``context`` for a groundedness judge, or a ``template_id`` used by ``group_by``).
 
@@ -28,7 +30,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,13 +40,16 @@ from openevals._repr import PATH_LIMIT, show
 __all__ = [
     "FIELDS",
     "GRAPHRAG_COLUMNS",
+    "ID_RULE",
     "MISSING",
     "Row",
     "RowDataError",
+    "RowIds",
     "RowReader",
     "check_id",
     "count_rows",
     "decode_cell",
+    "example_text",
     "field_at",
     "group_of",
     "iter_rows",
@@ -53,7 +58,7 @@ __all__ = [
     "placeholder",
     "raw_source",
     "resolve_path",
-    "row_hash",
+    "row_fingerprint",
     "storable_check",
 ]
 
@@ -95,9 +100,17 @@ class Row:
     Such a row's offending fields hold a bounded, escaped text in their place; the runner
     records each of its evaluations as a :class:`RowDataError` and goes on."""
 
+    fp: str | None = field(default=None, repr=False, compare=False)
+
     @property
     def extra(self) -> dict[str, Any]:
         return {k: v for k, v in self.fields.items() if k not in FIELDS}
+
+    def fingerprint(self) -> str:
+        """:func:`row_fingerprint` of the row's fields (made once)."""
+        if self.fp is None:
+            self.fp = row_fingerprint(self.fields)
+        return self.fp
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -119,13 +132,81 @@ def _hash_bytes(data: bytes) -> str:
 
 # Built once: ``json.dumps`` with options builds an encoder on every call (same text).
 _HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
+_ANSWER_COLUMN = next(col for col, name in GRAPHRAG_COLUMNS.items() if name == "outputs")
+
+ID_RULE = "example/1"
+"""The rule that made the ids of rows without an ``id`` (recorded in the ``run`` line of every
+``output=`` file, so that a file written under another rule is recognised): a hash of the row's
+``inputs``, ``reference_outputs`` and extra columns (not its ``outputs``), with the ``n``-th
+repeat of one example (``n`` >= 2) told apart as ``"<hash>.<n>"``. Before it (no rule recorded),
+ids hashed the row's position and whole content, outputs included."""
 
 
-def row_hash(index: int, raw: Mapping[str, Any]) -> str:
-    """The content id of row ``index`` (raises what the JSON encoder raises for a value that
-    cannot be stored)."""
-    text = _HASH_JSON.encode([index, raw])
-    return _hash_bytes(text.encode("utf-8"))
+def _example(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What defines the example of ``raw``: everything but its ``id`` and its outputs
+    (``outputs``, or graphrag-eval's ``Actual answer`` column standing for them)."""
+    if _ID_KEY in raw or "outputs" in raw or _ANSWER_COLUMN in raw:
+        answer = "outputs" if "outputs" in raw else _ANSWER_COLUMN
+        return {k: v for k, v in raw.items() if k != _ID_KEY and k != answer}
+    return raw
+
+
+class RowIds:
+    """The ids of the rows of one source that have no ``id`` (rule :data:`ID_RULE`), given in
+    data order: :meth:`content_id` counts the repeats of each example, so it must see the rows
+    in order. The columnar path of the runner may leave a block's ids to be made later
+    (:meth:`defer`); :attr:`settle` is then called before any later row is numbered."""
+
+    __slots__ = ("_deferred", "_once", "_repeats", "settle")
+
+    def __init__(self) -> None:
+        self._once: set[str] = set()
+        self._repeats: dict[str, int] = {}
+        self._deferred = False
+        self.settle: Callable[[], None] | None = None
+        """Gives the deferred rows their ids, in order (set by the run that defers)."""
+
+    def defer(self) -> None:
+        """Rows were passed over: :attr:`settle` must number them before the next row."""
+        self._deferred = True
+
+    def content_id(self, raw: Mapping[str, Any], *, strict: bool = True) -> str:
+        """The id of the next row without an ``id`` (raises what the JSON encoder raises for a
+        value that cannot be stored, unless ``strict`` is false)."""
+        if self._deferred:
+            self._deferred = False
+            if self.settle is not None:
+                self.settle()
+        return self.number(raw, strict=strict)
+
+    def number(self, raw: Mapping[str, Any], *, strict: bool = True) -> str:
+        """:meth:`content_id` for a row whose earlier rows are all numbered (the settling)."""
+        return self.number_text(example_text(raw), strict=strict)
+
+    def number_text(self, text: str, *, strict: bool = True) -> str:
+        """:meth:`number` of a row whose :func:`example_text` is ``text``."""
+        digest = _hash_bytes(text.encode("utf-8", "strict" if strict else "backslashreplace"))
+        if digest not in self._once:
+            self._once.add(digest)
+            return digest
+        count = self._repeats[digest] = self._repeats.get(digest, 1) + 1
+        return f"{digest}.{count}"
+
+
+def example_text(raw: Mapping[str, Any]) -> str:
+    """The canonical JSON text (keys sorted) of what defines the example of ``raw``."""
+    return _HASH_JSON.encode(_example(raw))
+
+
+def row_fingerprint(fields: Mapping[str, Any], example: str | None = None) -> str:
+    """A hash of a row's whole content (the example and its outputs; not its ``id``): what
+    resume checks a recorded pair against. ``example``: the row's :func:`example_text`, when
+    known. Values that cannot be stored as JSON are hashed by their text."""
+    if example is None:
+        example = example_text(fields)
+    outputs = fields.get("outputs", fields.get(_ANSWER_COLUMN))
+    text = f"{example}\n{_HASH_JSON.encode(outputs)}"
+    return _hash_bytes(text.encode("utf-8", "backslashreplace"))
 
 
 def _why_unstorable(value: Any) -> str | None:
@@ -159,7 +240,9 @@ def placeholder(value: Any) -> str:
     return f"<unstorable {type(value).__name__}: {text}>"
 
 
-def _unstorable_row(index: int, raw: Mapping[str, Any], fields: dict[str, Any], source: str) -> Row:
+def _unstorable_row(
+    index: int, raw: Mapping[str, Any], fields: dict[str, Any], source: str, ids: RowIds
+) -> Row:
     """The error row standing for a row whose fields cannot be stored (see :attr:`Row.problem`)."""
     bad: list[str] = []
     safe: dict[str, Any] = {}
@@ -175,8 +258,7 @@ def _unstorable_row(index: int, raw: Mapping[str, Any], fields: dict[str, Any], 
         bad.insert(0, "its 'id' is not valid Unicode text, so the row is identified by content")
         explicit = None
     if explicit is None or explicit == "":
-        stand_in = json.dumps([index, sorted(safe.items())], ensure_ascii=True, default=repr)
-        row_id = _hash_bytes(stand_in.encode("utf-8"))
+        row_id = ids.content_id(safe, strict=False)
     else:
         row_id = str(explicit)
     reasons = "; ".join(bad) or "the row cannot be stored as JSON"
@@ -187,8 +269,9 @@ def _unstorable_row(index: int, raw: Mapping[str, Any], fields: dict[str, Any], 
     return Row(index=index, id=row_id, fields=safe, problem=problem)
 
 
-def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
-    """Turn one raw record into a :class:`Row` (copying it: the caller's dict is not touched)."""
+def normalize_row(raw: Any, index: int, *, source: str = "data", ids: RowIds | None = None) -> Row:
+    """Turn one raw record into a :class:`Row` (copying it: the caller's dict is not touched);
+    a row without an ``id`` gets the next id of ``ids`` (the source's :class:`RowIds`)."""
     if not isinstance(raw, Mapping):
         raise TypeError(
             f"{source}: row {index} must be a dict (a JSON object) with 'inputs', 'outputs', "
@@ -210,14 +293,21 @@ def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
         else:
             fields[key] = value
     row_id = check_id(raw.get(_ID_KEY), index, source)
+    if ids is None:
+        ids = RowIds()
     try:
-        if row_id is None:  # one encoding both hashes the row and proves it can be stored
-            row_id = row_hash(index, raw)
-        else:
-            _CHECK.encode(raw).encode("utf-8")
+        # The example's encoding both makes the id and proves that part can be stored.
+        storable_check(raw if row_id is not None else _outputs_of(raw))
+        if row_id is None:
+            row_id = ids.content_id(raw)
     except _UNSTORABLE:
-        return _unstorable_row(index, raw, fields, source)
+        return _unstorable_row(index, raw, fields, source, ids)
     return Row(index=index, id=row_id, fields=fields)
+
+
+def _outputs_of(raw: Mapping[str, Any]) -> Any:
+    """The outputs of ``raw`` (the part :meth:`RowIds.content_id` does not encode)."""
+    return raw.get("outputs", raw.get(_ANSWER_COLUMN))
 
 
 # --------------------------------------------------------------------------- file readers
@@ -454,14 +544,15 @@ def check_id(value: Any, index: int, source: str) -> str | None:
 
 class RowReader:
     """The rows of ``data``, normalised one by one (iteration) or taken raw in blocks
-    (:meth:`raw_block`, for the runner's columnar path); both share the row numbering and the
-    check that explicit ids are unique (a content id includes the row's position, so it is
-    unique by construction).
+    (:meth:`raw_block`, for the runner's columnar path); both share the row numbering, the
+    content ids (:attr:`ids`: repeats of an example are numbered, so a content id is unique by
+    construction) and the check that explicit ids are unique.
     """
 
     def __init__(self, data: Any) -> None:
         self._raw, self.source, self.owned, self._known = raw_source(data)
         self.index = 0
+        self.ids = RowIds()
         self._seen: dict[str, int] = {}
 
     def __iter__(self) -> Iterator[Row]:
@@ -475,7 +566,7 @@ class RowReader:
 
     def normalize(self, raw: Any, index: int) -> Row:
         """One raw record of this source as a :class:`Row` (its explicit id checked)."""
-        row = normalize_row(raw, index, source=self.source)
+        row = normalize_row(raw, index, source=self.source, ids=self.ids)
         if isinstance(raw, Mapping) and raw.get(_ID_KEY) not in (None, ""):
             self.claim(row.id, index)
         return row
@@ -486,7 +577,7 @@ class RowReader:
         if first != index:
             raise ValueError(
                 f"{self.source}: rows {first} and {index} share the id {show(row_id)}; row ids must "
-                "be unique (remove the 'id' field to identify rows by content and position)"
+                "be unique (remove the 'id' field to identify rows by their example)"
             )
 
     def claim_all(self, ids: Sequence[str], start: int) -> bool:

@@ -27,6 +27,7 @@ from openevals._judge.cache import active_cache
 from openevals._repr import show
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.data import MISSING, field_at
+from openevals.evaluation.fingerprint import evaluator_fingerprint
 from openevals.evaluation.pricing import add_usage, normalize_usage
 from openevals.evaluation.records import ErrorInfo
 from openevals.evaluation.spec import EvaluatorSpec
@@ -58,6 +59,8 @@ class RunEvaluator:
     accepts: frozenset[str] | None
     fields: Mapping[str, str]
     inline: bool
+    fingerprint: str = ""
+    """Its identity as a hash (:mod:`.fingerprint`): a recorded pair of another is not reused."""
 
     def kwargs_for(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """The keyword arguments of one call: the row fields it accepts, mapped by ``fields``."""
@@ -210,6 +213,7 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
                 accepts=_accepted(fn),
                 fields=dict(spec.fields or {}),
                 inline=inline and not is_async,
+                fingerprint=evaluator_fingerprint(name, fn, info, spec.fields or {}),
             )
         )
     return out

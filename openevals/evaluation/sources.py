@@ -260,7 +260,7 @@ def _check_ids(ids: Iterable[Any], source: str) -> None:
         if first != index:
             raise ValueError(
                 f"{source}: rows {first} and {index} share the id {show(key)} (column 'id'); row "
-                "ids must be unique (drop the 'id' column to identify rows by content and position)"
+                "ids must be unique (drop the 'id' column to identify rows by their example)"
             )
 
 

@@ -68,6 +68,8 @@ class RunStats:
     pairs_done: int = 0
     pairs_failed: int = 0
     pairs_resumed: int = 0
+    reevaluated: dict[str, int] = field(default_factory=lambda: {"row": 0, "evaluator": 0})
+    """Recorded pairs evaluated again because their row or evaluator changed (resume)."""
     error_types: dict[str, int] = field(default_factory=dict)
     target: dict[str, Any] = field(
         default_factory=lambda: {
@@ -285,6 +287,7 @@ class RunStats:
                 "succeeded": self.pairs_done - self.pairs_failed,
                 "failed": self.pairs_failed,
                 "resumed": self.pairs_resumed,
+                "reevaluated": sum(self.reevaluated.values()),
             },
             "errors": {
                 "by_evaluator": {n: ev.errors for n, ev in self.per_evaluator.items() if ev.errors},
@@ -318,6 +321,11 @@ class RunStats:
             summary["output"] = str(output)
         if batch_errors:
             summary["batch_metric_errors"] = batch_errors
+        if any(self.reevaluated.values()):
+            summary["reevaluated"] = {
+                "row_changed": self.reevaluated["row"],
+                "evaluator_changed": self.reevaluated["evaluator"],
+            }
         return summary
 
 
