@@ -18,16 +18,34 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from openevals._repr import show
+from openevals._repr import PATH_LIMIT, show
 from openevals.comparison._runs import RunScores, record_at
 
-__all__ = ["UnpairedRowsError", "same_inputs", "unpaired_gate", "unpaired_notes"]
+__all__ = ["UnpairedRowsError", "refuse_parquet", "same_inputs", "unpaired_gate", "unpaired_notes"]
 
 _KEY = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
 
 
 class UnpairedRowsError(ValueError):
     """More rows are unpaired than the gate allows (``allow_unpaired``)."""
+
+
+def refuse_parquet(source: Any, label: str) -> None:
+    """``ValueError`` when ``source`` is the path of a Parquet file (``compare`` reads the
+    ``output=`` JSONL records of a run; a Parquet table of results does not hold them)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return
+    try:
+        with Path(source).open("rb") as handle:
+            magic = handle.read(4)
+    except OSError:
+        return  # read_run says what is wrong with the path
+    if magic == b"PAR1":
+        raise ValueError(
+            f"`{label}`: {show(str(source), PATH_LIMIT)} is a Parquet file; compare reads the "
+            "JSONL file a run wrote with output= (or an EvaluationResult), which holds the rows' "
+            "ids, outputs and every evaluation. Pass that file"
+        )
 
 
 def _inputs(run: RunScores, wanted: Sequence[str]) -> Iterator[str]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import read_run
+from openevals.comparison._unpaired import refuse_parquet
 
 if TYPE_CHECKING:
     import numpy as np
@@ -359,6 +360,8 @@ def _flow(
         raise TypeError(
             f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {show(judge)}"
         )
+    refuse_parquet(baseline, "baseline")
+    refuse_parquet(candidate, "candidate")
     base = read_run(baseline, "baseline", group_by)
     cand = read_run(candidate, "candidate", group_by)
     for run in (base, cand):

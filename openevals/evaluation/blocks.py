@@ -25,11 +25,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.data import (
     GRAPHRAG_COLUMNS,
-    RowIds,
     check_id,
-    example_text,
     group_of,
-    row_fingerprint,
     storable_check,
 )
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
@@ -44,6 +41,7 @@ from openevals.evaluation.records import (
     encode,
     row_record,
 )
+from openevals.evaluation.row_ids import RowIds, example_text, row_fingerprint
 
 if TYPE_CHECKING:
     from openevals.evaluation.data import Row, RowReader

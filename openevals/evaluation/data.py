@@ -12,7 +12,7 @@ Row fields:
   columns ``Question``, ``Actual answer`` and ``Reference answer`` map to them.
 * ``id`` - optional. When present it identifies the row across runs (resuming an ``output=``
   file, pairing two runs in ``compare``); otherwise the id is made from what defines the example
-  (:class:`RowIds`, rule :data:`ID_RULE`): its ``inputs``, ``reference_outputs`` and extra
+  (:mod:`.row_ids`): its ``inputs``, ``reference_outputs`` and extra
   columns, never its ``outputs``, with repeats of one example told apart by their order.
 * anything else - an *extra column*, passed to evaluators whose signature accepts it (for
   example ``context`` for a groundedness judge, or a ``template_id`` used by ``group_by``).
@@ -25,31 +25,28 @@ dotted column names build nested dicts: ``inputs.question`` and ``inputs.context
 from __future__ import annotations
 
 import csv
-import hashlib
 import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
+from openevals.evaluation.row_ids import RowIds, row_fingerprint
 
 __all__ = [
     "FIELDS",
     "GRAPHRAG_COLUMNS",
-    "ID_RULE",
     "MISSING",
     "Row",
     "RowDataError",
-    "RowIds",
     "RowReader",
     "check_id",
     "count_rows",
     "decode_cell",
-    "example_text",
     "field_at",
     "group_of",
     "iter_rows",
@@ -58,7 +55,6 @@ __all__ = [
     "placeholder",
     "raw_source",
     "resolve_path",
-    "row_fingerprint",
     "storable_check",
 ]
 
@@ -124,89 +120,6 @@ class RowDataError(ValueError):
 # Rows are checked with the encoder the records use (``str()`` for non-JSON objects).
 _CHECK = json.JSONEncoder(ensure_ascii=False, default=str)
 _UNSTORABLE = (ValueError, RecursionError, TypeError)  # UnicodeEncodeError is a ValueError
-
-
-def _hash_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-# Built once: ``json.dumps`` with options builds an encoder on every call (same text).
-_HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
-_ANSWER_COLUMN = next(col for col, name in GRAPHRAG_COLUMNS.items() if name == "outputs")
-
-ID_RULE = "example/1"
-"""The rule that made the ids of rows without an ``id`` (recorded in the ``run`` line of every
-``output=`` file, so that a file written under another rule is recognised): a hash of the row's
-``inputs``, ``reference_outputs`` and extra columns (not its ``outputs``), with the ``n``-th
-repeat of one example (``n`` >= 2) told apart as ``"<hash>.<n>"``. Before it (no rule recorded),
-ids hashed the row's position and whole content, outputs included."""
-
-
-def _example(raw: Mapping[str, Any]) -> Mapping[str, Any]:
-    """What defines the example of ``raw``: everything but its ``id`` and its outputs
-    (``outputs``, or graphrag-eval's ``Actual answer`` column standing for them)."""
-    if _ID_KEY in raw or "outputs" in raw or _ANSWER_COLUMN in raw:
-        answer = "outputs" if "outputs" in raw else _ANSWER_COLUMN
-        return {k: v for k, v in raw.items() if k != _ID_KEY and k != answer}
-    return raw
-
-
-class RowIds:
-    """The ids of the rows of one source that have no ``id`` (rule :data:`ID_RULE`), given in
-    data order: :meth:`content_id` counts the repeats of each example, so it must see the rows
-    in order. The columnar path of the runner may leave a block's ids to be made later
-    (:meth:`defer`); :attr:`settle` is then called before any later row is numbered."""
-
-    __slots__ = ("_deferred", "_once", "_repeats", "settle")
-
-    def __init__(self) -> None:
-        self._once: set[str] = set()
-        self._repeats: dict[str, int] = {}
-        self._deferred = False
-        self.settle: Callable[[], None] | None = None
-        """Gives the deferred rows their ids, in order (set by the run that defers)."""
-
-    def defer(self) -> None:
-        """Rows were passed over: :attr:`settle` must number them before the next row."""
-        self._deferred = True
-
-    def content_id(self, raw: Mapping[str, Any], *, strict: bool = True) -> str:
-        """The id of the next row without an ``id`` (raises what the JSON encoder raises for a
-        value that cannot be stored, unless ``strict`` is false)."""
-        if self._deferred:
-            self._deferred = False
-            if self.settle is not None:
-                self.settle()
-        return self.number(raw, strict=strict)
-
-    def number(self, raw: Mapping[str, Any], *, strict: bool = True) -> str:
-        """:meth:`content_id` for a row whose earlier rows are all numbered (the settling)."""
-        return self.number_text(example_text(raw), strict=strict)
-
-    def number_text(self, text: str, *, strict: bool = True) -> str:
-        """:meth:`number` of a row whose :func:`example_text` is ``text``."""
-        digest = _hash_bytes(text.encode("utf-8", "strict" if strict else "backslashreplace"))
-        if digest not in self._once:
-            self._once.add(digest)
-            return digest
-        count = self._repeats[digest] = self._repeats.get(digest, 1) + 1
-        return f"{digest}.{count}"
-
-
-def example_text(raw: Mapping[str, Any]) -> str:
-    """The canonical JSON text (keys sorted) of what defines the example of ``raw``."""
-    return _HASH_JSON.encode(_example(raw))
-
-
-def row_fingerprint(fields: Mapping[str, Any], example: str | None = None) -> str:
-    """A hash of a row's whole content (the example and its outputs; not its ``id``): what
-    resume checks a recorded pair against. ``example``: the row's :func:`example_text`, when
-    known. Values that cannot be stored as JSON are hashed by their text."""
-    if example is None:
-        example = example_text(fields)
-    outputs = fields.get("outputs", fields.get(_ANSWER_COLUMN))
-    text = f"{example}\n{_HASH_JSON.encode(outputs)}"
-    return _hash_bytes(text.encode("utf-8", "backslashreplace"))
 
 
 def _why_unstorable(value: Any) -> str | None:
@@ -307,7 +220,7 @@ def normalize_row(raw: Any, index: int, *, source: str = "data", ids: RowIds | N
 
 def _outputs_of(raw: Mapping[str, Any]) -> Any:
     """The outputs of ``raw`` (the part :meth:`RowIds.content_id` does not encode)."""
-    return raw.get("outputs", raw.get(_ANSWER_COLUMN))
+    return raw.get("outputs", raw.get("Actual answer"))
 
 
 # --------------------------------------------------------------------------- file readers

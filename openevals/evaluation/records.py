@@ -32,8 +32,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal, TypedDict
 
-from openevals.evaluation.data import FIELDS, ID_RULE, placeholder
+from openevals.evaluation.data import FIELDS, placeholder
 from openevals.evaluation.redact import Redactor
+from openevals.evaluation.row_ids import ID_RULE
 
 __all__ = [
     "CacheCounts",

@@ -27,8 +27,8 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
-from openevals.evaluation.data import RowIds
 from openevals.evaluation.records import ResultRow
+from openevals.evaluation.row_ids import RowIds
 
 __all__ = ["SPILL_AFTER", "Part", "ResultRows", "RowStore"]
 

@@ -14,7 +14,8 @@ import pytest
 
 from openevals import evaluate
 from openevals.cli import main
-from openevals.evaluation.data import ID_RULE, load_rows
+from openevals.evaluation.data import load_rows
+from openevals.evaluation.row_ids import ID_RULE
 
 pd = pytest.importorskip("pandas")
 
@@ -159,3 +160,13 @@ def test_compare_says_when_unpaired_rows_look_like_changed_examples_and_the_gate
     with pytest.raises(ValueError, match="are not paired"):
         assert_no_regression(v1, v2)
     assert_no_regression(v1, v2, fail_on_regression=False)  # no gate asked for: no refusal
+
+
+def test_compare_says_it_does_not_read_parquet(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    from openevals.comparison import compare
+
+    result = evaluate(_frame(["yes"] * 3), ["exact_match"], progress=False)
+    table = result.to_parquet(tmp_path / "run.parquet")
+    with pytest.raises(ValueError, match="is a Parquet file; compare reads the JSONL"):
+        compare(table, result)
