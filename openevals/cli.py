@@ -243,6 +243,7 @@ def _run(
     allow_empty: bool = False,
     eval_timeout: float | None = None,
 ) -> int:
+    from openevals.evaluation.failfast import EvaluatorFailing
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
     from openevals.evaluation.result import EvaluationInterrupted
@@ -258,6 +259,7 @@ def _run(
     if not allow_empty:
         _refuse_empty(data)
     interrupted = False
+    stopped = ""
     try:
         result = evaluate(
             data,
@@ -277,6 +279,10 @@ def _run(
         result = stop.result
         interrupted = True
         print("Interrupted: keeping the finished work.", file=sys.stderr)
+    except EvaluatorFailing as failing:
+        if failing.result is None:  # pragma: no cover - evaluate always sets it
+            raise
+        result, stopped = failing.result, str(failing)
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
         raise UsageError(str(exc)) from None
     print_summary(result)
@@ -301,6 +307,9 @@ def _run(
         print(f"Results: {output}" + (" (rerun the command to resume)" if interrupted else ""))
     if interrupted:
         return EXIT_INTERRUPTED
+    if stopped:
+        print(f"error: {stopped}", file=sys.stderr)
+        return EXIT_ALL_FAILED
     if result.rows and result.summary["rows_with_errors"] == len(result.rows):
         return EXIT_ALL_FAILED
     return EXIT_OK

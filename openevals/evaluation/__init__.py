@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "aevaluate": "openevals.evaluation.runner",
     "EvaluationResult": "openevals.evaluation.result",
     "EvaluationInterrupted": "openevals.evaluation.result",
+    "EvaluatorFailing": "openevals.evaluation.failfast",
     "EvaluatorSpec": "openevals.evaluation.spec",
     "SQLiteJudgeCache": "openevals.evaluation.cache",
     "default_cache_path": "openevals.evaluation.cache",
@@ -74,6 +75,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.result import (
         EvaluationInterrupted as EvaluationInterrupted,
         EvaluationResult as EvaluationResult,
+    )
+    from openevals.evaluation.failfast import (
+        EvaluatorFailing as EvaluatorFailing,
     )
     from openevals.evaluation.runner import (
         aevaluate as aevaluate,

@@ -59,6 +59,8 @@ class RunEvaluator:
     accepts: frozenset[str] | None
     fields: Mapping[str, str]
     inline: bool
+    fail_fast: bool = True
+    """Identical failures of its first evaluations stop the run (:mod:`.failfast`)."""
     fingerprint: str = ""
     """Its identity as a hash (:mod:`.fingerprint`): a recorded pair of another is not reused."""
 
@@ -213,6 +215,7 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
                 accepts=_accepted(fn),
                 fields=dict(spec.fields or {}),
                 inline=inline and not is_async,
+                fail_fast=spec.fail_fast,
                 fingerprint=evaluator_fingerprint(name, fn, info, spec.fields or {}),
             )
         )

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from openevals.evaluation.failfast import describe_common
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -51,6 +53,10 @@ class RunState(Protocol):
     def snapshot(self) -> dict[str, Any]: ...
 
     def elapsed(self) -> float: ...
+
+    def common_errors(self) -> list[dict[str, Any]]:
+        """The most common failures so far (evaluator, type, message, count)."""
+        ...
 
 
 class ProgressSink(Protocol):
@@ -181,8 +187,12 @@ class RichProgress:
         if self._live is None:
             return
         self.advance(state)
-        self._live.stop()
-        self._live = None
+        live, self._live = self._live, None
+        live.stop()
+        common = describe_common(state.common_errors())
+        if common:
+            text = "Most common errors:\n" + "\n".join(f"  {line}" for line in common)
+            live.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def concurrency_label(state: RunState) -> str:
@@ -315,6 +325,11 @@ def print_summary(result: EvaluationResult, console: Console | None = None) -> N
             f"; concurrency backed off {control['backoffs']} times (cap {control['cap']}, "
             f"lowest {control['lowest']}, final {control['final']})"
         )
+    reevaluated = s["pairs"].get("reevaluated")
+    if reevaluated:
+        line += f"; {reevaluated} recorded evaluations redone (their row or evaluator changed)"
     if s.get("interrupted"):
         line += " (interrupted)"
     out.print(line, soft_wrap=True, markup=False, highlight=False)
+    for text in describe_common(s.get("common_errors") or []):
+        out.print(f"  {text}", soft_wrap=True, markup=False, highlight=False)

@@ -20,6 +20,7 @@ from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.data import Row, group_of
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, usage_of
+from openevals.evaluation.failfast import FailFast
 from openevals.evaluation.pricing import estimate_cost
 from openevals.evaluation.progress import ProgressSink
 from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo, row_record
@@ -50,6 +51,11 @@ class RunRecords:
         self.names = [ev.name for ev in evaluators]
         self.fingerprints = {ev.name: ev.fingerprint for ev in evaluators}
         self._row_fps: dict[str, str] = {}  # rows in progress (with an ``output=`` file)
+        self.failfast: FailFast | None = FailFast(
+            [ev.name for ev in evaluators if not ev.fail_fast]
+        )
+        """Stops the run on identical first failures (``None``: a Ray worker's copy, whose
+        outcomes the driver's records watch)."""
         self.group_by = group_by
         self.prices = prices
         self.stats = stats
@@ -160,6 +166,9 @@ class RunRecords:
                 row_fp=self._row_fps[rec["id"]],
             )
             self._emit(self.recorder.line(line))
+        stop = self.failfast.observe(ev.name, error) if self.failfast is not None else None
+        if stop is not None:
+            raise stop
 
     def complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
         self._row_fps.pop(rec["id"], None)
@@ -222,3 +231,13 @@ class RunRecords:
         self.store.add_part(block)
         if self.progress is not None:
             self.progress.advance(self.stats)
+        failfast = self.failfast
+        if failfast is None:
+            return
+        for name, column in zip(block.names, block.columns, strict=True):
+            for pos in range(len(block)):
+                if not failfast.watching(name):
+                    break
+                stop = failfast.observe(name, column.errors.get(pos))
+                if stop is not None:
+                    raise stop

@@ -34,8 +34,9 @@ class EvaluationResult:
         by_group: with ``group_by``: ``{"per_group", "micro", "macro"}`` (graphrag-eval layout,
             see :meth:`openevals.evaluation.aggregates.ScoreAggregator.by_group`), else ``None``.
         batch_metrics: dataset-level metrics from ``batch_metrics=`` (name -> ``{"value", ...}``).
-        summary: counts, errors per evaluator and type, cache hits, token usage and estimated cost
-            per evaluator, elapsed time.
+        summary: counts, errors per evaluator and type, the most common errors
+            (``common_errors``: evaluator, type, message, count), cache hits, token usage and
+            estimated cost per evaluator, elapsed time; after a resume, ``reevaluated``.
         interrupted: the run was stopped (Ctrl-C) before every row finished.
     """
 
@@ -147,10 +148,14 @@ class EvaluationResult:
             f"{k}={v['mean']:.3f}" for k, v in self.aggregates.items() if v.get("count")
         )
         state = " interrupted" if self.interrupted else ""
-        return (
+        text = (
             f"<EvaluationResult{state} rows={len(self.rows)} "
             f"errors={self.summary.get('pairs', {}).get('failed', 0)} {keys}>"
         )
+        from openevals.evaluation.failfast import describe_common
+
+        common = describe_common(self.summary.get("common_errors") or [])
+        return text + "".join(f"\n  {line}" for line in common)
 
 
 class EvaluationInterrupted(KeyboardInterrupt):

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
+from openevals.evaluation.failfast import EvaluatorFailing
 from openevals.evaluation.loop import run_on_loop
 from openevals.evaluation.options import (
     DEFAULT_BATCH_SIZE,
@@ -121,6 +122,9 @@ def evaluate(
     Raises:
         EvaluationInterrupted: on Ctrl-C (a ``KeyboardInterrupt``); ``.result`` holds what
             finished.
+        EvaluatorFailing: an evaluator failed its first evaluations (5) with one same error,
+            a configuration mistake such as a missing API key; ``.result`` holds what
+            finished (see :mod:`.failfast`).
     """
     options = RunOptions(
         target=target,
@@ -157,6 +161,10 @@ def evaluate(
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None
+    except EvaluatorFailing as exc:
+        run.interrupted = True
+        exc.result = run.result()
+        raise
     return run.result()
 
 
@@ -221,5 +229,10 @@ async def aevaluate(
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
-    await run.execute()
+    try:
+        await run.execute()
+    except EvaluatorFailing as exc:
+        run.interrupted = True
+        exc.result = run.result()
+        raise
     return run.result()

@@ -126,9 +126,12 @@ def test_columnar_ids_equal_per_row_ids_across_blocks_and_spills(tmp_path: Path)
 
 
 def test_a_block_taking_the_per_row_code_numbers_repeats_after_the_columnar_blocks() -> None:
-    rows: list[dict[str, Any]] = [{"inputs": "q", "outputs": "x"} for _ in range(1500)]
-    rows[1200] = {"Question": "other", "Actual answer": "x"}  # that block goes row by row
-    rows.append({"inputs": "q", "outputs": "y"})
+    rows: list[dict[str, Any]] = [
+        {"inputs": "q", "outputs": "x", "reference_outputs": "x"} for _ in range(1500)
+    ]
+    # That block goes row by row.
+    rows[1200] = {"Question": "other", "Actual answer": "x", "Reference answer": "x"}
+    rows.append({"inputs": "q", "outputs": "y", "reference_outputs": "x"})
     result = evaluate(rows, ["exact_match"], progress=False)
     ids = [r["id"] for r in result.rows]
     assert ids == [r.id for r in load_rows(rows)]

@@ -315,6 +315,7 @@ def write_part(
         progress=None,
         output=None,
     )
+    records.failfast = None  # the driver's records stop the run
     replay = ReplayCalls()
     executor = RowExecutor(
         run.evaluators,
