@@ -89,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "create_async_rubric_judge": "openevals.rubric",
     "evaluate": "openevals.evaluation.runner",
     "aevaluate": "openevals.evaluation.runner",
+    "map_columns": "openevals.evaluation.mapping",
     "compare": "openevals.comparison.paired",
     "acompare": "openevals.comparison.paired",
     "Comparison": "openevals.comparison.paired",
@@ -102,6 +103,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.runner import (
         aevaluate as aevaluate,
         evaluate as evaluate,
+    )
+    from openevals.evaluation.mapping import (
+        map_columns as map_columns,
     )
     from openevals.exact import (
         exact_match as exact_match,

@@ -27,6 +27,7 @@ from typing import Any
 
 from openevals._repr import show
 from openevals.evaluation.data import FIELDS, GRAPHRAG_COLUMNS, decode_cell
+from openevals.evaluation.mapping import naming_hint
 
 __all__ = ["ABSENT", "ColumnPlan", "plan_columns"]
 
@@ -196,7 +197,7 @@ def plan_columns(columns: Iterable[Any], source: str) -> ColumnPlan:
         raise ValueError(
             f"{source}: no 'outputs' column (columns: {names[:12]}{'...' if len(names) > 12 else ''}); "
             "add the outputs to score as an 'outputs' column (or 'outputs.<name>' columns), or "
-            "give an 'inputs' column and pass target= to produce them"
+            "give an 'inputs' column and pass target= to produce them" + naming_hint(names)
         )
     return ColumnPlan(names=tuple(names), paths=tuple(paths), source=source)
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
-from openevals.evaluation.row_ids import RowIds, row_fingerprint
+from openevals.evaluation.row_ids import RowIds, outputs_of, row_fingerprint
 
 __all__ = [
     "FIELDS",
@@ -210,17 +210,12 @@ def normalize_row(raw: Any, index: int, *, source: str = "data", ids: RowIds | N
         ids = RowIds()
     try:
         # The example's encoding both makes the id and proves that part can be stored.
-        storable_check(raw if row_id is not None else _outputs_of(raw))
+        storable_check(raw if row_id is not None else outputs_of(raw))
         if row_id is None:
             row_id = ids.content_id(raw)
     except _UNSTORABLE:
         return _unstorable_row(index, raw, fields, source, ids)
     return Row(index=index, id=row_id, fields=fields)
-
-
-def _outputs_of(raw: Mapping[str, Any]) -> Any:
-    """The outputs of ``raw`` (the part :meth:`RowIds.content_id` does not encode)."""
-    return raw.get("outputs", raw.get("Actual answer"))
 
 
 # --------------------------------------------------------------------------- file readers
@@ -415,8 +410,11 @@ def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any]:
     ``owned``: the records are made by the reader (files, tables), not the caller's own objects;
     ``known``: for Arrow-backed sources, which records are storable by construction
     (:class:`~openevals.evaluation.sources.Known`), else ``None``."""
+    from openevals.evaluation.mapping import MappedData
     from openevals.evaluation.sources import open_source
 
+    if isinstance(data, MappedData):  # map_columns(data, ...)
+        return data.raw_source()
     opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
     if opened is not None:
         return iter(opened.records()), opened.name, True, opened.known
@@ -534,8 +532,11 @@ def count_rows(data: Any) -> int | None:
 
     For files this is a quick pass over the file (no JSON decoding for JSONL).
     """
+    from openevals.evaluation.mapping import MappedData
     from openevals.evaluation.sources import NOT_A_SOURCE, count_source
 
+    if isinstance(data, MappedData):
+        return data.count()
     counted = count_source(data)  # the sources of openevals.evaluation.sources
     if counted is not NOT_A_SOURCE:
         return counted  # type: ignore[no-any-return]

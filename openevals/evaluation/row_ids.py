@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ID_RULE", "RowIds", "example_text", "row_fingerprint"]
+__all__ = ["ID_RULE", "RowIds", "example_text", "outputs_of", "row_fingerprint"]
 
 _ID_KEY = "id"
 _ANSWER_COLUMN = "Actual answer"  # graphrag-eval's name for the outputs (data.GRAPHRAG_COLUMNS)
@@ -95,12 +95,17 @@ def example_text(raw: Mapping[str, Any]) -> str:
     return _HASH_JSON.encode(_example(raw))
 
 
+def outputs_of(raw: Mapping[str, Any]) -> Any:
+    """The outputs of a row (``outputs``, or graphrag-eval's ``Actual answer`` column): the part
+    of a row :func:`example_text` leaves out."""
+    return raw.get("outputs", raw.get(_ANSWER_COLUMN))
+
+
 def row_fingerprint(fields: Mapping[str, Any], example: str | None = None) -> str:
     """A hash of a row's whole content (the example and its outputs; not its ``id``): what
     resume checks a recorded pair against. ``example``: the row's :func:`example_text`, when
     known. Values that cannot be stored as JSON are hashed by their text."""
     if example is None:
         example = example_text(fields)
-    outputs = fields.get("outputs", fields.get(_ANSWER_COLUMN))
-    text = f"{example}\n{_HASH_JSON.encode(outputs)}"
+    text = f"{example}\n{_HASH_JSON.encode(outputs_of(fields))}"
     return _hash_bytes(text.encode("utf-8", "backslashreplace"))

@@ -41,6 +41,7 @@ __all__ = [
     "PARQUET_SUFFIXES",
     "Source",
     "count_source",
+    "library_kind",
     "open_source",
     "parquet_files",
 ]
@@ -102,7 +103,7 @@ def require(module: str, extra: str, what: str) -> ModuleType:
 # --------------------------------------------------------------------------- detection
 
 
-def _library_kind(data: Any) -> str | None:
+def library_kind(data: Any) -> str | None:
     """Which library object ``data`` is, by its type's module (nothing is imported to tell)."""
     kind = type(data)
     root, name = kind.__module__.split(".")[0], kind.__name__
@@ -200,7 +201,7 @@ def open_source(data: Any) -> Source | None:
             return parse_uri(text).open()
         files = parquet_files(text)
         return None if files is None else _parquet_source(text, files)
-    kind = _library_kind(data)
+    kind = library_kind(data)
     if kind == "pandas":
         return _pandas_source(data)
     if kind == "polars":
@@ -234,7 +235,7 @@ def count_source(data: Any) -> Any:
         except ValueError:
             return None
     try:
-        kind = _library_kind(data)
+        kind = library_kind(data)
     except TypeError:
         return None
     if kind is None:
