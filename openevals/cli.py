@@ -83,6 +83,13 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="openevals",
         description="Run openevals evaluators over a dataset, locally.",
     )
+    from openevals import __distribution__, __version__
+
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"openevals {__version__} (distribution {__distribution__})",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = sub.add_parser("run", help="evaluate a JSONL/JSON/CSV/TSV dataset")
