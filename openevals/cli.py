@@ -345,7 +345,7 @@ def _demo(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("sentence_transformers") is None:
         evaluators = [e for e in evaluators if not e.startswith("embedding_similarity")]
         print(
-            "sentence-transformers is not installed (pip install 'openevals[local]'); "
+            "sentence-transformers is not installed (pip install 'openevals-suite[local]'); "
             "skipping embedding similarity",
             file=sys.stderr,
         )

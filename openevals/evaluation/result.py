@@ -95,7 +95,7 @@ class EvaluationResult:
         return target
 
     def to_pandas(self, *, wide: bool = False) -> Any:
-        """The results as a ``pandas.DataFrame`` (needs ``openevals[pandas]``).
+        """The results as a ``pandas.DataFrame`` (needs ``openevals-suite[pandas]``).
 
         Long form (default): one row per dataset row x feedback key with ``id``, ``index``,
         ``group`` (with ``group_by``), ``evaluator``, ``key``, ``score``, ``comment``, ``error``,
@@ -107,14 +107,14 @@ class EvaluationResult:
         return to_pandas(self, wide=wide)
 
     def to_polars(self, *, wide: bool = False) -> Any:
-        """The results as a ``polars.DataFrame`` (needs ``openevals[polars]``); the columns of
+        """The results as a ``polars.DataFrame`` (needs ``openevals-suite[polars]``); the columns of
         :meth:`to_pandas`, one type per column."""
         from openevals.evaluation.frames import to_polars
 
         return to_polars(self, wide=wide)
 
     def to_parquet(self, path: str | os.PathLike[str], *, wide: bool = False) -> Path:
-        """Write the table of :meth:`to_polars` to a Parquet file (needs ``openevals[parquet]``)
+        """Write the table of :meth:`to_polars` to a Parquet file (needs ``openevals-suite[parquet]``)
         and return its path. The write is atomic: a failure leaves no partial file at ``path``."""
         from openevals.evaluation.frames import to_parquet
 

@@ -92,7 +92,7 @@ def evaluate(
             and runs once per pair; ``result.pairwise`` holds win/tie/loss rates, a
             Bradley-Terry ranking and the order-flip rate (see :mod:`.pairwise`).
         engine: ``"local"`` (this process) or ``"ray"`` (Ray Data workers; needs
-            ``openevals[ray]``). Same data, options, records and results; ``concurrency`` is
+            ``openevals-suite[ray]``). Same data, options, records and results; ``concurrency`` is
             then per worker.
         ray_address: the Ray cluster to join (default: ``RAY_ADDRESS``, else a local Ray with
             this machine's cores, stopped after the run).

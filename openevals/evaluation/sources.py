@@ -17,7 +17,7 @@ list of dicts. Accepted, besides lists of dicts and JSONL/JSON/CSV/TSV files:
   ``Example`` objects. See :mod:`.langsmith_source`.
 
 No library is imported until such an object or path is passed; a missing one raises an
-``ImportError`` naming the extra to install (``openevals[pandas]``, ``[polars]``, ``[parquet]``,
+``ImportError`` naming the extra to install (``openevals-suite[pandas]``, ``[polars]``, ``[parquet]``,
 ``[datasets]``).
 """
 
@@ -96,7 +96,7 @@ def require(module: str, extra: str, what: str) -> ModuleType:
     except ImportError:
         raise ImportError(
             f"{what} needs the {show(module.split('.')[0])} package, which is not installed; "
-            f"install it with `pip install 'openevals[{extra}]'`"
+            f"install it with `pip install 'openevals-suite[{extra}]'`"
         ) from None
 
 
