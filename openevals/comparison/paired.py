@@ -149,21 +149,53 @@ class Comparison:
         }
 
     def failures(
-        self, *, fail_on_regression: bool = True, max_drop: Mapping[str, float] | None = None
+        self,
+        *,
+        fail_on_regression: bool = True,
+        max_drop: Mapping[str, float] | None = None,
+        allow_unpaired: float = 0.0,
     ) -> list[str]:
         """Why the candidate should not ship: significant regressions and drops beyond
-        ``max_drop`` (key -> largest allowed fall of its mean); empty when no gate trips."""
+        ``max_drop`` (key -> largest allowed fall of its mean); empty when no gate trips.
+        ``UnpairedRowsError`` when more than ``allow_unpaired`` of the rows are unpaired."""
         from openevals.comparison.gate import failures
 
-        return failures(self, fail_on_regression=fail_on_regression, max_drop=max_drop)
+        return failures(
+            self,
+            fail_on_regression=fail_on_regression,
+            max_drop=max_drop,
+            allow_unpaired=allow_unpaired,
+        )
 
     def check(
-        self, *, fail_on_regression: bool = True, max_drop: Mapping[str, float] | None = None
+        self,
+        *,
+        fail_on_regression: bool = True,
+        max_drop: Mapping[str, float] | None = None,
+        allow_unpaired: float = 0.0,
     ) -> None:
         """Raise ``AssertionError`` with the per-key table when a gate trips (for pytest)."""
         from openevals.comparison.gate import check
 
-        check(self, fail_on_regression=fail_on_regression, max_drop=max_drop)
+        check(
+            self,
+            fail_on_regression=fail_on_regression,
+            max_drop=max_drop,
+            allow_unpaired=allow_unpaired,
+        )
+
+    def to_pandas(self) -> Any:
+        """The per-key table as a ``pandas.DataFrame`` (needs ``openevals-suite[pandas]``): one
+        row per compared key (``group`` ``None``), then one per key and group (with
+        ``group_by``); the columns of :meth:`KeyComparison.as_dict` plus ``group``."""
+        from openevals.evaluation.sources import require
+
+        pd = require("pandas", "pandas", "Comparison.to_pandas()")
+        records = [{"group": None, **item.as_dict()} for item in self.keys]
+        for group, items in self.groups.items():
+            records += [{"group": group, **item.as_dict()} for item in items]
+        columns = ["group", *KeyComparison.__dataclass_fields__]
+        return pd.DataFrame.from_records(records, columns=columns)
 
     def __str__(self) -> str:
         from openevals.comparison.report import text_table

@@ -94,17 +94,19 @@ class EvaluationResult:
         target.write_text(html, encoding="utf-8", errors="backslashreplace")
         return target
 
-    def to_pandas(self, *, wide: bool = False) -> Any:
+    def to_pandas(self, *, wide: bool = False, with_rows: bool = False) -> Any:
         """The results as a ``pandas.DataFrame`` (needs ``openevals-suite[pandas]``).
 
         Long form (default): one row per dataset row x feedback key with ``id``, ``index``,
         ``group`` (with ``group_by``), ``evaluator``, ``key``, ``score``, ``comment``, ``error``,
         ``model``, ``tokens`` and ``cost``. ``wide=True``: one row per dataset row and one score
-        column per key. See :mod:`openevals.evaluation.frames`.
+        column per key. ``with_rows=True`` adds each row's ``inputs``, ``outputs``,
+        ``reference_outputs`` and ``extra`` (after ``index``). See
+        :mod:`openevals.evaluation.frames`.
         """
         from openevals.evaluation.frames import to_pandas
 
-        return to_pandas(self, wide=wide)
+        return to_pandas(self, wide=wide, with_rows=with_rows)
 
     def to_polars(self, *, wide: bool = False) -> Any:
         """The results as a ``polars.DataFrame`` (needs ``openevals-suite[polars]``); the columns of
