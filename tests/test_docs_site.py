@@ -86,7 +86,7 @@ def test_site_builds_offline() -> None:
     config = _config()
     assert config["theme"]["name"] == "material"
     assert config["theme"]["font"] is False
-    assert config.get("plugins") == ["search"]
+    assert config.get("plugins") == ["search", "offline"]  # offline fetches nothing either
     assert config["strict"] is True
     assert set(config["validation"].values()) == {"warn"}
 
