@@ -30,6 +30,17 @@ def _hash_bytes(data: bytes) -> str:
 
 # Built once: ``json.dumps`` with options builds an encoder on every call (same text).
 _HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
+_UNSORTED_JSON = json.JSONEncoder(ensure_ascii=False, default=repr)
+
+
+def _canonical(value: Any) -> str:
+    """``value`` as JSON text with its keys sorted; in their own order when keys of different
+    types cannot be sorted (``{1: "a", "b": 2}``), which JSON can store all the same."""
+    try:
+        return _HASH_JSON.encode(value)
+    except TypeError:
+        return _UNSORTED_JSON.encode(value)
+
 
 ID_RULE = "example/1"
 """The rule that made the ids of rows without an ``id`` (recorded in the ``run`` line of every
@@ -92,7 +103,7 @@ class RowIds:
 
 def example_text(raw: Mapping[str, Any]) -> str:
     """The canonical JSON text (keys sorted) of what defines the example of ``raw``."""
-    return _HASH_JSON.encode(_example(raw))
+    return _canonical(_example(raw))
 
 
 def outputs_of(raw: Mapping[str, Any]) -> Any:
@@ -107,5 +118,5 @@ def row_fingerprint(fields: Mapping[str, Any], example: str | None = None) -> st
     known. Values that cannot be stored as JSON are hashed by their text."""
     if example is None:
         example = example_text(fields)
-    text = f"{example}\n{_HASH_JSON.encode(outputs_of(fields))}"
+    text = f"{example}\n{_canonical(outputs_of(fields))}"
     return _hash_bytes(text.encode("utf-8", "backslashreplace"))

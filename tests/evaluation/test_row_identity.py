@@ -173,3 +173,11 @@ def test_compare_says_it_does_not_read_parquet(tmp_path: Path) -> None:
     table = result.to_parquet(tmp_path / "run.parquet")
     with pytest.raises(ValueError, match="is a Parquet file; compare reads the JSONL"):
         compare(table, result)
+
+
+def test_nested_keys_of_mixed_types_get_ids_on_both_paths() -> None:
+    rows = [{"inputs": {1: "a", "b": 2}, "outputs": {3: "x", "y": 4}, "reference_outputs": "x"}] * 3
+    per_row = [r.id for r in load_rows(rows)]
+    assert per_row[1] == f"{per_row[0]}.2" and all(r.problem is None for r in load_rows(rows))
+    result = evaluate(rows, ["exact_match"], progress=False)
+    assert [r["id"] for r in result.rows] == per_row
