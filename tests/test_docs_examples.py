@@ -98,7 +98,7 @@ def _wheel_venv(root: Path) -> Path:
         timeout=300,
     )
     assert build.returncode == 0, build.stderr[-3000:]
-    (wheel,) = dist.glob("openevals-*.whl")
+    (wheel,) = dist.glob("openevals_suite-*.whl")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"

@@ -86,6 +86,14 @@ def test_site_builds_offline() -> None:
     config = _config()
     assert config["theme"]["name"] == "material"
     assert config["theme"]["font"] is False
-    assert config.get("plugins") == ["search"]
+    assert config.get("plugins") == ["search", "offline"]  # offline fetches nothing either
     assert config["strict"] is True
     assert set(config["validation"].values()) == {"warn"}
+
+
+def test_the_built_site_works_opened_from_disk() -> None:
+    """Pages link to ``page.html`` files (not folders), and the search index ships as a script
+    (Material's offline plugin), so ``site/index.html`` works over ``file://`` (issue 40)."""
+    config = _config()
+    assert config["use_directory_urls"] is False
+    assert "offline" in config["plugins"]

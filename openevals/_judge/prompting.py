@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import json
 import string
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -86,15 +88,67 @@ def _is_mustache(runnable: Any) -> bool:
     return getattr(runnable, "template_format", None) == "mustache"
 
 
+_STANDARD = ("inputs", "outputs", "reference_outputs", _ATTACHMENTS)
+_OTHER_NAMES = {  # names other libraries (ragas, deepeval) give the standard fields
+    "question": "inputs",
+    "query": "inputs",
+    "user_input": "inputs",
+    "answer": "outputs",
+    "response": "outputs",
+    "actual_output": "outputs",
+    "ground_truth": "reference_outputs",
+    "expected_output": "reference_outputs",
+    "reference": "reference_outputs",
+}
+
+
+def standard_field_like(name: str, *, aliases: bool = False) -> str | None:
+    """The standard variable (``inputs``, ``outputs``, ``reference_outputs``, ``attachments``)
+    that ``name`` looks like a misspelling of (``output``, ``reference_output``), or with
+    ``aliases`` another library's name for (``answer``, ``ground_truth``); else ``None``."""
+    if name in _STANDARD:
+        return None
+    if aliases and name in _OTHER_NAMES:
+        return _OTHER_NAMES[name]
+    folded = name.lower().replace("-", "_").replace(" ", "_")
+    for field_name in _STANDARD:
+        if folded == field_name or (len(folded) >= 5 and field_name.startswith(folded)):
+            return field_name
+    close = difflib.get_close_matches(folded, _STANDARD, n=1, cutoff=0.85)  # a typo
+    return close[0] if close and abs(len(close[0]) - len(folded)) <= 1 else None
+
+
+def _warn_lookalikes(variables: frozenset[str], optional: frozenset[str]) -> None:
+    """Warn (at creation) about a variable that looks like a misspelt standard field. Not an
+    error: any other name is filled from the call's extra keyword arguments (a batch run's
+    extra columns), so ``{output}`` is valid when the caller passes ``output=``."""
+    for name in sorted(variables - optional):
+        like = standard_field_like(name)
+        if like is not None:
+            warnings.warn(
+                f"the prompt variable {{{name}}} is not one of the standard fields "
+                f"{list(_STANDARD)}; did you mean `{{{like}}}`? (Other names are filled only "
+                f"from extra keyword arguments, such as a batch run's extra columns.)",
+                UserWarning,
+                stacklevel=5,
+            )
+
+
 def make_prompt_spec(prompt: Any) -> PromptSpec:
-    """Classify and check ``prompt`` (f-string, LangChain prompt template, or callable)."""
+    """Classify and check ``prompt`` (f-string, LangChain prompt template, or callable); warn
+    about a variable that looks like a misspelt standard field (:func:`standard_field_like`)."""
     if isinstance(prompt, str):
         variables = _template_fields(prompt)
         optional = _prebuilt_optional_variables(prompt)
+        _warn_lookalikes(variables, optional)
         return PromptSpec(kind="template", template=prompt, variables=variables, optional=optional)
     if hasattr(prompt, "invoke") and hasattr(prompt, "input_variables"):
         schema = getattr(prompt, "schema_", None)
         kwargs = dict(getattr(prompt, "structured_output_kwargs", None) or {})
+        _warn_lookalikes(
+            frozenset(prompt.input_variables or []),
+            frozenset(getattr(prompt, "optional_variables", None) or []),
+        )
         return PromptSpec(
             kind="runnable",
             runnable=prompt,
@@ -175,10 +229,17 @@ def _check_missing(spec: PromptSpec, needed: frozenset[str], values: Mapping[str
 
 def _missing_error(missing: Sequence[str]) -> ValueError:
     names = ", ".join(show(m) for m in sorted(missing))
+    hints = [
+        f"`{{{like}}}` for `{{{m}}}`"
+        for m in sorted(missing)
+        if (like := standard_field_like(m, aliases=True)) is not None
+    ]
+    hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
     return ValueError(
         f"the prompt needs {names} but the evaluator call did not pass "
         f"{'it' if len(missing) == 1 else 'them'}; call the evaluator with "
         + ", ".join(f"{m}=..." for m in sorted(missing))
+        + hint
     )
 
 

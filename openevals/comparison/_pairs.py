@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import ERROR, NAN, VALUE, KeyScores, RunScores, row_details
+from openevals.comparison._unpaired import same_inputs, unpaired_notes
 from openevals.comparison.corrected import PairCalibration, corrected_difference
 from openevals.comparison.paired import (
     ChangedRow,
@@ -165,12 +166,8 @@ def build(
                 per_group.append(found)
             groups[group] = _holm(per_group, alpha, min_effect)
     changed = _changed(base, cand, shared, compared, pairs, max_rows)
-    notes = []
-    if only_b or only_c:
-        notes.append(
-            f"{len(only_b)} row(s) only in the baseline and {len(only_c)} only in the candidate "
-            "are not paired (listed in `only_in_baseline` / `only_in_candidate`)"
-        )
+    matched = same_inputs(base, cand, only_b, only_c)
+    notes = unpaired_notes(base, cand, only_b, only_c, matched)
     for key, reason in excluded_keys.items():
         notes.append(f"key {show(key)} not compared: {reason}")
     return Comparison(
@@ -184,6 +181,7 @@ def build(
         only_in_candidate=tuple(only_c[:_LISTED]),
         count_only_in_baseline=len(only_b),
         count_only_in_candidate=len(only_c),
+        unpaired_same_inputs=matched,
         keys_only_in_baseline=tuple(sorted(k for k in base.keys if k not in cand.keys)),
         keys_only_in_candidate=tuple(sorted(k for k in cand.keys if k not in base.keys)),
         excluded_keys=excluded_keys,

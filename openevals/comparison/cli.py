@@ -1,7 +1,8 @@
 """``openevals compare BASE CAND``: the command-line face of :func:`~openevals.comparison.paired`.
 
 Exit status: 0 when no gate trips, 1 when one does (a significant regression with
-``--fail-on-regression``, or a drop beyond a ``--max-drop KEY=X``), 2 on bad input.
+``--fail-on-regression``, or a drop beyond a ``--max-drop KEY=X``), 2 on bad input, and 2 when a
+gate is asked for but more than ``--allow-unpaired`` of the rows (default 0) are not paired.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ def add_parser(sub: Any) -> None:
         default=[],
         metavar="KEY=X",
         help="exit 1 when KEY's mean falls by more than X (repeatable)",
+    )
+    cmp.add_argument(
+        "--allow-unpaired",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="with a gate, exit 2 when more than this share of the rows is unpaired (0)",
     )
     cmp.add_argument("--key", action="append", metavar="KEY", help="compare only KEY (repeatable)")
     cmp.add_argument("--group-by", metavar="FIELD", help="also compare within each group")
@@ -72,7 +80,10 @@ def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
             calibration=_calibration(args.calibration),
         )
         tripped = failures(
-            comparison, fail_on_regression=args.fail_on_regression, max_drop=max_drop
+            comparison,
+            fail_on_regression=args.fail_on_regression,
+            max_drop=max_drop,
+            allow_unpaired=args.allow_unpaired,
         )
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
         raise usage_error(str(exc).splitlines()[0]) from None

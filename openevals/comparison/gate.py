@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
+from openevals.comparison._unpaired import unpaired_gate
 from openevals.comparison.stats import NOT_FINITE
 
 if TYPE_CHECKING:
@@ -34,9 +35,18 @@ def failures(
     *,
     fail_on_regression: bool = True,
     max_drop: Mapping[str, float] | None = None,
+    allow_unpaired: float = 0.0,
 ) -> list[str]:
-    """One line per tripped gate (empty: the candidate may ship)."""
+    """One line per tripped gate (empty: the candidate may ship).
+
+    A gate never judges a partial pairing silently: when more than ``allow_unpaired`` (a
+    fraction of the rows of both runs) are not paired, it raises
+    :class:`~openevals.comparison._unpaired.UnpairedRowsError` (a ``ValueError``) saying how
+    many and how to give rows stable ids.
+    """
     drops = _check_drops(max_drop)
+    if fail_on_regression or drops:
+        unpaired_gate(comparison, allow_unpaired)
     compared = {k.key: k for k in comparison.keys}
     unknown = [key for key in drops if key not in compared]
     if unknown:
@@ -79,9 +89,16 @@ def check(
     *,
     fail_on_regression: bool = True,
     max_drop: Mapping[str, float] | None = None,
+    allow_unpaired: float = 0.0,
 ) -> None:
-    """Raise ``AssertionError`` naming the tripped gates, with the per-key table."""
-    tripped = failures(comparison, fail_on_regression=fail_on_regression, max_drop=max_drop)
+    """Raise ``AssertionError`` naming the tripped gates, with the per-key table (and
+    ``UnpairedRowsError`` as :func:`failures` does)."""
+    tripped = failures(
+        comparison,
+        fail_on_regression=fail_on_regression,
+        max_drop=max_drop,
+        allow_unpaired=allow_unpaired,
+    )
     if tripped:
         raise AssertionError(
             "the candidate regressed:\n  " + "\n  ".join(tripped) + "\n\n" + str(comparison)
@@ -94,6 +111,7 @@ def assert_no_regression(
     *,
     fail_on_regression: bool = True,
     max_drop: Mapping[str, float] | None = None,
+    allow_unpaired: float = 0.0,
     **options: Any,
 ) -> Comparison:
     """For pytest: compare the runs (``options`` go to :func:`compare`) and fail the test with
@@ -101,7 +119,12 @@ def assert_no_regression(
     from openevals.comparison.paired import compare
 
     comparison = compare(baseline, candidate, **options)
-    check(comparison, fail_on_regression=fail_on_regression, max_drop=max_drop)
+    check(
+        comparison,
+        fail_on_regression=fail_on_regression,
+        max_drop=max_drop,
+        allow_unpaired=allow_unpaired,
+    )
     return comparison
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import read_run, skipped_notes
+from openevals.comparison._unpaired import refuse_parquet
 
 if TYPE_CHECKING:
     import numpy as np
@@ -112,6 +113,9 @@ class Comparison:
     seed: int
     notes: tuple[str, ...] = ()
     head_to_head: Any = None
+    unpaired_same_inputs: int = 0
+    """Unpaired baseline rows with the inputs of an unpaired candidate row (the same examples
+    with changed content, most likely; see the notes)."""
     """With ``judge=``: the :class:`~openevals.comparison.head_to_head.HeadToHead` figures."""
 
     def key(self, name: str) -> KeyComparison:
@@ -137,6 +141,7 @@ class Comparison:
                 "only_in_candidate": self.count_only_in_candidate,
                 "only_in_baseline_ids": list(self.only_in_baseline),
                 "only_in_candidate_ids": list(self.only_in_candidate),
+                "unpaired_same_inputs": self.unpaired_same_inputs,
             },
             "keys": [k.as_dict() for k in self.keys],
             "keys_only_in_baseline": list(self.keys_only_in_baseline),
@@ -151,21 +156,53 @@ class Comparison:
         }
 
     def failures(
-        self, *, fail_on_regression: bool = True, max_drop: Mapping[str, float] | None = None
+        self,
+        *,
+        fail_on_regression: bool = True,
+        max_drop: Mapping[str, float] | None = None,
+        allow_unpaired: float = 0.0,
     ) -> list[str]:
         """Why the candidate should not ship: significant regressions and drops beyond
-        ``max_drop`` (key -> largest allowed fall of its mean); empty when no gate trips."""
+        ``max_drop`` (key -> largest allowed fall of its mean); empty when no gate trips.
+        ``UnpairedRowsError`` when more than ``allow_unpaired`` of the rows are unpaired."""
         from openevals.comparison.gate import failures
 
-        return failures(self, fail_on_regression=fail_on_regression, max_drop=max_drop)
+        return failures(
+            self,
+            fail_on_regression=fail_on_regression,
+            max_drop=max_drop,
+            allow_unpaired=allow_unpaired,
+        )
 
     def check(
-        self, *, fail_on_regression: bool = True, max_drop: Mapping[str, float] | None = None
+        self,
+        *,
+        fail_on_regression: bool = True,
+        max_drop: Mapping[str, float] | None = None,
+        allow_unpaired: float = 0.0,
     ) -> None:
         """Raise ``AssertionError`` with the per-key table when a gate trips (for pytest)."""
         from openevals.comparison.gate import check
 
-        check(self, fail_on_regression=fail_on_regression, max_drop=max_drop)
+        check(
+            self,
+            fail_on_regression=fail_on_regression,
+            max_drop=max_drop,
+            allow_unpaired=allow_unpaired,
+        )
+
+    def to_pandas(self) -> Any:
+        """The per-key table as a ``pandas.DataFrame`` (needs ``openevals-suite[pandas]``): one
+        row per compared key (``group`` ``None``), then one per key and group (with
+        ``group_by``); the columns of :meth:`KeyComparison.as_dict` plus ``group``."""
+        from openevals.evaluation.sources import require
+
+        pd = require("pandas", "pandas", "Comparison.to_pandas()")
+        records = [{"group": None, **item.as_dict()} for item in self.keys]
+        for group, items in self.groups.items():
+            records += [{"group": group, **item.as_dict()} for item in items]
+        columns = ["group", *KeyComparison.__dataclass_fields__]
+        return pd.DataFrame.from_records(records, columns=columns)
 
     def __str__(self) -> str:
         from openevals.comparison.report import text_table
@@ -431,6 +468,8 @@ def _flow(
         raise TypeError(
             f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {show(judge)}"
         )
+    refuse_parquet(baseline, "baseline")
+    refuse_parquet(candidate, "candidate")
     calibrated = pair_calibration(calibration)
     base = read_run(baseline, "baseline", group_by)
     cand = read_run(candidate, "candidate", group_by)

@@ -22,8 +22,10 @@ _EXPORTS: dict[str, str] = {
     "acompare": "openevals.comparison.paired",
     "Comparison": "openevals.comparison.paired",
     "aevaluate": "openevals.evaluation.runner",
+    "map_columns": "openevals.evaluation.mapping",
     "EvaluationResult": "openevals.evaluation.result",
     "EvaluationInterrupted": "openevals.evaluation.result",
+    "EvaluatorFailing": "openevals.evaluation.failfast",
     "EvaluatorSpec": "openevals.evaluation.spec",
     "Trials": "openevals.evaluation.trials",
     "SQLiteJudgeCache": "openevals.evaluation.cache",
@@ -75,6 +77,12 @@ if TYPE_CHECKING:
     from openevals.evaluation.result import (
         EvaluationInterrupted as EvaluationInterrupted,
         EvaluationResult as EvaluationResult,
+    )
+    from openevals.evaluation.failfast import (
+        EvaluatorFailing as EvaluatorFailing,
+    )
+    from openevals.evaluation.mapping import (
+        map_columns as map_columns,
     )
     from openevals.evaluation.runner import (
         aevaluate as aevaluate,

@@ -20,6 +20,7 @@ a retrieval metric with ``empty_reference="skip"``) is counted as ``skipped``; o
 from __future__ import annotations
 
 import math
+import time
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ __all__ = [
     "ScoreAggregator",
     "bootstrap_ci",
     "describe",
+    "interval",
     "median",
     "normal_ci",
     "numeric_score",
@@ -46,6 +48,8 @@ _Z95 = 1.959963984540054
 # Above this many resampled draws (n * resamples) the normal interval is used instead: for such
 # large samples the bootstrap and the normal interval agree to about three decimals.
 _BOOTSTRAP_WORK_LIMIT = 2_000_000
+LIVE_INTERVAL_EVERY = 0.5
+"""Seconds between two live intervals of one key (the progress display's running table)."""
 # Resample in chunks of about this many draws, to bound memory.
 _CHUNK_DRAWS = 250_000
 
@@ -186,6 +190,20 @@ def bootstrap_ci(
     return (max(lo_bound, min(float(low), hi_bound)), max(lo_bound, min(float(high), hi_bound)))
 
 
+def interval(
+    values: Sequence[float], mean: float, stdev: float | None, bounds: tuple[float, float]
+) -> tuple[tuple[float, float], str]:
+    """``(ci95, method)`` of the mean of ``values``: the percentile bootstrap, or the normal
+    interval for samples too large to resample cheaply; within ``bounds`` (the values' minimum
+    and maximum, which a mean cannot leave: a rate's interval stays in [0, 1])."""
+    n = len(values)
+    if n * BOOTSTRAP_RESAMPLES <= _BOOTSTRAP_WORK_LIMIT:
+        return bootstrap_ci(values), "bootstrap"
+    low, high = normal_ci(mean, stdev, n)
+    lo, hi = bounds
+    return (max(lo, min(low, hi)), max(lo, min(high, hi))), "normal"
+
+
 def describe(values: Sequence[float], *, boolean: bool = False) -> dict[str, Any]:
     """Summary statistics of ``values`` (floats; booleans already mapped to 0/1).
 
@@ -203,15 +221,10 @@ def describe(values: Sequence[float], *, boolean: bool = False) -> dict[str, Any
     stdev: float | None = None
     if n > 1:
         stdev = math.sqrt(spread(values, mean) / (n - 1))
-    if n * BOOTSTRAP_RESAMPLES <= _BOOTSTRAP_WORK_LIMIT:
-        ci = bootstrap_ci(values)
-        method = "bootstrap"
-    else:
-        ci = normal_ci(mean, stdev, n)
-        method = "normal"
     ordered = sorted(values)  # one sort gives the median, the minimum and the maximum
     lo, hi = ordered[0], ordered[-1]
     mean = max(lo, min(mean, hi))
+    ci, method = interval(values, mean, stdev, (lo, hi))
     middle = n // 2
     out.update(
         {
@@ -365,6 +378,8 @@ class ScoreAggregator:
         self._all = _Bucket()
         self._groups: dict[str, _Bucket] = {}
         self.online: dict[str, OnlineStats] = {}
+        # key -> (count, when, interval, method) of the last live interval
+        self._live_ci: dict[str, tuple[int, float, tuple[float, float], str]] = {}
 
     def add_row(
         self,
@@ -444,4 +459,29 @@ class ScoreAggregator:
         return bucket.values if bucket is not None else array("d")
 
     def online_snapshot(self) -> dict[str, dict[str, Any]]:
-        return {key: self.online[key].snapshot() for key in sorted(self.online)}
+        """The running count, mean and 95% interval of each key, the interval made as the final
+        one is (:func:`interval`) from the scores so far, at most every
+        :data:`LIVE_INTERVAL_EVERY` seconds per key (cheap enough to ask after every row)."""
+        out: dict[str, dict[str, Any]] = {}
+        now = time.monotonic()
+        for key in sorted(self.online):
+            stats = self.online[key]
+            bucket = self._all.keys.get(key)
+            cached = self._live_ci.get(key)
+            if bucket is None or not len(bucket.values):
+                out[key] = stats.snapshot()
+                continue
+            if cached is None or (
+                cached[0] != stats.count and now - cached[1] >= LIVE_INTERVAL_EVERY
+            ):
+                values = bucket.values
+                bounds = (min(values), max(values))
+                ci, method = interval(values, stats.mean, stats.stdev, bounds)
+                cached = self._live_ci[key] = (stats.count, now, ci, method)
+            out[key] = {
+                "count": stats.count,
+                "mean": stats.mean,
+                "ci95": list(cached[2]),
+                "ci_method": cached[3],
+            }
+        return out

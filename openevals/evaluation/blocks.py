@@ -27,7 +27,6 @@ from openevals.evaluation.data import (
     GRAPHRAG_COLUMNS,
     check_id,
     group_of,
-    row_hash,
     storable_check,
 )
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
@@ -42,6 +41,7 @@ from openevals.evaluation.records import (
     encode,
     row_record,
 )
+from openevals.evaluation.row_ids import RowIds, example_text, row_fingerprint
 
 if TYPE_CHECKING:
     from openevals.evaluation.data import Row, RowReader
@@ -140,10 +140,15 @@ class ColumnBlock:
     records: list[dict[str, Any]]
     """The raw records (shallow copies), with their ``id`` key when they had one."""
     ids: list[str | None]
-    """Explicit ids; ``None`` where the id is the content hash, computed when needed."""
+    """The row ids; ``None`` where a row without an ``id`` has not been numbered yet (see
+    :meth:`settle`: a run without an ``output=`` file numbers them only when they are read)."""
     names: list[str]
     models: list[str | None]
     columns: list[EvalColumn]
+    fingerprints: list[str] = field(default_factory=list)
+    """The evaluators' fingerprints, for the ``eval`` lines."""
+    row_fps: list[str] | None = None
+    """The rows' fingerprints, made before secrets are taken out of the records."""
     groups: list[str | None] | None = None
     cached: bool = False
 
@@ -153,8 +158,29 @@ class ColumnBlock:
     def row_id(self, pos: int) -> str:
         row_id = self.ids[pos]
         if row_id is None:
-            row_id = self.ids[pos] = row_hash(self.start + pos, self.records[pos])
+            raise RuntimeError(
+                f"row {self.start + pos} has no id yet: the block must be settled first"
+            )
         return row_id
+
+    def settle(self, ids: RowIds, *, fingerprints: bool = False) -> bool:
+        """Number the rows without an id, in order (``ids`` must have numbered every earlier
+        row), and with ``fingerprints`` make :attr:`row_fps` from the same encoding; returns
+        whether there were rows to number."""
+        missing = None in self.ids
+        if not missing and not fingerprints:
+            return False
+        records, row_ids = self.records, self.ids
+        fps: list[str] = []
+        for pos, record in enumerate(records):
+            text = example_text(record)
+            if row_ids[pos] is None:
+                row_ids[pos] = ids.number_text(text)
+            if fingerprints:
+                fps.append(row_fingerprint(record, text))
+        if fingerprints:
+            self.row_fps = fps
+        return missing
 
     def fields(self, pos: int) -> dict[str, Any]:
         record = self.records[pos]
@@ -245,10 +271,11 @@ class ColumnBlock:
                 group=self.groups[pos] if self.groups is not None else None,
                 grouped=self.groups is not None,
             )
-            out.append(encode(Recorder.row_line(rec)))
+            row_fp = self.row_fps[pos] if self.row_fps else row_fingerprint(self.fields(pos))
+            out.append(encode(Recorder.row_line(rec, row_fp)))
             text_id = _string(row_id)
             for writer in writers:
-                out.append(writer.line(pos, row_id, text_id, index))
+                out.append(writer.line(pos, row_id, text_id, index, row_fp))
         return out
 
 
@@ -286,8 +313,12 @@ class _EvalLines:
         self.head = ', "evaluator": ' + _string(self.name) + ', "status": "success", "results": '
         model = block.models[number]
         model_text = "null" if model is None else _string(model)
-        cache = '{"hits": 0, "misses": 0}}' if block.cached else "null}"
-        self.tail = f', "usage": null, "cost_usd": null, "model": {model_text}, "cache": {cache}'
+        cache = '{"hits": 0, "misses": 0}' if block.cached else "null"
+        self.fingerprint = block.fingerprints[number]
+        self.tail = (
+            f', "usage": null, "cost_usd": null, "model": {model_text}, "cache": {cache}, '
+            f'"evaluator_fp": {_string(self.fingerprint)}, "row_fp": "'
+        )
         self.keys: dict[str, str] = {}
 
     def _results(self, results: list[dict[str, Any]]) -> str | None:
@@ -311,7 +342,7 @@ class _EvalLines:
             key_text = self.keys[key] = _string(key)
         return f'[{{"key": {key_text}, "score": {score}, "comment": {comment_text}, "metadata": null}}]'
 
-    def line(self, pos: int, row_id: str, text_id: str, index: int) -> str:
+    def line(self, pos: int, row_id: str, text_id: str, index: int, row_fp: str) -> str:
         column = self.column
         elapsed = column.elapsed[pos]
         results = None
@@ -325,10 +356,13 @@ class _EvalLines:
             results = self._results(column.results[pos])
         if results is None:
             entry = self.block.evaluation(self.number, pos)
-            return encode(Recorder.eval_line(row_id, index, self.name, entry))
+            line = Recorder.eval_line(
+                row_id, index, self.name, entry, evaluator_fp=self.fingerprint, row_fp=row_fp
+            )
+            return encode(line)
         return (
             f'{{"kind": "eval", "row_id": {text_id}, "index": {index}{self.head}{results}'
-            f', "error": null, "elapsed_sec": {float.__repr__(elapsed)}{self.tail}'
+            f', "error": null, "elapsed_sec": {float.__repr__(elapsed)}{self.tail}{row_fp}"}}'
         )
 
 
@@ -369,7 +403,7 @@ async def _one_block(run: BlockRun, forms: dict[str, BatchForm], resumed: bool) 
             return False
         # Rows that cannot be stored or were partly scored before take the per-row code.
         fresh = not resumed and all(
-            row.problem is None and not run.previous.finished(row.id) for row in rows
+            row.problem is None and not run.previous.finished(row) for row in rows
         )
         block = block_of_rows(run, rows) if fresh else None
     else:
@@ -404,7 +438,7 @@ def _plain_block(
             storable_check(records)
         except Exception:
             return None
-    ids: list[str | None] = [None] * len(records)
+    ids: list[str | None] = [None] * len(records)  # numbered later (ColumnBlock.settle)
     if _ID in keys:
         given: list[Any] = [record.get(_ID) for record in records]
         if all(type(i) is str and i for i in given) and reader.claim_all(given, start):
@@ -415,6 +449,8 @@ def _plain_block(
                 if explicit is not None:
                     reader.claim(explicit, start + pos)
                 ids[pos] = explicit
+    if None in ids:
+        reader.ids.defer()
     return _new_block(run, start, records, ids)
 
 
@@ -441,6 +477,7 @@ def _new_block(
         ids=ids,
         names=[ev.name for ev in evaluators],
         models=[ev.info.model if ev.info is not None else None for ev in evaluators],
+        fingerprints=[ev.fingerprint for ev in evaluators],
         columns=[] if columns is None else columns,
         cached=run.cache is not None,
     )
@@ -514,9 +551,7 @@ async def batch_first(run: BlockRun, forms: Mapping[str, BatchForm], rows: Seque
         if form is None:
             continue
         todo = [
-            row
-            for row in rows
-            if row.problem is None and ev.name not in run.previous.finished(row.id)
+            row for row in rows if row.problem is None and ev.name not in run.previous.finished(row)
         ]
         if len(todo) < 2:
             continue

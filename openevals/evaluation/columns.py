@@ -12,7 +12,7 @@ A table becomes rows the way a CSV file does (:mod:`openevals.evaluation.data`):
 Values become plain Python: numpy scalars become ``int`` / ``float`` / ``bool``, arrays become
 lists, dates and times become ISO-8601 strings and decimals become floats. A *missing* cell
 (``None``, ``NaN``, ``pd.NA``, ``NaT``) leaves its field out of that row, as if the column were
-absent there (a missing ``id`` falls back to the content hash); inside a nested value (a list or
+absent there (a row missing its ``id`` is identified by its example); inside a nested value (a list or
 a struct) a missing element stays as ``None``. Binary data, complex numbers, durations and other
 objects have no JSON form and raise a ``TypeError`` naming the column.
 """
@@ -28,6 +28,7 @@ from typing import Any
 from openevals._repr import show
 from openevals._structure import fold
 from openevals.evaluation.data import FIELDS, GRAPHRAG_COLUMNS, decode_cell
+from openevals.evaluation.mapping import naming_hint
 
 __all__ = ["ABSENT", "ColumnPlan", "plan_columns"]
 
@@ -286,7 +287,7 @@ def plan_columns(columns: Iterable[Any], source: str) -> ColumnPlan:
             f"{source}: no 'outputs' column (columns: {show(names[:12])}"
             f"{'...' if len(names) > 12 else ''}); "
             "add the outputs to score as an 'outputs' column (or 'outputs.<name>' columns), or "
-            "give an 'inputs' column and pass target= to produce them"
+            "give an 'inputs' column and pass target= to produce them" + naming_hint(names)
         )
     return ColumnPlan(names=tuple(names), paths=tuple(paths), source=source)
 

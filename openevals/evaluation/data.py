@@ -11,7 +11,9 @@ Row fields:
 * ``inputs``, ``outputs``, ``reference_outputs`` - the evaluator arguments. graphrag-eval's TSV
   columns ``Question``, ``Actual answer`` and ``Reference answer`` map to them.
 * ``id`` - optional. When present it identifies the row across runs (resuming an ``output=``
-  file); otherwise the id is a stable hash of the row's position and content.
+  file, pairing two runs in ``compare``); otherwise the id is made from what defines the example
+  (:mod:`.row_ids`): its ``inputs``, ``reference_outputs`` and extra
+  columns, never its ``outputs``, with repeats of one example told apart by their order.
 * anything else - an *extra column*, passed to evaluators whose signature accepts it (for
   example ``context`` for a groundedness judge, or a ``template_id`` used by ``group_by``).
 
@@ -23,7 +25,6 @@ dotted column names build nested dicts: ``inputs.question`` and ``inputs.context
 from __future__ import annotations
 
 import csv
-import hashlib
 import itertools
 import json
 import os
@@ -35,6 +36,7 @@ from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
 from openevals._structure import load_json
+from openevals.evaluation.row_ids import RowIds, outputs_of, row_fingerprint
 
 __all__ = [
     "FIELDS",
@@ -54,7 +56,6 @@ __all__ = [
     "placeholder",
     "raw_source",
     "resolve_path",
-    "row_hash",
     "storable_check",
 ]
 
@@ -96,9 +97,17 @@ class Row:
     Such a row's offending fields hold a bounded, escaped text in their place; the runner
     records each of its evaluations as a :class:`RowDataError` and goes on."""
 
+    fp: str | None = field(default=None, repr=False, compare=False)
+
     @property
     def extra(self) -> dict[str, Any]:
         return {k: v for k, v in self.fields.items() if k not in FIELDS}
+
+    def fingerprint(self) -> str:
+        """:func:`row_fingerprint` of the row's fields (made once)."""
+        if self.fp is None:
+            self.fp = row_fingerprint(self.fields)
+        return self.fp
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -112,21 +121,6 @@ class RowDataError(ValueError):
 # Rows are checked with the encoder the records use (``str()`` for non-JSON objects).
 _CHECK = json.JSONEncoder(ensure_ascii=False, default=str)
 _UNSTORABLE = (ValueError, RecursionError, TypeError)  # UnicodeEncodeError is a ValueError
-
-
-def _hash_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-# Built once: ``json.dumps`` with options builds an encoder on every call (same text).
-_HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
-
-
-def row_hash(index: int, raw: Mapping[str, Any]) -> str:
-    """The content id of row ``index`` (raises what the JSON encoder raises for a value that
-    cannot be stored)."""
-    text = _HASH_JSON.encode([index, raw])
-    return _hash_bytes(text.encode("utf-8"))
 
 
 def _why_unstorable(value: Any) -> str | None:
@@ -160,7 +154,9 @@ def placeholder(value: Any) -> str:
     return f"<unstorable {type(value).__name__}: {text}>"
 
 
-def _unstorable_row(index: int, raw: Mapping[str, Any], fields: dict[str, Any], source: str) -> Row:
+def _unstorable_row(
+    index: int, raw: Mapping[str, Any], fields: dict[str, Any], source: str, ids: RowIds
+) -> Row:
     """The error row standing for a row whose fields cannot be stored (see :attr:`Row.problem`)."""
     bad: list[str] = []
     safe: dict[str, Any] = {}
@@ -176,8 +172,7 @@ def _unstorable_row(index: int, raw: Mapping[str, Any], fields: dict[str, Any], 
         bad.insert(0, "its 'id' is not valid Unicode text, so the row is identified by content")
         explicit = None
     if explicit is None or explicit == "":
-        stand_in = json.dumps([index, sorted(safe.items())], ensure_ascii=True, default=repr)
-        row_id = _hash_bytes(stand_in.encode("utf-8"))
+        row_id = ids.content_id(safe, strict=False)
     else:
         row_id = str(explicit)
     reasons = "; ".join(bad) or "the row cannot be stored as JSON"
@@ -188,8 +183,9 @@ def _unstorable_row(index: int, raw: Mapping[str, Any], fields: dict[str, Any], 
     return Row(index=index, id=row_id, fields=safe, problem=problem)
 
 
-def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
-    """Turn one raw record into a :class:`Row` (copying it: the caller's dict is not touched)."""
+def normalize_row(raw: Any, index: int, *, source: str = "data", ids: RowIds | None = None) -> Row:
+    """Turn one raw record into a :class:`Row` (copying it: the caller's dict is not touched);
+    a row without an ``id`` gets the next id of ``ids`` (the source's :class:`RowIds`)."""
     if not isinstance(raw, Mapping):
         raise TypeError(
             f"{source}: row {index} must be a dict (a JSON object) with 'inputs', 'outputs', "
@@ -211,13 +207,15 @@ def normalize_row(raw: Any, index: int, *, source: str = "data") -> Row:
         else:
             fields[key] = value
     row_id = check_id(raw.get(_ID_KEY), index, source)
+    if ids is None:
+        ids = RowIds()
     try:
-        if row_id is None:  # one encoding both hashes the row and proves it can be stored
-            row_id = row_hash(index, raw)
-        else:
-            _CHECK.encode(raw).encode("utf-8")
+        # The example's encoding both makes the id and proves that part can be stored.
+        storable_check(raw if row_id is not None else outputs_of(raw))
+        if row_id is None:
+            row_id = ids.content_id(raw)
     except _UNSTORABLE:
-        return _unstorable_row(index, raw, fields, source)
+        return _unstorable_row(index, raw, fields, source, ids)
     return Row(index=index, id=row_id, fields=fields)
 
 
@@ -417,8 +415,11 @@ def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any, frozenset[str]
     ``owned``: the records are made by the reader (files, tables), not the caller's own objects;
     ``known``: for Arrow-backed sources, which records are storable by construction
     (:class:`~openevals.evaluation.sources.Known`), else ``None``; ``fields``: a table's fields."""
+    from openevals.evaluation.mapping import MappedData
     from openevals.evaluation.sources import open_source
 
+    if isinstance(data, MappedData):  # map_columns(data, ...)
+        return data.raw_source()
     opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
     if opened is not None:
         return iter(opened.records()), opened.name, True, opened.known, opened.fields
@@ -459,14 +460,15 @@ def check_id(value: Any, index: int, source: str) -> str | None:
 
 class RowReader:
     """The rows of ``data``, normalised one by one (iteration) or taken raw in blocks
-    (:meth:`raw_block`, for the runner's columnar path); both share the row numbering and the
-    check that explicit ids are unique (a content id includes the row's position, so it is
-    unique by construction).
+    (:meth:`raw_block`, for the runner's columnar path); both share the row numbering, the
+    content ids (:attr:`ids`: repeats of an example are numbered, so a content id is unique by
+    construction) and the check that explicit ids are unique.
     """
 
     def __init__(self, data: Any) -> None:
         self._raw, self.source, self.owned, self._known, self.fields = raw_source(data)
         self.index = 0
+        self.ids = RowIds()
         self._seen: dict[str, int] = {}
 
     def __iter__(self) -> Iterator[Row]:
@@ -480,7 +482,7 @@ class RowReader:
 
     def normalize(self, raw: Any, index: int) -> Row:
         """One raw record of this source as a :class:`Row` (its explicit id checked)."""
-        row = normalize_row(raw, index, source=self.source)
+        row = normalize_row(raw, index, source=self.source, ids=self.ids)
         if isinstance(raw, Mapping) and raw.get(_ID_KEY) not in (None, ""):
             self.claim(row.id, index)
         return row
@@ -491,7 +493,7 @@ class RowReader:
         if first != index:
             raise ValueError(
                 f"{self.source}: rows {first} and {index} share the id {show(row_id)}; row ids must "
-                "be unique (remove the 'id' field to identify rows by content and position)"
+                "be unique (remove the 'id' field to identify rows by their example)"
             )
 
     def claim_all(self, ids: Sequence[str], start: int) -> bool:
@@ -535,8 +537,11 @@ def count_rows(data: Any) -> int | None:
 
     For files this is a quick pass over the file (no JSON decoding for JSONL).
     """
+    from openevals.evaluation.mapping import MappedData
     from openevals.evaluation.sources import NOT_A_SOURCE, count_source
 
+    if isinstance(data, MappedData):
+        return data.count()
     counted = count_source(data)  # the sources of openevals.evaluation.sources
     if counted is not NOT_A_SOURCE:
         return counted  # type: ignore[no-any-return]

@@ -27,6 +27,7 @@ from openevals._judge.cache import active_cache
 from openevals._repr import show
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.data import GRAPHRAG_COLUMNS, MISSING, field_at
+from openevals.evaluation.fingerprint import evaluator_fingerprint
 from openevals.evaluation.pricing import add_usage, normalize_usage
 from openevals.evaluation.records import ErrorInfo
 from openevals.evaluation.spec import EvaluatorSpec
@@ -62,6 +63,10 @@ class RunEvaluator:
     requires: frozenset[str] = frozenset()
     """The row fields it cannot be called without (required keyword parameters, through
     ``fields``); only the first part of a dotted path."""
+    fail_fast: bool = True
+    """Identical failures of its first evaluations stop the run (:mod:`.failfast`)."""
+    fingerprint: str = ""
+    """Its identity as a hash (:mod:`.fingerprint`): a recorded pair of another is not reused."""
 
     def kwargs_for(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """The keyword arguments of one call: the row fields it accepts, mapped by ``fields``."""
@@ -265,6 +270,8 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
                 fields=dict(spec.fields or {}),
                 inline=inline and not is_async,
                 requires=_required(fn, spec.fields or {}),
+                fail_fast=spec.fail_fast,
+                fingerprint=evaluator_fingerprint(name, fn, info, spec.fields or {}),
             )
         )
     return out

@@ -180,13 +180,15 @@ class RowExecutor:
 
     async def process_row(self, row: Row) -> bool:
         """Run what is left for ``row``; returns whether it awaited anything."""
-        finished = self.previous.finished(row.id)
+        finished = self.previous.finished(row)
+        if self.previous.evals:
+            self.previous.count_changed(row, finished)
         pending = [ev for ev in self.evaluators if ev.name not in finished]
         fields: Mapping[str, Any] = row.fields
         suspended = target_ran = False
         target_info: TargetInfo | None = None
         if self.has_target and row.problem is None:
-            reuse = self.previous.reusable_target(row.id, pending=bool(pending))
+            reuse = self.previous.reusable_target(row, pending=bool(pending))
             if reuse is not None:
                 fields = {**fields, "outputs": reuse[0]}
                 target_info = reuse[1]  # type: ignore[assignment]

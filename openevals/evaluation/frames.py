@@ -200,11 +200,32 @@ def _table(result: EvaluationResult, wide: bool) -> tuple[list[str], dict[str, l
     return names, {name: _utf8(list(column)) for name, column in zip(names, values, strict=True)}
 
 
-def to_pandas(result: EvaluationResult, *, wide: bool = False) -> Any:
-    """``result`` as a ``pandas.DataFrame`` (long form, or wide with ``wide=True``)."""
+_ROW_FIELDS = ("inputs", "outputs", "reference_outputs", "extra")
+
+
+def _with_rows(
+    result: EvaluationResult, names: list[str], columns: dict[str, list[Any]]
+) -> list[str]:
+    """Add the rows' ``inputs``, ``outputs``, ``reference_outputs`` and ``extra`` to
+    ``columns``, matched by ``index``, after ``index``; the new column names."""
+    fields = {row["index"]: row for row in result.rows}
+    for name in _ROW_FIELDS:
+        columns[name] = [fields[i].get(name) for i in columns["index"]]
+    at = names.index("index") + 1
+    return [*names[:at], *_ROW_FIELDS, *names[at:]]
+
+
+def to_pandas(result: EvaluationResult, *, wide: bool = False, with_rows: bool = False) -> Any:
+    """``result`` as a ``pandas.DataFrame`` (long form, or wide with ``wide=True``); with
+    ``with_rows=True`` also each row's ``inputs``, ``outputs``, ``reference_outputs`` and
+    ``extra`` columns."""
     pd = require("pandas", "pandas", "EvaluationResult.to_pandas()")
+    if not isinstance(with_rows, bool):
+        raise TypeError(f"with_rows must be True or False; got {show(with_rows)}")
     with no_gc_pauses():
         names, columns = _table(result, wide)
+        if with_rows:
+            names = _with_rows(result, names, columns)
         return pd.DataFrame(columns, columns=names)
 
 

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from openevals.calibration.report import CalibrationReport
     from openevals.evaluation.result import EvaluationResult
 
+from openevals.evaluation.failfast import describe_common
+
 __all__ = ["InlineReport", "calibration_summary_html", "result_summary_html"]
 
 _RESULT = """\
@@ -42,6 +44,7 @@ _RESULT = """\
 {% if groups %}<p>{{ groups }} groups: see <code>.by_group</code> or
 <code>.show_report()</code>.</p>{% endif %}
 {% if errors %}<p>Errors by evaluator: {% for name, n in errors %}{{ name }} ({{ n }}){% if not loop.last %}, {% endif %}{% endfor %}</p>{% endif %}
+{% if common %}<p>Most common errors:</p><ul>{% for line in common %}<li><code>{{ line }}</code></li>{% endfor %}</ul>{% endif %}
 <p style="font-size:smaller">Rows: <code>.to_pandas()</code>; full report:
 <code>.show_report()</code>.</p>
 </div>
@@ -128,6 +131,7 @@ def result_summary_html(result: EvaluationResult) -> str:
             scores=scores,
             groups=len(groups),
             errors=sorted(by_evaluator.items()),
+            common=describe_common(summary.get("common_errors") or [], width=300),
         )
     )
 

@@ -147,6 +147,8 @@ def _pair_evaluator(ev: RunEvaluator, systems: Systems, a: str, b: str) -> RunEv
         accepts=None,
         fields={},
         inline=False,
+        fail_fast=ev.fail_fast,
+        fingerprint=ev.fingerprint,
     )
 
 

@@ -1,7 +1,8 @@
 """Progress display for batch runs.
 
 ``evaluate(progress=...)`` accepts ``True`` (a rich progress bar on stderr: rows done, errors,
-rate, ETA, and a table of running aggregates with their current 95% confidence intervals),
+rate, ETA, and a table of running aggregates with their current 95% confidence intervals; in a
+Jupyter notebook without ``ipywidgets``, one plain line instead, :class:`PlainProgress`),
 ``False``, a callable (called with :meth:`RunState.snapshot`-style dicts after every finished row
 and once at the end with ``"finished": True``), or any object with ``start(state)``,
 ``advance(state)`` and ``stop(state)`` methods.
@@ -11,8 +12,13 @@ rich is imported only when a rich display is actually shown.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
+
+from openevals.evaluation.failfast import describe_common
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CallbackProgress",
+    "PlainProgress",
     "ProgressSink",
     "RichProgress",
     "RunState",
@@ -51,6 +58,10 @@ class RunState(Protocol):
     def snapshot(self) -> dict[str, Any]: ...
 
     def elapsed(self) -> float: ...
+
+    def common_errors(self) -> list[dict[str, Any]]:
+        """The most common failures so far (evaluator, type, message, count)."""
+        ...
 
 
 class ProgressSink(Protocol):
@@ -181,8 +192,12 @@ class RichProgress:
         if self._live is None:
             return
         self.advance(state)
-        self._live.stop()
-        self._live = None
+        live, self._live = self._live, None
+        live.stop()
+        common = describe_common(state.common_errors())
+        if common:
+            text = "Most common errors:\n" + "\n".join(f"  {line}" for line in common)
+            live.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def concurrency_label(state: RunState) -> str:
@@ -194,12 +209,58 @@ def concurrency_label(state: RunState) -> str:
     return f"concurrency {current}" + (f" ({backoffs} back-offs)" if backoffs else "")
 
 
+class PlainProgress:
+    """One plain line on stderr, rewritten in place (``\r``) at most every half second: the
+    display in a Jupyter notebook without ``ipywidgets``, where rich's live display only warns."""
+
+    def __init__(self, stream: Any = None, *, every: float = 0.5) -> None:
+        self.stream = stream
+        self.every = every
+        self._last = 0.0
+
+    def _write(self, text: str) -> None:
+        stream = self.stream if self.stream is not None else sys.stderr
+        stream.write(text)
+        stream.flush()
+
+    def _line(self, state: RunState) -> str:
+        total = f"/{state.rows_total}" if state.rows_total is not None else ""
+        elapsed = state.elapsed()
+        rate = f", {state.rows_done / elapsed:.1f} rows/s" if elapsed > 0 else ""
+        return f"Evaluating: {state.rows_done}{total} rows, {state.rows_failed} with errors{rate}"
+
+    def start(self, state: RunState) -> None:
+        self._last = 0.0
+
+    def advance(self, state: RunState) -> None:
+        now = time.monotonic()
+        if now - self._last >= self.every:
+            self._last = now
+            self._write("\r" + self._line(state))
+
+    def stop(self, state: RunState) -> None:
+        lines = [self._line(state)]
+        lines += [f"  {line}" for line in describe_common(state.common_errors())]
+        self._write("\r" + "\n".join(lines) + "\n")
+
+
+def _notebook_without_widgets() -> bool:
+    """Running in a Jupyter kernel (IPython already imported: nothing is imported to tell)
+    where ``ipywidgets``, which rich's live display needs there, is not installed?"""
+    ipython = sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    if shell is None or type(shell).__name__ != "ZMQInteractiveShell":
+        return False
+    return importlib.util.find_spec("ipywidgets") is None
+
+
 def make_progress(progress: Any) -> ProgressSink | None:
     """Resolve the ``progress=`` argument of ``evaluate``."""
     if progress is None or progress is False:
         return None
     if progress is True:
-        return RichProgress()
+        return PlainProgress() if _notebook_without_widgets() else RichProgress()
     if all(callable(getattr(progress, m, None)) for m in ("start", "advance", "stop")):
         return progress  # type: ignore[no-any-return]
     if callable(progress):
@@ -324,6 +385,11 @@ def print_summary(result: EvaluationResult, console: Console | None = None) -> N
             f"; concurrency backed off {control['backoffs']} times (cap {control['cap']}, "
             f"lowest {control['lowest']}, final {control['final']})"
         )
+    reevaluated = s["pairs"].get("reevaluated")
+    if reevaluated:
+        line += f"; {reevaluated} recorded evaluations redone (their row or evaluator changed)"
     if s.get("interrupted"):
         line += " (interrupted)"
     out.print(line, soft_wrap=True, markup=False, highlight=False)
+    for text in describe_common(s.get("common_errors") or []):
+        out.print(f"  {text}", soft_wrap=True, markup=False, highlight=False)

@@ -20,6 +20,7 @@ from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.data import Row, group_of
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, usage_of
+from openevals.evaluation.failfast import FailFast
 from openevals.evaluation.pricing import estimate_cost
 from openevals.evaluation.progress import ProgressSink
 from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo, row_record
@@ -37,7 +38,7 @@ class RunRecords:
 
     def __init__(
         self,
-        names: Sequence[str],
+        evaluators: Sequence[RunEvaluator],
         *,
         group_by: str | None,
         prices: Mapping[str, tuple[float, float]],
@@ -47,7 +48,14 @@ class RunRecords:
         progress: ProgressSink | None,
         output: Path | None,
     ) -> None:
-        self.names = list(names)
+        self.names = [ev.name for ev in evaluators]
+        self.fingerprints = {ev.name: ev.fingerprint for ev in evaluators}
+        self._row_fps: dict[str, str] = {}  # rows in progress (with an ``output=`` file)
+        self.failfast: FailFast | None = FailFast(
+            [ev.name for ev in evaluators if not ev.fail_fast]
+        )
+        """Stops the run on identical first failures (``None``: a Ray worker's copy, whose
+        outcomes the driver's records watch)."""
         self.group_by = group_by
         self.prices = prices
         self.stats = stats
@@ -69,6 +77,8 @@ class RunRecords:
         if self.output is not None:
             self.out = Checkpoint(self.output)
             self.previous = self.out.load()
+            self.previous.fingerprints = self.fingerprints
+            self.stats.reevaluated = self.previous.changed
             if retry_errors:
                 self.previous.forget_errors()
             self.out.open()
@@ -118,8 +128,11 @@ class RunRecords:
                     entry = self.recorder.resumed(prior)
                     rec["evaluations"][name] = entry
                     self.stats.record_pair(name, entry)
-        if pending and self.out is not None and (row.id not in self.previous.rows or target_ran):
-            self._emit(self.recorder.line(Recorder.row_line(rec)))
+        if pending and self.out is not None:
+            fp = self._row_fps[row.id] = row.fingerprint()
+            prior = self.previous.rows.get(row.id)
+            if prior is None or target_ran or prior.get("row_fp") != fp:
+                self._emit(self.recorder.line(Recorder.row_line(rec, fp)))
         return rec
 
     def target(self, row: Row, fields: Mapping[str, Any], info: TargetInfo) -> None:
@@ -144,10 +157,21 @@ class RunRecords:
         rec["evaluations"][ev.name] = entry
         self.stats.record_pair(ev.name, entry)
         if self.out is not None:
-            line = Recorder.eval_line(rec["id"], rec["index"], ev.name, entry)
+            line = Recorder.eval_line(
+                rec["id"],
+                rec["index"],
+                ev.name,
+                entry,
+                evaluator_fp=self.fingerprints[ev.name],
+                row_fp=self._row_fps[rec["id"]],
+            )
             self._emit(self.recorder.line(line))
+        stop = self.failfast.observe(ev.name, error) if self.failfast is not None else None
+        if stop is not None:
+            raise stop
 
     def complete_row(self, rec: ResultRow, fields: Mapping[str, Any]) -> None:
+        self._row_fps.pop(rec["id"], None)
         evaluations = rec["evaluations"]
         # Keep evaluator order stable regardless of completion order.
         rec["evaluations"] = {name: evaluations[name] for name in self.names if name in evaluations}
@@ -188,11 +212,13 @@ class RunRecords:
         """A scored block of the columnar path: counted, written and kept (secrets removed
         first, as :meth:`Recorder.finish` does for a row)."""
         redactor = self.recorder.redactor
+        if self.out is not None or redactor.secrets:  # the ids are needed now
+            self.store.settle()
+            # (made from the records as they were given, before secrets are taken out)
+            block.settle(self.store.ids, fingerprints=self.out is not None)
         if redactor.secrets:
             records = redactor.data(block.records)
             if records is not block.records:
-                for pos in range(len(block)):
-                    block.row_id(pos)  # ids are hashes of the records as they were given
                 block.records = records
             for column in block.columns:
                 column.results = redactor.data(column.results)
@@ -205,3 +231,13 @@ class RunRecords:
         self.store.add_part(block)
         if self.progress is not None:
             self.progress.advance(self.stats)
+        failfast = self.failfast
+        if failfast is None:
+            return
+        for name, column in zip(block.names, block.columns, strict=True):
+            for pos in range(len(block)):
+                if not failfast.watching(name):
+                    break
+                stop = failfast.observe(name, column.errors.get(pos))
+                if stop is not None:
+                    raise stop

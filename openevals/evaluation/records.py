@@ -4,12 +4,14 @@ In memory, a run produces *result rows* (:class:`ResultRow`, the dicts in
 ``EvaluationResult.rows``), each holding one :class:`Evaluation` per evaluator. The ``output=``
 file holds the same data as JSON Lines, one record per line, told apart by ``kind``:
 
-* ``run`` - one per run: start time, evaluator names, ``group_by``;
+* ``run`` - one per run: start time, evaluator names, ``group_by``, and ``row_ids``, the rule
+  that made the ids of rows without an ``id`` (:data:`~.data.ID_RULE`);
 * ``row`` - one per row, written before its first evaluation (after the target ran, so a resumed
   run reuses the target's outputs): ``row_id``, ``index``, the three fields, ``extra``,
-  ``group``, ``target``;
-* ``eval`` - one per finished row x evaluator pair: ``row_id``, ``index``, ``evaluator`` and the
-  :class:`Evaluation` fields except ``resumed``.
+  ``group``, ``target``, ``row_fp``;
+* ``eval`` - one per finished row x evaluator pair: ``row_id``, ``index``, ``evaluator``, the
+  :class:`Evaluation` fields except ``resumed``, and the fingerprints a resume checks it
+  against: ``evaluator_fp`` (:mod:`.fingerprint`) and ``row_fp`` (the row's whole content).
 
 The live path, resume and both files (the ``output=`` file and ``EvaluationResult.to_jsonl``)
 all go through the functions below, so each key is spelled in one place.
@@ -32,6 +34,7 @@ from typing import Any, Literal, TypedDict
 
 from openevals.evaluation.data import FIELDS, placeholder
 from openevals.evaluation.redact import Redactor
+from openevals.evaluation.row_ids import ID_RULE
 
 __all__ = [
     "CacheCounts",
@@ -262,12 +265,23 @@ class Recorder:
         return entry  # type: ignore[return-value]
 
     @staticmethod
-    def eval_line(row_id: str, index: int, evaluator: str, entry: Evaluation) -> dict[str, Any]:
-        """The ``eval`` line of ``entry`` for the ``output=`` file."""
+    def eval_line(
+        row_id: str,
+        index: int,
+        evaluator: str,
+        entry: Evaluation,
+        *,
+        evaluator_fp: str,
+        row_fp: str,
+    ) -> dict[str, Any]:
+        """The ``eval`` line of ``entry`` for the ``output=`` file, with the fingerprints of
+        the evaluator and the row content it was computed for (checked on resume)."""
         line: dict[str, Any] = {"kind": "eval", "row_id": row_id, "index": index}
         line["evaluator"] = evaluator
         for key in _EVAL_FILE_KEYS:
             line[key] = entry[key]  # type: ignore[literal-required]
+        line["evaluator_fp"] = evaluator_fp
+        line["row_fp"] = row_fp
         return line
 
     # ------------------------------------------------------------------ rows
@@ -290,11 +304,13 @@ class Recorder:
         return self.redactor.json_text(encode(record))
 
     @staticmethod
-    def row_line(rec: ResultRow) -> dict[str, Any]:
-        """The ``row`` line of a result row for the ``output=`` file."""
+    def row_line(rec: ResultRow, row_fp: str) -> dict[str, Any]:
+        """The ``row`` line of a result row for the ``output=`` file (``row_fp``: the data
+        row's fingerprint, :func:`~.data.row_fingerprint`)."""
         line: dict[str, Any] = {"kind": "row", "row_id": rec["id"], "index": rec["index"]}
         for key in _ROW_FILE_KEYS:
             line[key] = rec.get(key)
+        line["row_fp"] = row_fp
         return line
 
     @staticmethod
@@ -306,4 +322,5 @@ class Recorder:
             "started_at": _now(),
             "evaluators": list(evaluators),
             "group_by": group_by,
+            "row_ids": ID_RULE,
         }

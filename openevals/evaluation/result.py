@@ -34,8 +34,9 @@ class EvaluationResult:
         by_group: with ``group_by``: ``{"per_group", "micro", "macro"}`` (graphrag-eval layout,
             see :meth:`openevals.evaluation.aggregates.ScoreAggregator.by_group`), else ``None``.
         batch_metrics: dataset-level metrics from ``batch_metrics=`` (name -> ``{"value", ...}``).
-        summary: counts, errors per evaluator and type, cache hits, token usage and estimated cost
-            per evaluator, elapsed time.
+        summary: counts, errors per evaluator and type, the most common errors
+            (``common_errors``: evaluator, type, message, count), cache hits, token usage and
+            estimated cost per evaluator, elapsed time; after a resume, ``reevaluated``.
         interrupted: the run was stopped (Ctrl-C) before every row finished.
     """
 
@@ -95,21 +96,24 @@ class EvaluationResult:
         target.write_text(html, encoding="utf-8", errors="backslashreplace")
         return target
 
-    def to_pandas(self, *, wide: bool = False, aggregates: bool = False) -> Any:
-        """The results as a ``pandas.DataFrame`` (needs ``openevals[pandas]``).
+    def to_pandas(
+        self, *, wide: bool = False, aggregates: bool = False, with_rows: bool = False
+    ) -> Any:
+        """The results as a ``pandas.DataFrame`` (needs ``openevals-suite[pandas]``).
 
         Long form (default): one row per dataset row x feedback key with ``id``, ``index``,
         ``group`` (with ``group_by``), ``evaluator``, ``key``, ``score``, ``comment``, ``error``,
         ``model``, ``tokens`` and ``cost``. ``wide=True``: one row per dataset row and one score
-        column per key. ``aggregates=True``: one row per feedback key (``n``, ``mean``,
-        ``ci_low``, ``ci_high``, and after :meth:`corrected` the ``corrected_*`` figures beside
-        them). See :mod:`openevals.evaluation.frames`.
+        column per key. ``with_rows=True`` adds each row's ``inputs``, ``outputs``,
+        ``reference_outputs`` and ``extra`` (after ``index``). ``aggregates=True``: one row per
+        feedback key (``n``, ``mean``, ``ci_low``, ``ci_high``, and after :meth:`corrected` the
+        ``corrected_*`` figures beside them). See :mod:`openevals.evaluation.frames`.
         """
         from openevals.evaluation.frames import aggregates_frame, to_pandas
 
         if aggregates:
             return aggregates_frame(self)
-        return to_pandas(self, wide=wide)
+        return to_pandas(self, wide=wide, with_rows=with_rows)
 
     def corrected(
         self,
@@ -133,14 +137,14 @@ class EvaluationResult:
         return correct(self, calibration, key=key, confidence=confidence, tuned=tuned)
 
     def to_polars(self, *, wide: bool = False) -> Any:
-        """The results as a ``polars.DataFrame`` (needs ``openevals[polars]``); the columns of
+        """The results as a ``polars.DataFrame`` (needs ``openevals-suite[polars]``); the columns of
         :meth:`to_pandas`, one type per column."""
         from openevals.evaluation.frames import to_polars
 
         return to_polars(self, wide=wide)
 
     def to_parquet(self, path: str | os.PathLike[str], *, wide: bool = False) -> Path:
-        """Write the table of :meth:`to_polars` to a Parquet file (needs ``openevals[parquet]``)
+        """Write the table of :meth:`to_polars` to a Parquet file (needs ``openevals-suite[parquet]``)
         and return its path. The write is atomic: a failure leaves no partial file at ``path``."""
         from openevals.evaluation.frames import to_parquet
 
@@ -190,10 +194,14 @@ class EvaluationResult:
             f"{k}={v['mean']:.3f}" for k, v in self.aggregates.items() if v.get("count")
         )
         state = " interrupted" if self.interrupted else ""
-        return (
+        text = (
             f"<EvaluationResult{state} rows={len(self.rows)} "
             f"errors={self.summary.get('pairs', {}).get('failed', 0)} {keys}>"
         )
+        from openevals.evaluation.failfast import describe_common
+
+        common = describe_common(self.summary.get("common_errors") or [])
+        return text + "".join(f"\n  {line}" for line in common)
 
 
 class EvaluationInterrupted(KeyboardInterrupt):

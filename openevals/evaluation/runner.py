@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
+from openevals.evaluation.failfast import EvaluatorFailing
 from openevals.evaluation.loop import run_on_loop
 from openevals.evaluation.options import (
     DEFAULT_BATCH_SIZE,
@@ -93,7 +94,7 @@ def evaluate(
             and runs once per pair; ``result.pairwise`` holds win/tie/loss rates, a
             Bradley-Terry ranking and the order-flip rate (see :mod:`.pairwise`).
         engine: ``"local"`` (this process) or ``"ray"`` (Ray Data workers; needs
-            ``openevals[ray]``). Same data, options, records and results; ``concurrency`` is
+            ``openevals-suite[ray]``). Same data, options, records and results; ``concurrency`` is
             then per worker.
         ray_address: the Ray cluster to join (default: ``RAY_ADDRESS``, else a local Ray with
             this machine's cores, stopped after the run).
@@ -129,6 +130,9 @@ def evaluate(
     Raises:
         EvaluationInterrupted: on Ctrl-C (a ``KeyboardInterrupt``); ``.result`` holds what
             finished.
+        EvaluatorFailing: an evaluator failed its first evaluations (5) with one same error,
+            a configuration mistake such as a missing API key; ``.result`` holds what
+            finished (see :mod:`.failfast`).
     """
     repeat = as_trials(trials)
     if repeat is not None and repeat.active:
@@ -168,6 +172,10 @@ def evaluate(
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
         raise EvaluationInterrupted(_marked(run.result(), repeat)) from None
+    except EvaluatorFailing as exc:
+        run.interrupted = True
+        exc.result = _marked(run.result(), repeat)
+        raise
     return _marked(run.result(), repeat)
 
 
@@ -236,7 +244,12 @@ async def aevaluate(
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
-    await run.execute()
+    try:
+        await run.execute()
+    except EvaluatorFailing as exc:
+        run.interrupted = True
+        exc.result = _marked(run.result(), repeat)
+        raise
     return _marked(run.result(), repeat)
 
 

@@ -17,7 +17,7 @@ list of dicts. Accepted, besides lists of dicts and JSONL/JSON/CSV/TSV files:
   ``Example`` objects. See :mod:`.langsmith_source`.
 
 No library is imported until such an object or path is passed; a missing one raises an
-``ImportError`` naming the extra to install (``openevals[pandas]``, ``[polars]``, ``[parquet]``,
+``ImportError`` naming the extra to install (``openevals-suite[pandas]``, ``[polars]``, ``[parquet]``,
 ``[datasets]``).
 """
 
@@ -41,6 +41,7 @@ __all__ = [
     "PARQUET_SUFFIXES",
     "Source",
     "count_source",
+    "library_kind",
     "open_source",
     "parquet_files",
 ]
@@ -97,14 +98,14 @@ def require(module: str, extra: str, what: str) -> ModuleType:
     except ImportError:
         raise ImportError(
             f"{what} needs the {show(module.split('.')[0])} package, which is not installed; "
-            f"install it with `pip install 'openevals[{extra}]'`"
+            f"install it with `pip install 'openevals-suite[{extra}]'`"
         ) from None
 
 
 # --------------------------------------------------------------------------- detection
 
 
-def _library_kind(data: Any) -> str | None:
+def library_kind(data: Any) -> str | None:
     """Which library object ``data`` is, by its type's module (nothing is imported to tell)."""
     kind = type(data)
     root, name = kind.__module__.split(".")[0], kind.__name__
@@ -202,7 +203,7 @@ def open_source(data: Any) -> Source | None:
             return parse_uri(text).open()
         files = parquet_files(text)
         return None if files is None else _parquet_source(text, files)
-    kind = _library_kind(data)
+    kind = library_kind(data)
     if kind == "pandas":
         return _pandas_source(data)
     if kind == "polars":
@@ -236,7 +237,7 @@ def count_source(data: Any) -> Any:
         except ValueError:
             return None
     try:
-        kind = _library_kind(data)
+        kind = library_kind(data)
     except TypeError:
         return None
     if kind is None:
@@ -262,7 +263,7 @@ def _check_ids(ids: Iterable[Any], source: str) -> None:
         if first != index:
             raise ValueError(
                 f"{source}: rows {first} and {index} share the id {show(key)} (column 'id'); row "
-                "ids must be unique (drop the 'id' column to identify rows by content and position)"
+                "ids must be unique (drop the 'id' column to identify rows by their example)"
             )
 
 

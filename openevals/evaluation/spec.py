@@ -26,12 +26,17 @@ class EvaluatorSpec:
         inline: run a sync evaluator on the event-loop thread instead of the thread pool. Only for
             cheap, pure functions (``exact_match``, Levenshtein, retrieval ranking metrics, which
             the runner recognises itself); ``None`` lets the runner decide.
+        fail_fast: stop the run when the evaluator's first 5 evaluations all fail with one same
+            error (a configuration mistake such as a missing API key or column; see
+            :class:`~openevals.evaluation.failfast.EvaluatorFailing`). ``False`` records every
+            failure as an error row and goes on (for data where failing rows are expected).
     """
 
     evaluator: Callable[..., Any]
     name: str | None = None
     fields: Mapping[str, str] | None = None
     inline: bool | None = None
+    fail_fast: bool = True
 
     def __post_init__(self) -> None:
         if not callable(self.evaluator):
@@ -54,5 +59,7 @@ class EvaluatorSpec:
                         "EvaluatorSpec.fields must map argument names (str) to dotted row paths "
                         f"(non-empty str); got {show(arg)}: {show(path)}"
                     )
+        if not isinstance(self.fail_fast, bool):
+            raise TypeError(f"EvaluatorSpec.fail_fast must be a bool; got {show(self.fail_fast)}")
         if self.inline is not None and not isinstance(self.inline, bool):
             raise TypeError(f"EvaluatorSpec.inline must be a bool or None; got {show(self.inline)}")

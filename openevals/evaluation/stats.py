@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openevals.evaluation.aggregates import ScoreAggregator
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.concurrency import Limiter
+from openevals.evaluation.failfast import ErrorTally
 from openevals.evaluation.pricing import add_usage
 from openevals.evaluation.records import Evaluation, ResultRow, TargetInfo, error_type
 from openevals.evaluation.result import EvaluationResult
@@ -68,6 +69,10 @@ class RunStats:
     pairs_done: int = 0
     pairs_failed: int = 0
     pairs_resumed: int = 0
+    tally: ErrorTally = field(default_factory=ErrorTally)
+    """Failures by evaluator, type and message (``summary["common_errors"]``)."""
+    reevaluated: dict[str, int] = field(default_factory=lambda: {"row": 0, "evaluator": 0})
+    """Recorded pairs evaluated again because their row or evaluator changed (resume)."""
     error_types: dict[str, int] = field(default_factory=dict)
     target: dict[str, Any] = field(
         default_factory=lambda: {
@@ -118,6 +123,7 @@ class RunStats:
             ev.errors += 1
             self.pairs_failed += 1
             self._count_error(error_type(entry))
+            self.tally.add(name, entry["error"])
         if entry["usage"]:
             ev.usage = add_usage(ev.usage, entry["usage"])
         cost = entry["cost_usd"]
@@ -135,6 +141,7 @@ class RunStats:
         if info["error"] is not None:
             stats["errors"] += 1
             self._count_error(info["error"]["type"])
+            self.tally.add("target", info["error"])
 
     def record_reused_target(self) -> None:
         self.target["reused"] += 1
@@ -170,6 +177,7 @@ class RunStats:
             for pos, error in column.errors.items():
                 failed_rows.setdefault(pos, []).append(name)
                 self._count_error(error["type"])
+                self.tally.add(name, error)
             ev.errors += len(column.errors)
             self.pairs_failed += len(column.errors)
             for usage in column.usage.values():
@@ -197,6 +205,10 @@ class RunStats:
     def elapsed(self) -> float:
         end = self.finished if self.finished is not None else time.perf_counter()
         return end - self.started
+
+    def common_errors(self) -> list[dict[str, Any]]:
+        """The most common failures so far (:meth:`~.failfast.ErrorTally.common`)."""
+        return self.tally.common()
 
     def snapshot(self) -> dict[str, Any]:
         """What a progress callback receives after each row."""
@@ -285,6 +297,7 @@ class RunStats:
                 "succeeded": self.pairs_done - self.pairs_failed,
                 "failed": self.pairs_failed,
                 "resumed": self.pairs_resumed,
+                "reevaluated": sum(self.reevaluated.values()),
             },
             "errors": {
                 "by_evaluator": {n: ev.errors for n, ev in self.per_evaluator.items() if ev.errors},
@@ -318,6 +331,14 @@ class RunStats:
             summary["output"] = str(output)
         if batch_errors:
             summary["batch_metric_errors"] = batch_errors
+        common = self.tally.common()
+        if common:
+            summary["common_errors"] = common
+        if any(self.reevaluated.values()):
+            summary["reevaluated"] = {
+                "row_changed": self.reevaluated["row"],
+                "evaluator_changed": self.reevaluated["evaluator"],
+            }
         return summary
 
 

@@ -8,6 +8,9 @@ temporary file (removed by the operating system when the store is gone) and read
 rows are. Rows that finish out of order (the per-row path: custom evaluators, judges, targets) are
 put back in data order as they come, a row finished ahead of an earlier one waiting for it, and
 kept in parts of :data:`LOOSE_PART` rows that spill the same way.
+A block may hold rows whose content ids are not made yet (a run without an ``output=`` file does
+not need them): :meth:`RowStore.settle` makes them in data order (:class:`~.data.RowIds` counts
+repeated examples), before any later row is numbered and when the rows are read.
 
 ``EvaluationResult.rows`` is a plain list while every row fits in memory. A run that spilled
 gets a :class:`ResultRows` instead: a read-only sequence of the result dicts in data order
@@ -23,10 +26,11 @@ import os
 import pickle
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
 from openevals.evaluation.records import ResultRow
+from openevals.evaluation.row_ids import RowIds
 
 __all__ = ["SPILL_AFTER", "Part", "ResultRows", "RowStore"]
 
@@ -44,12 +48,19 @@ class Part(Protocol):
 
     def rows(self) -> list[ResultRow]: ...
 
+    def settle(self, ids: RowIds) -> bool:
+        """Give the rows without an id theirs (in order); whether there were any."""
+        ...
+
 
 class _Rows(list[ResultRow]):
     """A part that is already a list of result dicts."""
 
     def rows(self) -> list[ResultRow]:
         return self
+
+    def settle(self, ids: RowIds) -> bool:
+        return False
 
 
 class _Spilled:
@@ -69,6 +80,9 @@ class _Spilled:
 
     def rows(self) -> list[ResultRow]:
         return self.load().rows()
+
+    def settle(self, ids: RowIds) -> bool:
+        raise TypeError("a spilled part is settled by its store")  # pragma: no cover
 
 
 class _SpillFile:
@@ -109,6 +123,10 @@ class RowStore:
         self._loose: list[ResultRow] = []
         self._waiting: dict[int, ResultRow] = {}
         self._next = 0
+        self.ids = RowIds()
+        """The content ids of the run's source (its reader's), numbered in data order."""
+        self._settled = 0  # parts whose rows all have their ids
+        self._settling = threading.Lock()
 
     def add(self, rec: ResultRow) -> None:
         """One finished row, in any order (the per-row path)."""
@@ -145,10 +163,30 @@ class RowStore:
             parts.append(part)
             self._held += count
             return
+        parts.append(self._spilled(part, count))
+
+    def settle(self, upto: int | None = None) -> None:
+        """Number the rows without an id of the first ``upto`` parts (all by default), in
+        order; a spilled part that needed it is written again with its ids."""
+        with self._settling:
+            parts = self._parts
+            stop = len(parts) if upto is None else upto
+            while self._settled < stop:
+                number = self._settled
+                part = parts[number]
+                if not isinstance(part, _Spilled):
+                    part.settle(self.ids)
+                else:
+                    loaded = part.load()
+                    if loaded.settle(self.ids):
+                        parts[number] = self._spilled(loaded, len(part))
+                self._settled += 1
+
+    def _spilled(self, part: Part, count: int) -> _Spilled:
         if self._spill is None:
             self._spill = _SpillFile()
         data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
-        parts.append(_Spilled(self._spill, self._spill.append(data), len(data), count))
+        return _Spilled(self._spill, self._spill.append(data), len(data), count)
 
     def add_rows(self, rows: list[ResultRow]) -> None:
         """:meth:`add_part` for a list of result dicts."""
@@ -157,13 +195,16 @@ class RowStore:
     def view(self) -> list[ResultRow] | ResultRows:
         """The rows finished so far, in data order: a list while they all fit in memory, else
         a :class:`ResultRows` reading the temporary file."""
-        parts: list[Part | _Spilled] = list(self._parts)
         loose = [
             *self._loose_parts,
             _Rows(self._loose),
             _Rows(self._waiting[i] for i in sorted(self._waiting)),
         ]
-        if any(len(part) for part in loose):
+        has_loose = any(len(part) for part in loose)
+        if has_loose or not any(isinstance(part, _Spilled) for part in self._parts):
+            self.settle()  # every row is built now (else spilled parts settle as they are read)
+        parts: list[Part | _Spilled] = self._parts
+        if has_loose:
             if parts:  # both paths fed this store: merge everything (small runs only)
                 merged = [rec for part in (*parts, *loose) for rec in part.rows()]
                 parts = [_Rows(sorted(merged, key=lambda r: r["index"]))]
@@ -171,7 +212,8 @@ class RowStore:
                 parts = [part for part in loose if len(part)]
         if not any(isinstance(part, _Spilled) for part in parts):
             return [rec for part in parts for rec in part.rows()]
-        return ResultRows(parts)
+        # The store's own list settles lazily; a list of loose parts is settled already.
+        return ResultRows(parts, self.settle if parts is self._parts else None)
 
     def __len__(self) -> int:
         loose = sum(len(part) for part in self._loose_parts) + len(self._loose)
@@ -186,10 +228,14 @@ class ResultRows(Sequence[ResultRow]):
     in order builds each part once), so keep a row you mean to change.
     """
 
-    __slots__ = ("_cache", "_lock", "_parts", "_starts", "_total")
+    __slots__ = ("_cache", "_lock", "_parts", "_settle", "_starts", "_total")
 
-    def __init__(self, parts: Sequence[Part | _Spilled]) -> None:
-        self._parts = list(parts)
+    def __init__(
+        self, parts: list[Part | _Spilled], settle: Callable[[int], None] | None = None
+    ) -> None:
+        # The store's own list when ``settle`` is given: settling may write a part again.
+        self._parts = parts
+        self._settle = settle
         self._starts: list[int] = []
         total = 0
         for part in self._parts:
@@ -202,17 +248,23 @@ class ResultRows(Sequence[ResultRow]):
     def iter_parts(self) -> Iterator[Part]:
         """The parts in order, each loaded when reached (for readers that use a block's columns
         directly, such as ``EvaluationResult.to_pandas``)."""
-        for part in self._parts:
+        for number in range(len(self._parts)):
+            if self._settle is not None:
+                self._settle(number + 1)
+            part = self._parts[number]
             yield part.load() if isinstance(part, _Spilled) else part
 
     def __len__(self) -> int:
         return self._total
 
     def _part_rows(self, number: int) -> list[ResultRow]:
+        if self._settle is not None:
+            self._settle(number + 1)
         part = self._parts[number]
         if not isinstance(part, _Spilled):
             if not isinstance(part, _Rows):  # built once and kept: the same dicts on every read
-                part = self._parts[number] = _Rows(part.rows())
+                part = _Rows(part.rows())
+                self._parts[number] = part
             return part.rows()
         with self._lock:
             cached = self._cache

@@ -31,7 +31,7 @@ __all__ = [
     "ter_metric",
 ]
 
-_EXTRA_HINT = "install the text extra: pip install 'openevals[text]'"
+_EXTRA_HINT = "install the text extra: pip install 'openevals-suite[text]'"
 
 
 def require(module: str, package: str) -> Any:

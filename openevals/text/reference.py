@@ -1,5 +1,5 @@
 """Classic reference metrics: BLEU, chrF, chrF++ and TER through sacrebleu; ROUGE-1/2/L/Lsum
-through rouge-score. Needs the ``[text]`` extra (``pip install 'openevals[text]'``).
+through rouge-score. Needs the ``[text]`` extra (``pip install 'openevals-suite[text]'``).
 
 Each metric comes in three forms:
 

@@ -530,7 +530,7 @@ def test_import_without_e2b_says_how_to_install(
     monkeypatch.setitem(sys.modules, "e2b", None)
     monkeypatch.setitem(sys.modules, "e2b_code_interpreter", None)
     monkeypatch.delitem(sys.modules, module, raising=False)
-    with pytest.raises(ImportError, match=r'pip install "openevals\[e2b\]"'):
+    with pytest.raises(ImportError, match=r'pip install "openevals-suite\[e2b\]"'):
         importlib.import_module(module)
 
 

@@ -14,6 +14,7 @@ from openevals import compare as top_level_compare
 from openevals.cli import main
 from openevals.comparison import Comparison, assert_no_regression, compare
 from openevals.evaluation import EvaluationResult, evaluate
+from openevals.evaluation.spec import EvaluatorSpec
 
 
 def _run(scores: dict[str, list[Any]], ids: list[str] | None = None, **extra: Any) -> Any:
@@ -150,7 +151,7 @@ def test_nan_scores_and_errors_on_one_side_are_reported_exclusions() -> None:
         raise RuntimeError("judge down")
 
     rows = [{"id": f"r{i}", "outputs": "o"} for i in range(5)]
-    failing = evaluate(rows, {"s": boom}, progress=False)
+    failing = evaluate(rows, {"s": EvaluatorSpec(boom, fail_fast=False)}, progress=False)
     item = compare(base, cand).key("s")
     assert item.n == 3 and item.excluded == {"NaN or no score": 2}
     item = compare(failing, cand).key("s")  # the failing run never scored the key

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from openevals.comparison import acompare, compare
-from openevals.evaluation import evaluate
+from openevals.evaluation import EvaluatorFailing, evaluate
 from openevals.pairwise import create_async_pairwise_llm_as_judge, create_pairwise_llm_as_judge
 from openevals.testing import FakeOpenAIServer, async_openai_client, openai_client
 
@@ -83,8 +83,10 @@ def test_failing_judge_is_counted_not_scored(fake_openai: FakeOpenAIServer, tmp_
     judge = create_pairwise_llm_as_judge(
         judge=openai_client(fake_openai), model="gpt-test", max_retries=0
     )
-    h2h = compare(base, cand, judge=judge).head_to_head
-    assert h2h.errors == 10 and h2h.comparisons == 0 and h2h.win_rate is None
+    # Every first judgement fails the same way: the run stops and says why (never a score).
+    with pytest.raises(EvaluatorFailing, match=r"first 5 rows.*Error code: 500") as info:
+        compare(base, cand, judge=judge)
+    assert info.value.result is not None and info.value.result.aggregates == {}
 
 
 def test_bad_judge_arguments(tmp_path: Path) -> None:

@@ -22,12 +22,14 @@ import openevals.evaluation.engines.local as runner_module
 from openevals import aevaluate, evaluate, exact_match, levenshtein_distance
 from openevals.evaluation import blocks
 from openevals.evaluation.blocks import columnar_fits
+from openevals.evaluation.spec import EvaluatorSpec
 
 TEXT = st.sampled_from(["a", "b", "alpha beta", "alpha beta gamma", "", "é ü"])
 VALUE = st.one_of(TEXT, st.none(), st.just({"k": [1, 2]}), st.just("caf\udce9"))
+# Generated rows may fail every evaluation (no reference): failures are recorded, not stopped.
 EVALUATORS: dict[str, Any] = {
-    "exact_match": exact_match,
-    "levenshtein_distance": levenshtein_distance,
+    "exact_match": EvaluatorSpec(exact_match, fail_fast=False),
+    "levenshtein_distance": EvaluatorSpec(levenshtein_distance, fail_fast=False),
 }
 
 

@@ -47,14 +47,25 @@ def test_loading_never_mutates_the_callers_rows() -> None:
     assert data == ROWS
 
 
-def test_hashed_ids_are_stable_and_depend_on_position() -> None:
+def test_content_ids_come_from_the_example_not_the_outputs() -> None:
     same = [{"outputs": "x", "reference_outputs": "x"}, {"outputs": "x", "reference_outputs": "x"}]
     first = [r.id for r in load_rows(same)]
     again = [r.id for r in load_rows(copy.deepcopy(same))]
     assert first == again
-    assert first[0] != first[1], "identical rows at different positions need different ids"
-    changed = [r.id for r in load_rows([{"outputs": "y", "reference_outputs": "x"}])]
-    assert changed[0] != first[0]
+    assert first[1] == f"{first[0]}.2", "a repeated example is told apart by its occurrence"
+    # Changed outputs keep the id; a changed reference, input or extra column changes it.
+    assert load_rows([{"outputs": "y", "reference_outputs": "x"}])[0].id == first[0]
+    assert load_rows([{"outputs": "x", "reference_outputs": "z"}])[0].id != first[0]
+    assert load_rows([{"outputs": "x", "reference_outputs": "x", "topic": 1}])[0].id != first[0]
+    # The position does not matter: reordered rows keep their ids.
+    rows = [{"inputs": {"q": n}, "outputs": "a"} for n in range(3)]
+    forward = {r.fields["inputs"]["q"]: r.id for r in load_rows(rows)}
+    backward = {r.fields["inputs"]["q"]: r.id for r in load_rows(rows[::-1])}
+    assert forward == backward
+    # graphrag-eval's answer column stands for the outputs and is left out the same way.
+    tsv_like = [{"Question": "q", "Actual answer": a, "Reference answer": "r"} for a in "ab"]
+    ids = [r.id for r in load_rows(tsv_like)]
+    assert ids[1] == f"{ids[0]}.2"
 
 
 def test_integer_ids_become_strings_and_bad_ids_are_rejected() -> None:

@@ -201,7 +201,7 @@ def test_to_pandas_without_pandas(
     import sys
 
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(ImportError, match=r"pip install 'openevals\[pandas\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'openevals-suite\[pandas\]'"):
         result.to_pandas()
 
 

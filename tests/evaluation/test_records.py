@@ -48,7 +48,9 @@ def test_live_rows_file_records_and_to_jsonl_share_one_encoding(tmp_path: Path) 
     rows = {line["row_id"]: line for line in lines if line["kind"] == "row"}
     eval_keys = [k for k in Evaluation.__annotations__ if k != "resumed"]
     for row in result.rows:
-        assert rows[row["id"]] == Recorder.row_line(row)
+        row_fp = rows[row["id"]]["row_fp"]
+        assert len(row_fp) == 16
+        assert rows[row["id"]] == Recorder.row_line(row, row_fp)
         optional = ["extra"] if "extra" in row else []
         assert list(row) == [
             *(k for k in ResultRow.__annotations__ if k in ResultRow.__required_keys__),
@@ -62,8 +64,9 @@ def test_live_rows_file_records_and_to_jsonl_share_one_encoding(tmp_path: Path) 
         for name, entry in row["evaluations"].items():
             assert list(entry) == list(Evaluation.__annotations__)
             line = evals[(row["id"], name)]
-            assert line == Recorder.eval_line(row["id"], row["index"], name, entry)
-            assert list(line) == ["kind", "row_id", "index", "evaluator", *eval_keys]
+            fps = {"evaluator_fp": line["evaluator_fp"], "row_fp": row_fp}
+            assert line == Recorder.eval_line(row["id"], row["index"], name, entry, **fps)
+            assert list(line) == ["kind", "row_id", "index", "evaluator", *eval_keys, *fps]
             # Resume reads back exactly what the live path recorded.
             assert Recorder().resumed(json.loads(encode(line))) == {**entry, "resumed": True}
 

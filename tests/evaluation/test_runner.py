@@ -104,7 +104,13 @@ def test_sync_async_and_pure_evaluators_all_run_once_per_row() -> None:
     assert row["status"] == "success"
     assert row["evaluations"]["sync_len"]["results"][0]["comment"] == "len of a1"
     assert row["extra"] == {"template_id": "t1", "context": "ctx1"}
-    assert result.summary["pairs"] == {"done": 48, "succeeded": 48, "failed": 0, "resumed": 0}
+    assert result.summary["pairs"] == {
+        "done": 48,
+        "succeeded": 48,
+        "failed": 0,
+        "resumed": 0,
+        "reevaluated": 0,
+    }
 
 
 async def test_aevaluate_matches_evaluate() -> None:
@@ -464,7 +470,13 @@ def test_retry_errors_reruns_only_failed_pairs(tmp_path: Path) -> None:
     plain = evaluate(DATA, [sometimes], output=out, progress=False)
     assert plain.summary["pairs"]["failed"] == 4, "errors are final unless retry_errors=True"
     retried = evaluate(DATA, [sometimes], output=out, retry_errors=True, progress=False)
-    assert retried.summary["pairs"] == {"done": 12, "succeeded": 12, "failed": 0, "resumed": 8}
+    assert retried.summary["pairs"] == {
+        "done": 12,
+        "succeeded": 12,
+        "failed": 0,
+        "resumed": 8,
+        "reevaluated": 0,
+    }
     assert len(eval_records(out)) == 16
 
 

@@ -364,7 +364,7 @@ def test_missing_parquet_paths(tmp_path: Path) -> None:
 def test_dataset_objects_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     dataset = _hf(FRAME)
     monkeypatch.setitem(sys.modules, "datasets", None)
-    with pytest.raises(ImportError, match=r"pip install 'openevals\[datasets\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'openevals-suite\[datasets\]'"):
         openevals.evaluate(dataset, ["exact_match"], progress=False)
 
 
@@ -372,7 +372,7 @@ def test_parquet_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     path = _parquet(tmp_path)
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
-    with pytest.raises(ImportError, match=r"pip install 'openevals\[parquet\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'openevals-suite\[parquet\]'"):
         load_rows(path)
 
 

@@ -134,9 +134,13 @@ def test_eval_lines_written_as_text_equal_the_record_encoder(
         models=[model],
         columns=[column],
         cached=cached,
+        fingerprints=["0123456789abcdef"],
     )
-    text = _EvalLines(block, 0).line(0, row_id, json.encoder.encode_basestring(row_id), 3)
-    expected = encode(Recorder.eval_line(row_id, 3, name, block.evaluation(0, 0)))
+    text = _EvalLines(block, 0).line(
+        0, row_id, json.encoder.encode_basestring(row_id), 3, "fedcba9876543210"
+    )
+    fps = {"evaluator_fp": "0123456789abcdef", "row_fp": "fedcba9876543210"}
+    expected = encode(Recorder.eval_line(row_id, 3, name, block.evaluation(0, 0), **fps))
     assert text == expected
     if not (isinstance(score, float) and not math.isfinite(score)):
         assert json.loads(text)["index"] == 3

@@ -80,7 +80,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         no_isolation = [sys.executable, "-m", "build", "--wheel", "--no-isolation"]
         retry = _run([*no_isolation, "--outdir", str(dist), str(REPO)])
         assert retry.returncode == 0, build.stdout + build.stderr + retry.stdout + retry.stderr
-    wheels = sorted(dist.glob("openevals-*.whl"))
+    wheels = sorted(dist.glob("openevals_suite-*.whl"))
     assert len(wheels) == 1, wheels
     site = root / "site"
     pip_install = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet"]

@@ -78,7 +78,7 @@ def test_missing_ray_names_the_extra() -> None:
         "    print(error)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert "pip install 'openevals[ray]'" in out.stdout, out.stdout + out.stderr
+    assert "pip install 'openevals-suite[ray]'" in out.stdout, out.stdout + out.stderr
 
 
 def test_sqlite_cache_is_a_backend_that_pickles_to_its_path(tmp_path: Path) -> None:

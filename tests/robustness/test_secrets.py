@@ -23,10 +23,12 @@ from hypothesis import strategies as st
 
 from openevals.cli import main
 from openevals.evaluation import EvaluatorSpec, aevaluate, evaluate
+from openevals.evaluation.evaluators import prepare_evaluators
 from openevals.evaluation.progress import RichProgress, print_summary
 from openevals.evaluation.records import encode
 from openevals.evaluation.redact import REDACTED, Redactor, is_secret_name
 from openevals.evaluation.report import render_report
+from openevals.evaluation.row_ids import ID_RULE, row_fingerprint
 from openevals.exact import exact_match
 
 SECRET = "sk-proj-PLANTED0123456789abcdef"
@@ -203,8 +205,12 @@ def test_resumed_records_are_redacted(tmp_path: Path) -> None:
         "status": "error",
         "results": [],
         "error": {"type": "AuthError", "message": f"key {SECRET}"},
+        # What a resume checks the pair against (the row's content, the evaluator).
+        "evaluator_fp": prepare_evaluators({"judge": exact_match})[0].fingerprint,
+        "row_fp": row_fingerprint({"outputs": "a", "reference_outputs": "a"}),
     }
-    out.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    run = {"kind": "run", "row_id": "", "row_ids": ID_RULE}
+    out.write_text(json.dumps(run) + "\n" + json.dumps(line) + "\n", encoding="utf-8")
     result = evaluate(rows, {"judge": exact_match}, output=out, progress=False)
     assert result.rows[0]["evaluations"]["judge"]["resumed"] is True
     assert SECRET not in (result.to_jsonl() or "") and SECRET not in render_report(result)

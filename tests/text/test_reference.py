@@ -290,7 +290,7 @@ def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(name, *args)
 
     monkeypatch.setattr(importlib, "import_module", fake)
-    with pytest.raises(ImportError, match=r"openevals\[text\]"):
+    with pytest.raises(ImportError, match=r"openevals-suite\[text\]"):
         create_bleu_evaluator()
     with pytest.raises(ImportError, match="rouge-score"):
         create_rouge_evaluator()

@@ -24,7 +24,7 @@ __all__ = [
 
 E2B_MISSING = (
     "the E2B evaluators need the `e2b-code-interpreter` package; install it with "
-    '`pip install "openevals[e2b]"`'
+    '`pip install "openevals-suite[e2b]"`'
 )
 
 

@@ -18,6 +18,6 @@ def load_ray_engine() -> ModuleType:
             raise
         raise ImportError(
             f"engine='ray' needs Ray Data ({exc.name} is missing); install it with "
-            "`pip install 'openevals[ray]'` (on the driver and on every worker node)"
+            "`pip install 'openevals-suite[ray]'` (on the driver and on every worker node)"
         ) from None
     return module

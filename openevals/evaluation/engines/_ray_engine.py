@@ -209,7 +209,7 @@ class RayRun:
             await self._replay_all()
 
     def _needs_work(self, row: Row) -> bool:
-        finished = self.run.previous.finished(row.id)
+        finished = self.run.previous.finished(row)
         return any(ev.name not in finished for ev in self.run.evaluators)
 
     async def _replay_all(self) -> None:
@@ -276,7 +276,7 @@ class RayRun:
             items = [
                 WorkItem(
                     row=row,
-                    evals=dict(previous.finished(row.id)),
+                    evals=dict(previous.finished(row)),
                     row_record=previous.rows.get(row.id),
                 )
                 for row in batch

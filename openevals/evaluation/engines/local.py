@@ -65,9 +65,9 @@ class LocalRun:
         self.names = [ev.name for ev in self.evaluators]
         self.prices = merge_prices(options.prices)
         progress = make_progress(options.progress)
-        self.reader: RowReader | None = RowReader(data)
+        reader = RowReader(data)
+        self.reader: RowReader | None = reader
         if options.target is None and self.pairwise is None:
-            reader = self.reader
             refuse_missing_outputs(self.evaluators, data, reader.fields, reader.source)
         rows_total = count_rows(data) if progress is not None else None
         if rows_total is None and not isinstance(data, (str, os.PathLike)):
@@ -85,7 +85,7 @@ class LocalRun:
             self.stats.batches = batches
         self.output_path = Path(options.output) if options.output is not None else None
         self.records = RunRecords(
-            self.names,
+            self.evaluators,
             group_by=options.group_by,
             prices=self.prices,
             stats=self.stats,
@@ -94,6 +94,9 @@ class LocalRun:
             progress=progress,
             output=self.output_path,
         )
+        # Content ids are numbered in data order, by the reader or (deferred) by the store.
+        self.records.store.ids = reader.ids
+        reader.ids.settle = self.records.store.settle
         self.cache: Any = None
         self._owns_cache = False
         self.interrupted = False

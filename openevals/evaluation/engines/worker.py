@@ -306,7 +306,7 @@ def write_part(
     pq = require("pyarrow.parquet", "parquet", "ray_parquet=")
     names = [ev.name for ev in run.evaluators]
     records = RunRecords(
-        names,
+        run.evaluators,
         group_by=run.options.group_by,
         prices=run.prices,
         stats=RunStats(names, group_by=run.options.group_by),
@@ -315,6 +315,7 @@ def write_part(
         progress=None,
         output=None,
     )
+    records.failfast = None  # the driver's records stop the run
     replay = ReplayCalls()
     executor = RowExecutor(
         run.evaluators,

@@ -1,0 +1,127 @@
+"""Errors a run shows and errors that stop it.
+
+* :class:`ErrorTally` counts failures by evaluator, type and message, so ``repr(result)``, the
+  notebook view, ``summary["errors"]["common"]`` and the end of a run show the most common ones.
+* :class:`FailFast` watches each evaluator's first evaluations: when the first
+  :data:`FAIL_FAST_AFTER` of them all fail with the same error (a missing API key, a misspelled
+  column or prompt variable fails every row the same way), the run stops with
+  :class:`EvaluatorFailing`, which names the error and carries what finished as ``.result``,
+  instead of recording that error on every row. Pairs read back from an ``output=`` file, rows
+  whose target failed and rows holding values that cannot be stored do not count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from openevals._repr import show
+
+if TYPE_CHECKING:
+    from openevals.evaluation.result import EvaluationResult
+
+__all__ = [
+    "FAIL_FAST_AFTER",
+    "ErrorTally",
+    "EvaluatorFailing",
+    "FailFast",
+    "describe_common",
+]
+
+FAIL_FAST_AFTER = 5
+"""An evaluator whose first this-many evaluations fail with one same error stops the run."""
+
+_KEPT = 256  # distinct (evaluator, type, message) counted; later new ones are not
+_MESSAGE = 300
+_NOT_CONFIGURATION = frozenset({"TargetError", "RowDataError"})
+
+
+class EvaluatorFailing(RuntimeError):
+    """An evaluator failed its first evaluations with the same error, so the run stopped.
+
+    Attributes:
+        evaluator: the evaluator's name in the run.
+        error: ``{"type", "message"}`` of the error (secrets removed).
+        result: the :class:`~openevals.evaluation.result.EvaluationResult` of what finished
+            (set by ``evaluate`` / ``aevaluate``; ``None`` until then).
+    """
+
+    def __init__(self, evaluator: str, error: Mapping[str, Any], count: int) -> None:
+        self.evaluator = evaluator
+        self.error = dict(error)
+        self.result: EvaluationResult | None = None
+        super().__init__(
+            f"evaluator {show(evaluator)} failed on each of its first {count} rows with the same "
+            f"error, so the run stopped: {error.get('type')}: {error.get('message')}. This is "
+            "usually a configuration mistake (a missing API key, a misspelled column or prompt "
+            "variable); fix it and run again (with output=, finished pairs are kept). What "
+            "finished is in this exception's `.result`"
+        )
+
+
+class FailFast:
+    """Watches the first evaluations of each evaluator (see the module docs)."""
+
+    def __init__(self, exempt: Sequence[str] = ()) -> None:
+        # name -> (its first error, how many times so far); None: decided, never stops the run
+        self._first: dict[str, tuple[tuple[str, str], int] | None] = dict.fromkeys(exempt)
+
+    def watching(self, name: str) -> bool:
+        """Is ``name`` still in its first evaluations, all failed the same way so far?"""
+        return name not in self._first or self._first[name] is not None
+
+    def observe(self, name: str, error: Mapping[str, Any] | None) -> EvaluatorFailing | None:
+        """One finished evaluation of ``name`` (``error``: its error, else ``None``); the
+        exception to raise when it completes a run of identical first failures."""
+        if name in self._first and self._first[name] is None:
+            return None  # decided: it succeeded once, or failed in different ways
+        if error is None:
+            self._first[name] = None
+            return None
+        kind = str(error.get("type"))
+        if kind in _NOT_CONFIGURATION:
+            return None
+        key = (kind, str(error.get("message")))
+        seen = self._first.get(name)
+        if seen is not None and seen[0] != key:
+            self._first[name] = None
+            return None
+        count = 1 if seen is None else seen[1] + 1
+        if count < FAIL_FAST_AFTER:
+            self._first[name] = (key, count)
+            return None
+        self._first[name] = None
+        return EvaluatorFailing(name, error, count)
+
+
+class ErrorTally:
+    """Failures counted by ``(evaluator, type, message)`` (see the module docs)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str, str], int] = {}
+
+    def add(self, name: str, error: Mapping[str, Any] | None) -> None:
+        error = error or {}
+        key = (name, str(error.get("type", "Error")), str(error.get("message", ""))[:_MESSAGE])
+        counts = self._counts
+        if key in counts:
+            counts[key] += 1
+        elif len(counts) < _KEPT:
+            counts[key] = 1
+
+    def common(self, limit: int = 3) -> list[dict[str, Any]]:
+        """The ``limit`` most common failures, most frequent first."""
+        ranked = sorted(self._counts.items(), key=lambda item: -item[1])[:limit]
+        return [
+            {"evaluator": name, "type": kind, "message": message, "count": count}
+            for (name, kind, message), count in ranked
+        ]
+
+
+def describe_common(common: Sequence[Mapping[str, Any]], width: int = 120) -> list[str]:
+    """One line per entry of :meth:`ErrorTally.common`: ``"5x judge: KeyError: ..."``."""
+    lines = []
+    for item in common:
+        text = f"{item['count']}x {item['evaluator']}: {item['type']}: {item['message']}"
+        lines.append(text if len(text) <= width else text[: width - 3] + "...")
+    return lines
