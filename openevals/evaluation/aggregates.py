@@ -471,8 +471,9 @@ class ScoreAggregator:
             if bucket is None or not len(bucket.values):
                 out[key] = stats.snapshot()
                 continue
+            stale = cached is not None and not cached[2][0] <= stats.mean <= cached[2][1]
             if cached is None or (
-                cached[0] != stats.count and now - cached[1] >= LIVE_INTERVAL_EVERY
+                cached[0] != stats.count and (stale or now - cached[1] >= LIVE_INTERVAL_EVERY)
             ):
                 values = bucket.values
                 bounds = (min(values), max(values))
