@@ -37,6 +37,7 @@ MAPPED_PACKAGES = (
     "openevals.pairwise",
     "openevals.rag",
     "openevals.simulators",
+    "openevals.store",
     "openevals.string",
     "openevals.testing",
     "openevals.text",

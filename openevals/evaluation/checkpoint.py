@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openevals.evaluation.records import escape_surrogates
 
-__all__ = ["Checkpoint", "Previous"]
+__all__ = ["Checkpoint", "Previous", "read_records"]
 
 
 @dataclass
@@ -53,6 +53,28 @@ class Previous:
         return None
 
 
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """Each complete line of a run's output file as ``(end offset, record)``, in file order.
+
+    ``record`` is ``None`` for a line that is blank, not JSON, or not a JSON object. Reading
+    stops before a torn last line (no newline: the process died mid-write). Nothing is written.
+    """
+    with path.open("rb") as fh:
+        offset = 0
+        for raw in fh:
+            offset += len(raw)
+            if not raw.endswith(b"\n"):
+                return
+            text = raw.strip()
+            record: Any = None
+            if text:
+                try:
+                    record = json.loads(text)
+                except (ValueError, RecursionError):
+                    record = None
+            yield offset, record if isinstance(record, dict) else None
+
+
 class Checkpoint:
     """Append-only JSONL checkpoint: one ``write`` syscall per record, nothing buffered."""
 
@@ -70,30 +92,15 @@ class Checkpoint:
         if not self.path.exists():
             return previous
         good_end = 0
-        with self.path.open("rb") as fh:
-            offset = 0
-            for raw in fh:
-                offset += len(raw)
-                if not raw.endswith(b"\n"):
-                    break
-                good_end = offset
-                text = raw.strip()
-                if not text:
-                    continue
-                try:
-                    record = json.loads(text)
-                except (ValueError, RecursionError):
-                    continue
-                if not isinstance(record, dict):
-                    continue
-                kind = record.get("kind")
-                row_id = record.get("row_id")
-                if not isinstance(row_id, str):
-                    continue
-                if kind == "eval" and isinstance(record.get("evaluator"), str):
-                    evals.setdefault(row_id, {})[record["evaluator"]] = record
-                elif kind == "row":
-                    rows[row_id] = record
+        for end, record in read_records(self.path):
+            good_end = end
+            if record is None or not isinstance(record.get("row_id"), str):
+                continue
+            kind, row_id = record.get("kind"), record["row_id"]
+            if kind == "eval" and isinstance(record.get("evaluator"), str):
+                evals.setdefault(row_id, {})[record["evaluator"]] = record
+            elif kind == "row":
+                rows[row_id] = record
         if good_end < self.path.stat().st_size:
             with self.path.open("r+b") as fh:
                 fh.truncate(good_end)

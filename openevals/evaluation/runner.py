@@ -48,6 +48,7 @@ def evaluate(
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     eval_timeout: float | None = None,
     ray_parquet: str | os.PathLike[str] | None = None,
+    store: Any = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -113,6 +114,11 @@ def evaluate(
             floats); a finished run adds ``_SUCCESS`` holding its summary. Read the folder with
             ``pyarrow.parquet.read_table`` or ``pandas.read_parquet``. Parquet input is then
             read by the driver (which gives each row its id) rather than by Ray Data.
+        store: record the finished run in a run store (see :mod:`openevals.store`): ``True``
+            for the default one (``$OPENEVALS_STORE``, else ``.openevals/runs.db``), a SQLite
+            path, a ``postgresql://`` URL, or a ``RunStore``. Off by default in Python (the CLI
+            records by default). The run's id is then ``result.summary["run_id"]``; an
+            interrupted run is not recorded.
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -144,11 +150,13 @@ def evaluate(
         ray_connect_timeout=ray_connect_timeout,
         eval_timeout=eval_timeout,
         ray_parquet=ray_parquet,
+        store=store,
     )
     if options.engine == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        return load_ray_engine().evaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
+        result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
+        return _recorded(result, data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
@@ -157,7 +165,7 @@ def evaluate(
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None
-    return run.result()
+    return _recorded(run.result(), data, run.evaluators, options)
 
 
 async def aevaluate(
@@ -185,6 +193,7 @@ async def aevaluate(
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     eval_timeout: float | None = None,
     ray_parquet: str | os.PathLike[str] | None = None,
+    store: Any = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 
@@ -213,13 +222,30 @@ async def aevaluate(
         ray_connect_timeout=ray_connect_timeout,
         eval_timeout=eval_timeout,
         ray_parquet=ray_parquet,
+        store=store,
     )
     if options.engine == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        return await load_ray_engine().aevaluate_on_ray(data, evaluators, options)  # type: ignore[no-any-return]
+        result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)
+        return await asyncio.to_thread(_recorded, result, data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
     await run.execute()
-    return run.result()
+    return await asyncio.to_thread(_recorded, run.result(), data, run.evaluators, options)
+
+
+def _recorded(result: Any, data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
+    """``result``, recorded in ``options.store`` when one was given (see ``store=``)."""
+    if options.store is not None and options.store is not False:
+        from openevals.evaluation.recordrun import record_result
+
+        record_result(
+            options.store,
+            result,
+            dataset=str(data) if isinstance(data, (str, os.PathLike)) else None,
+            evaluators=evaluators,
+            output=str(options.output) if options.output is not None else None,
+        )
+    return result  # type: ignore[no-any-return]
