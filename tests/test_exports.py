@@ -38,6 +38,7 @@ MAPPED_PACKAGES = (
     "openevals.rag",
     "openevals.simulators",
     "openevals.store",
+    "openevals.viewer",
     "openevals.string",
     "openevals.testing",
     "openevals.text",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -118,7 +119,8 @@ def evaluate(
             for the default one (``$OPENEVALS_STORE``, else ``.openevals/runs.db``), a SQLite
             path, a ``postgresql://`` URL, or a ``RunStore``. Off by default in Python (the CLI
             records by default). The run's id is then ``result.summary["run_id"]``; an
-            interrupted run is not recorded.
+            interrupted run is not recorded, and a store that cannot be written gives a
+            ``RuntimeWarning`` (the result is returned all the same).
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -241,11 +243,18 @@ def _recorded(result: Any, data: Any, evaluators: Any, options: RunOptions) -> E
     if options.store is not None and options.store is not False:
         from openevals.evaluation.recordrun import record_result
 
-        record_result(
-            options.store,
-            result,
-            dataset=str(data) if isinstance(data, (str, os.PathLike)) else None,
-            evaluators=evaluators,
-            output=str(options.output) if options.output is not None else None,
-        )
+        try:
+            record_result(
+                options.store,
+                result,
+                dataset=str(data) if isinstance(data, (str, os.PathLike)) else None,
+                evaluators=evaluators,
+                output=str(options.output) if options.output is not None else None,
+            )
+        except Exception as exc:  # any database failure: the finished run is still returned
+            warnings.warn(
+                f"the run was not recorded in the run store: {type(exc).__name__}: {exc}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
     return result  # type: ignore[no-any-return]

@@ -26,7 +26,15 @@ from typing import Any
 from openevals._repr import show
 from openevals.store._db import Database, connect, location_of
 
-__all__ = ["ROW_CHUNK", "Label", "RunStore", "StoredRun", "open_store"]
+__all__ = [
+    "ROW_CHUNK",
+    "Label",
+    "RunStore",
+    "StoredRun",
+    "check_tags",
+    "open_store",
+    "store_option",
+]
 
 ROW_CHUNK = 5000
 """Rows written per transaction."""
@@ -129,7 +137,7 @@ class RunStore:
         tags: Sequence[str] = (),
     ) -> int:
         """Insert an incomplete run record; returns its id."""
-        tags = _checked_tags(tags)
+        tags = check_tags(tags)
         with self._lock, self.db.transaction():
             cursor = self.db.execute(
                 "INSERT INTO runs (kind, created_at, name, dataset, fingerprint, git_commit, "
@@ -206,7 +214,7 @@ class RunStore:
         """Add ``tags`` to a run (by id or tag)."""
         run_id = self.run(run).id
         with self._lock, self.db.transaction():
-            for tag in _checked_tags(tags):
+            for tag in check_tags(tags):
                 self.db.execute("DELETE FROM tags WHERE run_id = ? AND tag = ?", (run_id, tag))
                 self.db.execute("INSERT INTO tags (run_id, tag) VALUES (?, ?)", (run_id, tag))
 
@@ -250,7 +258,7 @@ class RunStore:
 
     def run(self, ref: int | str) -> StoredRun:
         """One run by id (an int or its digits), by tag (the newest run with it), or
-        ``"latest"`` (the newest complete run).
+        ``"latest"`` (the newest complete run of ``evaluate`` or ``openevals run``; calibration and comparison records are left out).
 
         Raises:
             ValueError: no such run. TypeError: ``ref`` is neither an int nor a str.
@@ -262,7 +270,8 @@ class RunStore:
         if isinstance(ref, int) or ref.isdigit():
             sql, params = sql + "id = ?", (int(ref),)
         elif ref == "latest":
-            sql, params = sql + "complete = 1 ORDER BY id DESC LIMIT 1", ()
+            sql += "complete = 1 AND kind = 'run' ORDER BY id DESC LIMIT 1"
+            params = ()
         else:
             sql += "id IN (SELECT run_id FROM tags WHERE tag = ?) ORDER BY id DESC LIMIT 1"
             params = (ref,)
@@ -379,6 +388,15 @@ class RunStore:
             raise ValueError(f"run {run_id} has no row at position {show(pos)}")
         return {"pos": int(pos), **json.loads(found[0])}
 
+    def position(self, run_id: int, row_id: str) -> int | None:
+        """The position of the row with id ``row_id`` in a run (``None``: no such row)."""
+        with self._lock:
+            found = self.db.execute(
+                "SELECT pos FROM rows WHERE run_id = ? AND row_id = ? ORDER BY pos LIMIT 1",
+                (run_id, row_id),
+            ).fetchone()
+        return None if found is None else int(found[0])
+
     def iter_rows(self, run_id: int, *, chunk: int = ROW_CHUNK) -> Iterator[dict[str, Any]]:
         """Every row of a run in data order, read a chunk at a time (keyset paging)."""
         last = -1
@@ -440,7 +458,8 @@ class RunStore:
         return list(newest.values())
 
 
-def _checked_tags(tags: Iterable[str]) -> list[str]:
+def check_tags(tags: Iterable[str]) -> list[str]:
+    """``tags`` stripped; ``ValueError`` for one that could be mistaken for an id or 'latest'."""
     out = []
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip() or tag.isdigit() or tag == "latest":
@@ -449,6 +468,14 @@ def _checked_tags(tags: Iterable[str]) -> list[str]:
             )
         out.append(tag.strip())
     return out
+
+
+def store_option(args: Any) -> Any:
+    """What ``store=`` gets from a command's ``--store`` / ``--no-store`` options: ``None`` with
+    ``--no-store``, else the ``--store`` location or ``True`` (the default store)."""
+    if getattr(args, "no_store", True):
+        return None
+    return getattr(args, "store", None) or True
 
 
 def open_store(store: Any) -> RunStore:
