@@ -18,6 +18,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from openevals._repr import show
+from openevals.evaluation.recordrun import rows_ready
 from openevals.store.runs import Label, RunStore, open_store
 
 __all__ = ["RUNS_PREFIX", "labeller_agreement", "stored_labels"]
@@ -47,7 +48,7 @@ def stored_labels(
         ValueError: no such run, or no row of it is labelled (by ``labeller``).
     """
     with open_store(store) as opened:
-        stored = opened.run(run)
+        stored = rows_ready(opened, opened.run(run))
         labels = _newest_per_row(opened.labels(stored.id, labeller=labeller))
         if not labels:
             who = f" by {show(labeller)}" if labeller is not None else ""

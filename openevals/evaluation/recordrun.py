@@ -14,14 +14,16 @@ import hashlib
 import math
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from openevals._repr import PATH_LIMIT, show
 from openevals.evaluation.evaluators import RunEvaluator
 from openevals.evaluation.records import storable_text
 from openevals.evaluation.result import EvaluationResult
-from openevals.store.runs import open_store
+from openevals.store.runs import RunStore, StoredRun, open_store
 
-__all__ = ["describe_evaluator", "git_commit", "histogram", "record_result"]
+__all__ = ["describe_evaluator", "git_commit", "histogram", "record_result", "rows_ready"]
 
 _BINS = 20
 
@@ -115,21 +117,52 @@ def _scores(row: Mapping[str, Any]) -> str:
     return storable_text(scores)
 
 
-def _row_tuples(result: EvaluationResult) -> Iterator[tuple[int, str, str, str, str]]:
+def _row_tuples(result: EvaluationResult, digest: Any) -> Iterator[tuple[int, str, str, str, str]]:
+    """The store's rows of ``result`` (one pass; each row id also goes into ``digest``)."""
     for pos, row in enumerate(result.rows):
-        yield (
-            pos,
-            str(row.get("id")),
-            str(row.get("status", "success")),
-            _scores(row),
-            (storable_text(row)),
-        )
+        row_id = str(row.get("id"))
+        digest.update(row_id.encode("utf-8", "backslashreplace") + b"\n")
+        yield pos, row_id, str(row.get("status", "success")), _scores(row), storable_text(row)
 
 
-def _fingerprint(result: EvaluationResult) -> str:
+def _store_rows(opened: RunStore, run_id: int, result: EvaluationResult) -> str:
+    """Write the rows of ``result``; returns the dataset fingerprint (a hash of the row ids)."""
     digest = hashlib.blake2b(digest_size=12)
-    for row in result.rows:
-        digest.update(str(row.get("id")).encode("utf-8", "backslashreplace") + b"\n")
+    opened.add_rows(run_id, _row_tuples(result, digest))
+    return digest.hexdigest()
+
+
+def rows_ready(opened: RunStore, run: StoredRun) -> StoredRun:
+    """``run`` with its rows in the store: a run recorded with its rows left in its ``output=``
+    file has them read from the file (once; the first viewer or ``load_run`` does it).
+
+    Raises:
+        ValueError: the file is gone or is no longer a run's output file.
+    """
+    if run.details.get("rows_in") != "file":
+        return run
+    path = run.output or ""
+    if not Path(path).is_file():
+        raise ValueError(
+            f"the rows of run {run.id} are in its output file {show(path, PATH_LIMIT)}, which no "
+            "longer exists; restore the file to see them"
+        )
+    from openevals.evaluation.reopen import load_run
+
+    fingerprint = _store_rows(opened, run.id, load_run(path))
+    details = {**run.details, "rows_in": "store"}
+    opened.update(run.id, details=details, fingerprint=run.fingerprint or fingerprint)
+    return opened.run(run.id)
+
+
+def _file_hash(dataset: str | None) -> str | None:
+    """The dataset's fingerprint when it is one file: a hash of its bytes."""
+    if dataset is None or not Path(dataset).is_file():
+        return None
+    digest = hashlib.blake2b(digest_size=12)
+    with Path(dataset).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
     return digest.hexdigest()
 
 
@@ -147,7 +180,12 @@ def record_result(
 ) -> int:
     """Record ``result`` in ``store`` (``True``, a path or URL, or a ``RunStore``); returns the
     run's id, also set as ``result.summary["run_id"]``. ``extra`` adds report data to the
-    record's details (a calibration or comparison)."""
+    record's details (a calibration or comparison).
+
+    With an ``output`` file (the run's JSONL records) the rows stay there and the store keeps
+    the pointer; they are copied into the store when first needed (:func:`rows_ready`).
+    Otherwise they are written now. The dataset's fingerprint is a hash of its file, or of its
+    row ids."""
     described = (
         [describe_evaluator(ev) for ev in evaluators]
         if evaluators is not None
@@ -155,20 +193,22 @@ def record_result(
     )
     summary = result.summary
     models = [str(e["model"]) for e in (summary.get("evaluators") or {}).values() if e.get("model")]
+    in_file = output is not None and not result.interrupted and Path(output).is_file()
     with open_store(store) as opened:
         run_id = opened.begin(
             kind=kind,
             name=name,
             dataset=dataset,
-            fingerprint=_fingerprint(result),
+            fingerprint=_file_hash(dataset),
             git_commit=git_commit(),
             evaluators=described,
             models=models,
             output=output,
             tags=tags,
         )
-        opened.add_rows(run_id, _row_tuples(result))
+        fingerprint = None if in_file else _store_rows(opened, run_id, result)
         details: dict[str, Any] = {
+            "rows_in": "file" if in_file else "store",
             "summary": summary,
             "by_group": result.by_group,
             "batch_metrics": result.batch_metrics,
@@ -186,5 +226,7 @@ def record_result(
             cost_usd=summary.get("cost_usd"),
             elapsed_sec=summary.get("elapsed_sec"),
         )
+        if fingerprint is not None and dataset is None:
+            opened.update(run_id, details=None, fingerprint=fingerprint)
     summary["run_id"] = run_id
     return run_id

@@ -182,6 +182,7 @@ def _unstored(row: dict[str, Any]) -> ResultRow:
 
 
 def _stored_result(source: Any, store: Any) -> EvaluationResult:
+    from openevals.evaluation.recordrun import rows_ready
     from openevals.store.runs import RunStore, open_store
 
     opened = store if isinstance(store, RunStore) else open_store(store)
@@ -191,6 +192,7 @@ def _stored_result(source: Any, store: Any) -> EvaluationResult:
             f"run {run.id} in {opened.location} is incomplete (its recording was interrupted); "
             "run it again to record it"
         )
+    run = rows_ready(opened, run)
     details = run.details
     summary = dict(details.get("summary") or {})
     summary["run_id"] = run.id

@@ -167,7 +167,8 @@ class RunStore:
         total = 0
         chunk: list[tuple[Any, ...]] = []
         sql = (
-            "INSERT INTO rows (run_id, pos, row_id, status, scores, body) VALUES (?, ?, ?, ?, ?, ?)"
+            "INSERT INTO rows (run_id, pos, row_id, status, scores, body) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
         )
         for pos, row_id, status, scores, body in rows:
             chunk.append((run_id, pos, row_id, status, scores, body))
@@ -209,6 +210,18 @@ class RunStore:
                     run_id,
                 ),
             )
+
+    def update(
+        self, run_id: int, *, details: Mapping[str, Any] | None, fingerprint: str | None
+    ) -> None:
+        """Replace a run's details (unless ``None``) and set its dataset fingerprint."""
+        with self._lock, self.db.transaction():
+            if details is not None:
+                self.db.execute(
+                    "UPDATE runs SET details = ? WHERE id = ?",
+                    (json.dumps(details, default=str), run_id),
+                )
+            self.db.execute("UPDATE runs SET fingerprint = ? WHERE id = ?", (fingerprint, run_id))
 
     def tag(self, run: int | str, *tags: str) -> None:
         """Add ``tags`` to a run (by id or tag)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from openevals.evaluation.recordrun import rows_ready
 from openevals.store.runs import RunStore
 from openevals.viewer import pages
 
@@ -107,7 +108,7 @@ def create_app(store: RunStore, *, token: str | None = None, hosts: tuple[str, .
 
     def run_page(request: Request) -> Response:
         try:
-            run = store.run(request.path_params["run"])
+            run = rows_ready(store, store.run(request.path_params["run"]))
         except ValueError as exc:
             return not_found(request, str(exc))
         query = pages.RowQuery.parse(request.query_params)
@@ -146,7 +147,7 @@ def create_app(store: RunStore, *, token: str | None = None, hosts: tuple[str, .
 
     def row_page(request: Request) -> Response:
         try:
-            run = store.run(request.path_params["run"])
+            run = rows_ready(store, store.run(request.path_params["run"]))
             row = store.row(run.id, request.path_params["pos"])
         except ValueError as exc:
             return not_found(request, str(exc))
@@ -163,7 +164,10 @@ def create_app(store: RunStore, *, token: str | None = None, hosts: tuple[str, .
         )
 
     def by_id(request: Request) -> Response:
-        run_id = int(request.path_params["run"])
+        try:
+            run_id = rows_ready(store, store.run(request.path_params["run"])).id
+        except ValueError as exc:
+            return not_found(request, str(exc))
         pos = store.position(run_id, request.query_params.get("id", ""))
         if pos is None:
             return not_found(request, "no such row in this run")

@@ -201,3 +201,36 @@ def test_a_directory_is_not_a_store(tmp_path: Path) -> None:
     bad.write_bytes(b"not a database at all" * 100)
     with pytest.raises(ValueError, match="not a usable SQLite database"):
         RunStore(bad)
+
+
+def test_a_run_with_an_output_file_keeps_its_rows_there_until_needed(tmp_path: Path) -> None:
+    db, out = tmp_path / "runs.db", tmp_path / "out.jsonl"
+    live = evaluate(_rows(20), [exact_match], progress=False, output=out, store=db)
+    with RunStore(db) as store:
+        run = store.run(live.summary["run_id"])
+        assert run.details["rows_in"] == "file" and run.output == str(out)
+        assert store.count(run.id) == 0  # recording wrote no rows
+        again = load_run(run.id, store=store)  # the first reader copies them in
+        assert list(again.rows) == list(live.rows)
+        assert store.count(run.id) == 20
+        assert store.run(run.id).details["rows_in"] == "store"
+        assert store.run(run.id).fingerprint is not None
+    live = evaluate(
+        _rows(5), [exact_match], progress=False, output=tmp_path / "gone.jsonl", store=db
+    )
+    (tmp_path / "gone.jsonl").unlink()
+    with pytest.raises(ValueError, match="no longer exists"):
+        load_run(live.summary["run_id"], store=db)
+
+
+def test_a_dataset_file_is_fingerprinted_by_its_bytes(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"outputs": "a", "reference_outputs": "a"}\n', encoding="utf-8")
+    evaluate(str(data), [exact_match], progress=False, store=db)
+    evaluate(str(data), [exact_match], progress=False, store=db)
+    data.write_text('{"outputs": "a", "reference_outputs": "b"}\n', encoding="utf-8")
+    evaluate(str(data), [exact_match], progress=False, store=db)
+    with RunStore(db) as store:
+        prints = [run.fingerprint for run in store.runs()]
+    assert prints[1] == prints[2] != prints[0]
