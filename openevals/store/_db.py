@@ -123,8 +123,12 @@ class Database:
 
     def score_of(self) -> str:
         """SQL for one key's score in a row's ``scores`` JSON (the key is the parameter)."""
-        if self.postgres:
-            return "((scores::jsonb) ->> ?)::float8"
+        if self.postgres:  # booleans count as 1 and 0, as SQLite's json_extract gives them
+            return (
+                "(SELECT CASE jsonb_typeof(v) WHEN 'boolean' THEN (CASE WHEN v::text = 'true' "
+                "THEN 1.0 ELSE 0.0 END) WHEN 'number' THEN v::text::float8 END "
+                "FROM (SELECT (scores::jsonb) -> ? AS v) AS score)"
+            )
         return "json_extract(scores, '$.\"' || replace(?, '\"', '\"\"') || '\"')"
 
     def like(self) -> str:
