@@ -149,3 +149,40 @@ def test_label_text_parsing() -> None:
     assert parse_label("pass") is True and parse_label("FAIL") is False
     assert parse_label("3") == 3 and parse_label("0.5") == 0.5
     assert parse_label("partly correct") == "partly correct"
+
+
+def test_groups_and_the_calibration_section(tmp_path: Any) -> None:
+    from openevals import evaluate, exact_match
+    from openevals.calibration import calibrate, stored_labels
+    from openevals.evaluation.recordrun import record_result
+
+    rows = [
+        {
+            "id": f"r{i}",
+            "outputs": "a" if i % 3 else "b",
+            "reference_outputs": "a",
+            "cat": "xy"[i % 2],
+        }
+        for i in range(30)
+    ]
+    with RunStore(tmp_path / "runs.db") as store:
+        evaluate(rows, [exact_match], progress=False, group_by="cat", store=store)
+        for i in range(10):  # the person passes r0 and r3, which the judge fails
+            store.add_label(1, f"r{i}", labeller="ann", value=i % 3 != 0 or i in (0, 3))
+
+        def judge(*, outputs: str, reference_outputs: str) -> dict[str, Any]:
+            return {"key": "correct", "score": outputs == reference_outputs}
+
+        report = calibrate(stored_labels(1, store=store), judge, progress=False)
+        record_result(
+            store, report.result, kind="calibrate", extra={"calibration": report.to_dict()}
+        )
+        client = _client(store)
+        grouped = client.get("/runs/1").text
+        assert grouped.count('<tr><td>x</td><td>exact_match</td><td class="n">15</td>') == 1
+        calibration = client.get("/runs/2").text
+        assert "Calibration: correct vs labels" in calibration
+        assert '<a href="/runs/2/row?id=r0">r0</a>: person True, judge False' in calibration
+        assert client.get("/runs/2/row?id=r3", follow_redirects=False).headers["location"] == (
+            "/runs/2/rows/3"
+        )
