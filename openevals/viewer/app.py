@@ -15,6 +15,7 @@ cookie). Row values are redacted (:func:`.pages.pretty`) and escaped by Jinja2's
 from __future__ import annotations
 
 import hmac
+import math
 import secrets
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,8 @@ def parse_label(text: str) -> Any:
     try:
         number = float(value)
     except ValueError:
+        return value
+    if not math.isfinite(number):  # "nan", "inf": a category name, not a score
         return value
     return int(number) if number.is_integer() and "." not in value else number
 

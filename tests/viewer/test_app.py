@@ -149,6 +149,7 @@ def test_label_text_parsing() -> None:
     assert parse_label("pass") is True and parse_label("FAIL") is False
     assert parse_label("3") == 3 and parse_label("0.5") == 0.5
     assert parse_label("partly correct") == "partly correct"
+    assert parse_label("nan") == "nan" and parse_label("inf") == "inf"
 
 
 def test_groups_and_the_calibration_section(tmp_path: Any) -> None:
