@@ -234,3 +234,19 @@ def test_a_dataset_file_is_fingerprinted_by_its_bytes(tmp_path: Path) -> None:
     with RunStore(db) as store:
         prints = [run.fingerprint for run in store.runs()]
     assert prints[1] == prints[2] != prints[0]
+
+
+def test_aevaluate_records_and_a_broken_store_only_warns(tmp_path: Path) -> None:
+    import asyncio
+
+    from openevals import aevaluate
+
+    db = tmp_path / "runs.db"
+    result = asyncio.run(aevaluate(_rows(6), [exact_match], progress=False, store=db))
+    with RunStore(db) as store:
+        assert store.run(result.summary["run_id"]).rows == 6
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    with pytest.warns(RuntimeWarning, match="not recorded in the run store"):
+        kept = evaluate(_rows(6), [exact_match], progress=False, store=blocked / "runs.db")
+    assert len(kept.rows) == 6 and "run_id" not in kept.summary
