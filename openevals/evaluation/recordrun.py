@@ -2,10 +2,12 @@
 
 :func:`record_result` writes what the store keeps of an :class:`EvaluationResult`: the git
 commit of the working directory (when it is a repository), the dataset's fingerprint (a hash
-of its file, or of its row ids), each evaluator's description (its :class:`~openevals._contract.EvaluatorInfo`, and for a
-judge of this package a hash of its prompt and its options), the models, cost and time, the
-aggregates with their intervals, groups, binned histograms, and the rows (each the JSON of its result row, secrets already removed when the run recorded
-it), or, for a run with an ``output=`` file, the pointer to that file (:func:`rows_ready`).
+of its file, or of its row ids), each evaluator's description (its
+:class:`~openevals._contract.EvaluatorInfo`, and for a judge of this package a hash of its
+prompt and its options), the models, cost and time, the aggregates with their intervals,
+groups, binned histograms, and the rows (each the JSON of its result row, secrets already
+removed when the run recorded it); or, for a run with an ``output=`` file, the pointer to that
+file (:func:`rows_ready`).
 """
 
 from __future__ import annotations
