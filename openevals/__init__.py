@@ -134,6 +134,7 @@ _EXPORTS: dict[str, str] = {
     "compare": "openevals.comparison.paired",
     "acompare": "openevals.comparison.paired",
     "Comparison": "openevals.comparison.paired",
+    "load_run": "openevals.evaluation.reopen",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -192,6 +193,7 @@ if TYPE_CHECKING:
         acompare as acompare,
         compare as compare,
     )
+    from openevals.evaluation.reopen import load_run as load_run
     # isort: on
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())

@@ -167,10 +167,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "--ray-address", metavar="ADDRESS", help="Ray cluster to join (default: RAY_ADDRESS)"
     )
 
-    _calibrate_parser(sub)
     from openevals.comparison.cli import add_parser as add_compare_parser
+    from openevals.viewer.runs_cli import add_parsers as add_runs_parsers
+    from openevals.viewer.runs_cli import add_store_options
 
-    add_compare_parser(sub)
+    add_store_options(run)
+    add_store_options(_calibrate_parser(sub))
+    add_store_options(add_compare_parser(sub))
+    add_runs_parsers(sub)
     from openevals.audit.cli import add_parser as add_audit_parser
 
     add_audit_parser(sub)
@@ -184,9 +188,14 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _calibrate_parser(sub: Any) -> None:
+def _calibrate_parser(sub: Any) -> Any:
     cal = sub.add_parser("calibrate", help="measure a judge's agreement with human labels")
-    cal.add_argument("data", help="labelled dataset (.jsonl, .json, .csv or .tsv)")
+    cal.add_argument(
+        "data",
+        help="labelled dataset (.jsonl, .json, .csv or .tsv), or runs:RUN for the labels given "
+        "to a stored run in `openevals view` (runs:latest, runs:7, runs:TAG)",
+    )
+    cal.add_argument("--labeller", metavar="NAME", help="with runs:RUN, only this person's labels")
     which = cal.add_mutually_exclusive_group(required=True)
     which.add_argument(
         "--judge", metavar="NAME[:option=value...]", help="judge spec, e.g. llm:CORRECTNESS_PROMPT"
@@ -209,6 +218,7 @@ def _calibrate_parser(sub: Any) -> None:
     cal.add_argument("--json", metavar="FILE", help="write the agreement report as JSON")
     cal.add_argument("--cache", metavar="FILE", nargs="?", const=True, help="SQLite judge cache")
     cal.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return cal
 
 
 def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
@@ -287,6 +297,8 @@ def _run(
     calibration: Sequence[str] = (),
     dry_run: bool = False,
     trials: tuple[int, int] = (1, 1),
+    store: Any = None,
+    tags: Sequence[str] = (),
 ) -> int:
     from openevals.evaluation.failfast import EvaluatorFailing
     from openevals.evaluation.progress import print_summary
@@ -324,6 +336,7 @@ def _run(
             ray_address=ray_address,
             eval_timeout=eval_timeout,
             trials=repeat,
+            store=store,
         )
     except EvaluationInterrupted as stop:
         result = stop.result
@@ -344,6 +357,8 @@ def _run(
     if repeat is not None and not interrupted:
         for stats in result.trial_stats().values():
             print(stats)
+    if "run_id" in result.summary:
+        _tag(store, result.summary["run_id"], tags)
     failures = [
         (row["index"], name, entry.get("error") or {})
         for row in (result.rows if result.summary["pairs"]["failed"] else ())
@@ -415,6 +430,21 @@ def _calibrations(paths: Sequence[str]) -> list[Any]:
         raise UsageError(f"--calibration: {exc}") from None
 
 
+def _store_option(args: argparse.Namespace) -> Any:
+    from openevals.store.runs import store_option
+
+    return store_option(args)
+
+
+def _tag(store: Any, run_id: int, tags: Sequence[str]) -> None:
+    from openevals.store.runs import open_store
+
+    with open_store(store) as opened:
+        if tags:
+            opened.tag(run_id, *tags)
+        print(f"Recorded: run {run_id} in {opened.location}")
+
+
 def _refuse_empty(data: str) -> None:
     """A dataset without rows is a usage error (``--allow-empty`` accepts it)."""
     from openevals.evaluation.data import count_rows
@@ -477,6 +507,22 @@ def _check_paths(args: argparse.Namespace) -> None:
     check_cache_file(getattr(args, "cache", None))
     for option in ("output", "report", "json"):
         prepare_output_file(getattr(args, option, None), f"--{option}")
+    if args.command in ("run", "calibrate", "compare"):
+        _check_store(args)
+
+
+def _check_store(args: argparse.Namespace) -> None:
+    """The run store opens (before any model call), and tags are valid."""
+    from openevals.store.runs import check_tags, open_store, store_option
+
+    store = store_option(args)
+    if store is None:
+        return
+    try:
+        check_tags(args.tag)
+        open_store(store).close()
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        raise UsageError(f"--store: {exc}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -509,6 +555,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 calibration=args.calibration,
                 dry_run=args.dry_run,
                 trials=(args.trials, args.judge_repeats),
+                store=_store_option(args),
+                tags=args.tag,
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate
@@ -522,6 +570,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from openevals.comparison.cli import run_compare
 
             return run_compare(args, UsageError)
+        if args.command == "runs":
+            from openevals.viewer.runs_cli import run_runs
+
+            return run_runs(args, UsageError)
+        if args.command == "view":
+            from openevals.viewer.runs_cli import run_view
+
+            return run_view(args, UsageError)
         if args.command == "demo":
             return _demo(args)
         if args.command == "evaluators":

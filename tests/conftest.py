@@ -1,5 +1,7 @@
 """Shared pytest fixtures."""
 
+import os
+
 import pytest
 from hypothesis import settings
 
@@ -36,3 +38,10 @@ def tracing_off(monkeypatch: pytest.MonkeyPatch) -> None:
     from openevals.utils import _reread_tracing_env
 
     _reread_tracing_env()  # the variables are read once per process, as LangSmith reads them
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _run_store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The CLI records runs by default: the tests' default run store is a temporary file, never
+    ``.openevals/runs.db`` in the working tree."""
+    os.environ["OPENEVALS_STORE"] = str(tmp_path_factory.mktemp("store") / "runs.db")

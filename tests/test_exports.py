@@ -38,6 +38,8 @@ MAPPED_PACKAGES = (
     "openevals.pairwise",
     "openevals.rag",
     "openevals.simulators",
+    "openevals.store",
+    "openevals.viewer",
     "openevals.string",
     "openevals.testing",
     "openevals.text",

@@ -29,6 +29,8 @@ _EXPORTS: dict[str, str] = {
     "CrossValidation": _CV,
     "Fold": _CV,
     "suggest_few_shot_examples": "openevals.calibration.fewshot",
+    "stored_labels": "openevals.calibration.labels_store",
+    "labeller_agreement": "openevals.calibration.labels_store",
     "CalibrationReport": _REPORT,
     "JudgedRow": _REPORT,
     "FailedRow": _REPORT,
@@ -68,6 +70,10 @@ if TYPE_CHECKING:
         JudgeFailedError as JudgeFailedError,
         JudgeScoresError as JudgeScoresError,
         JudgedRow as JudgedRow,
+    )
+    from openevals.calibration.labels_store import (
+        labeller_agreement as labeller_agreement,
+        stored_labels as stored_labels,
     )
     from openevals.calibration.run import (
         acalibrate as acalibrate,

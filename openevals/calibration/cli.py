@@ -20,6 +20,7 @@ def _choices(text: str | None) -> list[str] | None:
 
 def run_calibrate(args: argparse.Namespace, judge: Any, usage_error: type[Exception]) -> int:
     """Run the calibration ``args`` describe with ``judge``; print the report; exit status."""
+    from openevals.calibration.labels_store import RUNS_PREFIX, stored_labels
     from openevals.calibration.report import JudgeFailedError
     from openevals.calibration.run import calibrate
     from openevals.evaluation.registry import SpecError
@@ -27,8 +28,13 @@ def run_calibrate(args: argparse.Namespace, judge: Any, usage_error: type[Except
     if args.concurrency < 1:
         raise usage_error(f"--concurrency must be >= 1; got {args.concurrency}")
     try:
+        data: Any = args.data
+        if isinstance(data, str) and data.startswith(RUNS_PREFIX):
+            data = stored_labels(
+                data[len(RUNS_PREFIX) :], store=args.store or True, labeller=args.labeller
+            )
         report = calibrate(
-            args.data,
+            data,
             judge,
             label=args.label,
             reason=args.reason,
@@ -48,6 +54,22 @@ def run_calibrate(args: argparse.Namespace, judge: Any, usage_error: type[Except
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(report)
+    from openevals.store.runs import store_option
+
+    store = store_option(args)
+    if store is not None:
+        from openevals.evaluation.recordrun import record_result
+
+        run_id = record_result(
+            store,
+            report.result,
+            kind="calibrate",
+            dataset=str(args.data),
+            output=args.output,
+            tags=args.tag,
+            extra={"calibration": report.to_dict()},
+        )
+        print(f"Recorded: run {run_id}")
     if args.json:
         Path(args.json).write_text(
             json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str), "utf-8"

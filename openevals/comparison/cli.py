@@ -11,10 +11,10 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["add_parser", "run_compare"]
+__all__ = ["add_parser", "print_comparison", "record_comparison", "run_compare"]
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> Any:
     cmp = sub.add_parser("compare", help="compare two runs' output files on paired rows")
     cmp.add_argument("baseline", help="the baseline run's output file (JSONL from --output)")
     cmp.add_argument("candidate", help="the candidate run's output file")
@@ -58,6 +58,7 @@ def add_parser(sub: Any) -> None:
         "--json`), as baseline=FILE and candidate=FILE: the key's verdict and gate use the "
         "judge-corrected difference",
     )
+    return cmp
 
 
 def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
@@ -87,7 +88,12 @@ def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
         )
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
         raise usage_error(str(exc).splitlines()[0]) from None
-    _print(comparison)
+    print_comparison(comparison)
+    from openevals.store.runs import store_option
+
+    store = store_option(args)
+    if store is not None:
+        print(f"Recorded: {record_comparison(store, comparison, tags=args.tag)}")
     if args.report:
         print(f"Report: {comparison.report_html(args.report)}")
     for line in tripped:
@@ -114,7 +120,29 @@ def _calibration(items: list[str]) -> dict[str, str] | None:
     return out
 
 
-def _print(comparison: Any) -> None:
+def record_comparison(store: Any, comparison: Any, *, tags: Any = ()) -> str:
+    """Record ``comparison`` in a run store (a ``compare`` record: its figures, no rows);
+    returns where."""
+    from openevals.store.runs import open_store
+
+    with open_store(store) as opened:
+        run_id = opened.begin(
+            kind="compare", name=f"{comparison.candidate} vs {comparison.baseline}", tags=tags
+        )
+        opened.finish(
+            run_id,
+            aggregates={},
+            details={"comparison": comparison.to_dict()},
+            rows=comparison.rows_paired,
+            error_rows=0,
+            cost_usd=None,
+            elapsed_sec=None,
+        )
+        return f"comparison {run_id} in {opened.location}"
+
+
+def print_comparison(comparison: Any) -> None:
+    """The per-key table of a comparison (rich), then its notes."""
     from rich.console import Console
     from rich.table import Table
 

@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "describe": "openevals.evaluation.aggregates",
     "RayConnectError": "openevals.evaluation.engines.ray_connect",
     "ResultRows": "openevals.evaluation.store",
+    "load_run": "openevals.evaluation.reopen",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -73,6 +74,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.registry import (
         EVALUATOR_NAMES as EVALUATOR_NAMES,
         build_evaluator as build_evaluator,
+    )
+    from openevals.evaluation.reopen import (
+        load_run as load_run,
     )
     from openevals.evaluation.result import (
         EvaluationInterrupted as EvaluationInterrupted,

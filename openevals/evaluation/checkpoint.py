@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from openevals.evaluation.data import Row
 from openevals.evaluation.records import escape_surrogates
 from openevals.evaluation.row_ids import ID_RULE
 
-__all__ = ["Checkpoint", "Previous"]
+__all__ = ["Checkpoint", "Previous", "read_records"]
 
 
 @dataclass
@@ -108,6 +108,28 @@ def _other_rule(path: Path, rules: set[Any]) -> str:
     )
 
 
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """Each complete line of a run's output file as ``(end offset, record)``, in file order.
+
+    ``record`` is ``None`` for a line that is blank, not JSON, or not a JSON object. Reading
+    stops before a torn last line (no newline: the process died mid-write). Nothing is written.
+    """
+    with path.open("rb") as fh:
+        offset = 0
+        for raw in fh:
+            offset += len(raw)
+            if not raw.endswith(b"\n"):
+                return
+            text = raw.strip()
+            record: Any = None
+            if text:
+                try:
+                    record = json.loads(text)
+                except (ValueError, RecursionError):
+                    record = None
+            yield offset, record if isinstance(record, dict) else None
+
+
 class Checkpoint:
     """Append-only JSONL checkpoint: one ``write`` syscall per record, nothing buffered."""
 
@@ -126,32 +148,20 @@ class Checkpoint:
             return previous
         good_end = 0
         rules: set[Any] = set()
-        with self.path.open("rb") as fh:
-            offset = 0
-            for raw in fh:
-                offset += len(raw)
-                if not raw.endswith(b"\n"):
-                    break
-                good_end = offset
-                text = raw.strip()
-                if not text:
-                    continue
-                try:
-                    record = json.loads(text)
-                except (ValueError, RecursionError):
-                    continue
-                if not isinstance(record, dict):
-                    continue
-                kind = record.get("kind")
-                if kind == "run":
-                    rules.add(record.get("row_ids"))
-                row_id = record.get("row_id")
-                if not isinstance(row_id, str):
-                    continue
-                if kind == "eval" and isinstance(record.get("evaluator"), str):
-                    evals.setdefault(row_id, {})[record["evaluator"]] = record
-                elif kind == "row":
-                    rows[row_id] = record
+        for end, record in read_records(self.path):
+            good_end = end
+            if record is None:
+                continue
+            kind = record.get("kind")
+            if kind == "run":
+                rules.add(record.get("row_ids"))
+            row_id = record.get("row_id")
+            if not isinstance(row_id, str):
+                continue
+            if kind == "eval" and isinstance(record.get("evaluator"), str):
+                evals.setdefault(row_id, {})[record["evaluator"]] = record
+            elif kind == "row":
+                rows[row_id] = record
         if (evals or rows) and rules != {ID_RULE}:
             raise ValueError(_other_rule(self.path, rules))
         if good_end < self.path.stat().st_size:

@@ -63,9 +63,11 @@ class RunOptions:
     ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     eval_timeout: float | None = None
     ray_parquet: str | os.PathLike[str] | None = None
+    store: Any = None
 
     def __post_init__(self) -> None:
         self._check_engine()
+        _check_store(self.store)
         timeout = self.eval_timeout
         if timeout is not None:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
@@ -165,6 +167,19 @@ class RunOptions:
                     f"ray_env must hold environment variable names (no values); got {show(bad[0])}"
                 )
             object.__setattr__(self, "ray_env", names)
+
+
+def _check_store(store: Any) -> None:
+    """``store=``: None/False (not recorded), True, a path or URL, or a run store object."""
+    if store is None or isinstance(store, (bool, str, os.PathLike)):
+        return
+    from openevals.store.runs import RunStore
+
+    if not isinstance(store, RunStore):
+        raise TypeError(
+            "store must be True (the default run store), a SQLite path, a postgresql:// URL, a "
+            f"RunStore, or None; got {type(store).__name__}"
+        )
 
 
 def _batch_metric(item: Any) -> Any:

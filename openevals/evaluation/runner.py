@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,7 @@ def evaluate(
     eval_timeout: float | None = None,
     ray_parquet: str | os.PathLike[str] | None = None,
     trials: int | Trials | None = None,
+    store: Any = None,
 ) -> EvaluationResult:
     """Run ``evaluators`` over every row of ``data`` and aggregate the scores.
 
@@ -122,6 +124,12 @@ def evaluate(
             ``<id>@trial<t>``; ``result.trial_stats()`` gives pass@k, pass^k, the flakiest rows
             and the split of the variance between app and judge (see
             :mod:`openevals.evaluation.trials`).
+        store: record the finished run in a run store (see :mod:`openevals.store`): ``True``
+            for the default one (``$OPENEVALS_STORE``, else ``.openevals/runs.db``), a SQLite
+            path, a ``postgresql://`` URL, or a ``RunStore``. Off by default in Python (the CLI
+            records by default). The run's id is then ``result.summary["run_id"]``; an
+            interrupted run is not recorded, and a store that cannot be written gives a
+            ``RuntimeWarning`` (the result is returned all the same).
 
     Returns:
         an :class:`EvaluationResult`. Evaluator errors are recorded on their rows and counted;
@@ -159,11 +167,13 @@ def evaluate(
         ray_connect_timeout=ray_connect_timeout,
         eval_timeout=eval_timeout,
         ray_parquet=ray_parquet,
+        store=store,
     )
     if options.engine == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        return _marked(load_ray_engine().evaluate_on_ray(data, evaluators, options), repeat)
+        result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
+        return _recorded(_marked(result, repeat), data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
@@ -176,7 +186,7 @@ def evaluate(
         run.interrupted = True
         exc.result = _marked(run.result(), repeat)
         raise
-    return _marked(run.result(), repeat)
+    return _recorded(_marked(run.result(), repeat), data, run.evaluators, options)
 
 
 async def aevaluate(
@@ -205,6 +215,7 @@ async def aevaluate(
     eval_timeout: float | None = None,
     ray_parquet: str | os.PathLike[str] | None = None,
     trials: int | Trials | None = None,
+    store: Any = None,
 ) -> EvaluationResult:
     """Async twin of :func:`evaluate` (same arguments and result).
 
@@ -236,11 +247,13 @@ async def aevaluate(
         ray_connect_timeout=ray_connect_timeout,
         eval_timeout=eval_timeout,
         ray_parquet=ray_parquet,
+        store=store,
     )
     if options.engine == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        return _marked(await load_ray_engine().aevaluate_on_ray(data, evaluators, options), repeat)
+        result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)
+        return await asyncio.to_thread(_recorded, _marked(result, repeat), data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
@@ -250,11 +263,35 @@ async def aevaluate(
         run.interrupted = True
         exc.result = _marked(run.result(), repeat)
         raise
-    return _marked(run.result(), repeat)
+    return await asyncio.to_thread(
+        _recorded, _marked(run.result(), repeat), data, run.evaluators, options
+    )
 
 
 def _marked(result: Any, repeat: Trials | None) -> EvaluationResult:
     """``result`` with ``summary["trials"]`` when the run had trials or judge repeats."""
     if repeat is not None and repeat.active:
         result.summary["trials"] = {"trials": repeat.trials, "judge_repeats": repeat.judge_repeats}
+    return result  # type: ignore[no-any-return]
+
+
+def _recorded(result: Any, data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
+    """``result``, recorded in ``options.store`` when one was given (see ``store=``)."""
+    if options.store is not None and options.store is not False:
+        from openevals.evaluation.recordrun import record_result
+
+        try:
+            record_result(
+                options.store,
+                result,
+                dataset=str(data) if isinstance(data, (str, os.PathLike)) else None,
+                evaluators=evaluators,
+                output=str(options.output) if options.output is not None else None,
+            )
+        except Exception as exc:  # any database failure: the finished run is still returned
+            warnings.warn(
+                f"the run was not recorded in the run store: {type(exc).__name__}: {exc}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
     return result  # type: ignore[no-any-return]

@@ -1,0 +1,187 @@
+"""The two databases a run store lives in: a SQLite file (the default) and PostgreSQL by URL.
+
+Both speak the same SQL (written with ``?`` placeholders; PostgreSQL's driver gets ``%s``), through
+the DB-API: :mod:`sqlite3`, or ``psycopg`` (the ``store-postgres`` extra). A :class:`Database`
+holds one connection and the few places where the dialects differ: the id column, reading a
+score out of a row's JSON, and case-insensitive search.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from openevals._repr import PATH_LIMIT, show
+
+__all__ = ["DEFAULT_PATH", "ENV_VAR", "Database", "connect", "location_of"]
+
+ENV_VAR = "OPENEVALS_STORE"
+DEFAULT_PATH = Path(".openevals") / "runs.db"
+_PG_SCHEMES = ("postgresql://", "postgres://")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id {id},
+    kind TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    name TEXT,
+    dataset TEXT,
+    fingerprint TEXT,
+    git_commit TEXT,
+    evaluators TEXT NOT NULL,
+    models TEXT NOT NULL,
+    row_count INTEGER NOT NULL DEFAULT 0,
+    error_rows INTEGER NOT NULL DEFAULT 0,
+    cost_usd {real},
+    elapsed_sec {real},
+    aggregates TEXT NOT NULL,
+    details TEXT NOT NULL,
+    output TEXT,
+    complete INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS tags (
+    run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (run_id, tag)
+);
+CREATE INDEX IF NOT EXISTS tags_by_tag ON tags (tag);
+CREATE TABLE IF NOT EXISTS rows (
+    run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    pos INTEGER NOT NULL,
+    row_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    scores TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (run_id, pos)
+);
+CREATE INDEX IF NOT EXISTS rows_by_id ON rows (run_id, row_id);
+CREATE TABLE IF NOT EXISTS labels (
+    id {id},
+    run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    row_id TEXT NOT NULL,
+    labeller TEXT NOT NULL,
+    value TEXT NOT NULL,
+    reason TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS labels_by_row ON labels (run_id, row_id)
+"""
+
+
+def location_of(location: str | os.PathLike[str] | None) -> str:
+    """Where a store is: ``location``, else ``$OPENEVALS_STORE``, else ``.openevals/runs.db``."""
+    if location is None:
+        location = os.environ.get(ENV_VAR) or str(DEFAULT_PATH)
+    if isinstance(location, os.PathLike):
+        location = os.fspath(location)
+    if not isinstance(location, str) or not location:
+        raise TypeError(
+            "a run store location must be a SQLite file path or a postgresql:// URL; got "
+            f"{show(location)}"
+        )
+    return location
+
+
+class Database:
+    """One connection to a store's database and its dialect."""
+
+    def __init__(self, connection: Any, *, postgres: bool) -> None:
+        self.connection = connection
+        self.postgres = postgres
+
+    def sql(self, text: str) -> str:
+        return text.replace("?", "%s") if self.postgres else text
+
+    def execute(self, text: str, params: Sequence[Any] = ()) -> Any:
+        cursor = self.connection.cursor()
+        cursor.execute(self.sql(text), tuple(params))
+        return cursor
+
+    def executemany(self, text: str, rows: Sequence[Sequence[Any]]) -> None:
+        cursor = self.connection.cursor()
+        cursor.executemany(self.sql(text), rows)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything inside commits together or not at all (SQLite: ``BEGIN IMMEDIATE``, so two
+        writers queue instead of failing half-way)."""
+        if self.postgres:
+            with self.connection.transaction():
+                yield
+            return
+        self.connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        self.connection.execute("COMMIT")
+
+    def score_of(self) -> str:
+        """SQL for one key's score in a row's ``scores`` JSON (the key is the parameter)."""
+        if self.postgres:  # booleans count as 1 and 0, as SQLite's json_extract gives them
+            return (
+                "(SELECT CASE jsonb_typeof(v) WHEN 'boolean' THEN (CASE WHEN v::text = 'true' "
+                "THEN 1.0 ELSE 0.0 END) WHEN 'number' THEN v::text::float8 END "
+                "FROM (SELECT (scores::jsonb) -> ? AS v) AS score)"
+            )
+        return "json_extract(scores, '$.\"' || replace(?, '\"', '\"\"') || '\"')"
+
+    def like(self) -> str:
+        return "ILIKE" if self.postgres else "LIKE"
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def connect(location: str) -> Database:
+    """Open (and create, the first time) the store at ``location``."""
+    if location.startswith(_PG_SCHEMES):
+        return _postgres(location)
+    path = Path(location)
+    if path.is_dir():
+        raise ValueError(
+            f"run store: {show(location, PATH_LIMIT)} is a directory; pass a database file such "
+            "as .openevals/runs.db"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # isolation_level=None: each statement commits alone unless inside Database.transaction.
+    connection = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+        connection.executescript(
+            "BEGIN IMMEDIATE;"
+            + _SCHEMA.format(id="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL")
+            + ";COMMIT;"
+        )
+    except sqlite3.DatabaseError as exc:
+        connection.close()
+        raise ValueError(
+            f"run store: {show(location, PATH_LIMIT)} is not a usable SQLite database ({exc})"
+        ) from None
+    return Database(connection, postgres=False)
+
+
+def _postgres(url: str) -> Database:
+    try:
+        import psycopg
+    except ImportError:
+        raise ImportError(
+            "a PostgreSQL run store needs psycopg: pip install 'openevals[store-postgres]'"
+        ) from None
+    connection = psycopg.connect(url, autocommit=True)
+    db = Database(connection, postgres=True)
+    with db.transaction():
+        cursor = connection.cursor()
+        cursor.execute("SELECT pg_advisory_xact_lock(5180437)")  # one schema creator at a time
+        for statement in _SCHEMA.format(id="BIGSERIAL PRIMARY KEY", real="DOUBLE PRECISION").split(
+            ";"
+        ):
+            cursor.execute(statement)
+    return db
