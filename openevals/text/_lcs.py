@@ -49,30 +49,39 @@ def _masks(can: Sequence[int]) -> dict[int, int]:
 _ALL_ROWS = 4_096  # up to this many rows the whole table (as bit rows) is kept
 
 
+def _rows_from(tokens: Sequence[int], masks: dict[int, int], full: int, row: int = 0) -> list[int]:
+    """``row`` and the rows after it, one per token (see :class:`_TableRows`; Hyyrö's step:
+    ``v`` is the complement of the rises)."""
+    v = full ^ row
+    rows = [row]
+    for token in tokens:
+        match = masks.get(token)
+        if match is not None:
+            u = v & match
+            v = ((v + u) | (v - u)) & full
+        rows.append(full ^ v)
+    return rows
+
+
 class _TableRows:
     """Row ``i`` of the LCS table of ``ref[:i]`` and ``can``, as an int whose bit ``j`` is set
     when ``L[i][j + 1] == L[i][j] + 1`` (so ``L[i][j]`` is the popcount of the low ``j`` bits).
 
-    Up to :data:`_ALL_ROWS` rows all are kept; past that, every ``isqrt(m)``-th row is, and the
-    rows between two of them are computed again when read (the backtrack reads a block of rows
-    bottom-up, once), so a 60,000-token pair keeps about 500 rows instead of 60,000.
+    For a long ``ref`` (past :data:`_ALL_ROWS` tokens; shorter ones keep every row, see
+    :func:`_rows_from`): every ``isqrt(m)``-th row is kept, and the rows between two of them are
+    computed again when read (the backtrack reads a block of rows bottom-up, once), so a
+    60,000-token pair keeps about 500 rows instead of 60,000.
     """
 
     def __init__(self, ref: Sequence[int], can: Sequence[int], masks: dict[int, int]) -> None:
         self.ref, self.masks = ref, masks
         self.full = (1 << len(can)) - 1
-        m = len(ref)
-        self.step = m + 1 if m <= _ALL_ROWS else math.isqrt(m)
-        self.marks = {0: 0}
-        if self.step <= m:
-            full, v = self.full, self.full
-            for i, token in enumerate(ref, 1):
-                match = masks.get(token)
-                if match is not None:
-                    u = v & match
-                    v = ((v + u) | (v - u)) & full
-                if i % self.step == 0:
-                    self.marks[i] = full ^ v
+        self.step = max(math.isqrt(len(ref)), 1)
+        self.marks: dict[int, int] = {}
+        row = 0
+        for start in range(0, len(ref) + 1, self.step):
+            self.marks[start] = row
+            row = _rows_from(ref[start : start + self.step], masks, self.full, row)[-1]
         self.block_start = -1
         self.block: list[int] = []
 
@@ -84,19 +93,8 @@ class _TableRows:
         return self.block[i - start]
 
     def _rows(self, start: int, stop: int) -> list[int]:
-        """Rows ``start`` to ``stop - 1``, from the kept row ``start`` (Hyyrö's step per token:
-        ``v`` is the complement of the rises)."""
-        full, masks = self.full, self.masks
-        row = self.marks[start]
-        v = full ^ row
-        rows = [row]
-        for token in self.ref[start : stop - 1]:
-            match = masks.get(token)
-            if match is not None:
-                u = v & match
-                v = ((v + u) | (v - u)) & full
-            rows.append(full ^ v)
-        return rows
+        """Rows ``start`` to ``stop - 1``, from the kept row ``start``."""
+        return _rows_from(self.ref[start : stop - 1], self.masks, self.full, self.marks[start])
 
 
 def lcs_indices(
@@ -116,7 +114,11 @@ def lcs_indices(
     # (Not so for candidate tokens: the path goes up through such a column, past matches.)
     ref_pos = [i for i, t in enumerate(ref) if t in common]
     ref_kept = [ref[i] for i in ref_pos]
-    rows = _TableRows(ref_kept, can, masks)
+    rows: list[int] | _TableRows = (
+        _rows_from(ref_kept, masks, (1 << len(can)) - 1)
+        if len(ref_kept) <= _ALL_ROWS
+        else _TableRows(ref_kept, can, masks)
+    )
     i, j = len(ref_kept), len(can)
     length = rows[i].bit_count()
     picked: list[int] = []
