@@ -1,7 +1,8 @@
 """``openevals compare BASE CAND``: the command-line face of :func:`~openevals.comparison.paired`.
 
 Exit status: 0 when no gate trips, 1 when one does (a significant regression with
-``--fail-on-regression``, or a drop beyond a ``--max-drop KEY=X``), 2 on bad input.
+``--fail-on-regression``, or a drop beyond a ``--max-drop KEY=X``), 2 on bad input or any other
+error (one line: a damaged run file names its line), never a traceback.
 """
 
 from __future__ import annotations
@@ -64,14 +65,21 @@ def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
         tripped = failures(
             comparison, fail_on_regression=args.fail_on_regression, max_drop=max_drop
         )
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
-        raise usage_error(str(exc).splitlines()[0]) from None
+    except (ValueError, TypeError, OSError) as exc:  # UnicodeDecodeError is a ValueError
+        raise usage_error(_first_line(exc)) from None
+    except Exception as exc:  # anything else a damaged run file causes: still exit 2, not 1
+        raise usage_error(f"{type(exc).__name__}: {_first_line(exc)}") from None
     _print(comparison)
     if args.report:
         print(f"Report: {comparison.report_html(args.report)}")
     for line in tripped:
         print(f"gate: {line}", file=sys.stderr)
     return 1 if tripped else 0
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _print(comparison: Any) -> None:
