@@ -116,7 +116,7 @@ def build(
         kinds = in_base | in_cand
         odd = sorted(k for k in kinds if k not in ("boolean", "continuous"))
         if odd:
-            excluded_keys[key] = f"scores that are not numbers or booleans: {odd}"
+            excluded_keys[key] = f"scores that are not finite numbers or booleans: {odd}"
             continue
         if in_base and in_cand and in_base != in_cand:
             excluded_keys[key] = (

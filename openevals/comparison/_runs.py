@@ -110,11 +110,15 @@ class RunScores:
             score: Any = result.get("score")
             if type(score) is bool:
                 value, label = (1.0 if score else 0.0), "boolean"
-            elif isinstance(score, (int, float)) and math.isfinite(score):
-                value, label = float(score), "continuous"
             elif score is None or (isinstance(score, float) and math.isnan(score)):
                 scores.put(pos, NAN)
                 continue
+            elif isinstance(score, (int, float)):
+                value, label = _finite(score)
+                if not label:
+                    scores.kinds.add("infinite")
+                    scores.put(pos, NAN)
+                    continue
             else:
                 scores.kinds.add(f"unsupported ({type(score).__name__})")
                 scores.put(pos, NAN)
@@ -143,6 +147,16 @@ class RunScores:
             for pos in self.errors.get(scores.evaluator, ()):
                 if pos >= len(scores.states) or scores.states[pos] == MISSING:
                     scores.put(pos, ERROR)
+
+
+def _finite(score: float) -> tuple[float, str]:
+    """``(value, "continuous")``, or ``(nan, "")`` for an infinite score; an int past the float
+    range (``10**400``) counts as the infinity of its sign, as in ``numeric_score``."""
+    try:
+        value = float(score)
+    except OverflowError:
+        return math.nan, ""
+    return (value, "continuous") if math.isfinite(value) else (math.nan, "")
 
 
 def _group_of(record: Mapping[str, Any], group_by: str | None) -> Any:
@@ -226,12 +240,20 @@ def _scan(path: Path, run: RunScores, group_by: str | None) -> None:
                 run.groups[pos] = _group_of(record, group_by)
                 _set(run.row_offsets, pos, start)
             elif record["kind"] == "eval":
+                results = record.get("results")
+                if results is not None and not isinstance(results, list):
+                    raise ValueError(
+                        f"{show(str(path), PATH_LIMIT)}, line {number}: the eval record of row "
+                        f"{show(str(record.get('row_id')))} has `results` "
+                        f"{show(results)} ({type(results).__name__}), not a list of results; "
+                        "pass the JSONL file an `evaluate(..., output=...)` run wrote"
+                    )
                 evaluator = str(record.get("evaluator"))
                 pos = run.add_eval(
                     str(record.get("row_id")),
                     evaluator,
                     record.get("status"),
-                    record.get("results"),
+                    results,
                 )
                 offsets = run.eval_offsets.get(evaluator)
                 if offsets is None:
@@ -302,12 +324,35 @@ def read_run(source: Any, label: str, group_by: str | None) -> RunScores:
     return run
 
 
-def record_at(handle: BinaryIO, offsets: array[int], pos: int) -> Any:
-    """The record whose line starts at ``offsets[pos]`` in the open file; ``None`` if none."""
+def record_at(handle: BinaryIO, offsets: array[int], pos: int, row_id: str) -> Any:
+    """The record whose line starts at ``offsets[pos]`` in the open file; ``None`` if none.
+
+    A line that is not JSON (the scan took only its ``row_id``) is a ``ValueError`` naming the
+    file, the line and the row."""
     if pos >= len(offsets) or offsets[pos] < 0:
         return None
     handle.seek(offsets[pos])
-    return json.loads(handle.readline())
+    record, why = _unreadable(handle.readline())
+    if why is not None:
+        raise ValueError(
+            f"{show(str(handle.name), PATH_LIMIT)}, line {_line_number(handle, offsets[pos])} "
+            f"(row {show(row_id)}) is {why}; repair or remove that line, or run the evaluation "
+            "again"
+        )
+    return record
+
+
+def _line_number(handle: BinaryIO, offset: int) -> int:
+    """The number of the line starting at byte ``offset`` of the open file."""
+    handle.seek(0)
+    count = 1
+    while offset > 0:
+        chunk = handle.read(min(offset, 1 << 20))
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        offset -= len(chunk)
+    return count
 
 
 def row_details(run: RunScores, wanted: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -318,7 +363,7 @@ def row_details(run: RunScores, wanted: Iterable[str]) -> dict[str, dict[str, An
         return out
 
     def entry(row_id: str) -> dict[str, Any]:
-        return out.setdefault(row_id, {"outputs": None, "comments": {}, "errors": {}})
+        return out.setdefault(row_id, {"outputs": None, "comments": {}})
 
     source = run.source
     if isinstance(source, (str, os.PathLike)):
@@ -326,11 +371,11 @@ def row_details(run: RunScores, wanted: Iterable[str]) -> dict[str, dict[str, An
             for row_id in want:
                 pos = run.ids[row_id]
                 item = entry(row_id)
-                row = record_at(handle, run.row_offsets, pos)
+                row = record_at(handle, run.row_offsets, pos, row_id)
                 if row is not None:
                     item["outputs"] = row.get("outputs")
                 for offsets in run.eval_offsets.values():
-                    record = record_at(handle, offsets, pos)
+                    record = record_at(handle, offsets, pos, row_id)
                     if record is not None:
                         _comments(item, record)
     else:
@@ -345,11 +390,7 @@ def row_details(run: RunScores, wanted: Iterable[str]) -> dict[str, dict[str, An
 
 
 def _comments(item: dict[str, Any], record: Mapping[str, Any]) -> None:
-    if record.get("status") != "success":
-        error = record.get("error") or {}
-        item["errors"][str(record.get("evaluator"))] = (
-            f"{error.get('type')}: {error.get('message')}"
-        )
+    if record.get("status") != "success":  # a failed evaluation has no comments to show
         return
     for result in record.get("results") or ():
         if isinstance(result, Mapping) and "key" in result:

@@ -1,8 +1,9 @@
 """``openevals compare BASE CAND``: the command-line face of :func:`~openevals.comparison.paired`.
 
 Exit status: 0 when no gate trips, 1 when one does (a significant regression with
-``--fail-on-regression``, or a drop beyond a ``--max-drop KEY=X``), 2 on bad input, and 2 when a
-gate is asked for but more than ``--allow-unpaired`` of the rows (default 0) are not paired.
+``--fail-on-regression``, or a drop beyond a ``--max-drop KEY=X``), 2 on bad input or any other
+error (one line: a damaged run file names its line), never a traceback, and 2 when a gate is asked
+for but more than ``--allow-unpaired`` of the rows (default 0) are not paired.
 """
 
 from __future__ import annotations
@@ -86,8 +87,10 @@ def run_compare(args: argparse.Namespace, usage_error: type[Exception]) -> int:
             max_drop=max_drop,
             allow_unpaired=args.allow_unpaired,
         )
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
-        raise usage_error(str(exc).splitlines()[0]) from None
+    except (ValueError, TypeError, OSError) as exc:  # UnicodeDecodeError is a ValueError
+        raise usage_error(_first_line(exc)) from None
+    except Exception as exc:  # anything else a damaged run file causes: still exit 2, not 1
+        raise usage_error(f"{type(exc).__name__}: {_first_line(exc)}") from None
     print_comparison(comparison)
     from openevals.store.runs import store_option
 
@@ -139,6 +142,11 @@ def record_comparison(store: Any, comparison: Any, *, tags: Any = ()) -> str:
             elapsed_sec=None,
         )
         return f"comparison {run_id} in {opened.location}"
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def print_comparison(comparison: Any) -> None:

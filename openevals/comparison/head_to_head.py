@@ -63,7 +63,7 @@ def _records(run: RunScores, ids: list[str]) -> Iterator[dict[str, Any]]:
     if isinstance(source, (str, os.PathLike)):
         with Path(source).open("rb") as handle:
             for row_id in ids:
-                record = record_at(handle, run.row_offsets, run.ids[row_id])
+                record = record_at(handle, run.row_offsets, run.ids[row_id], row_id)
                 yield {"row_id": row_id} if record is None else record
         return
     by_id = {str(rec.get("id")): rec for rec in source.rows}
