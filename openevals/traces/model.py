@@ -63,7 +63,6 @@ class Span:
 
     def __init__(
         self,
-        *,
         trace_id: str,
         span_id: str,
         parent_id: str | None,

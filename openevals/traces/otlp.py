@@ -98,13 +98,15 @@ def _attributes(items: Any) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for item in items:
-        value = item.get("value")
-        if value is not None:
-            text = value.get("stringValue")
-            out[item["key"]] = text if text is not None else _any_value(value)
-        else:
-            out[item["key"]] = None
+        try:
+            out[item["key"]] = item["value"]["stringValue"]  # most attributes are text
+        except (KeyError, TypeError):
+            value = item.get("value")
+            out[item["key"]] = _any_value(value) if value is not None else None
     return out
+
+
+_HEX = frozenset("0123456789abcdef")  # the fast path: lowercase hex, as OTLP/JSON writes ids
 
 
 def _hex_id(raw: Any, size: int) -> str | None:
@@ -182,31 +184,40 @@ def spans_of_request(
 
 
 def _span(raw: Mapping[str, Any], resource: Mapping[str, Any], scope: str) -> Span:
-    trace_id = _hex_id(raw.get("traceId"), 16)
-    span_id = _hex_id(raw.get("spanId"), 8)
+    trace_id = raw.get("traceId")
+    span_id = raw.get("spanId")
+    if type(trace_id) is not str or len(trace_id) != 32 or not _HEX.issuperset(trace_id):
+        trace_id = _hex_id(trace_id, 16)
+    if type(span_id) is not str or len(span_id) != 16 or not _HEX.issuperset(span_id):
+        span_id = _hex_id(span_id, 8)
     if trace_id is None or span_id is None:
         raise TraceError(
             f"missing or malformed traceId {raw.get('traceId')!r} / spanId {raw.get('spanId')!r}"
             " (expected 32 and 16 hex digits)"
         )
-    parent_raw = raw.get("parentSpanId")
-    parent = _hex_id(parent_raw, 8) if parent_raw else None
-    if parent_raw and parent is None:
-        raise TraceError(f"span {span_id}: malformed parentSpanId {parent_raw!r}")
-    status, message = _status(raw.get("status"))
+    parent = raw.get("parentSpanId") or None
+    if parent is not None and (
+        type(parent) is not str or len(parent) != 16 or not _HEX.issuperset(parent)
+    ):
+        parent = _hex_id(parent, 8)
+        if parent is None:
+            raise TraceError(f"span {span_id}: malformed parentSpanId {raw['parentSpanId']!r}")
+    status = raw.get("status")
+    state, message = _status(status) if status else ("UNSET", "")
+    events = raw.get("events")
     return Span(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_id=parent,
-        name=raw.get("name") or "",
-        start=int(raw.get("startTimeUnixNano") or 0),
-        end=int(raw.get("endTimeUnixNano") or 0),
-        attributes=_attributes(raw.get("attributes")),
-        events=_events(raw.get("events")),
-        status=status,
-        status_message=message,
-        resource=resource,
-        scope=scope,
+        trace_id,
+        span_id,
+        parent,
+        raw.get("name") or "",
+        int(raw.get("startTimeUnixNano") or 0),
+        int(raw.get("endTimeUnixNano") or 0),
+        _attributes(raw.get("attributes")),
+        _events(events) if events else (),
+        state,
+        message,
+        resource,
+        scope,
     )
 
 

@@ -17,6 +17,7 @@ ids with different content, a parent cycle or a trace over ``max_spans`` raise
 ids. With ``on_error="skip"`` such spans and traces are skipped and counted in
 :attr:`TraceReader.stats` (``skipped_spans``, ``skipped_traces``, ``late_spans``, ``orphans``,
 ``duplicates``) - a truncated last line or message still raises, after the rows before it.
+``stats["peak_open_traces"]`` is the most traces held at once.
 """
 
 from __future__ import annotations
@@ -117,7 +118,16 @@ class TraceReader:
     def traces(self) -> Iterator[Trace]:
         """The traces of the source, each complete and checked (see the module docstring)."""
         self.stats = dict.fromkeys(
-            ("skipped_spans", "skipped_traces", "late_spans", "orphans", "duplicates", "traces"), 0
+            (
+                "skipped_spans",
+                "skipped_traces",
+                "late_spans",
+                "orphans",
+                "duplicates",
+                "traces",
+                "peak_open_traces",
+            ),
+            0,
         )
         for trace_id, spans in self._grouped():
             try:
@@ -154,6 +164,7 @@ class TraceReader:
                     ready.append((number + self.settle, trace_id))
                 if len(spans) > self.max_spans:
                     self._too_big(batch, trace_id, open_traces, too_big)
+            stats["peak_open_traces"] = max(stats["peak_open_traces"], len(open_traces))
             while ready and ready[0][0] <= number:
                 trace_id = ready.popleft()[1]
                 spans_done = open_traces.pop(trace_id, None)
