@@ -144,25 +144,33 @@ def _node_name(span: Span) -> str | None:
     return None
 
 
-def _graph_steps(trace: Trace, span: Span, prefix: str, out: list[str]) -> bool:
-    found = False
-    for child in trace.children(span):
-        node = _node_name(child)
-        if node is None:
-            continue
-        found = True
-        out.append(prefix + node)
-        _graph_steps(trace, child, prefix or f"{node}:", out)
-    return found
-
-
 def graph_steps(trace: Trace, top: Span) -> tuple[list[str], Span | None]:
     """The steps of the run under ``top`` and the LangGraph graph span they came from (``None``
-    when it is not a LangGraph run: then the names of ``top``'s children)."""
-    for span in trace.walk(top):
-        out: list[str] = ["__start__"]
-        if _graph_steps(trace, span, "", out):
-            return out, span
+    when it is not a LangGraph run: then the names of ``top``'s children).
+
+    Spans that are not nodes (model calls, the wrapper span of a compiled subgraph) are looked
+    through; the nodes of a subgraph follow its node as ``"node:__start__"``,
+    ``"node:inner"``... (iterative: any depth)."""
+    steps: list[str] = []
+    graph: Span | None = None
+    started: set[str] = set()
+    stack: list[tuple[Span, str, str | None]] = [(top, "", None)]
+    while stack:
+        span, prefix, owner = stack.pop()
+        inner_prefix, inner_owner = prefix, owner
+        node = _node_name(span) if span is not top else None
+        if node is not None:
+            if owner is None and graph is None and span.parent_id is not None:
+                graph = trace.spans.get(span.parent_id)
+            if owner is not None and owner not in started:  # the first node of a subgraph
+                started.add(owner)
+                steps.append(prefix + "__start__")
+            steps.append(prefix + node)
+            inner_prefix, inner_owner = prefix or f"{node}:", span.span_id
+        for child in reversed(trace.children(span)):
+            stack.append((child, inner_prefix, inner_owner))
+    if steps:
+        return ["__start__", *steps], graph
     return [child.name for child in trace.children(top)], None
 
 
