@@ -173,6 +173,7 @@ class OnlineEvaluator(SpanProcessor):
         self._lock = threading.Lock()
         self._gathering = threading.Lock()
         self._busy = 0
+        self._closed = False
         self.stats: dict[str, int] = dict.fromkeys(_STATS, 0)
         """Counters (see the module docstring); read them any time."""
         self.cost_usd = 0.0
@@ -194,6 +195,8 @@ class OnlineEvaluator(SpanProcessor):
         return None
 
     def on_end(self, span: ReadableSpan) -> None:
+        if self._closed:
+            return
         context = span.context
         if not self._sample_all and (context.trace_id & _MASK) >= self._threshold:
             return
@@ -401,11 +404,13 @@ class OnlineEvaluator(SpanProcessor):
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Score every trace complete so far; ``False`` if that took longer than the timeout."""
         deadline = time.monotonic() + timeout_millis / 1000
-        self._wake.set()
+        if self._stop.is_set():
+            return self._idle()
         while time.monotonic() < deadline:
-            if not self._spans:
-                with contextlib.suppress(Exception):
-                    self._gather(time.monotonic(), flush=True)
+            try:
+                self._gather(time.monotonic(), flush=True)
+            except Exception as exc:
+                self._failed(exc)
             if self._idle():
                 time.sleep(0.01)  # a batch taken from the queue counts as busy from here on
                 if self._idle():
@@ -414,8 +419,12 @@ class OnlineEvaluator(SpanProcessor):
         return False
 
     def shutdown(self) -> None:
-        """Flush within ``shutdown_timeout`` seconds, then stop the threads."""
+        """Flush within ``shutdown_timeout`` seconds, then stop the threads (spans that end
+        afterwards are ignored; a second call does nothing)."""
+        if self._closed:
+            return
         self.force_flush(int(self.shutdown_timeout * 1000))
+        self._closed = True
         self._stop.set()
         self._wake.set()
         self._collector.join(timeout=1)

@@ -222,3 +222,39 @@ def test_langgraph_subgraph_steps(langchain_instrumented: Recorder) -> None:
     expected = ["__start__", "plan", "write", "write:__start__", "write:draft", "write:check"]
     assert row["outputs"]["steps"] == [expected]
     assert thread["outputs"]["steps"][0] == expected
+
+
+def test_openai_v2_agent_scored_online_with_results_linked(
+    openai_instrumented: Recorder, tmp_path: Path
+) -> None:
+    from openevals.evaluation.online import OnlineEvaluator
+
+    rec = openai_instrumented
+    match = create_trajectory_match_evaluator(
+        trajectory_match_mode="superset", tool_args_match_mode="ignore"
+    )
+    wanted = [{"role": "assistant", "tool_calls": [{"function": {"name": "search", "arguments": "{}"}}]}]
+
+    def searched(*, outputs: dict[str, Any]) -> Any:
+        return match(outputs=outputs, reference_outputs=wanted)
+
+    online = OnlineEvaluator(
+        [searched], output=tmp_path / "prod.jsonl", tracer_provider=rec.provider, settle=0.0
+    )
+    rec.provider.add_span_processor(online)
+    with FakeOpenAIServer() as server:
+        openai_agent(rec, server, "paris")
+    assert online.force_flush(10_000)
+    (scored,) = list(online.results)
+    assert scored["evaluations"]["searched"]["results"][0]["score"] is True
+    spans = rec.spans()
+    root = next(s for s in spans if s.name == "invoke_agent helper")
+    (evaluation,) = [s for s in spans if s.name == "openevals.evaluation"]
+    assert evaluation.context.trace_id == root.context.trace_id
+    assert evaluation.parent.span_id == root.context.span_id  # type: ignore[union-attr]
+    (event,) = evaluation.events
+    assert event.name == "gen_ai.evaluation.result"
+    assert event.attributes["gen_ai.evaluation.name"] == "trajectory_superset_match"
+    assert event.attributes["gen_ai.evaluation.score.label"] == "pass"
+    rows = [json.loads(line) for line in (tmp_path / "prod.jsonl").read_text().splitlines()]
+    assert rows[1]["row_id"] == f"{root.context.trace_id:032x}"
