@@ -46,8 +46,12 @@ def _batch_spans() -> list[object]:
         with tracer.start_as_current_span("invoke_agent helper", attributes=agent):
             history = [{"role": "user", "parts": [{"type": "text", "content": f"question {n}"}]}]
             for step in range(4):
-                call = {"type": "tool_call", "id": f"c{step}", "name": "search",
-                        "arguments": {"q": f"q{n}-{step}"}}
+                call = {
+                    "type": "tool_call",
+                    "id": f"c{step}",
+                    "name": "search",
+                    "arguments": {"q": f"q{n}-{step}"},
+                }
                 chat = {
                     "gen_ai.operation.name": "chat",
                     "gen_ai.request.model": "gpt-4o-mini",
@@ -67,13 +71,26 @@ def _batch_spans() -> list[object]:
                 with tracer.start_as_current_span("execute_tool search", attributes=tool):
                     pass
                 history.append({"role": "assistant", "parts": [call]})
-                history.append({"role": "tool", "parts": [
-                    {"type": "tool_call_response", "id": f"c{step}", "response": f"result {step}"}
-                ]})
-            final = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
-                     "gen_ai.input.messages": json.dumps(history),
-                     "gen_ai.output.messages": json.dumps(
-                         [{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}])}
+                history.append(
+                    {
+                        "role": "tool",
+                        "parts": [
+                            {
+                                "type": "tool_call_response",
+                                "id": f"c{step}",
+                                "response": f"result {step}",
+                            }
+                        ],
+                    }
+                )
+            final = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.input.messages": json.dumps(history),
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]
+                ),
+            }
             with tracer.start_as_current_span("chat gpt-4o-mini", attributes=final):
                 pass
     return list(exporter.get_finished_spans())
@@ -123,9 +140,13 @@ def bench_read(spans_wanted: int) -> None:
         rows_time = time.perf_counter() - start
     print(f"read: {count:,} spans in {traces:,} traces, file {size_mb:,.0f} MB")
     print(f"  json.loads floor     {best_floor:7.2f} s")
-    print(f"  read_traces (traces) {best_read:7.2f} s   ratio {best_read / best_floor:.2f}x (target <= 2)")
+    print(
+        f"  read_traces (traces) {best_read:7.2f} s   ratio {best_read / best_floor:.2f}x (target <= 2)"
+    )
     print(f"  read_traces (rows)   {rows_time:7.2f} s   {rows:,} rows (information)")
-    print(f"  peak RSS growth while reading traces: {max(rss_growth, 0):.0f} MB (file {size_mb:,.0f} MB)")
+    print(
+        f"  peak RSS growth while reading traces: {max(rss_growth, 0):.0f} MB (file {size_mb:,.0f} MB)"
+    )
 
 
 class _NoOp(SpanProcessor):
@@ -167,7 +188,9 @@ def bench_on_end(count: int) -> None:
         best_ours = min(best_ours, run(online))
     print(f"on_end: {total:,} spans")
     print(f"  no-op processor   {best_noop:6.3f} us/span")
-    print(f"  OnlineEvaluator   {best_ours:6.3f} us/span   overhead {best_ours - best_noop:.3f} us (target <= 10)")
+    print(
+        f"  OnlineEvaluator   {best_ours:6.3f} us/span   overhead {best_ours - best_noop:.3f} us (target <= 10)"
+    )
 
 
 def main() -> int:

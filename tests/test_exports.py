@@ -40,6 +40,7 @@ MAPPED_PACKAGES = (
     "openevals.string",
     "openevals.testing",
     "openevals.text",
+    "openevals.traces",
     "openevals.trajectory",
 )
 

@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "describe": "openevals.evaluation.aggregates",
     "RayConnectError": "openevals.evaluation.engines.ray_connect",
     "ResultRows": "openevals.evaluation.store",
+    "OnlineEvaluator": "openevals.evaluation.online",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -63,6 +64,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.langsmith_source import (
         LangSmithDataset as LangSmithDataset,
         langsmith_dataset as langsmith_dataset,
+    )
+    from openevals.evaluation.online import (
+        OnlineEvaluator as OnlineEvaluator,
     )
     from openevals.evaluation.pricing import (
         DEFAULT_PRICES as DEFAULT_PRICES,

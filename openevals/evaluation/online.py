@@ -136,8 +136,8 @@ class OnlineEvaluator(SpanProcessor):
             (batch_size, "batch_size"),
         ):
             _check_number(value, name, low=1, integer=True)
-        for value, name in ((settle, "settle"), (trace_timeout, "trace_timeout")):
-            _check_number(value, name, low=0)
+        for number, name in ((settle, "settle"), (trace_timeout, "trace_timeout")):
+            _check_number(number, name, low=0)
         _check_number(shutdown_timeout, "shutdown_timeout", low=0)
         if max_cost_usd is not None:
             _check_number(max_cost_usd, "max_cost_usd", low=0)
@@ -185,7 +185,9 @@ class OnlineEvaluator(SpanProcessor):
         self._wrote_run = False
         self._open: dict[str, tuple[list[ReadableSpan], float, float | None]] = {}
         self._done: OrderedDict[str, None] = OrderedDict()
-        self._collector = threading.Thread(target=self._collect, name="openevals-collect", daemon=True)
+        self._collector = threading.Thread(
+            target=self._collect, name="openevals-collect", daemon=True
+        )
         self._scorer = threading.Thread(target=self._score, name="openevals-score", daemon=True)
         self._collector.start()
         self._scorer.start()
@@ -348,7 +350,9 @@ class OnlineEvaluator(SpanProcessor):
         for rec in scored:
             lines.append(recorder.line(Recorder.row_line(rec)))  # type: ignore[arg-type]
             for name, entry in rec["evaluations"].items():
-                lines.append(recorder.line(Recorder.eval_line(rec["id"], rec["index"], name, entry)))
+                lines.append(
+                    recorder.line(Recorder.eval_line(rec["id"], rec["index"], name, entry))
+                )
         data = "".join(line + "\n" for line in lines).encode("utf-8")
         fd = os.open(self.output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
@@ -444,4 +448,3 @@ def _result_attributes(result: Mapping[str, Any]) -> dict[str, Any]:
     if comment:
         attributes["gen_ai.evaluation.explanation"] = str(comment)
     return attributes
-

@@ -198,7 +198,8 @@ def _plain_message(item: Mapping[str, Any]) -> dict[str, Any]:
     for call in item.get("tool_calls") or ():
         if not isinstance(call, Mapping):
             continue
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        inner = call.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else call
         calls.append(
             _call(call.get("id"), function.get("name"), function.get("arguments", call.get("args")))
         )
@@ -249,7 +250,9 @@ def _legacy(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     for fields in _indexed(attrs, prefix):
         calls = _flat_calls(fields, "tool_calls.", ("id", "name", "arguments"))
         if not calls and "function_call.name" in fields:
-            calls = [_call(None, fields["function_call.name"], fields.get("function_call.arguments"))]
+            calls = [
+                _call(None, fields["function_call.name"], fields.get("function_call.arguments"))
+            ]
         role = fields.get("role") or ("assistant" if prefix == "gen_ai.completion." else "user")
         out.append(_message(role, fields.get("content"), calls, fields.get("tool_call_id")))
     return out
@@ -301,7 +304,10 @@ def llm_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         inputs = _from_parts(attrs.get("gen_ai.input.messages"))
         system = _from_parts_system(attrs.get("gen_ai.system_instructions"))
         return system + inputs, _from_parts(attrs.get("gen_ai.output.messages"))
-    if "llm.input_messages.0.message.role" in attrs or "llm.output_messages.0.message.role" in attrs:
+    if (
+        "llm.input_messages.0.message.role" in attrs
+        or "llm.output_messages.0.message.role" in attrs
+    ):
         return _openinference(attrs, "llm.input_messages."), _openinference(
             attrs, "llm.output_messages."
         )
@@ -352,15 +358,19 @@ def usage_of(span: Span) -> dict[str, int] | None:
     )
     outputs = _first_int(
         attrs,
-        ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
+        (
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+            "llm.token_count.completion",
+        ),
     )
     if inputs is None and outputs is None:
         return None
     total = _first_int(attrs, ("llm.token_count.total", "gen_ai.usage.total_tokens"))
     usage = {"input_tokens": inputs or 0, "output_tokens": outputs or 0}
-    usage["total_tokens"] = total if total is not None else usage["input_tokens"] + usage[
-        "output_tokens"
-    ]
+    usage["total_tokens"] = (
+        total if total is not None else usage["input_tokens"] + usage["output_tokens"]
+    )
     return usage
 
 

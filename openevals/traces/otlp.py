@@ -271,7 +271,9 @@ def _json_batches(path: Path, *, strict: bool) -> Iterator[Batch]:
             if isinstance(request, list):
                 for index, item in enumerate(request):
                     where = f"line {lineno} item {index}"
-                    spans, skipped = spans_of_request(item, source=source, where=where, strict=strict)
+                    spans, skipped = spans_of_request(
+                        item, source=source, where=where, strict=strict
+                    )
                     yield Batch(where, spans, skipped)
                 continue
             where = f"line {lineno}"

@@ -116,7 +116,7 @@ def encode_protobuf(spans: Sequence[ReadableSpan]) -> bytes:
     """``spans`` as one length-prefixed OTLP protobuf ``ExportTraceServiceRequest``."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    body = encode_spans(spans).SerializeToString()
+    body: bytes = encode_spans(spans).SerializeToString()
     return struct.pack(">I", len(body)) + body
 
 
@@ -142,7 +142,8 @@ def request_from_bytes(body: bytes, where: str) -> dict[str, Any]:
         message.ParseFromString(body)
     except DecodeError as exc:
         raise TraceError(f"{where}: not an OTLP ExportTraceServiceRequest ({exc})") from None
-    return MessageToDict(message)
+    request: dict[str, Any] = MessageToDict(message)
+    return request
 
 
 class OtlpFileExporter(SpanExporter):

@@ -46,7 +46,9 @@ def recorder() -> Iterator[Recorder]:
     rec.provider.shutdown()
 
 
-def agent_run(rec: Recorder, question: str = "weather in Paris?", *, semconv: str = "parts") -> None:
+def agent_run(
+    rec: Recorder, question: str = "weather in Paris?", *, semconv: str = "parts"
+) -> None:
     """One agent trace: agent span, a model call asking for a tool, the tool, the answer.
 
     ``semconv``: ``"parts"`` (gen_ai.input/output.messages), ``"legacy"`` (gen_ai.prompt.N),
@@ -67,7 +69,9 @@ def agent_run(rec: Recorder, question: str = "weather in Paris?", *, semconv: st
                 chat.set_attribute("gen_ai.operation.name", "chat")
                 chat.set_attribute(
                     "gen_ai.input.messages",
-                    json.dumps([{"role": "user", "parts": [{"type": "text", "content": question}]}]),
+                    json.dumps(
+                        [{"role": "user", "parts": [{"type": "text", "content": question}]}]
+                    ),
                 )
                 chat.set_attribute(
                     "gen_ai.output.messages",
@@ -95,7 +99,9 @@ def agent_run(rec: Recorder, question: str = "weather in Paris?", *, semconv: st
                 chat.set_attribute("gen_ai.completion.0.role", "assistant")
                 chat.set_attribute("gen_ai.completion.0.tool_calls.0.id", "call_1")
                 chat.set_attribute("gen_ai.completion.0.tool_calls.0.name", "get_weather")
-                chat.set_attribute("gen_ai.completion.0.tool_calls.0.arguments", json.dumps(call_args))
+                chat.set_attribute(
+                    "gen_ai.completion.0.tool_calls.0.arguments", json.dumps(call_args)
+                )
             elif semconv == "events":
                 chat.set_attribute("gen_ai.operation.name", "chat")
                 chat.add_event("gen_ai.user.message", {"content": question})

@@ -42,22 +42,30 @@ def test_one_row_per_agent_span(recorder: Recorder) -> None:
     tracer = recorder.tracer
     with tracer.start_as_current_span("workflow"):
         for name in ("planner", "writer"):
-            with tracer.start_as_current_span(
-                f"invoke_agent {name}", attributes={"gen_ai.operation.name": "invoke_agent"}
-            ):
-                with tracer.start_as_current_span(
+            with (
+                tracer.start_as_current_span(
+                    f"invoke_agent {name}", attributes={"gen_ai.operation.name": "invoke_agent"}
+                ),
+                tracer.start_as_current_span(
                     "execute_tool lookup",
                     attributes={"gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": name},
-                ):
-                    pass
+                ),
+            ):
+                pass
     rows = list(read_traces(recorder.memory, per="agent"))
     spans = {s.name: s for s in recorder.spans()}
     trace_id = f"{spans['workflow'].context.trace_id:032x}"
     assert [r["id"] for r in rows] == [
-        f"{trace_id}:{spans[f'invoke_agent {n}'].context.span_id:016x}" for n in ("planner", "writer")
+        f"{trace_id}:{spans[f'invoke_agent {n}'].context.span_id:016x}"
+        for n in ("planner", "writer")
     ]
-    assert [r["outputs"]["messages"][0]["tool_calls"][0]["id"] for r in rows] == ["planner", "writer"]
-    assert len(list(read_traces(recorder.memory, per="agent", span_name="invoke_agent writer"))) == 1
+    assert [r["outputs"]["messages"][0]["tool_calls"][0]["id"] for r in rows] == [
+        "planner",
+        "writer",
+    ]
+    assert (
+        len(list(read_traces(recorder.memory, per="agent", span_name="invoke_agent writer"))) == 1
+    )
 
 
 def test_filters_by_service_name_and_time(recorder: Recorder) -> None:
@@ -86,7 +94,9 @@ def test_reference_by_row_id(recorder: Recorder) -> None:
         read_traces(recorder.memory, reference=3)  # type: ignore[arg-type]
 
 
-def test_cli_run_and_compare_on_traces(recorder: Recorder, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_run_and_compare_on_traces(
+    recorder: Recorder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from openevals.cli import main
 
     for n in range(4):
@@ -97,8 +107,17 @@ def test_cli_run_and_compare_on_traces(recorder: Recorder, tmp_path: Path, capsy
     for name in ("a", "b"):
         out = tmp_path / f"run_{name}.jsonl"
         code = main(
-            ["run", str(path), "--traces", "trace", "-e", same, "--output", str(out),
-             "--no-progress"]
+            [
+                "run",
+                str(path),
+                "--traces",
+                "trace",
+                "-e",
+                same,
+                "--output",
+                str(out),
+                "--no-progress",
+            ]
         )
         assert code == 0
         runs.append(out)

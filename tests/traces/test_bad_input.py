@@ -91,7 +91,10 @@ def test_duplicate_span_ids(recorder: Recorder, tmp_path: Path) -> None:
     spans[1]["spanId"] = spans[0]["spanId"]
     path.write_text(json.dumps(request) + "\n")
     trace_id = spans[0]["traceId"]
-    with pytest.raises(TraceError, match=f"trace {trace_id} has two different spans with the span id {spans[0]['spanId']}"):
+    with pytest.raises(
+        TraceError,
+        match=f"trace {trace_id} has two different spans with the span id {spans[0]['spanId']}",
+    ):
         list(read_traces(path))
     skipping = read_traces(path, on_error="skip")
     assert list(skipping) == [] and skipping.stats["skipped_traces"] == 1
@@ -116,7 +119,10 @@ def test_parent_cycle_names_the_spans() -> None:
 
     ids = [f"{n:016x}" for n in range(1, 5)]
     spans = [span(ids[0], None), span(ids[1], ids[2]), span(ids[2], ids[3]), span(ids[3], ids[1])]
-    with pytest.raises(TraceError, match=f"parent cycle through the spans {ids[1]} -> {ids[2]} -> {ids[3]} -> {ids[1]}"):
+    with pytest.raises(
+        TraceError,
+        match=f"parent cycle through the spans {ids[1]} -> {ids[2]} -> {ids[3]} -> {ids[1]}",
+    ):
         Trace.build("a" * 32, spans, source="test")
     reader = read_traces(spans, on_error="skip")
     assert list(reader) == [] and reader.stats["skipped_traces"] == 1

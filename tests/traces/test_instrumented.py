@@ -29,9 +29,7 @@ SEARCH_TOOL = {
 
 
 @pytest.fixture
-def openai_instrumented(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Recorder]:
+def openai_instrumented(recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
     monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
@@ -104,9 +102,7 @@ def test_openai_v2_spans_to_file_to_evaluate_to_report(
     match = create_trajectory_match_evaluator(
         trajectory_match_mode="strict", tool_args_match_mode="ignore"
     )
-    result = evaluate(
-        read_traces(path, reference=lambda row: reference), [match], progress=False
-    )
+    result = evaluate(read_traces(path, reference=lambda row: reference), [match], progress=False)
     assert result.aggregates["trajectory_strict_match"]["mean"] == 1.0
     html = Path(result.report_html(tmp_path / "report.html")).read_text()
     assert rows[0]["id"] in html and "trajectory_strict_match" in html
@@ -184,11 +180,18 @@ def test_langgraph_spans_and_thread_give_equal_trajectory_results(
     # and the same scores when both are evaluated against one reference
     reference = {"steps": [["__start__", "agent", "tools", "agent"]], "results": [None]}
     from_spans = evaluate(
-        read_traces(path, reference=lambda r: reference), [graph_trajectory_strict_match],
+        read_traces(path, reference=lambda r: reference),
+        [graph_trajectory_strict_match],
         progress=False,
     )
     from_thread = evaluate(
-        [{"inputs": thread["inputs"], "outputs": thread["outputs"], "reference_outputs": reference}],
+        [
+            {
+                "inputs": thread["inputs"],
+                "outputs": thread["outputs"],
+                "reference_outputs": reference,
+            }
+        ],
         [graph_trajectory_strict_match],
         progress=False,
     )
@@ -233,7 +236,9 @@ def test_openai_v2_agent_scored_online_with_results_linked(
     match = create_trajectory_match_evaluator(
         trajectory_match_mode="superset", tool_args_match_mode="ignore"
     )
-    wanted = [{"role": "assistant", "tool_calls": [{"function": {"name": "search", "arguments": "{}"}}]}]
+    wanted = [
+        {"role": "assistant", "tool_calls": [{"function": {"name": "search", "arguments": "{}"}}]}
+    ]
 
     def searched(*, outputs: dict[str, Any]) -> Any:
         return match(outputs=outputs, reference_outputs=wanted)

@@ -62,10 +62,13 @@ def test_single_json_document_and_base64_ids(recorder: Recorder, tmp_path: Path)
 
 
 def test_error_status_and_exceptions_are_reported(recorder: Recorder) -> None:
-    with recorder.tracer.start_as_current_span("agent"):
-        with pytest.raises(RuntimeError):
-            with recorder.tracer.start_as_current_span("execute_tool search"):
-                raise RuntimeError("tool broke")
+    tracer = recorder.tracer
+    with (
+        tracer.start_as_current_span("agent"),
+        pytest.raises(RuntimeError),
+        tracer.start_as_current_span("execute_tool search"),
+    ):
+        raise RuntimeError("tool broke")
     (row,) = list(read_traces(recorder.memory))
     (error,) = row["metadata"]["errors"]
     assert error["type"] == "RuntimeError"
@@ -74,9 +77,9 @@ def test_error_status_and_exceptions_are_reported(recorder: Recorder) -> None:
 
 
 def test_spans_with_no_conventions_still_give_a_row(recorder: Recorder) -> None:
-    with recorder.tracer.start_as_current_span("handler"):
-        with recorder.tracer.start_as_current_span("db.query"):
-            pass
+    tracer = recorder.tracer
+    with tracer.start_as_current_span("handler"), tracer.start_as_current_span("db.query"):
+        pass
     (row,) = list(read_traces(recorder.spans()))
     assert row["outputs"]["messages"] == []
     assert row["outputs"]["steps"] == [["db.query"]]
