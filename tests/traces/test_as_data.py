@@ -127,3 +127,25 @@ def test_cli_run_and_compare_on_traces(
     assert "exact_match" in capsys.readouterr().out
     code = main(["run", str(tmp_path / "missing.jsonl"), "--traces", "agent", "-e", "exact_match"])
     assert code != 0
+
+
+def test_calibrate_a_judge_on_traces_labelled_by_trace_id(recorder: Recorder) -> None:
+    from openevals.calibration import calibrate
+
+    for n in range(4):
+        agent_run(recorder, f"q{n}")
+    ids = [row["id"] for row in read_traces(recorder.memory)]
+    labels = {trace_id: {"label": n % 2 == 0} for n, trace_id in enumerate(ids)}
+
+    def judge(*, outputs: dict[str, Any]) -> dict[str, Any]:
+        return {"key": "helpful", "score": True}
+
+    report = calibrate(
+        read_traces(recorder.memory, reference=labels),
+        judge,
+        label="reference_outputs.label",
+        judge_scores="boolean",
+        progress=False,
+    )
+    assert report.n == 4
+    assert report.agreement.accuracy.value == 0.5  # type: ignore[union-attr]
