@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -71,47 +72,29 @@ def _time_ns(value: Any, name: str) -> int | None:
     )
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """The checked options of :func:`read_traces` (times in ns since the epoch)."""
+
+    per: str = "trace"
+    service: frozenset[str] | None = None
+    span_name: frozenset[str] | None = None
+    since: int | None = None
+    until: int | None = None
+    reference: Callable[[dict[str, Any]], Any] | Mapping[str, Any] | None = None
+    strict: bool = True
+    settle: int = 1
+    max_spans: int = 100_000
+
+
 class TraceReader:
     """The rows of a traces source (see :func:`read_traces`); iterate it for row dicts, or call
     :meth:`traces` for :class:`~openevals.traces.model.Trace` objects. Each iteration reads the
     source again; :attr:`stats` counts what the last one skipped."""
 
-    def __init__(
-        self,
-        source: Any,
-        *,
-        per: str = "trace",
-        service: str | Collection[str] | None = None,
-        span_name: str | Collection[str] | None = None,
-        since: Any = None,
-        until: Any = None,
-        reference: Callable[[dict[str, Any]], Any] | Mapping[str, Any] | None = None,
-        on_error: str = "raise",
-        settle: int = 1,
-        max_spans: int = 100_000,
-    ) -> None:
-        if per not in _PER:
-            raise ValueError(f"`per` must be 'trace' or 'agent'; got {per!r}")
-        if on_error not in ("raise", "skip"):
-            raise ValueError(f"`on_error` must be 'raise' or 'skip'; got {on_error!r}")
-        for value, label in ((settle, "settle"), (max_spans, "max_spans")):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"`{label}` must be an int >= 0; got {value!r}")
-        if reference is not None and not (callable(reference) or isinstance(reference, Mapping)):
-            raise TypeError(
-                "`reference` must be a mapping of row id -> reference outputs or a callable "
-                f"taking the row; got {type(reference).__name__}"
-            )
+    def __init__(self, source: Any, options: ReadOptions) -> None:
         self.name, self._batches = _opened(source)
-        self.per = per
-        self.service = _names(service, "service")
-        self.span_name = _names(span_name, "span_name")
-        self.since = _time_ns(since, "since")
-        self.until = _time_ns(until, "until")
-        self.reference = reference
-        self.strict = on_error == "raise"
-        self.settle = settle
-        self.max_spans = max_spans
+        self.options = options
         self.stats: dict[str, int] = {}
 
     # ------------------------------------------------------------------ traces
@@ -129,11 +112,12 @@ class TraceReader:
             ),
             0,
         )
+        options = self.options
         for trace_id, spans in self._grouped():
             try:
                 trace = Trace.build(trace_id, spans, source=self.name)
             except TraceError:
-                if self.strict:
+                if options.strict:
                     raise
                 self.stats["skipped_traces"] += 1
                 continue
@@ -148,8 +132,9 @@ class TraceReader:
         ready: deque[tuple[int, str]] = deque()
         emitted: OrderedDict[str, None] = OrderedDict()
         stats = self.stats
+        settle, max_spans = self.options.settle, self.options.max_spans
         number = 0
-        for batch in self._batches(self.strict):
+        for batch in self._batches(self.options.strict):
             stats["skipped_spans"] += batch.skipped
             for span in batch.spans:
                 trace_id = span.trace_id
@@ -161,8 +146,8 @@ class TraceReader:
                     spans = open_traces[trace_id] = []
                 spans.append(span)
                 if span.parent_id is None:
-                    ready.append((number + self.settle, trace_id))
-                if len(spans) > self.max_spans:
+                    ready.append((number + settle, trace_id))
+                if len(spans) > max_spans:
                     self._too_big(batch, trace_id, open_traces, too_big)
             stats["peak_open_traces"] = max(stats["peak_open_traces"], len(open_traces))
             while ready and ready[0][0] <= number:
@@ -179,9 +164,10 @@ class TraceReader:
     def _too_big(
         self, batch: Batch, trace_id: str, open_traces: dict[str, list[Span]], too_big: set[str]
     ) -> None:
-        if self.strict:
+        if self.options.strict:
             raise TraceError(
-                f"{self.name} {batch.where}: trace {trace_id} has more than {self.max_spans} "
+                f"{self.name} {batch.where}: trace {trace_id} has more than "
+                f"{self.options.max_spans} "
                 "spans (`max_spans`); raise the limit or read with on_error='skip'"
             )
         self.stats["skipped_traces"] += 1
@@ -190,23 +176,25 @@ class TraceReader:
 
     # ------------------------------------------------------------------ rows
     def _wanted(self, span: Span) -> bool:
-        if self.service is not None and span.service not in self.service:
+        options = self.options
+        if options.service is not None and span.service not in options.service:
             return False
-        if self.span_name is not None and span.name not in self.span_name:
+        if options.span_name is not None and span.name not in options.span_name:
             return False
-        if self.since is not None and span.start < self.since:
+        if options.since is not None and span.start < options.since:
             return False
-        return self.until is None or span.start < self.until
+        return options.until is None or span.start < options.until
 
     def rows_of(self, trace: Trace) -> list[dict[str, Any]]:
         """The rows of one trace (one, or one per agent span), filtered."""
-        tops = agent_spans(trace) if self.per == "agent" else [trace.root]
+        per_agent = self.options.per == "agent"
+        tops = agent_spans(trace) if per_agent else [trace.root]
         rows = []
         for top in tops:
             if not self._wanted(top):
                 continue
-            row = trace_row(trace, top if self.per == "agent" else None)
-            reference = self.reference
+            row = trace_row(trace, top if per_agent else None)
+            reference = self.options.reference
             if isinstance(reference, Mapping):
                 if row["id"] in reference:
                     row["reference_outputs"] = reference[row["id"]]
@@ -220,7 +208,7 @@ class TraceReader:
             yield from self.rows_of(trace)
 
     def __repr__(self) -> str:
-        return f"TraceReader({self.name!r}, per={self.per!r})"
+        return f"TraceReader({self.name!r}, per={self.options.per!r})"
 
 
 def _opened(source: Any) -> tuple[str, Callable[[bool], Iterable[Batch]]]:
@@ -285,22 +273,34 @@ def read_traces(
         FileNotFoundError, TypeError, ValueError: a bad argument (at the call); TraceError
         while reading (see the module docstring).
     """
-    return TraceReader(
-        source,
+    if per not in _PER:
+        raise ValueError(f"`per` must be 'trace' or 'agent'; got {per!r}")
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"`on_error` must be 'raise' or 'skip'; got {on_error!r}")
+    for value, label in ((settle, "settle"), (max_spans, "max_spans")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"`{label}` must be an int >= 0; got {value!r}")
+    if reference is not None and not (callable(reference) or isinstance(reference, Mapping)):
+        raise TypeError(
+            "`reference` must be a mapping of row id -> reference outputs or a callable "
+            f"taking the row; got {type(reference).__name__}"
+        )
+    options = ReadOptions(
         per=per,
-        service=service,
-        span_name=span_name,
-        since=since,
-        until=until,
+        service=_names(service, "service"),
+        span_name=_names(span_name, "span_name"),
+        since=_time_ns(since, "since"),
+        until=_time_ns(until, "until"),
         reference=reference,
-        on_error=on_error,
+        strict=on_error == "raise",
         settle=settle,
         max_spans=max_spans,
     )
+    return TraceReader(source, options)
 
 
 def open_traces_source(data: Any) -> tuple[str, Callable[[], Iterator[dict[str, Any]]]]:
     """``(name, records)`` of a traces file path or a :class:`TraceReader`, for the data
     dispatch of :mod:`openevals.evaluation.sources`."""
-    reader = data if isinstance(data, TraceReader) else TraceReader(data)
+    reader = data if isinstance(data, TraceReader) else read_traces(data)
     return reader.name, lambda: iter(reader)
