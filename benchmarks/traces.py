@@ -8,8 +8,9 @@
    ``--spans`` spans. The floor is ``json.loads`` of every line (the least any reader of the
    file must do); the measured reader is ``read_traces(path).traces()`` (every span converted,
    grouped by trace, each trace checked and linked). Rows (messages, steps, facts) are timed
-   too, for information. Peak memory of the reading process (resident set growth) is printed
-   beside the file's size: it stays near one batch of open traces, not the file.
+   too, for information. The peak resident memory of a fresh process reading every trace is
+   printed beside that of one reading only the first line, and the file's size: reading holds
+   the open traces of about two requests, not the file.
 2. **on_end.** ``--on-end`` finished spans are passed to ``on_end`` of a no-op
    ``SpanProcessor`` and of :class:`~openevals.evaluation.online.OnlineEvaluator` (sampling all,
    buffer large enough to take every span); the difference per span is the processor's cost on
@@ -23,7 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -112,8 +113,20 @@ def write_file(path: Path, spans_wanted: int) -> int:
     return batches * len(spans)
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+_CHILD = """
+import resource, sys
+from openevals.traces import read_traces
+sum(1 for _ in read_traces(sys.argv[1]).traces())
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def _child_peak_mb(path: Path) -> float:
+    """Peak resident memory (MB) of a fresh process that reads every trace of ``path``."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=True
+    )
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def bench_read(spans_wanted: int) -> None:
@@ -130,14 +143,17 @@ def bench_read(spans_wanted: int) -> None:
                 for raw in fh:
                     json.loads(raw)
             best_floor = min(best_floor, time.perf_counter() - start)
-            rss_before = _rss_mb()
             start = time.perf_counter()
             traces = sum(1 for _ in read_traces(path).traces())
             best_read = min(best_read, time.perf_counter() - start)
-            rss_growth = _rss_mb() - rss_before
         start = time.perf_counter()
         rows = sum(1 for _ in read_traces(path))
         rows_time = time.perf_counter() - start
+        small = Path(folder) / "small.otlp.jsonl"
+        with path.open("rb") as whole, small.open("wb") as part:
+            part.write(whole.readline())
+        floor_mb = _child_peak_mb(small)
+        peak_mb = _child_peak_mb(path)
     print(f"read: {count:,} spans in {traces:,} traces, file {size_mb:,.0f} MB")
     print(f"  json.loads floor     {best_floor:7.2f} s")
     print(
@@ -145,7 +161,8 @@ def bench_read(spans_wanted: int) -> None:
     )
     print(f"  read_traces (rows)   {rows_time:7.2f} s   {rows:,} rows (information)")
     print(
-        f"  peak RSS growth while reading traces: {max(rss_growth, 0):.0f} MB (file {size_mb:,.0f} MB)"
+        f"  peak RSS of a process reading every trace: {peak_mb:.0f} MB; reading one line of "
+        f"it: {floor_mb:.0f} MB (file {size_mb:,.0f} MB)"
     )
 
 

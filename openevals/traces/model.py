@@ -17,6 +17,7 @@ A trace is checked when it is built (:meth:`Trace.build`):
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from operator import attrgetter
 from typing import Any
 
 __all__ = ["Event", "Span", "Trace", "TraceError"]
@@ -167,9 +168,17 @@ class Trace:
             else:
                 children.setdefault(parent, []).append(span)
         for kids in children.values():
-            kids.sort(key=_start_key)
-        self.roots.sort(key=_start_key)
-        reached = sum(1 for _ in self.walk())
+            kids.sort(key=_START)
+        self.roots.sort(key=_START)
+        # every span is reached from a top-level one unless parents form a cycle
+        stack = list(self.roots)
+        reached = 0
+        while stack:
+            span = stack.pop()
+            reached += 1
+            kids = children.get(span.span_id)
+            if kids:
+                stack.extend(kids)
         if reached != len(self.spans):
             self._raise_cycle()
 
@@ -212,5 +221,4 @@ class Trace:
         return f"Trace({self.trace_id}, {len(self.spans)} spans)"
 
 
-def _start_key(span: Span) -> tuple[int, int]:
-    return (span.start, span.end)
+_START = attrgetter("start", "end")
