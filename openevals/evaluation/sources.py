@@ -43,6 +43,7 @@ __all__ = [
     "NOT_A_SOURCE",
     "PARQUET_SUFFIXES",
     "Source",
+    "TRACE_SUFFIXES",
     "count_source",
     "open_source",
     "parquet_files",
