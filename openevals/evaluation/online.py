@@ -4,7 +4,9 @@ Add it to the application's ``TracerProvider``; it never blocks, slows or breaks
 
 * ``on_end`` (on the app's thread) only samples by trace id (``sample_rate``, the same decision
   for every span of a trace) and appends the span to a bounded buffer; when the buffer is full
-  the span is dropped and counted (``stats["dropped_spans"]``).
+  the span is dropped and counted (``stats["dropped_spans"]``). The traces being collected hold
+  at most ``max_spans`` spans too: past that, the oldest open trace is dropped
+  (``dropped_traces``).
 * A collector thread groups the buffered spans by trace. A trace is complete when its root span
   (no parent, or a remote parent) has ended and ``settle`` seconds have passed (spans that end
   after their parent, e.g. fire-and-forget tasks, get that long); a trace without a root after
@@ -90,7 +92,8 @@ class OnlineEvaluator(SpanProcessor):
         filter: ``filter(row) -> bool``; only rows it accepts are scored.
         per: ``"trace"`` or ``"agent"`` (one row per agent span), as in ``read_traces``.
         max_queue: complete traces waiting to be scored; more are dropped.
-        max_spans: spans buffered from the app's thread; more are dropped.
+        max_spans: spans buffered from the app's thread (more are dropped), and spans held in
+            traces being collected (more: the oldest trace is dropped).
         concurrency: evaluator calls at once.
         batch_size: rows per ``evaluate`` call.
         max_cost_usd, max_tokens: the judges' budget; then scoring stops.
@@ -184,6 +187,7 @@ class OnlineEvaluator(SpanProcessor):
         self._index = 0
         self._wrote_run = False
         self._open: dict[str, tuple[list[ReadableSpan], float, float | None]] = {}
+        self._held = 0  # spans in self._open
         self._done: OrderedDict[str, None] = OrderedDict()
         self._collector = threading.Thread(
             target=self._collect, name="openevals-collect", daemon=True
@@ -214,7 +218,7 @@ class OnlineEvaluator(SpanProcessor):
     # ------------------------------------------------------------------ collecting
     def _collect(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self.settle or 0.01)
+            self._wake.wait(min(self.settle, 0.05) or 0.01)
             self._wake.clear()
             try:
                 self._gather(time.monotonic(), flush=False)
@@ -239,6 +243,14 @@ class OnlineEvaluator(SpanProcessor):
             if entry is None:
                 entry = open_traces[trace_id] = ([], now, None)
             entry[0].append(span)
+            self._held += 1
+            while self._held > self._max_spans and open_traces:  # the oldest open trace goes
+                oldest = next(iter(open_traces))
+                self._held -= len(open_traces.pop(oldest)[0])
+                self._remember(oldest)
+                stats["dropped_traces"] += 1
+            if trace_id not in open_traces:
+                continue
             parent = span.parent
             if parent is None or parent.is_remote:
                 open_traces[trace_id] = (entry[0], entry[1], now)
@@ -246,15 +258,22 @@ class OnlineEvaluator(SpanProcessor):
             members, first, rooted = open_traces[trace_id]
             if rooted is not None and (flush or now - rooted >= self.settle):
                 del open_traces[trace_id]
+                self._held -= len(members)
                 self._finish(trace_id, members)
             elif rooted is None and now - first >= self.trace_timeout:
                 del open_traces[trace_id]
+                self._held -= len(members)
+                self._remember(trace_id)
                 stats["expired_traces"] += 1
 
-    def _finish(self, trace_id: str, members: list[ReadableSpan]) -> None:
+    def _remember(self, trace_id: str) -> None:
+        """Spans of this trace that still arrive are dropped (the last 65,536 ids are kept)."""
         self._done[trace_id] = None
         if len(self._done) > _REMEMBERED:
             self._done.popitem(last=False)
+
+    def _finish(self, trace_id: str, members: list[ReadableSpan]) -> None:
+        self._remember(trace_id)
         stats = self.stats
         stats["traces"] += 1
         try:

@@ -142,6 +142,18 @@ def test_full_buffers_drop_and_count_without_blocking(recorder: Recorder) -> Non
     assert tiny.stats["dropped_spans"] == 4 and tiny.force_flush(1_000)
 
 
+def test_collected_spans_are_bounded_too(recorder: Recorder) -> None:
+    online = _attach(recorder, [tool_calls], max_spans=6, write_back=False)
+    online.settle = 60.0  # trace 1 stays open (complete, not settled) while trace 2 arrives
+    agent_run(recorder, "first")
+    time.sleep(0.3)
+    agent_run(recorder, "second")
+    time.sleep(0.3)
+    assert online.force_flush(5_000)
+    assert online.stats["dropped_traces"] == 1 and online.stats["scored"] == 1
+    assert online.results[0]["outputs"]["messages"][0]["content"] == "second"
+
+
 def test_budget_stops_scoring(recorder: Recorder) -> None:
     def judge(*, outputs: dict[str, Any]) -> dict[str, Any]:
         usage = {"input_tokens": 60, "output_tokens": 40, "total_tokens": 100}
