@@ -42,8 +42,8 @@ from openevals.evaluation.columns import ColumnPlan, plan_columns
 __all__ = [
     "NOT_A_SOURCE",
     "PARQUET_SUFFIXES",
-    "Source",
     "TRACE_SUFFIXES",
+    "Source",
     "count_source",
     "open_source",
     "parquet_files",

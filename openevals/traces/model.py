@@ -176,9 +176,9 @@ class Trace:
         while stack:
             span = stack.pop()
             reached += 1
-            kids = children.get(span.span_id)
-            if kids:
-                stack.extend(kids)
+            below = children.get(span.span_id)
+            if below:
+                stack.extend(below)
         if reached != len(self.spans):
             self._raise_cycle()
 
