@@ -149,3 +149,25 @@ def test_calibrate_a_judge_on_traces_labelled_by_trace_id(recorder: Recorder) ->
     )
     assert report.n == 4
     assert report.agreement.accuracy.value == 0.5  # type: ignore[union-attr]
+
+
+def test_judges_take_trace_rows_unchanged(recorder: Recorder) -> None:
+    import openai
+
+    from openevals.llm import create_llm_as_judge
+    from openevals.testing import FakeOpenAIServer
+    from openevals.trajectory.llm import create_trajectory_llm_as_judge
+
+    agent_run(recorder)
+    with FakeOpenAIServer() as server:
+        server.set_default_chat(json={"reasoning": "fine", "score": True})
+        client = openai.OpenAI(base_url=server.base_url, api_key="test")
+        helpful = create_llm_as_judge(
+            prompt="Was this helpful? {inputs} {outputs}", judge=client, model="gpt-4o-mini"
+        )
+        trajectory = create_trajectory_llm_as_judge(judge=client, model="gpt-4o-mini")
+        result = evaluate(read_traces(recorder.memory), [helpful, trajectory], progress=False)
+        prompts = [body["messages"][-1]["content"] for body in server.chat_requests]
+    assert result.summary["pairs"]["failed"] == 0
+    assert result.aggregates["trajectory_accuracy"]["mean"] == 1.0
+    assert all("get_weather" in prompt and "sunny" in prompt for prompt in prompts)
