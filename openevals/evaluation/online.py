@@ -212,7 +212,7 @@ class OnlineEvaluator(SpanProcessor):
             return
         spans.append(span)
         parent = span.parent
-        if parent is None or parent.is_remote:
+        if (parent is None or parent.is_remote) and not self._wake.is_set():
             self._wake.set()
 
     # ------------------------------------------------------------------ collecting
