@@ -38,7 +38,7 @@ output; failing those, the first model call's input messages and the last assist
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -99,17 +99,17 @@ def conversation(trace: Trace, top: Span | None = None) -> list[dict[str, Any]]:
             for message in answered:
                 add(message)
         elif kind == "tool":
-            _add_tool_result(messages, keys, seen, tool_call_of(span), add)
+            _add_tool_result(messages, seen, tool_call_of(span), add)
     return messages
 
 
 def _add_tool_result(
     messages: list[dict[str, Any]],
-    keys: list[tuple[Any, ...]],
     seen: set[tuple[Any, ...]],
     call: dict[str, Any],
-    add: Any,
+    add: Callable[[dict[str, Any]], None],
 ) -> None:
+    """Add a tool span's result (and, when no model call asked for it, the request)."""
     call_id = call["id"]
     if call_id and ("tool", call_id) in seen:
         return
@@ -129,6 +129,8 @@ def _add_tool_result(
             "function": {"name": call["name"], "arguments": call["arguments"]},
         }
         add({"role": "assistant", "content": "", "tool_calls": [asked]})
+    elif asked.get("id") and ("tool", asked["id"]) in seen:
+        return  # matched by name to a request whose result the conversation holds
     result = call["result"]
     text = result if isinstance(result, str) else ("" if result is None else str(result))
     add({"role": "tool", "tool_call_id": asked["id"] or call["name"], "content": text})

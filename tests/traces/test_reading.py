@@ -140,3 +140,56 @@ def test_empty_file_has_no_rows(tmp_path: Path) -> None:
     path.write_bytes(b"")
     assert list(read_traces(path)) == []
     assert isinstance(TraceError("x"), ValueError)
+
+
+def test_tool_spans_complete_the_conversation(recorder: Recorder) -> None:
+    """Without message capture, tool spans alone give the calls; a tool span without a call id
+    whose result a model call already saw adds nothing."""
+    tracer = recorder.tracer
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"}
+    first = {
+        **tool,
+        "gen_ai.tool.call.arguments": '{"q": "otel"}',
+        "gen_ai.tool.call.result": "found",
+    }
+    with (
+        tracer.start_as_current_span("agent"),
+        tracer.start_as_current_span("execute_tool search", attributes=first),
+    ):
+        pass
+    (row,) = list(read_traces(recorder.memory))
+    assert row["outputs"]["messages"] == [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "",
+                    "type": "function",
+                    "function": {"name": "search", "arguments": '{"q": "otel"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "search", "content": "found"},
+    ]
+    recorder.memory.clear()
+    parts = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+        ),
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "search"}]}]
+        ),
+    }
+    with tracer.start_as_current_span("agent"):
+        with tracer.start_as_current_span("chat", attributes=parts):
+            pass
+        done = {**tool, "gen_ai.tool.call.id": "c1", "gen_ai.tool.call.result": "found"}
+        with tracer.start_as_current_span("execute_tool search", attributes=done):
+            pass
+        again = {**tool, "gen_ai.tool.call.result": "found"}  # the same call, logged without id
+        with tracer.start_as_current_span("execute_tool search", attributes=again):
+            pass
+    (row,) = list(read_traces(recorder.memory))
+    assert [m["role"] for m in row["outputs"]["messages"]] == ["user", "assistant", "tool"]
