@@ -28,6 +28,13 @@ def broken(*, outputs: dict[str, Any]) -> bool:
     raise RuntimeError("evaluator bug")
 
 
+def _wait_until(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
 def _attach(rec: Recorder, evaluators: Any, **options: Any) -> OnlineEvaluator:
     online = OnlineEvaluator(evaluators, tracer_provider=rec.provider, settle=0.0, **options)
     rec.provider.add_span_processor(online)
@@ -146,9 +153,9 @@ def test_collected_spans_are_bounded_too(recorder: Recorder) -> None:
     online = _attach(recorder, [tool_calls], max_spans=6, write_back=False)
     online.settle = 60.0  # trace 1 stays open (complete, not settled) while trace 2 arrives
     agent_run(recorder, "first")
-    time.sleep(0.3)
+    _wait_until(lambda: online.stats["received"] == 4)  # the collector holds trace 1
     agent_run(recorder, "second")
-    time.sleep(0.3)
+    _wait_until(lambda: online.stats["received"] == 8)
     assert online.force_flush(5_000)
     assert online.stats["dropped_traces"] == 1 and online.stats["scored"] == 1
     assert online.results[0]["outputs"]["messages"][0]["content"] == "second"
