@@ -191,7 +191,7 @@ def test_expired_traces_and_bad_options(recorder: Recorder) -> None:
     with recorder.tracer.start_as_current_span("root"):
         with recorder.tracer.start_as_current_span("child"):
             pass
-        time.sleep(0.1)  # the child waits alone, its root not ended
+        _wait_until(lambda: online.stats["expired_traces"] == 1)  # the root has not ended
     assert online.force_flush(5_000)
     assert online.stats["expired_traces"] == 1
     for bad in ({"sample_rate": 2}, {"max_queue": 0}, {"per": "span"}, {"concurrency": 0}):
