@@ -16,6 +16,7 @@ A trace is checked when it is built (:meth:`Trace.build`):
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from operator import attrgetter
 from typing import Any
@@ -137,36 +138,38 @@ class Trace:
             TraceError: two different spans share a span id, or parents form a cycle (the
                 message names ``source``, the trace id and the span ids).
         """
-        by_id: dict[str, Span] = {}
-        duplicates = 0
-        for span in spans:
-            seen = by_id.get(span.span_id)
-            if seen is None:
-                by_id[span.span_id] = span
-            elif seen.same_as(span):
-                duplicates += 1
-            else:
-                raise TraceError(
-                    f"{source}: trace {trace_id} has two different spans with the span id "
-                    f"{span.span_id} ({seen.name!r} and {span.name!r}); span ids must be unique "
-                    "within a trace"
-                )
+        given = spans if isinstance(spans, list) else list(spans)
+        by_id = {span.span_id: span for span in given}
+        duplicates = len(given) - len(by_id)
+        if duplicates:  # rare: find out which, keeping the first of each id
+            by_id = {}
+            for span in given:
+                seen = by_id.setdefault(span.span_id, span)
+                if seen is not span and not seen.same_as(span):
+                    raise TraceError(
+                        f"{source}: trace {trace_id} has two different spans with the span id "
+                        f"{span.span_id} ({seen.name!r} and {span.name!r}); span ids must be unique "
+                        "within a trace"
+                    )
         trace = cls(trace_id, by_id, source)
         trace.duplicates = duplicates
         trace._link()
         return trace
 
     def _link(self) -> None:
-        children = self._children
-        for span in self.spans.values():
+        children: defaultdict[str, list[Span]] = defaultdict(list)
+        spans = self.spans
+        roots = self.roots
+        for span in spans.values():
             parent = span.parent_id
             if parent is None:
-                self.roots.append(span)
-            elif parent not in self.spans:
-                self.orphans += 1
-                self.roots.append(span)
+                roots.append(span)
+            elif parent in spans:
+                children[parent].append(span)
             else:
-                children.setdefault(parent, []).append(span)
+                self.orphans += 1
+                roots.append(span)
+        self._children = children
         for kids in children.values():
             kids.sort(key=_START)
         self.roots.sort(key=_START)

@@ -53,7 +53,7 @@ class Batch:
 
 def _any_value(value: Any) -> Any:
     """An OTLP ``AnyValue`` (JSON form) as a plain Python value."""
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         return value
     text = value.get("stringValue")
     if text is not None:
@@ -98,11 +98,12 @@ def _attributes(items: Any) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for item in items:
-        try:
-            out[item["key"]] = item["value"]["stringValue"]  # most attributes are text
-        except (KeyError, TypeError):
-            value = item.get("value")
-            out[item["key"]] = _any_value(value) if value is not None else None
+        value = item.get("value")
+        if type(value) is dict:
+            text = value.get("stringValue")  # most attributes are text
+            out[item["key"]] = text if text is not None else _any_value(value)
+        else:
+            out[item["key"]] = None if value is None else _any_value(value)
     return out
 
 
@@ -170,10 +171,16 @@ def spans_of_request(
         for scope_spans in scopes:
             scope = scope_spans.get("scope") or scope_spans.get("instrumentationLibrary") or {}
             scope_name = scope.get("name") or ""
-            for index, raw in enumerate(scope_spans.get("spans") or ()):
+            raw_spans = scope_spans.get("spans") or ()
+            try:  # the common case: every span reads
+                spans.extend([_span(raw, resource, scope_name) for raw in raw_spans])
+                continue
+            except _BAD_SPAN:
+                pass
+            for index, raw in enumerate(raw_spans):  # again, one by one, to name the bad one
                 try:
                     spans.append(_span(raw, resource, scope_name))
-                except (TraceError, TypeError, ValueError, KeyError, AttributeError) as exc:
+                except _BAD_SPAN as exc:
                     if strict:
                         raise TraceError(
                             f"{source} {where}: span {index} of scope {scope_name!r} cannot be "
@@ -183,9 +190,13 @@ def spans_of_request(
     return spans, skipped
 
 
+_BAD_SPAN = (TraceError, TypeError, ValueError, KeyError, AttributeError)
+
+
 def _span(raw: Mapping[str, Any], resource: Mapping[str, Any], scope: str) -> Span:
-    trace_id = raw.get("traceId")
-    span_id = raw.get("spanId")
+    get = raw.get
+    trace_id = get("traceId")
+    span_id = get("spanId")
     if type(trace_id) is not str or len(trace_id) != 32 or not _HEX.issuperset(trace_id):
         trace_id = _hex_id(trace_id, 16)
     if type(span_id) is not str or len(span_id) != 16 or not _HEX.issuperset(span_id):
@@ -195,24 +206,24 @@ def _span(raw: Mapping[str, Any], resource: Mapping[str, Any], scope: str) -> Sp
             f"missing or malformed traceId {raw.get('traceId')!r} / spanId {raw.get('spanId')!r}"
             " (expected 32 and 16 hex digits)"
         )
-    parent = raw.get("parentSpanId") or None
+    parent = get("parentSpanId") or None
     if parent is not None and (
         type(parent) is not str or len(parent) != 16 or not _HEX.issuperset(parent)
     ):
         parent = _hex_id(parent, 8)
         if parent is None:
             raise TraceError(f"span {span_id}: malformed parentSpanId {raw['parentSpanId']!r}")
-    status = raw.get("status")
+    status = get("status")
     state, message = _status(status) if status else ("UNSET", "")
-    events = raw.get("events")
+    events = get("events")
     return Span(
         trace_id,
         span_id,
         parent,
-        raw.get("name") or "",
-        int(raw.get("startTimeUnixNano") or 0),
-        int(raw.get("endTimeUnixNano") or 0),
-        _attributes(raw.get("attributes")),
+        get("name") or "",
+        int(get("startTimeUnixNano") or 0),
+        int(get("endTimeUnixNano") or 0),
+        _attributes(get("attributes")),
         _events(events) if events else (),
         state,
         message,
@@ -254,7 +265,7 @@ def _json_batches(path: Path, *, strict: bool) -> Iterator[Batch]:
     with path.open("rb") as fh:
         lines = enumerate(fh, start=1)
         for lineno, line in lines:
-            if not line.strip():
+            if line.isspace() or not line:  # stops at the first other byte: no copy of the line
                 continue
             try:
                 request = json.loads(line)
