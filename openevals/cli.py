@@ -106,6 +106,13 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="NAME[:option=value...]",
         help="evaluator spec, repeatable (see `openevals evaluators`)",
     )
+    run.add_argument(
+        "--traces",
+        choices=("trace", "agent"),
+        help="read DATA as OpenTelemetry traces (OTLP JSON or protobuf file, any name): one row "
+        "per trace or per agent span (*.otlp.json / .otlp.jsonl / .otlp.pb are read as traces "
+        "without it)",
+    )
     run.add_argument("--target", metavar="MODULE:FUNCTION", help="produce outputs from inputs")
     run.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
     run.add_argument("--group-by", metavar="FIELD", help="aggregate per value of this field")
@@ -277,7 +284,7 @@ def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
 
 
 def _run(
-    data: str,
+    data: Any,
     evaluators: Sequence[str],
     *,
     target: Callable[..., Any] | None,
@@ -445,7 +452,16 @@ def _tag(store: Any, run_id: int, tags: Sequence[str]) -> None:
         print(f"Recorded: run {run_id} in {opened.location}")
 
 
-def _refuse_empty(data: str) -> None:
+def _traces(path: str, per: str) -> Any:
+    from openevals.traces.source import read_traces
+
+    try:
+        return read_traces(path, per=per)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _refuse_empty(data: Any) -> None:
     """A dataset without rows is a usage error (``--allow-empty`` accepts it)."""
     from openevals.evaluation.data import count_rows
 
@@ -536,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_paths(args)
         if args.command == "run":
             return _run(
-                args.data,
+                _traces(args.data, args.traces) if args.traces else args.data,
                 args.evaluator,
                 target=_load_target(args.target) if args.target else None,
                 concurrency=args.concurrency,

@@ -43,6 +43,7 @@ MAPPED_PACKAGES = (
     "openevals.string",
     "openevals.testing",
     "openevals.text",
+    "openevals.traces",
     "openevals.trajectory",
     "openevals.trust",
 )

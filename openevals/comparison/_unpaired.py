@@ -54,7 +54,7 @@ def _inputs(run: RunScores, wanted: Sequence[str]) -> Iterator[str]:
     if isinstance(source, (str, os.PathLike)):
         with Path(source).open("rb") as handle:
             for row_id in wanted:
-                record = record_at(handle, run.row_offsets, run.ids[row_id])
+                record = record_at(handle, run.row_offsets, run.ids[row_id], row_id)
                 if isinstance(record, dict) and record.get("inputs") is not None:
                     yield _KEY.encode(record["inputs"])
         return

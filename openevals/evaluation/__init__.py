@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "RayConnectError": "openevals.evaluation.engines.ray_connect",
     "ResultRows": "openevals.evaluation.store",
     "load_run": "openevals.evaluation.reopen",
+    "OnlineEvaluator": "openevals.evaluation.online",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -67,6 +68,9 @@ if TYPE_CHECKING:
     from openevals.evaluation.langsmith_source import (
         LangSmithDataset as LangSmithDataset,
         langsmith_dataset as langsmith_dataset,
+    )
+    from openevals.evaluation.online import (
+        OnlineEvaluator as OnlineEvaluator,
     )
     from openevals.evaluation.pricing import (
         DEFAULT_PRICES as DEFAULT_PRICES,

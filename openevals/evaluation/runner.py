@@ -61,7 +61,9 @@ def evaluate(
             a Parquet file, folder or glob (streamed in record batches); a pandas or polars
             DataFrame or a pyarrow Table; a Hugging Face ``Dataset`` / ``IterableDataset``; or
             a LangSmith dataset (``"langsmith://NAME"``, ``langsmith_dataset(...)``, or an
-            iterator of its examples). Rows have ``inputs``, ``outputs``,
+            iterator of its examples); or OpenTelemetry traces (an OTLP file named
+            ``*.otlp.json`` / ``.otlp.jsonl`` / ``.otlp.pb``, or ``read_traces(...)`` from
+            :mod:`openevals.traces`). Rows have ``inputs``, ``outputs``,
             ``reference_outputs``, an optional ``id`` and extra columns; table columns map as
             CSV columns do, dotted names included (see :mod:`openevals.evaluation.data` and
             :mod:`openevals.evaluation.sources`).

@@ -12,6 +12,9 @@ list of dicts. Accepted, besides lists of dicts and JSONL/JSON/CSV/TSV files:
   so a large file never sits in memory as a whole;
 * a Hugging Face ``datasets.Dataset`` or ``IterableDataset`` (read in batches; streamed datasets
   stay streamed);
+* **traces**: an OTLP file named ``*.otlp.json``, ``*.otlp.jsonl``, ``*.otlp.pb`` or
+  ``*.otlp.binpb``, or :func:`openevals.traces.read_traces` (any file, in-process spans, options);
+  one row per trace or agent span, see :mod:`openevals.traces`;
 * a **LangSmith** dataset: ``"langsmith://NAME"`` (options ``?split=test`` - repeatable - and
   ``&version=TAG-or-ISO-time``), :func:`langsmith_dataset`, or an iterable of LangSmith
   ``Example`` objects. See :mod:`.langsmith_source`.
@@ -39,6 +42,7 @@ from openevals.evaluation.columns import ColumnPlan, plan_columns
 __all__ = [
     "NOT_A_SOURCE",
     "PARQUET_SUFFIXES",
+    "TRACE_SUFFIXES",
     "Source",
     "count_source",
     "library_kind",
@@ -48,6 +52,9 @@ __all__ = [
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 """File suffixes read as Parquet."""
+
+TRACE_SUFFIXES = (".otlp.json", ".otlp.jsonl", ".otlp.pb", ".otlp.binpb")
+"""File name endings read as OTLP traces (:mod:`openevals.traces`)."""
 
 NOT_A_SOURCE: Any = object()
 """What :func:`count_source` returns for data it does not handle."""
@@ -185,6 +192,12 @@ def parquet_files(data: Any) -> list[Path] | None:
     return None
 
 
+def _is_traces(data: Any, text: str | None) -> bool:
+    if text is not None:
+        return text.lower().endswith(TRACE_SUFFIXES)
+    return type(data).__module__ == "openevals.traces.source"
+
+
 def open_source(data: Any) -> Source | None:
     """``data`` opened as a :class:`Source`, or ``None`` when it is a plain list / text file.
 
@@ -196,6 +209,11 @@ def open_source(data: Any) -> Source | None:
         ImportError: the library the source needs is missing (naming the extra).
     """
     text = _as_text_path(data)
+    if _is_traces(data, text):
+        from openevals.traces.source import open_traces_source
+
+        name, records = open_traces_source(data)
+        return Source(name=name, records=records)
     if text is not None:
         if text.startswith("langsmith://"):
             from openevals.evaluation.langsmith_source import parse_uri
@@ -223,6 +241,8 @@ def count_source(data: Any) -> Any:
     Reads no rows and makes no network call (Parquet footers only).
     """
     text = _as_text_path(data)
+    if _is_traces(data, text):
+        return None
     if text is not None:
         if text.startswith("langsmith://"):
             return None

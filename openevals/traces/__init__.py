@@ -1,0 +1,53 @@
+"""Agent traces as evaluation data: OpenTelemetry spans (GenAI conventions, OpenInference) read
+from OTLP files or from the SDK in process, as rows every evaluator takes.
+
+Names resolve lazily (see :func:`openevals._lazy_exports`): nothing of OpenTelemetry loads until
+an SDK object is converted or a file is written. Online scoring of live traces is
+:class:`openevals.evaluation.OnlineEvaluator` (the run layer).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "Event": "openevals.traces.model",
+    "OtlpFileExporter": "openevals.traces.sdk",
+    "Span": "openevals.traces.model",
+    "Trace": "openevals.traces.model",
+    "TraceError": "openevals.traces.model",
+    "TraceReader": "openevals.traces.source",
+    "conversation": "openevals.traces.rows",
+    "read_traces": "openevals.traces.source",
+    "spans_from_sdk": "openevals.traces.sdk",
+    "trace_row": "openevals.traces.rows",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.traces.model import (
+        Event as Event,
+        Span as Span,
+        Trace as Trace,
+        TraceError as TraceError,
+    )
+    from openevals.traces.rows import (
+        conversation as conversation,
+        trace_row as trace_row,
+    )
+    from openevals.traces.sdk import (
+        OtlpFileExporter as OtlpFileExporter,
+        spans_from_sdk as spans_from_sdk,
+    )
+    from openevals.traces.source import (
+        TraceReader as TraceReader,
+        read_traces as read_traces,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
