@@ -205,7 +205,12 @@ def estimate_run_cost(
     table = merge_prices(prices)
     cache = _RecordingCache()
     result = evaluate(
-        data, evaluators, cache=cache, concurrency=concurrency, model=model, progress=False
+        data,
+        _without_fail_fast(evaluators, model),
+        cache=cache,
+        concurrency=concurrency,
+        model=model,
+        progress=False,
     )
     per_model: dict[str | None, list[int]] = {}
     methods: dict[str | None, str] = {}
@@ -244,3 +249,18 @@ def estimate_run_cost(
         output_tokens_per_request=output_tokens,
         notes=tuple(notes),
     )
+
+
+def _without_fail_fast(evaluators: Any, model: str | None) -> dict[str, Any]:
+    """The run's evaluators, resolved as ``evaluate`` resolves them, with fail-fast off: every
+    request of a dry run stops before it is sent, so no failure there is a configuration
+    mistake, and an estimate must render every row's prompts."""
+    from openevals.evaluation.evaluators import prepare_evaluators
+    from openevals.evaluation.spec import EvaluatorSpec
+
+    return {
+        ev.name: EvaluatorSpec(
+            ev.fn, name=ev.name, fields=dict(ev.fields) or None, inline=ev.inline, fail_fast=False
+        )
+        for ev in prepare_evaluators(evaluators, model=model)
+    }
