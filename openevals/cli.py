@@ -134,6 +134,12 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--ray-address", metavar="ADDRESS", help="Ray cluster to join (default: RAY_ADDRESS)"
     )
+    run.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop starting rows once the estimated cost reaches USD (rerun to resume)",
+    )
 
     _calibrate_parser(sub)
     from openevals.comparison.cli import add_parser as add_compare_parser
@@ -224,6 +230,17 @@ def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
     return output, output + ".jsonl"
 
 
+def _engine(name: str, ray_address: str | None, eval_timeout: float | None) -> Any:
+    """The engine object of ``--engine``, ``--ray-address`` and ``--eval-timeout``."""
+    from openevals.evaluation.engines.engine import LocalEngine, RayEngine
+
+    if name == "ray":
+        return RayEngine(address=ray_address, eval_timeout=eval_timeout)
+    if ray_address is not None:
+        raise UsageError("--ray-address is only used with --engine ray; pass --engine ray too")
+    return LocalEngine(eval_timeout=eval_timeout)
+
+
 def _run(
     data: str,
     evaluators: Sequence[str],
@@ -242,7 +259,9 @@ def _run(
     ray_address: str | None = None,
     allow_empty: bool = False,
     eval_timeout: float | None = None,
+    max_cost: float | None = None,
 ) -> int:
+    from openevals.evaluation.pricing import Budget
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
     from openevals.evaluation.result import EvaluationInterrupted
@@ -269,9 +288,8 @@ def _run(
             progress=progress,
             output=output,
             retry_errors=retry_errors,
-            engine=engine,
-            ray_address=ray_address,
-            eval_timeout=eval_timeout,
+            engine=_engine(engine, ray_address, eval_timeout),
+            budget=Budget(max_cost=max_cost),
         )
     except EvaluationInterrupted as stop:
         result = stop.result
@@ -280,6 +298,8 @@ def _run(
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
         raise UsageError(str(exc)) from None
     print_summary(result)
+    if result.stopped:
+        print(result.stopped.replace("output=", "--output"), file=sys.stderr)
     failures = [
         (row["index"], name, entry.get("error") or {})
         for row in (result.rows if result.summary["pairs"]["failed"] else ())
@@ -397,6 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ray_address=args.ray_address,
                 allow_empty=args.allow_empty,
                 eval_timeout=args.eval_timeout,
+                max_cost=args.max_cost,
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate

@@ -250,7 +250,8 @@ def compare(
             outputs head to head on every paired row, in both orders, through the batch runner
             (``comparison.head_to_head``: the candidate's win rate with its interval and the
             order-flip rate). ``judge_options``: ``concurrency``, ``cache``, ``output``,
-            ``progress``, ``retry_errors`` for that run.
+            ``progress``, ``retry_errors``, ``engine`` (a ``LocalEngine`` / ``RayEngine``) and
+            ``budget`` (a ``Budget``) for that run, as for :func:`~openevals.evaluation.evaluate`.
 
     Raises:
         ValueError / TypeError: bad options; a file that is not a run's output; runs with no
@@ -316,7 +317,7 @@ async def acompare(
     return await adrive(flow, lambda step: aevaluate(step.rows, [step.judge], **step.options))
 
 
-_JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors")
+_JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors", "engine", "budget")
 
 
 def _flow(
