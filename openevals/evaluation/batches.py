@@ -1,8 +1,8 @@
 """Dataset-level metrics of a batch run (``evaluate(batch_metrics=BatchMetrics(...))``).
 
 :class:`BatchMetrics` is the option (the metrics, ``accumulate`` and ``batch_size``, checked when
-it is made); :class:`MetricBatches` runs them. Finished rows are buffered; every ``batch_size`` rows (and once at the end) each metric function
-gets the batch as columns - ``id``, ``inputs``, ``outputs``, ``reference_outputs``, the extra
+it is made); :class:`MetricBatches` runs them. Finished rows are buffered; every ``batch_size``
+rows (and once at the end) each metric function gets the batch as columns - ``id``, ``inputs``, ``outputs``, ``reference_outputs``, the extra
 columns and ``scores`` (feedback key -> score per row) - and returns ``{name: {"value": ...}}``.
 The per-batch values are combined by ``accumulate`` (default: summed). A metric that raises is
 recorded in ``summary["batch_metric_errors"]``; it never stops the run.
@@ -209,8 +209,8 @@ class MetricBatches:
             else:
                 raise TypeError(
                     f"batch metric {show(name)} has non-numeric values; the default "
-                    "accumulation sums them, so pass BatchMetrics(..., accumulate=) for other kinds of "
-                    "metrics"
+                    "accumulation sums them, so pass BatchMetrics(..., accumulate=) for other "
+                    "kinds of metrics"
                 )
         return total
 

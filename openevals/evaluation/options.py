@@ -17,16 +17,12 @@ from typing import Any
 
 from openevals._repr import show
 from openevals.evaluation.batches import BatchMetrics
-from openevals.evaluation.engines.engine import Engine, LocalEngine
+from openevals.evaluation.engines.engine import Engine, LocalEngine, is_count
 from openevals.evaluation.pricing import Budget
 
 __all__ = ["DEFAULT_CONCURRENCY", "RunOptions"]
 
 DEFAULT_CONCURRENCY = 16
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 @dataclass(frozen=True)
@@ -53,7 +49,7 @@ class RunOptions:
     engine: Engine = field(default_factory=LocalEngine)
 
     def __post_init__(self) -> None:
-        if not _is_count(self.concurrency):
+        if not is_count(self.concurrency):
             raise ValueError(f"concurrency must be an integer >= 1; got {show(self.concurrency)}")
         group_by = self.group_by
         if group_by is not None and (not isinstance(group_by, str) or not group_by):

@@ -2,14 +2,15 @@
 
 The driver (this process) is the local engine's run (:class:`~.local.LocalRun`: options, judge
 cache, ``output=`` file, resume). Rows with work left are pickled in chunks of the engine's
-``batch_size`` and mapped onto a pool of its ``workers`` actors (:class:`EvalWorker`), each scoring its chunk
-with :class:`~.worker.WorkerRun` (the judge cache shared through :mod:`._ray_cache`). Chunks come
+``batch_size`` and mapped onto a pool of its ``workers`` actors (:class:`EvalWorker`), each
+scoring its chunk with :class:`~.worker.WorkerRun` (the judge cache shared through
+:mod:`._ray_cache`). Chunks come
 back in data order (``preserve_order``) and the driver replays their outcomes through the shared
 row code and recording, so every record is made exactly as locally, once: Ray retries the chunk
 of a killed worker, and the driver records only what it received.
 
-Without ``RayEngine(address=)`` (or ``RAY_ADDRESS``) a local Ray is started and stopped after the run; a
-Ray session already initialised in this process is used and left running. Environment variables
+Without ``RayEngine(address=)`` (or ``RAY_ADDRESS``) a local Ray is started and stopped after the
+run; a Ray session already initialised in this process is used and left running. Environment variables
 named in ``RayEngine(env=)``, every secret-named one (``*_API_KEY``, ``*_TOKEN``, ...) and every
 ``*_BASE_URL`` reach the workers as actor arguments, in memory (a ``runtime_env`` would be
 written to Ray's log), never into a record.

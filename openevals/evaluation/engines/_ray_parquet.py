@@ -1,8 +1,8 @@
 """Parquet input on a :class:`~.engine.RayEngine`: Ray Data reads the files, on the workers.
 
 When the data of a Ray run is Parquet and nothing is to be resumed, ``ray.data.read_parquet``
-reads the files on the cluster and each batch of the engine's ``batch_size`` rows goes, as Arrow, to an
-evaluation actor that maps its columns as the local reader does (:mod:`..columns`) and scores
+reads the files on the cluster and each batch of the engine's ``batch_size`` rows goes, as Arrow,
+to an evaluation actor that maps its columns as the local reader does (:mod:`..columns`) and scores
 them. Batches come back in file order with each row's record and outcome; the driver gives rows
 their index and id in that order (so content ids equal the local ones) and replays the outcomes.
 A run with something to resume needs each row's id first, so the driver then reads the rows.

@@ -20,7 +20,16 @@ from typing import Any, Final
 from openevals._repr import show
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT, check_connect_timeout
 
-__all__ = ["DEFAULT_RAY_BATCH_SIZE", "ENGINES", "Engine", "LocalEngine", "RayEngine", "as_engine"]
+__all__ = [
+    "DEFAULT_RAY_BATCH_SIZE",
+    "ENGINES",
+    "Engine",
+    "LocalEngine",
+    "RayEngine",
+    "as_engine",
+    "check_eval_timeout",
+    "is_count",
+]
 
 DEFAULT_RAY_BATCH_SIZE: Final = 512
 """Rows per batch sent to a Ray worker."""
@@ -28,7 +37,8 @@ DEFAULT_RAY_BATCH_SIZE: Final = 512
 ENGINES = ("local", "ray")
 
 
-def _is_count(value: Any) -> bool:
+def is_count(value: Any) -> bool:
+    """An ``int`` >= 1 (not a ``bool``)."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
@@ -116,11 +126,11 @@ class RayEngine:
                 "RayEngine(address=) must be a Ray address such as 'ray://head:10001' or "
                 f"'auto'; got {show(self.address)}"
             )
-        if self.workers is not None and not _is_count(self.workers):
+        if self.workers is not None and not is_count(self.workers):
             raise ValueError(
                 f"RayEngine(workers=) must be an integer >= 1 or None; got {show(self.workers)}"
             )
-        if not _is_count(self.batch_size):
+        if not is_count(self.batch_size):
             raise ValueError(
                 f"RayEngine(batch_size=) must be an integer >= 1; got {show(self.batch_size)}"
             )
