@@ -2,8 +2,9 @@
 
 :class:`BatchMetrics` is the option (the metrics, ``accumulate`` and ``batch_size``, checked when
 it is made); :class:`MetricBatches` runs them. Finished rows are buffered; every ``batch_size``
-rows (and once at the end) each metric function gets the batch as columns - ``id``, ``inputs``, ``outputs``, ``reference_outputs``, the extra
-columns and ``scores`` (feedback key -> score per row) - and returns ``{name: {"value": ...}}``.
+rows (and once at the end) each metric function gets the batch as columns - ``id``, ``inputs``,
+``outputs``, ``reference_outputs``, the extra columns and ``scores`` (feedback key -> score per
+row) - and returns ``{name: {"value": ...}}``.
 The per-batch values are combined by ``accumulate`` (default: summed). A metric that raises is
 recorded in ``summary["batch_metric_errors"]``; it never stops the run.
 
