@@ -28,8 +28,11 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
+# Parallel on every core (pytest-xdist); a test module stays on one worker (--dist loadscope), so
+# module-scoped fixtures (the docs wheel, the type-checker runs) are built once.
 unit: $(STAMP)
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -m "not integration and not browser"
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -n auto --dist loadscope \
+		-m "not integration and not browser"
 
 # The HTML reports in a real browser: Debian's Chromium (installed here when missing) driven by the
 # playwright package (no browser download of its own). .ci/run runs it after `make test`.

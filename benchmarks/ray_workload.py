@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's openevals
 
-from openevals.evaluation import evaluate
+from openevals.evaluation import RayEngine, evaluate
 
 METRICS = ["exact_match", "levenshtein_distance", "recall:k=5", "ndcg:k=5"]
 
@@ -101,7 +101,7 @@ def main() -> None:
         )
     )
     print(f"Ray start-up (local, {args.workers} CPUs): {cold:.1f} s (not counted below)")
-    ray_kw = {"engine": "ray", "ray_workers": args.workers, "ray_batch_size": args.batch_size}
+    ray_kw = {"engine": RayEngine(workers=args.workers, batch_size=args.batch_size)}
 
     print(f"\n== deterministic metrics: {', '.join(METRICS)}")
     print(f"{'rows':>10} {'local s':>9} {'ray s':>9} {'local rows/s':>13} {'ray rows/s':>11}")
@@ -137,9 +137,7 @@ def main() -> None:
             code,
             [create_mypy_evaluator()],
             progress=False,
-            engine="ray",
-            ray_workers=args.workers,
-            ray_batch_size=per_batch,
+            engine=RayEngine(workers=args.workers, batch_size=per_batch),
         )
     )
     assert same(local, on_ray), "the engines disagree"

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from openevals.evaluation import EvaluatorSpec, evaluate
+from openevals.evaluation import BatchMetrics, EvaluatorSpec, evaluate
 from openevals.exact import exact_match
 from openevals.string.levenshtein import levenshtein_distance
 
@@ -46,9 +46,7 @@ def main() -> None:
             "recall@3": "recall:k=3:outputs=outputs.retrieved:reference_outputs=reference_outputs.relevant",
         },
         group_by="category",
-        batch_metrics=[correct_counts],
-        accumulate=accuracy,
-        batch_size=8,
+        batch_metrics=BatchMetrics([correct_counts], accumulate=accuracy, batch_size=8),
         progress=False,
     )
     print(result)

@@ -173,6 +173,12 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--ray-address", metavar="ADDRESS", help="Ray cluster to join (default: RAY_ADDRESS)"
     )
+    run.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop starting rows once the estimated cost reaches USD (rerun to resume)",
+    )
 
     from openevals.comparison.cli import add_parser as add_compare_parser
     from openevals.viewer.runs_cli import add_parsers as add_runs_parsers
@@ -283,6 +289,17 @@ def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
     return output, output + ".jsonl"
 
 
+def _engine(name: str, ray_address: str | None, eval_timeout: float | None) -> Any:
+    """The engine object of ``--engine``, ``--ray-address`` and ``--eval-timeout``."""
+    from openevals.evaluation.engines.engine import LocalEngine, RayEngine
+
+    if name == "ray":
+        return RayEngine(address=ray_address, eval_timeout=eval_timeout)
+    if ray_address is not None:
+        raise UsageError("--ray-address is only used with --engine ray; pass --engine ray too")
+    return LocalEngine(eval_timeout=eval_timeout)
+
+
 def _run(
     data: Any,
     evaluators: Sequence[str],
@@ -306,8 +323,10 @@ def _run(
     trials: tuple[int, int] = (1, 1),
     store: Any = None,
     tags: Sequence[str] = (),
+    max_cost: float | None = None,
 ) -> int:
     from openevals.evaluation.failfast import EvaluatorFailing
+    from openevals.evaluation.pricing import Budget
     from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
     from openevals.evaluation.result import EvaluationInterrupted
@@ -339,9 +358,8 @@ def _run(
             progress=progress,
             output=output,
             retry_errors=retry_errors,
-            engine=engine,
-            ray_address=ray_address,
-            eval_timeout=eval_timeout,
+            engine=_engine(engine, ray_address, eval_timeout),
+            budget=Budget(max_cost=max_cost),
             trials=repeat,
             store=store,
         )
@@ -361,6 +379,8 @@ def _run(
         except ValueError as exc:
             raise UsageError(f"--calibration: {exc}") from None
     print_summary(result)
+    if result.stopped:
+        print(result.stopped.replace("output=", "--output"), file=sys.stderr)
     if repeat is not None and not interrupted:
         for stats in result.trial_stats().values():
             print(stats)
@@ -573,6 +593,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 trials=(args.trials, args.judge_repeats),
                 store=_store_option(args),
                 tags=args.tag,
+                max_cost=args.max_cost,
             )
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate

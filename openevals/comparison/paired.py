@@ -340,7 +340,8 @@ def compare(
             outputs head to head on every paired row, in both orders, through the batch runner
             (``comparison.head_to_head``: the candidate's win rate with its interval and the
             order-flip rate). ``judge_options``: ``concurrency``, ``cache``, ``output``,
-            ``progress``, ``retry_errors`` for that run.
+            ``progress``, ``retry_errors``, ``engine`` (a ``LocalEngine`` / ``RayEngine``) and
+            ``budget`` (a ``Budget``) for that run, as for :func:`~openevals.evaluation.evaluate`.
         calibration: ``{"baseline": ..., "candidate": ...}``, human labels with the judge's
             scores on each run's outputs (a :func:`~openevals.calibration.calibrate` report or
             its ``--json`` file): the calibrated key also gets the judge-corrected difference
@@ -414,7 +415,7 @@ async def acompare(
     return await adrive(flow, lambda step: aevaluate(step.rows, [step.judge], **step.options))
 
 
-_JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors")
+_JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors", "engine", "budget")
 
 
 def _flow(

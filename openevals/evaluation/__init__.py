@@ -40,6 +40,10 @@ _EXPORTS: dict[str, str] = {
     "bootstrap_ci": "openevals.evaluation.aggregates",
     "describe": "openevals.evaluation.aggregates",
     "RayConnectError": "openevals.evaluation.engines.ray_connect",
+    "LocalEngine": "openevals.evaluation.engines.engine",
+    "RayEngine": "openevals.evaluation.engines.engine",
+    "BatchMetrics": "openevals.evaluation.batches",
+    "Budget": "openevals.evaluation.pricing",
     "ResultRows": "openevals.evaluation.store",
     "load_run": "openevals.evaluation.reopen",
     "OnlineEvaluator": "openevals.evaluation.online",
@@ -54,6 +58,9 @@ if TYPE_CHECKING:
         bootstrap_ci as bootstrap_ci,
         describe as describe,
     )
+    from openevals.evaluation.batches import (
+        BatchMetrics as BatchMetrics,
+    )
     from openevals.evaluation.cache import (
         SQLiteJudgeCache as SQLiteJudgeCache,
         default_cache_path as default_cache_path,
@@ -61,6 +68,10 @@ if TYPE_CHECKING:
     from openevals.evaluation.data import (
         iter_rows as iter_rows,
         load_rows as load_rows,
+    )
+    from openevals.evaluation.engines.engine import (
+        LocalEngine as LocalEngine,
+        RayEngine as RayEngine,
     )
     from openevals.evaluation.engines.ray_connect import (
         RayConnectError as RayConnectError,
@@ -74,6 +85,7 @@ if TYPE_CHECKING:
     )
     from openevals.evaluation.pricing import (
         DEFAULT_PRICES as DEFAULT_PRICES,
+        Budget as Budget,
     )
     from openevals.evaluation.registry import (
         EVALUATOR_NAMES as EVALUATOR_NAMES,

@@ -1,8 +1,10 @@
-"""Dataset-level metrics of a batch run (``evaluate(batch_metrics=..., accumulate=...)``).
+"""Dataset-level metrics of a batch run (``evaluate(batch_metrics=BatchMetrics(...))``).
 
-Finished rows are buffered; every ``batch_size`` rows (and once at the end) each metric function
-gets the batch as columns - ``id``, ``inputs``, ``outputs``, ``reference_outputs``, the extra
-columns and ``scores`` (feedback key -> score per row) - and returns ``{name: {"value": ...}}``.
+:class:`BatchMetrics` is the option (the metrics, ``accumulate`` and ``batch_size``, checked when
+it is made); :class:`MetricBatches` runs them. Finished rows are buffered; every ``batch_size``
+rows (and once at the end) each metric function gets the batch as columns - ``id``, ``inputs``,
+``outputs``, ``reference_outputs``, the extra columns and ``scores`` (feedback key -> score per
+row) - and returns ``{name: {"value": ...}}``.
 The per-batch values are combined by ``accumulate`` (default: summed). A metric that raises is
 recorded in ``summary["batch_metric_errors"]``; it never stops the run.
 
@@ -16,15 +18,25 @@ of the running combination, and ``accumulate`` does not see it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
 
 from openevals._contract import display_name
 from openevals._repr import show
 from openevals.evaluation.data import FIELDS
 from openevals.evaluation.records import Recorder, ResultRow
 
-__all__ = ["BatchMetrics", "CorpusMetric"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "BatchMetrics",
+    "CorpusMetric",
+    "MetricBatches",
+    "batch_metrics_of",
+]
+
+DEFAULT_BATCH_SIZE: Final = 64
+"""Rows per ``batch_metrics`` batch."""
 
 BatchFn = Callable[[dict[str, list[Any]]], Any]
 Accumulate = Callable[[dict[str, list[dict[str, Any]]]], Any]
@@ -39,19 +51,91 @@ class CorpusMetric(Protocol):
     def finish(self, parts: list[Any]) -> Mapping[str, Mapping[str, Any]]: ...
 
 
+@dataclass(frozen=True, init=False)
 class BatchMetrics:
-    """The batch buffer, the per-batch values, and their running combination."""
+    """``evaluate(..., batch_metrics=BatchMetrics(metrics, accumulate=..., batch_size=...))``.
+
+    Args:
+        metrics: dataset-level metrics ``fn(batch: dict[str, list]) -> {name: {"value": ...}}``
+            run on batches of ``batch_size`` finished rows (columns ``id``, ``inputs``,
+            ``outputs``, ``reference_outputs``, extra columns, and ``scores``); or the name of a
+            corpus metric (``"bleu"``, ``"chrf"``, ``"chrf++"``, ``"ter"``, ``"rouge"``, with
+            ``:option=value`` settings), computed once over the whole run.
+        accumulate: combines the per-batch metrics ``{name: [per-batch dicts]}`` into the final
+            ones; by default values are summed.
+        batch_size: rows per batch.
+
+    A plain list of metrics passed as ``batch_metrics=`` means ``BatchMetrics(that_list)``.
+
+    Raises:
+        TypeError / ValueError: a metric that is neither a function nor a known name, an
+            ``accumulate`` that is not a function, a ``batch_size`` below 1 (naming it).
+    """
+
+    metrics: tuple[BatchFn, ...]
+    accumulate: Accumulate | None
+    batch_size: int
 
     def __init__(
         self,
-        fns: Sequence[BatchFn],
-        accumulate: Accumulate | None,
-        size: int,
-        recorder: Recorder,
+        metrics: Iterable[BatchFn | str],
+        *,
+        accumulate: Accumulate | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> None:
-        self.fns = list(fns)
-        self.accumulate = accumulate
-        self.size = size
+        if (
+            callable(metrics)
+            or isinstance(metrics, (str, bytes))
+            or not isinstance(metrics, Iterable)
+        ):
+            raise TypeError(
+                "batch_metrics must be a list of functions batch -> dict (or metric names); got "
+                f"{type(metrics).__name__}"
+            )
+        fns = tuple(_batch_metric(fn) for fn in metrics)
+        for fn in fns:
+            if not callable(fn):
+                raise TypeError(
+                    f"batch_metrics must hold functions batch -> dict; got {type(fn).__name__}"
+                )
+        if accumulate is not None and not callable(accumulate):
+            raise TypeError(
+                f"BatchMetrics(accumulate=) must be a function or None; got {show(accumulate)}"
+            )
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(
+                f"BatchMetrics(batch_size=) must be an integer >= 1; got {show(batch_size)}"
+            )
+        object.__setattr__(self, "metrics", fns)
+        object.__setattr__(self, "accumulate", accumulate)
+        object.__setattr__(self, "batch_size", batch_size)
+
+
+def batch_metrics_of(value: Any) -> BatchMetrics | None:
+    """``batch_metrics=`` of ``evaluate``: a :class:`BatchMetrics`, a list of metrics, or
+    ``None``."""
+    if value is None or isinstance(value, BatchMetrics):
+        return value
+    return BatchMetrics(value)
+
+
+def _batch_metric(item: Any) -> Any:
+    """A metric: a function, or the name of a registered dataset-level metric (``"bleu"``,
+    ``"rouge:use_stemmer=true"``, ...; see ``registry.build_batch_metric``)."""
+    if isinstance(item, str):
+        from openevals.evaluation.registry import build_batch_metric
+
+        return build_batch_metric(item)
+    return item
+
+
+class MetricBatches:
+    """The batch buffer, the per-batch values, and their running combination."""
+
+    def __init__(self, options: BatchMetrics, recorder: Recorder) -> None:
+        self.fns = list(options.metrics)
+        self.accumulate = options.accumulate
+        self.size = options.batch_size
         self.recorder = recorder
         self.buffer: list[tuple[Mapping[str, Any], ResultRow]] = []
         self.per_batch: dict[str, list[dict[str, Any]]] = {}
@@ -126,7 +210,8 @@ class BatchMetrics:
             else:
                 raise TypeError(
                     f"batch metric {show(name)} has non-numeric values; the default "
-                    "accumulation sums them, so pass accumulate= for other kinds of metrics"
+                    "accumulation sums them, so pass BatchMetrics(..., accumulate=) for other "
+                    "kinds of metrics"
                 )
         return total
 

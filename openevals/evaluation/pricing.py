@@ -1,22 +1,27 @@
 """Token usage bookkeeping and a small, overridable price table for cost estimates.
 
 Prices are US dollars per million tokens, ``(input, output)``. They are list prices at the time of
-writing and only meant for rough estimates: pass ``prices={"my-model": (0.5, 1.5)}`` to
-``evaluate`` (or ``{"gpt-4.1-mini": {"input": 0.4, "output": 1.6}}``) to add or override entries.
+writing and only meant for rough estimates: pass ``budget=Budget(prices={"my-model": (0.5, 1.5)})``
+to ``evaluate`` (or ``{"gpt-4.1-mini": {"input": 0.4, "output": 1.6}}``) to add or override
+entries; :class:`Budget`'s ``max_cost`` stops a run once its estimated cost reaches the cap.
 A model name matches an entry exactly, else the longest entry it starts with (so dated snapshots
 such as ``gpt-4.1-mini-2025-04-14`` use the ``gpt-4.1-mini`` price); unknown models get no cost.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from openevals._repr import show
 
 __all__ = [
     "DEFAULT_PRICES",
+    "Budget",
     "add_usage",
+    "budget_of",
     "estimate_cost",
     "merge_prices",
     "normalize_usage",
@@ -148,3 +153,64 @@ def estimate_cost(
     return (
         usage.get("input_tokens", 0) * price[0] + usage.get("output_tokens", 0) * price[1]
     ) / 1e6
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budget:
+    """The money side of a run: ``evaluate(..., budget=Budget(prices=..., max_cost=...))``.
+
+    Args:
+        prices: model -> ``(input, output)`` USD per 1M tokens (or ``{"input": ...,
+            "output": ...}``), merged over :data:`DEFAULT_PRICES`; every cost the run reports
+            (per evaluation, per evaluator, in total) is estimated with them.
+        max_cost: a cap in USD on the estimated cost of this run's own calls (pairs resumed from
+            an ``output=`` file cost nothing again). Once the cost reaches it, no new row
+            starts; rows already started finish (so the run may end a little past the cap),
+            every finished row is kept, and the result says where it stopped
+            (``result.stopped``). A rerun with the same ``output=`` resumes where it stopped.
+            Costs come from the token usage judges report and the prices: a model without a
+            price costs nothing, so it never reaches the cap.
+
+    Raises:
+        TypeError / ValueError: ``prices`` not a dict of model -> price pair, or ``max_cost``
+            not a number >= 0 (naming it).
+    """
+
+    prices: Mapping[str, Any] | None = None
+    max_cost: float | None = None
+    table: dict[str, tuple[float, float]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "table", merge_prices(self.prices))
+        if self.prices is not None:
+            object.__setattr__(self, "prices", dict(self.prices))
+        max_cost = self.max_cost
+        if max_cost is None:
+            return
+        if isinstance(max_cost, bool) or not isinstance(max_cost, (int, float)):
+            raise TypeError(
+                "Budget(max_cost=) must be a number of US dollars or None; got "
+                f"{type(max_cost).__name__} {show(max_cost)}"
+            )
+        if not math.isfinite(max_cost) or max_cost < 0:
+            raise ValueError(
+                f"Budget(max_cost=) must be a finite number >= 0 (US dollars); got {show(max_cost)}"
+            )
+        object.__setattr__(self, "max_cost", float(max_cost))
+
+    def reached(self, spent: float) -> bool:
+        """Whether a run that has spent ``spent`` USD must start nothing new."""
+        return self.max_cost is not None and spent >= self.max_cost
+
+
+def budget_of(value: Any) -> Budget:
+    """``budget=`` of ``evaluate``: a :class:`Budget`, or ``None`` for the default prices and no
+    cap."""
+    if value is None:
+        return Budget()
+    if not isinstance(value, Budget):
+        raise TypeError(
+            "budget must be a Budget(prices=..., max_cost=...) or None; got "
+            f"{type(value).__name__} {show(value)}"
+        )
+    return value

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.batches import MetricBatches
 from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.data import Row, group_of
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, usage_of
@@ -44,7 +44,7 @@ class RunRecords:
         prices: Mapping[str, tuple[float, float]],
         stats: RunStats,
         recorder: Recorder,
-        batches: BatchMetrics | None,
+        batches: MetricBatches | None,
         progress: ProgressSink | None,
         output: Path | None,
     ) -> None:
@@ -64,6 +64,7 @@ class RunRecords:
         self.progress = progress
         self.output = output
         self.store = RowStore()
+        self.spent = 0.0  # estimated USD of this run's own calls (resumed pairs excluded)
         self.previous = Previous()
         self.out: Checkpoint | None = None
         self._held: list[str] | None = None  # lines of the block being built
@@ -145,12 +146,15 @@ class RunRecords:
         results, error, elapsed, counts = outcome
         usage = usage_of(results)
         model = ev.info.model if ev.info is not None else None
+        cost = estimate_cost(model, usage, self.prices)
+        if cost is not None:
+            self.spent += cost
         entry: Evaluation = self.recorder.evaluation(
             results,
             error,
             elapsed_sec=elapsed,
             usage=usage,
-            cost_usd=estimate_cost(model, usage, self.prices),
+            cost_usd=cost,
             model=model,
             cache=None if counts is None else {"hits": counts[0], "misses": counts[1]},
         )
@@ -223,6 +227,7 @@ class RunRecords:
             for column in block.columns:
                 column.results = redactor.data(column.results)
         self.stats.record_block(block)
+        self.spent += sum(sum(column.cost.values()) for column in block.columns)
         if self.out is not None:
             self.out.write_lines(block.lines(), clean=redactor.json_text)
         if self.batches is not None:

@@ -38,6 +38,10 @@ class EvaluationResult:
             (``common_errors``: evaluator, type, message, count), cache hits, token usage and
             estimated cost per evaluator, elapsed time; after a resume, ``reevaluated``.
         interrupted: the run was stopped (Ctrl-C) before every row finished.
+        stopped: why the run ended before the data's end without an interruption, else
+            ``None``: ``"stopped at cost cap $X after N rows ..."`` when the ``budget=``'s
+            ``max_cost`` was reached (also ``summary["stopped"]``). A rerun with the same
+            ``output=`` resumes.
     """
 
     rows: Sequence[dict[str, Any]]
@@ -47,6 +51,7 @@ class EvaluationResult:
     batch_metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluators: list[str] = field(default_factory=list)
     interrupted: bool = False
+    stopped: str | None = None
     histograms: dict[str, Sequence[float]] = field(default_factory=dict, repr=False)
     pairwise: dict[str, Any] = field(default_factory=dict, repr=False)
     """With ``systems=``: evaluator name -> :class:`~openevals.evaluation.pairwise.PairwiseSummary`."""
@@ -81,6 +86,7 @@ class EvaluationResult:
             "summary": self.summary,
             "evaluators": self.evaluators,
             "interrupted": self.interrupted,
+            **({"stopped": self.stopped} if self.stopped is not None else {}),
             **(
                 {"pairwise": {k: v.to_dict() for k, v in self.pairwise.items()}}
                 if self.pairwise
@@ -201,7 +207,7 @@ class EvaluationResult:
         keys = ", ".join(
             f"{k}={v['mean']:.3f}" for k, v in self.aggregates.items() if v.get("count")
         )
-        state = " interrupted" if self.interrupted else ""
+        state = " interrupted" if self.interrupted else " stopped" if self.stopped else ""
         text = (
             f"<EvaluationResult{state} rows={len(self.rows)} "
             f"errors={self.summary.get('pairs', {}).get('failed', 0)} {keys}>"

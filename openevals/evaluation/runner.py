@@ -11,15 +11,12 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT
+from openevals.evaluation.batches import BatchMetrics, batch_metrics_of
+from openevals.evaluation.engines.engine import Engine, as_engine
 from openevals.evaluation.failfast import EvaluatorFailing
 from openevals.evaluation.loop import run_on_loop
-from openevals.evaluation.options import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_CONCURRENCY,
-    DEFAULT_RAY_BATCH_SIZE,
-    RunOptions,
-)
+from openevals.evaluation.options import DEFAULT_CONCURRENCY, RunOptions
+from openevals.evaluation.pricing import Budget, budget_of
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 from openevals.evaluation.trials import Trials, as_trials, expand
 
@@ -31,26 +28,19 @@ def evaluate(
     evaluators: Any,
     *,
     target: Callable[..., Any] | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    cache: Any = None,
-    group_by: str | None = None,
-    progress: Any = True,
-    output: str | os.PathLike[str] | None = None,
-    batch_metrics: Sequence[Callable[[dict[str, list[Any]]], Any]] | None = None,
-    accumulate: Callable[[dict[str, list[dict[str, Any]]]], Any] | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    prices: Mapping[str, Any] | None = None,
-    retry_errors: bool = False,
     model: str | None = None,
     systems: Sequence[str] | Mapping[str, str] | None = None,
-    engine: str = "local",
-    ray_address: str | None = None,
-    ray_workers: int | None = None,
-    ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
-    ray_env: Sequence[str] | None = None,
-    ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-    eval_timeout: float | None = None,
-    ray_parquet: str | os.PathLike[str] | None = None,
+    engine: Engine | str = "local",
+    concurrency: int = DEFAULT_CONCURRENCY,
+    cache: Any = None,
+    output: str | os.PathLike[str] | None = None,
+    retry_errors: bool = False,
+    progress: Any = True,
+    group_by: str | None = None,
+    batch_metrics: BatchMetrics
+    | Sequence[Callable[[dict[str, list[Any]]], Any] | str]
+    | None = None,
+    budget: Budget | None = None,
     trials: int | Trials | None = None,
     store: Any = None,
 ) -> EvaluationResult:
@@ -70,56 +60,49 @@ def evaluate(
         evaluators: evaluator callables (sync or async), :class:`EvaluatorSpec` objects or names
             such as ``"exact_match"`` / ``"recall:k=5"``; or a dict of name -> evaluator. Each gets
             the row fields its signature accepts (all of them if it takes ``**kwargs``).
+
+    What runs:
         target: optional ``target(inputs) -> outputs`` (sync or async) run once per row before
             the evaluators; its wall time and token usage are recorded.
-        concurrency: the most target/evaluator calls in flight at once.
-        cache: judge cache: a SQLite file path, ``True`` (a default file), or an object with
-            ``get``/``set``. A rerun over the same data then makes no model calls.
-        group_by: a row field (dotted path; also looked up in ``inputs`` and ``metadata``) to
-            group aggregates by; adds per-group, micro and macro statistics.
-        progress: ``True`` for a rich progress bar, ``False``, or a callable receiving snapshots.
-        output: a JSONL file: every finished row x evaluator is appended at once, and a rerun
-            with the same file resumes, skipping finished pairs.
-        batch_metrics: dataset-level metrics ``fn(batch: dict[str, list]) -> {name: {"value":
-            ...}}`` run on batches of ``batch_size`` finished rows (columns ``id``, ``inputs``,
-            ``outputs``, ``reference_outputs``, extra columns, and ``scores``); or the name of a
-            corpus metric (``"bleu"``, ``"chrf"``, ``"chrf++"``, ``"ter"``, ``"rouge"``, with
-            ``:option=value`` settings), computed once over the whole run.
-        accumulate: combines the per-batch metrics ``{name: [per-batch dicts]}`` into the final
-            ones; by default values are summed.
-        batch_size: rows per ``batch_metrics`` batch.
-        prices: model -> ``(input, output)`` USD per 1M tokens, merged over the default table.
-        retry_errors: on resume, run again the pairs that ended in an error (the newer record
-            supersedes the old one).
         model: the judge model for evaluator names such as ``"llm:CORRECTNESS_PROMPT"``.
         systems: compare two or more systems pairwise: a list of system names (each row's
             ``outputs`` is a dict of name -> output) or a dict of name -> row field (one column
             per system). Every evaluator must then be pairwise (``create_pairwise_llm_as_judge``)
             and runs once per pair; ``result.pairwise`` holds win/tie/loss rates, a
             Bradley-Terry ranking and the order-flip rate (see :mod:`.pairwise`).
-        engine: ``"local"`` (this process) or ``"ray"`` (Ray Data workers; needs
-            ``openevals-suite[ray]``). Same data, options, records and results; ``concurrency`` is
-            then per worker.
-        ray_address: the Ray cluster to join (default: ``RAY_ADDRESS``, else a local Ray with
-            this machine's cores, stopped after the run).
-        ray_workers: Ray workers (actors) to use; default: the cluster's CPUs.
-        ray_batch_size: rows per batch sent to a Ray worker.
-        ray_env: names of environment variables to copy to the Ray workers, besides the
-            secret-named ones (``*_API_KEY``, ``*_TOKEN``, ...) and ``*_BASE_URL``. Names only:
-            a dict is refused (values are never passed; they are read from this environment).
-        ray_connect_timeout: seconds to wait for ``ray_address`` to answer before raising
-            ``RayConnectError`` (a ``ConnectionError`` naming ``ray_address``).
-        eval_timeout: seconds one evaluation may take (``None``: no limit). A longer one is
-            cancelled and recorded on its row as a ``TimeoutError``, and the run goes on. Async
-            evaluators are cancelled; a sync evaluator's thread cannot be stopped, so it is left
-            to finish in the background and its result is dropped. Cheap pure evaluators run
-            inline (exact match, Levenshtein, ...) are not timed.
-        ray_parquet: with ``engine="ray"``, a folder the Ray workers write the results of the
-            rows they score to, as Parquet files (``part-NNNNNN.parquet``, one per batch, each
-            written atomically; the long form of :meth:`EvaluationResult.to_parquet`, scores as
-            floats); a finished run adds ``_SUCCESS`` holding its summary. Read the folder with
-            ``pyarrow.parquet.read_table`` or ``pandas.read_parquet``. Parquet input is then
-            read by the driver (which gives each row its id) rather than by Ray Data.
+
+    Where and how it runs:
+        engine: ``"local"`` or a :class:`~openevals.evaluation.LocalEngine` (this process), or
+            ``"ray"`` or a :class:`~openevals.evaluation.RayEngine` (Ray Data workers; needs
+            ``openevals[ray]``). Same data, options, records and results; ``concurrency`` is
+            then per worker. The engine object carries what belongs to it: the Ray cluster's
+            address, workers, batch size, environment, connection timeout and Parquet output,
+            and ``eval_timeout`` (the most seconds one evaluation may take on that engine).
+        concurrency: the most target/evaluator calls in flight at once.
+        cache: judge cache: a SQLite file path, ``True`` (a default file), or an object with
+            ``get``/``set``. A rerun over the same data then makes no model calls.
+
+    What it records:
+        output: a JSONL file: every finished row x evaluator is appended at once, and a rerun
+            with the same file resumes, skipping finished pairs.
+        retry_errors: on resume, run again the pairs that ended in an error (the newer record
+            supersedes the old one).
+        progress: ``True`` for a rich progress bar, ``False``, or a callable receiving snapshots.
+        group_by: a row field (dotted path; also looked up in ``inputs`` and ``metadata``) to
+            group aggregates by; adds per-group, micro and macro statistics.
+        batch_metrics: dataset-level metrics: a
+            :class:`~openevals.evaluation.BatchMetrics` (the metrics with their ``accumulate``
+            and ``batch_size``), or a plain list of metric functions and corpus metric names
+            (``"bleu"``, ``"rouge"``, ...), which means ``BatchMetrics(that_list)``.
+
+    What it may spend:
+        budget: a :class:`~openevals.evaluation.Budget`: ``prices`` (model -> ``(input,
+            output)`` USD per 1M tokens, merged over the default table) for the cost estimates,
+            and ``max_cost``, a cap in USD on this run's estimated cost: once it is reached no
+            new row starts, rows already started finish, and ``result.stopped`` says so (rerun
+            with the same ``output=`` to go on).
+
+    Repeats and history:
         trials: run the target ``k`` times per row (an int), or ``Trials(trials=k,
             judge_repeats=m)`` to also ask every judge ``m`` times per output; repeats and
             trials are real model calls (the judge cache keys them apart). Rows then have ids
@@ -138,11 +121,15 @@ def evaluate(
         they never stop the run and never become scores.
 
     Raises:
+        TypeError / ValueError: a bad option, naming it (the engine, batch metrics and budget
+            objects check theirs when they are made).
         EvaluationInterrupted: on Ctrl-C (a ``KeyboardInterrupt``); ``.result`` holds what
             finished.
         EvaluatorFailing: an evaluator failed its first evaluations (5) with one same error,
             a configuration mistake such as a missing API key; ``.result`` holds what
             finished (see :mod:`.failfast`).
+        RayConnectError: ``RayEngine(address=)`` did not answer within its
+            ``connect_timeout``.
     """
     repeat = as_trials(trials)
     if repeat is not None and repeat.active:
@@ -154,24 +141,15 @@ def evaluate(
         group_by=group_by,
         progress=progress,
         output=output,
-        batch_metrics=batch_metrics,
-        accumulate=accumulate,
-        batch_size=batch_size,
-        prices=prices,
+        batch_metrics=batch_metrics_of(batch_metrics),
+        budget=budget_of(budget),
         retry_errors=retry_errors,
         model=model,
         systems=systems,
-        engine=engine,
-        ray_address=ray_address,
-        ray_workers=ray_workers,
-        ray_batch_size=ray_batch_size,
-        ray_env=ray_env,
-        ray_connect_timeout=ray_connect_timeout,
-        eval_timeout=eval_timeout,
-        ray_parquet=ray_parquet,
+        engine=as_engine(engine),
         store=store,
     )
-    if options.engine == "ray":
+    if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
         result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
@@ -196,26 +174,19 @@ async def aevaluate(
     evaluators: Any,
     *,
     target: Callable[..., Any] | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    cache: Any = None,
-    group_by: str | None = None,
-    progress: Any = True,
-    output: str | os.PathLike[str] | None = None,
-    batch_metrics: Sequence[Callable[[dict[str, list[Any]]], Any]] | None = None,
-    accumulate: Callable[[dict[str, list[dict[str, Any]]]], Any] | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    prices: Mapping[str, Any] | None = None,
-    retry_errors: bool = False,
     model: str | None = None,
     systems: Sequence[str] | Mapping[str, str] | None = None,
-    engine: str = "local",
-    ray_address: str | None = None,
-    ray_workers: int | None = None,
-    ray_batch_size: int = DEFAULT_RAY_BATCH_SIZE,
-    ray_env: Sequence[str] | None = None,
-    ray_connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-    eval_timeout: float | None = None,
-    ray_parquet: str | os.PathLike[str] | None = None,
+    engine: Engine | str = "local",
+    concurrency: int = DEFAULT_CONCURRENCY,
+    cache: Any = None,
+    output: str | os.PathLike[str] | None = None,
+    retry_errors: bool = False,
+    progress: Any = True,
+    group_by: str | None = None,
+    batch_metrics: BatchMetrics
+    | Sequence[Callable[[dict[str, list[Any]]], Any] | str]
+    | None = None,
+    budget: Budget | None = None,
     trials: int | Trials | None = None,
     store: Any = None,
 ) -> EvaluationResult:
@@ -234,24 +205,15 @@ async def aevaluate(
         group_by=group_by,
         progress=progress,
         output=output,
-        batch_metrics=batch_metrics,
-        accumulate=accumulate,
-        batch_size=batch_size,
-        prices=prices,
+        batch_metrics=batch_metrics_of(batch_metrics),
+        budget=budget_of(budget),
         retry_errors=retry_errors,
         model=model,
         systems=systems,
-        engine=engine,
-        ray_address=ray_address,
-        ray_workers=ray_workers,
-        ray_batch_size=ray_batch_size,
-        ray_env=ray_env,
-        ray_connect_timeout=ray_connect_timeout,
-        eval_timeout=eval_timeout,
-        ray_parquet=ray_parquet,
+        engine=as_engine(engine),
         store=store,
     )
-    if options.engine == "ray":
+    if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
         result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openevals.evaluation.aggregates import ScoreAggregator
-from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.batches import MetricBatches
 from openevals.evaluation.concurrency import Limiter
 from openevals.evaluation.failfast import ErrorTally
 from openevals.evaluation.pricing import add_usage
@@ -91,7 +91,7 @@ class RunStats:
     def __post_init__(self) -> None:
         self.per_evaluator = {name: EvaluatorStats() for name in self.evaluators}
         self.agg = ScoreAggregator(grouped=self.group_by is not None, live=self.live)
-        self.batches: BatchMetrics | None = None
+        self.batches: MetricBatches | None = None
         self.limiter: Limiter | None = None  # set by the runner: the adaptive concurrency
 
     @property
@@ -239,6 +239,7 @@ class RunStats:
         with_target: bool,
         output: Path | None,
         interrupted: bool,
+        stopped: str | None = None,
     ) -> EvaluationResult:
         """The :class:`EvaluationResult` of the rows finished so far."""
         if self.finished is None:
@@ -255,6 +256,8 @@ class RunStats:
             batch_errors=batch_errors,
             interrupted=interrupted,
         )
+        if stopped is not None:
+            summary["stopped"] = stopped
         return EvaluationResult(
             rows=rows,  # type: ignore[arg-type]
             aggregates=aggregates,
@@ -263,6 +266,7 @@ class RunStats:
             batch_metrics=batch_metrics,
             evaluators=list(self.evaluators),
             interrupted=interrupted,
+            stopped=stopped,
             histograms={key: self.agg.histogram_values(key) for key in aggregates},
         )
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from openevals.comparison import acompare, compare
-from openevals.evaluation import EvaluatorFailing, evaluate
+from openevals.evaluation import Budget, EvaluatorFailing, LocalEngine, evaluate
 from openevals.pairwise import create_async_pairwise_llm_as_judge, create_pairwise_llm_as_judge
 from openevals.testing import FakeOpenAIServer, async_openai_client, openai_client
 
@@ -94,4 +94,17 @@ def test_bad_judge_arguments(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="`judge` must be a pairwise judge"):
         compare(base, cand, judge="gpt-4o")
     with pytest.raises(ValueError, match="`judge_options` takes"):
-        compare(base, cand, judge=lambda **kw: None, judge_options={"engine": "ray"})
+        compare(base, cand, judge=lambda **kw: None, judge_options={"target": print})
+
+
+def test_judge_options_take_the_engine_and_budget_objects(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    fake_openai.set_responder(_responder)
+    base, cand = _runs(tmp_path)
+    judge = create_pairwise_llm_as_judge(judge=openai_client(fake_openai), model="gpt-test")
+    options = {"engine": LocalEngine(eval_timeout=30), "budget": Budget(max_cost=0)}
+    h2h = compare(base, cand, judge=judge, judge_options=options).head_to_head
+    assert h2h.comparisons == 0 and fake_openai.chat_requests == []  # a zero cap starts nothing
+    with pytest.raises(ValueError, match=r"LocalEngine\(eval_timeout=\)"):
+        compare(base, cand, judge=judge, judge_options={"engine": LocalEngine(eval_timeout=-1)})

@@ -19,7 +19,7 @@ from openevals._contract import (
     is_async_callable,
     unwrap,
 )
-from openevals.evaluation import EvaluatorSpec, build_evaluator, evaluate
+from openevals.evaluation import Budget, EvaluatorSpec, build_evaluator, evaluate
 from openevals.exact import exact_match, exact_match_async
 from openevals.json import create_json_match_evaluator
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
@@ -109,7 +109,7 @@ def test_info_a_user_attaches_is_what_the_runner_reads() -> None:
         return evaluator(**kwargs)
 
     attach_info(spy, attached)
-    result = evaluate(ROWS, [spy], prices={"my-model": (2.0, 0.0)}, progress=False)
+    result = evaluate(ROWS, [spy], budget=Budget(prices={"my-model": (2.0, 0.0)}), progress=False)
     # The runner takes the model (and so the cost) and the inline decision from the description.
     info = result.summary["evaluators"]["spy"]
     assert info["model"] == "my-model"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from openevals.evaluation import SQLiteJudgeCache, evaluate
+from openevals.evaluation import Budget, SQLiteJudgeCache, evaluate
 from openevals.evaluation.cache import CountingCache, default_cache_path, open_cache
 from openevals.testing import FakeOpenAIServer
 from tests.evaluation.helpers import JUDGE_KINDS, make_judge, qa_rows
@@ -135,7 +135,10 @@ def test_judge_cost_uses_the_price_table(fake_openai: FakeOpenAIServer) -> None:
     )
     judge = make_judge("openai-sync", fake_openai)
     result = evaluate(
-        qa_rows(4), {"judge": judge}, prices={"gpt-test": (2.0, 10.0)}, progress=False
+        qa_rows(4),
+        {"judge": judge},
+        budget=Budget(prices={"gpt-test": (2.0, 10.0)}),
+        progress=False,
     )
     info = result.summary["evaluators"]["judge"]
     assert info["model"] == "gpt-test"

@@ -16,7 +16,7 @@ import pytest
 import openevals
 from openevals._contract import EvaluatorInfo, attach_info
 from openevals.cli import main
-from openevals.evaluation import frames
+from openevals.evaluation import Budget, frames
 from openevals.evaluation.frames import LONG_COLUMNS
 from openevals.evaluation.result import EvaluationResult
 
@@ -54,7 +54,7 @@ def result() -> EvaluationResult:
         DATA,
         {"exact": openevals.exact_match, "judged": _judged},
         group_by="topic",
-        prices=PRICES,
+        budget=Budget(prices=PRICES),
         progress=False,
     )
 
@@ -142,7 +142,10 @@ def test_parquet_read_back_equals_the_jsonl_output(
     result: EvaluationResult, tmp_path: Path
 ) -> None:
     run = openevals.evaluate(
-        DATA, {"exact": openevals.exact_match, "judged": _judged}, prices=PRICES, progress=False
+        DATA,
+        {"exact": openevals.exact_match, "judged": _judged},
+        budget=Budget(prices=PRICES),
+        progress=False,
     )
     jsonl = tmp_path / "run.jsonl"
     run.to_jsonl(jsonl)

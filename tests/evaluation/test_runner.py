@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from openevals._contract import EvaluatorInfo, attach_info
-from openevals.evaluation import EvaluatorSpec, aevaluate, evaluate
+from openevals.evaluation import BatchMetrics, Budget, EvaluatorSpec, aevaluate, evaluate
 from openevals.evaluation.result import EvaluationInterrupted
 from openevals.exact import exact_match, exact_match_async
 from openevals.string.levenshtein import levenshtein_distance
@@ -325,8 +325,12 @@ def test_bad_arguments_are_rejected_before_running() -> None:
         evaluate(DATA, [42], progress=False)
     with pytest.raises(ValueError, match="unknown evaluator 'nope'"):
         evaluate(DATA, ["nope"], progress=False)
-    with pytest.raises(ValueError, match="accumulate is only used with batch_metrics"):
-        evaluate(DATA, [exact_match], accumulate=lambda m: m, progress=False)
+    with pytest.raises(TypeError, match=r"BatchMetrics\(accumulate=\) must be a function"):
+        BatchMetrics([lambda batch: {}], accumulate=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"BatchMetrics\(batch_size=\) must be an integer >= 1"):
+        BatchMetrics([lambda batch: {}], batch_size=0)
+    with pytest.raises(TypeError, match="batch_metrics must be a list"):
+        evaluate(DATA, [exact_match], batch_metrics="bleu", progress=False)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="progress"):
         evaluate(DATA, [exact_match], progress=3)
     with pytest.raises(TypeError, match="target"):
@@ -547,16 +551,16 @@ def test_batch_metrics_with_default_sum_and_custom_accumulate() -> None:
             "Accuracy": {"value": correct / total, "is_algebraic": True},
         }
 
-    summed = evaluate(DATA, [exact_match], batch_metrics=[counts], batch_size=5, progress=False)
+    summed = evaluate(
+        DATA, [exact_match], batch_metrics=BatchMetrics([counts], batch_size=5), progress=False
+    )
     assert sorted(batches) == [2, 5, 5]
     assert summed.batch_metrics["Correct"] == {"value": 4, "batches": 3}
     assert summed.batch_metrics["Total"]["value"] == 12
     custom = evaluate(
         DATA,
         [exact_match],
-        batch_metrics=[counts],
-        accumulate=accuracy,
-        batch_size=4,
+        batch_metrics=BatchMetrics([counts], accumulate=accuracy, batch_size=4),
         progress=False,
     )
     assert custom.batch_metrics["Accuracy"] == {
@@ -573,7 +577,9 @@ def test_batch_columns_include_extra_fields() -> None:
         seen.update(batch)
         return {"n": {"value": len(batch["id"])}}
 
-    evaluate(DATA[:3], [exact_match], batch_metrics=[grab], batch_size=10, progress=False)
+    evaluate(
+        DATA[:3], [exact_match], batch_metrics=BatchMetrics([grab], batch_size=10), progress=False
+    )
     assert set(seen) == {
         "id",
         "inputs",
@@ -596,7 +602,7 @@ def test_a_failing_batch_metric_is_reported_not_raised() -> None:
     result = evaluate(DATA[:3], [exact_match], batch_metrics=[broken, words], progress=False)
     errors = result.summary["batch_metric_errors"]
     assert errors[0]["metric_fn"] == "broken" and errors[0]["type"] == "ZeroDivisionError"
-    assert errors[-1]["metric_fn"] == "accumulate" and "pass accumulate=" in errors[-1]["message"]
+    assert errors[-1]["metric_fn"] == "accumulate" and "accumulate=" in errors[-1]["message"]
     assert result.aggregates["exact_match"]["count"] == 3
 
 
@@ -612,7 +618,12 @@ def test_progress_callback_sees_running_aggregates_with_intervals() -> None:
     def metric(batch: dict[str, list[Any]]) -> dict[str, Any]:
         return {"rows": {"value": len(batch["id"])}}
 
-    evaluate(DATA, [scored], progress=snapshots.append, batch_metrics=[metric], batch_size=3)
+    evaluate(
+        DATA,
+        [scored],
+        progress=snapshots.append,
+        batch_metrics=BatchMetrics([metric], batch_size=3),
+    )
     assert [s["rows_done"] for s in snapshots[:-1]] == list(range(1, 13))
     final = snapshots[-1]
     assert final["finished"] is True and final["rows_total"] == 12
@@ -652,10 +663,14 @@ def test_usage_and_cost_are_summed_per_evaluator() -> None:
     assert info["model"] == "gpt-4.1-mini"
     assert info["cost_usd"] == pytest.approx((4000 * 0.40 + 2000 * 1.60) / 1e6)
     assert result.summary["cost_usd"] == pytest.approx(info["cost_usd"])
-    custom = evaluate(DATA[:4], [judge], prices={"gpt-4.1-mini": (1.0, 1.0)}, progress=False)
+    custom = evaluate(
+        DATA[:4], [judge], budget=Budget(prices={"gpt-4.1-mini": (1.0, 1.0)}), progress=False
+    )
     assert custom.summary["cost_usd"] == pytest.approx(6000 / 1e6)
     with pytest.raises(TypeError, match=r"prices\['x'\]"):
-        evaluate(DATA, [judge], prices={"x": "cheap"}, progress=False)
+        Budget(prices={"x": "cheap"})
+    with pytest.raises(TypeError, match=r"budget must be a Budget"):
+        evaluate(DATA, [judge], budget={"x": (1, 1)}, progress=False)  # type: ignore[arg-type]
 
 
 def test_to_jsonl_and_repr() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from openevals.evaluation import aevaluate, evaluate
+from openevals.evaluation import RayEngine, aevaluate, evaluate
 from openevals.evaluation.cache import SQLiteJudgeCache
 from openevals.llm import create_llm_as_judge
 from openevals.testing import FakeOpenAIServer
@@ -72,7 +72,7 @@ def test_same_results_records_and_file_as_local(tmp_path: Path) -> None:
     data = rows(120)
     local = evaluate(data, EVALUATORS, output=tmp_path / "local.jsonl", **OPTIONS)
     on_ray = evaluate(
-        data, EVALUATORS, output=tmp_path / "ray.jsonl", engine="ray", ray_batch_size=16, **OPTIONS
+        data, EVALUATORS, output=tmp_path / "ray.jsonl", engine=RayEngine(batch_size=16), **OPTIONS
     )
     assert canon_result(on_ray) == canon_result(local)
     assert [r["index"] for r in on_ray.rows] == list(range(120))
@@ -88,7 +88,7 @@ def test_same_results_records_and_file_as_local(tmp_path: Path) -> None:
 def test_aevaluate_on_ray_equals_local() -> None:
     data = rows(40)
     local = asyncio.run(aevaluate(data, EVALUATORS, **OPTIONS))
-    on_ray = asyncio.run(aevaluate(data, EVALUATORS, engine="ray", ray_workers=2, **OPTIONS))
+    on_ray = asyncio.run(aevaluate(data, EVALUATORS, engine=RayEngine(workers=2), **OPTIONS))
     assert canon_result(on_ray) == canon_result(local)
 
 
@@ -114,7 +114,7 @@ def test_judge_from_workers_against_fake_server_with_shared_cache(
     output = tmp_path / "ray.jsonl"
     cache = tmp_path / "ray.sqlite"
     on_ray = evaluate(
-        data, [_judge()], cache=cache, output=output, engine="ray", ray_batch_size=4, progress=False
+        data, [_judge()], cache=cache, output=output, engine=RayEngine(batch_size=4), progress=False
     )
     assert len(fake_openai.chat_requests) == 24, "every worker row called the fake server"
     for result in (local, on_ray):
@@ -162,13 +162,13 @@ def test_batch_forms_used_on_workers_and_equal_per_row_results(tmp_path: Path) -
     evaluator = {"same": CountingBatchEvaluator(log)}
     local = evaluate(data, evaluator, progress=False)
     assert not log.exists(), "the local engine calls per row"
-    on_ray = evaluate(data, evaluator, engine="ray", ray_batch_size=10, progress=False)
+    on_ray = evaluate(data, evaluator, engine=RayEngine(batch_size=10), progress=False)
     assert canon_result(on_ray) == canon_result(local)
     assert sorted(int(n) for n in log.read_text().split()) == [2, 10, 10, 10]
     # One bad row fails the batch call: its rows fall back to per-row calls, errors stay per row.
     log.unlink()
     bad_local = evaluate(rows(20), evaluator, progress=False)
-    bad_ray = evaluate(rows(20), evaluator, engine="ray", ray_batch_size=10, progress=False)
+    bad_ray = evaluate(rows(20), evaluator, engine=RayEngine(batch_size=10), progress=False)
     assert canon_result(bad_ray) == canon_result(bad_local)
     assert bad_ray.summary["errors"]["by_evaluator"] == {"same": 4}
 
@@ -185,7 +185,7 @@ def test_batched_type_checking_equals_local(tmp_path: Path) -> None:
     data = [{"id": f"c{i}", "inputs": None, "outputs": code} for i, code in enumerate(samples)]
     local = evaluate(data, [create_mypy_evaluator()], progress=False)
     on_ray = evaluate(
-        data, [create_mypy_evaluator()], engine="ray", ray_batch_size=4, progress=False
+        data, [create_mypy_evaluator()], engine=RayEngine(batch_size=4), progress=False
     )
     assert canon_result(on_ray) == canon_result(local)
     (name,) = on_ray.rows[0]["evaluations"]
@@ -247,7 +247,7 @@ def test_killed_worker_loses_no_row(tmp_path: Path) -> None:
     evaluators = {"survives": kill_once, "exact": "exact_match"}
     output = tmp_path / "out.jsonl"
     on_ray = evaluate(
-        data, evaluators, output=output, engine="ray", ray_batch_size=5, progress=False
+        data, evaluators, output=output, engine=RayEngine(batch_size=5), progress=False
     )
     assert marker.exists() and int(marker.read_text()) != os.getpid(), "a worker was killed"
     local = evaluate(data, evaluators, progress=False)

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from openevals.evaluation import evaluate
+from openevals.evaluation import LocalEngine, RayEngine, evaluate
 from openevals.evaluation.cache import CacheBackend, SQLiteJudgeCache, shares_storage
 from openevals.evaluation.engines.batch_forms import batch_form
+from openevals.evaluation.engines.engine import as_engine
 from openevals.evaluation.evaluators import prepare_evaluators
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,29 +25,54 @@ DATA = [{"inputs": 1, "outputs": "a", "reference_outputs": "a"}]
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "error", "words"),
+    ("engine", "error", "words"),
     [
-        ({"engine": "spark"}, ValueError, "engine must be one of"),
-        ({"engine": None}, ValueError, "engine must be one of"),
-        ({"ray_address": "auto"}, ValueError, "only used with engine='ray'"),
-        ({"ray_workers": 2}, ValueError, "only used with engine='ray'"),
-        ({"ray_env": ["X"]}, ValueError, "only used with engine='ray'"),
-        ({"engine": "ray", "ray_address": ""}, TypeError, "ray_address must be"),
-        ({"engine": "ray", "ray_address": 5}, TypeError, "ray_address must be"),
-        ({"engine": "ray", "ray_workers": 0}, ValueError, "ray_workers must be"),
-        ({"engine": "ray", "ray_workers": True}, ValueError, "ray_workers must be"),
-        ({"engine": "ray", "ray_batch_size": 0}, ValueError, "ray_batch_size must be"),
-        ({"ray_batch_size": 2.5}, ValueError, "ray_batch_size must be"),
-        ({"engine": "ray", "ray_env": "OPENAI_API_KEY"}, TypeError, "ray_env must be a list"),
-        ({"engine": "ray", "ray_env": ["A=b"]}, TypeError, "names (no values)"),
-        ({"engine": "ray", "ray_env": [""]}, TypeError, "names (no values)"),
+        ("spark", ValueError, "engine must be one of"),
+        (None, ValueError, "engine must be one of"),
+        ({"address": "auto"}, ValueError, "engine must be one of"),
     ],
 )
-def test_bad_engine_options_fail_before_anything_runs(
+def test_a_bad_engine_fails_before_anything_runs(
+    engine: Any, error: type[Exception], words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        evaluate(DATA, ["exact_match"], progress=False, engine=engine)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"address": ""}, TypeError, "RayEngine(address=) must be"),
+        ({"address": 5}, TypeError, "RayEngine(address=) must be"),
+        ({"workers": 0}, ValueError, "RayEngine(workers=) must be"),
+        ({"workers": True}, ValueError, "RayEngine(workers=) must be"),
+        ({"batch_size": 0}, ValueError, "RayEngine(batch_size=) must be"),
+        ({"batch_size": 2.5}, ValueError, "RayEngine(batch_size=) must be"),
+        ({"env": "OPENAI_API_KEY"}, TypeError, "RayEngine(env=) must be a list"),
+        ({"env": ["A=b"]}, TypeError, "names (no values)"),
+        ({"env": [""]}, TypeError, "names (no values)"),
+        ({"parquet": 3}, TypeError, "RayEngine(parquet=) must be a folder path"),
+        ({"eval_timeout": 0}, ValueError, "RayEngine(eval_timeout=) must be a positive"),
+    ],
+)
+def test_bad_ray_engine_options_fail_where_they_are_written(
     kwargs: dict[str, Any], error: type[Exception], words: str
 ) -> None:
     with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
-        evaluate(DATA, ["exact_match"], progress=False, **kwargs)
+        RayEngine(**kwargs)
+
+
+def test_engine_objects_keep_their_options_and_the_names_mean_the_defaults() -> None:
+    engine = RayEngine(
+        address="ray://head:10001", workers=2, batch_size=8, env=["MY_VAR"], connect_timeout=5
+    )
+    assert engine.env == ("MY_VAR",) and engine.connect_timeout == 5.0
+    assert engine.name == "ray" and LocalEngine().name == "local"
+    assert as_engine("ray") == RayEngine() and as_engine("local") == LocalEngine()
+    assert as_engine(engine) is engine
+    assert pickle.loads(pickle.dumps(engine)) == engine
+    with pytest.raises(TypeError):
+        RayEngine("ray://head:10001")  # type: ignore[misc]  # options by name only
 
 
 def test_import_and_local_runs_never_load_ray() -> None:

@@ -1,4 +1,4 @@
-"""Parquet input on engine="ray": Ray Data reads it on the workers; results equal local ones."""
+"""Parquet input on a RayEngine: Ray Data reads it on the workers; results equal local ones."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from openevals.evaluation import evaluate
+from openevals.evaluation import RayEngine, evaluate
 from tests.ray.conftest import canon_result, file_records
 from tests.ray.test_ray_engine import EVALUATORS, OPTIONS, rows
 
@@ -44,9 +44,7 @@ def test_parquet_on_ray_equals_local(
         folder,
         EVALUATORS,
         output=tmp_path / "ray.jsonl",
-        engine="ray",
-        ray_batch_size=16,
-        ray_workers=2,
+        engine=RayEngine(batch_size=16, workers=2),
         **OPTIONS,
     )
     assert canon_result(on_ray) == canon_result(local)
@@ -61,7 +59,7 @@ def test_parquet_on_ray_resumes_through_the_general_path(tmp_path: Path) -> None
     folder = _write(tmp_path, rows(30))
     out = tmp_path / "run.jsonl"
     first = evaluate(folder, ["exact_match"], output=out, progress=False)
-    again = evaluate(folder, EVALUATORS, output=out, engine="ray", ray_batch_size=8, **OPTIONS)
+    again = evaluate(folder, EVALUATORS, output=out, engine=RayEngine(batch_size=8), **OPTIONS)
     local = evaluate(folder, EVALUATORS, **OPTIONS)
     assert again.summary["pairs"]["resumed"] == 30
     assert canon_result(again)["aggregates"] == canon_result(local)["aggregates"]
@@ -70,7 +68,7 @@ def test_parquet_on_ray_resumes_through_the_general_path(tmp_path: Path) -> None
 
 def test_parquet_output_of_a_ray_run_equals_local(tmp_path: Path) -> None:
     folder = _write(tmp_path, rows(30))
-    on_ray = evaluate(folder, ["exact_match"], engine="ray", ray_batch_size=8, progress=False)
+    on_ray = evaluate(folder, ["exact_match"], engine=RayEngine(batch_size=8), progress=False)
     local = evaluate(folder, ["exact_match"], progress=False)
     a = pq.read_table(on_ray.to_parquet(tmp_path / "ray.parquet")).to_pydict()
     b = pq.read_table(local.to_parquet(tmp_path / "local.parquet")).to_pydict()
@@ -79,15 +77,13 @@ def test_parquet_output_of_a_ray_run_equals_local(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("parquet_input", [False, True], ids=["list", "parquet"])
 def test_ray_workers_write_their_results_as_parquet(tmp_path: Path, parquet_input: bool) -> None:
-    """With ray_parquet=, each worker writes its batches' results; read back, the folder holds
+    """With RayEngine(parquet=), each worker writes its batches' results; read back, the folder holds
     the long table of the local run (scores as floats), and ``_SUCCESS`` marks it complete."""
     data: Any = rows(40)
     if parquet_input:
         data = _write(tmp_path, data)
     folder = tmp_path / "results"
-    on_ray = evaluate(
-        data, EVALUATORS, engine="ray", ray_batch_size=8, ray_parquet=folder, **OPTIONS
-    )
+    on_ray = evaluate(data, EVALUATORS, engine=RayEngine(batch_size=8, parquet=folder), **OPTIONS)
     local = evaluate(data, EVALUATORS, **OPTIONS)
     parts = sorted(p.name for p in folder.iterdir())
     assert parts == ["_SUCCESS"] + [f"part-{i:06d}.parquet" for i in range(5)]
@@ -104,11 +100,9 @@ def test_ray_workers_write_their_results_as_parquet(tmp_path: Path, parquet_inpu
     assert '"aggregates"' in summary
     assert canon_result(on_ray)["aggregates"] == canon_result(local)["aggregates"]
     with pytest.raises(ValueError, match="already holds results"):
-        evaluate(data, EVALUATORS, engine="ray", ray_parquet=folder, **OPTIONS)
+        evaluate(data, EVALUATORS, engine=RayEngine(parquet=folder), **OPTIONS)
 
 
-def test_ray_parquet_needs_the_ray_engine(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="ray_parquet is only used with engine='ray'"):
-        evaluate(rows(2), EVALUATORS, ray_parquet=tmp_path, **OPTIONS)
-    with pytest.raises(TypeError, match="ray_parquet must be a folder path"):
-        evaluate(rows(2), EVALUATORS, engine="ray", ray_parquet=3, **OPTIONS)  # type: ignore[arg-type]
+def test_the_parquet_folder_is_checked_by_the_engine() -> None:
+    with pytest.raises(TypeError, match=r"RayEngine\(parquet=\) must be a folder path"):
+        RayEngine(parquet=3)  # type: ignore[arg-type]

@@ -113,6 +113,30 @@ def aevaluate(**options: Any) -> Any:
     return openevals.aevaluate(ROWS, [scorer], progress=False, **options)
 
 
+def local_engine(eval_timeout: Any) -> Any:
+    from openevals.evaluation import LocalEngine
+
+    return LocalEngine(eval_timeout=eval_timeout)
+
+
+def ray_engine(**options: Any) -> Any:
+    from openevals.evaluation import RayEngine
+
+    return RayEngine(**options)
+
+
+def batch_metrics(**options: Any) -> Any:
+    from openevals.evaluation import BatchMetrics
+
+    return BatchMetrics([scorer], **options)
+
+
+def budget(**options: Any) -> Any:
+    from openevals.evaluation import Budget
+
+    return Budget(**options)
+
+
 def calibrate(**options: Any) -> Any:
     from openevals.calibration import calibrate
 
@@ -237,19 +261,26 @@ def cassette(tmp: Path, mode: Any) -> Any:
 CASES = [
     # ------------------------------------------------------------------ evaluate() / run options
     Case("evaluate-concurrency", lambda v: evaluate(concurrency=v), ValueError, "concurrency"),
-    Case("evaluate-batch_size", lambda v: evaluate(batch_size=v), ValueError, "batch_size"),
+    Case("evaluate-batch_size", lambda v: batch_metrics(batch_size=v), ValueError, "batch_size"),
     Case("evaluate-engine", lambda v: evaluate(engine=v), ValueError, "engine"),
-    Case("evaluate-eval_timeout", lambda v: evaluate(eval_timeout=v), TypeError, "eval_timeout"),
-    Case("evaluate-accumulate", lambda v: evaluate(accumulate=v), TypeError, "accumulate"),
+    Case("evaluate-eval_timeout", lambda v: local_engine(v), TypeError, "eval_timeout"),
+    Case("evaluate-accumulate", lambda v: batch_metrics(accumulate=v), TypeError, "accumulate"),
+    Case("evaluate-budget", lambda v: evaluate(budget=v), TypeError, "budget"),
+    Case("evaluate-max_cost", lambda v: budget(max_cost=v), TypeError, "max_cost"),
     Case("evaluate-group_by", lambda v: evaluate(group_by=v), TypeError, "group_by", NOT_STR),
     Case(
         "evaluate-ray_connect_timeout",
-        lambda v: evaluate(engine="ray", ray_connect_timeout=v),
+        lambda v: ray_engine(connect_timeout=v),
         ValueError,
-        "ray_connect_timeout",
+        "connect_timeout",
     ),
     Case("aevaluate-concurrency", lambda v: aevaluate(concurrency=v), ValueError, "concurrency"),
-    Case("aevaluate-eval_timeout", lambda v: aevaluate(eval_timeout=v), TypeError, "eval_timeout"),
+    Case(
+        "aevaluate-eval_timeout",
+        lambda v: aevaluate(engine=local_engine(v)),
+        TypeError,
+        "eval_timeout",
+    ),
     # ------------------------------------------------------------------ calibrate: labels, options
     Case("calibrate-label", lambda v: calibrate(label=v), TypeError, "`label`", NOT_STR),
     Case("calibrate-label_type", lambda v: calibrate(label_type=v), ValueError, "`label_type`"),

@@ -1,8 +1,9 @@
 """Ray options that used to hang or to accept secrets (issue 29, item 6).
 
-* ``ray_address`` where no cluster listens: bounded by ``ray_connect_timeout`` (default 30 s),
-  then ``RayConnectError`` (a ``ConnectionError``) naming ``ray_address``; no Ray is started;
-* ``ray_env`` given a dict: refused, saying only names are taken, without echoing the values.
+* ``RayEngine(address=)`` where no cluster listens: bounded by its ``connect_timeout`` (default
+  30 s), then ``RayConnectError`` (a ``ConnectionError``) naming the address; no Ray is started;
+* ``RayEngine(env=)`` given a dict: refused, saying only names are taken, without echoing the
+  values.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from openevals import aevaluate, evaluate
+from openevals.evaluation import RayEngine
 from openevals.evaluation.engines import ray_connect
 from openevals.evaluation.engines.ray_connect import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -53,7 +55,9 @@ def test_addresses_with_a_host_and_port_are_probed(address: str, expected: Any) 
 def test_a_refused_address_is_a_clear_error_at_once() -> None:
     port = closed_port()
     start = time.monotonic()
-    with pytest.raises(RayConnectError, match=rf"^ray_address='127.0.0.1:{port}': no Ray cluster"):
+    with pytest.raises(
+        RayConnectError, match=rf"^RayEngine address='127.0.0.1:{port}': no Ray cluster"
+    ):
         probe_ray_address(f"127.0.0.1:{port}", 5.0)
     assert time.monotonic() - start < 3
 
@@ -70,14 +74,16 @@ def test_an_address_that_never_answers_is_bounded_by_the_timeout(
 
     monkeypatch.setattr(ray_connect.socket, "create_connection", black_hole)
     start = time.monotonic()
-    with pytest.raises(RayConnectError, match=r"no answer within 0.3 s.*ray_connect_timeout"):
+    with pytest.raises(
+        RayConnectError, match=r"no answer within 0.3 s.*RayEngine\(connect_timeout=\)"
+    ):
         probe_ray_address("10.0.0.1:6379", 0.3, from_env=True)
     assert seen == [0.3]
     assert time.monotonic() - start < 2
 
 
 def test_the_message_says_when_the_address_came_from_ray_address() -> None:
-    with pytest.raises(RayConnectError, match=r"^ray_address \(from RAY_ADDRESS\)="):
+    with pytest.raises(RayConnectError, match=r"^RayEngine address \(from RAY_ADDRESS\)="):
         probe_ray_address(f"127.0.0.1:{closed_port()}", 1.0, from_env=True)
 
 
@@ -90,8 +96,10 @@ def test_a_listening_address_passes_the_probe() -> None:
 
 @pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), True, "30"])
 def test_a_bad_connect_timeout_is_refused(bad: Any) -> None:
-    with pytest.raises(ValueError, match=r"^ray_connect_timeout must be a number of seconds > 0"):
-        evaluate(ROWS, ["exact_match"], engine="ray", ray_connect_timeout=bad, progress=False)
+    with pytest.raises(
+        ValueError, match=r"^RayEngine\(connect_timeout=\) must be a number of seconds > 0"
+    ):
+        RayEngine(connect_timeout=bad)
 
 
 def test_the_default_is_thirty_seconds() -> None:
@@ -103,11 +111,11 @@ def test_the_default_is_thirty_seconds() -> None:
 def test_ray_env_as_a_dict_is_refused_without_echoing_values(env: Any, is_async: bool) -> None:
     import asyncio
 
-    with pytest.raises(TypeError, match=r"^ray_env takes only the names") as caught:
+    with pytest.raises(TypeError, match=r"^RayEngine\(env=\) takes only the names") as caught:
         if is_async:
-            asyncio.run(aevaluate(ROWS, ["exact_match"], engine="ray", ray_env=env, progress=False))
+            asyncio.run(aevaluate(ROWS, ["exact_match"], engine=RayEngine(env=env), progress=False))
         else:
-            evaluate(ROWS, ["exact_match"], engine="ray", ray_env=env, progress=False)
+            evaluate(ROWS, ["exact_match"], engine=RayEngine(env=env), progress=False)
     assert SECRET not in str(caught.value)
     assert "never their values" in str(caught.value)
     assert "['OPENAI_API_KEY']" in str(caught.value)
@@ -122,13 +130,12 @@ def test_evaluate_on_ray_with_an_unreachable_address_fails_fast_and_starts_no_ra
 
     address = f"127.0.0.1:{closed_port()}"
     start = time.monotonic()
-    with pytest.raises(RayConnectError, match=rf"^ray_address='{address}'"):
+    engine = RayEngine(address=address)
+    with pytest.raises(RayConnectError, match=rf"^RayEngine address='{address}'"):
         if is_async:
-            asyncio.run(
-                aevaluate(ROWS, ["exact_match"], engine="ray", ray_address=address, progress=False)
-            )
+            asyncio.run(aevaluate(ROWS, ["exact_match"], engine=engine, progress=False))
         else:
-            evaluate(ROWS, ["exact_match"], engine="ray", ray_address=address, progress=False)
+            evaluate(ROWS, ["exact_match"], engine=engine, progress=False)
     assert time.monotonic() - start < 30
     assert not ray.is_initialized()
 
@@ -136,5 +143,5 @@ def test_evaluate_on_ray_with_an_unreachable_address_fails_fast_and_starts_no_ra
 def test_ray_address_from_the_environment_is_probed_too(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("ray")
     monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{closed_port()}")
-    with pytest.raises(RayConnectError, match=r"^ray_address \(from RAY_ADDRESS\)="):
-        evaluate(ROWS, ["exact_match"], engine="ray", ray_connect_timeout=2, progress=False)
+    with pytest.raises(RayConnectError, match=r"^RayEngine address \(from RAY_ADDRESS\)="):
+        evaluate(ROWS, ["exact_match"], engine=RayEngine(connect_timeout=2), progress=False)

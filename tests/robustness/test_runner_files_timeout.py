@@ -20,6 +20,7 @@ import pytest
 
 from openevals import aevaluate, evaluate, exact_match
 from openevals.cli import main
+from openevals.evaluation import LocalEngine
 from openevals.evaluation.data import count_rows, load_rows
 
 ROWS = [{"id": f"r{i}", "outputs": "a", "reference_outputs": "a"} for i in range(4)]
@@ -59,7 +60,11 @@ def test_a_slow_evaluation_times_out_on_its_row(
     evaluator: Any, use_async: bool, tmp_path: Path
 ) -> None:
     out = tmp_path / "run.jsonl"
-    kwargs: dict[str, Any] = {"progress": False, "eval_timeout": 0.3, "output": out}
+    kwargs: dict[str, Any] = {
+        "progress": False,
+        "engine": LocalEngine(eval_timeout=0.3),
+        "output": out,
+    }
     evaluators = {"slow": evaluator, "exact": exact_match}
     start = time.perf_counter()
     try:
@@ -83,14 +88,16 @@ def test_a_slow_evaluation_times_out_on_its_row(
 
 
 def test_an_evaluators_own_timeout_is_not_reworded() -> None:
-    result = evaluate(ROWS[:1], [own_timeout], progress=False, eval_timeout=5)
+    result = evaluate(ROWS[:1], [own_timeout], progress=False, engine=LocalEngine(eval_timeout=5))
     error = result.rows[0]["evaluations"]["own_timeout"]["error"]
     assert error == {"type": "TimeoutError", "message": "my own deadline"}
 
 
 def test_fast_evaluations_are_unaffected() -> None:
     plain = evaluate(ROWS, [exact_match, slow_async], progress=False)
-    timed = evaluate(ROWS, [exact_match, slow_async], progress=False, eval_timeout=5)
+    timed = evaluate(
+        ROWS, [exact_match, slow_async], progress=False, engine=LocalEngine(eval_timeout=5)
+    )
     assert plain.aggregates == timed.aggregates
 
 
@@ -106,8 +113,8 @@ def test_fast_evaluations_are_unaffected() -> None:
     ],
 )
 def test_eval_timeout_is_checked(value: Any, error: type[Exception]) -> None:
-    with pytest.raises(error, match="eval_timeout"):
-        evaluate(ROWS, [exact_match], progress=False, eval_timeout=value)
+    with pytest.raises(error, match=r"LocalEngine\(eval_timeout=\)"):
+        LocalEngine(eval_timeout=value)
 
 
 def test_cli_eval_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,7 +125,7 @@ def test_cli_eval_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     )
     code = main(["run", str(data), "-e", "exact_match", "--no-progress", "--eval-timeout", "-2"])
     assert code == 2
-    assert "eval_timeout must be a positive number" in capsys.readouterr().err
+    assert "eval_timeout=) must be a positive number" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- empty datasets

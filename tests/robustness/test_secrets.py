@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openevals.cli import main
-from openevals.evaluation import EvaluatorSpec, aevaluate, evaluate
+from openevals.evaluation import BatchMetrics, EvaluatorSpec, aevaluate, evaluate
 from openevals.evaluation.evaluators import prepare_evaluators
 from openevals.evaluation.progress import RichProgress, print_summary
 from openevals.evaluation.records import encode
@@ -135,9 +135,7 @@ def _run_with_secret_in(place: str, tmp_path: Path, sinks: dict[str, str]) -> An
     common: dict[str, Any] = {
         "target": target if place.startswith("target") else None,
         "group_by": "topic",
-        "batch_metrics": [metric],
-        "accumulate": accumulate,
-        "batch_size": 2,
+        "batch_metrics": BatchMetrics([metric], accumulate=accumulate, batch_size=2),
         "output": out,
     }
     result = evaluate(rows, evaluators, progress=snapshots.append, **common)

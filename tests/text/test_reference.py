@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from rouge_score import rouge_scorer, tokenizers
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from openevals.evaluation import evaluate
+from openevals.evaluation import BatchMetrics, evaluate
 from openevals.evaluation.registry import SpecError, build_batch_metric, build_evaluator
 from openevals.text import (
     bleu_batch,
@@ -355,7 +355,10 @@ def test_property_batch_runner_value_is_the_whole_corpus_score(
     hyps, refs = [h for h, _ in pairs], [r for _, r in pairs]
     data = [{"outputs": h, "reference_outputs": r} for h, r in pairs]
     result = evaluate(
-        data, ["exact_match"], batch_metrics=["bleu", "chrf"], batch_size=size, progress=False
+        data,
+        ["exact_match"],
+        batch_metrics=BatchMetrics(["bleu", "chrf"], batch_size=size),
+        progress=False,
     )
     assert result.batch_metrics["bleu"]["value"] == BLEU().corpus_score(hyps, [refs]).score
     assert result.batch_metrics["chrf"]["value"] == CHRF().corpus_score(hyps, [refs]).score
@@ -370,13 +373,15 @@ def test_batch_runner_corpus_metrics_are_exact_across_batches() -> None:
     result = evaluate(
         data,
         ["bleu", "rouge:rouge_types=rouge1,rougeL"],
-        batch_metrics=[
-            "bleu",
-            reference_batch_metric("chrf++"),
-            "ter:case_sensitive=true",
-            "rouge:rouge_types=rougeL",
-        ],
-        batch_size=64,
+        batch_metrics=BatchMetrics(
+            [
+                "bleu",
+                reference_batch_metric("chrf++"),
+                "ter:case_sensitive=true",
+                "rouge:rouge_types=rougeL",
+            ],
+            batch_size=64,
+        ),
         progress=False,
     )
     metrics = result.batch_metrics
@@ -398,7 +403,9 @@ def test_a_bad_row_is_recorded_not_scored() -> None:
         {"outputs": "a b", "reference_outputs": "a b"},
         {"outputs": 5, "reference_outputs": "x"},
     ]
-    result = evaluate(data, ["exact_match"], batch_metrics=["bleu"], batch_size=10, progress=False)
+    result = evaluate(
+        data, ["exact_match"], batch_metrics=BatchMetrics(["bleu"], batch_size=10), progress=False
+    )
     assert "bleu" not in result.batch_metrics
     assert any("outputs[1]" in str(e) for e in result.summary["batch_metric_errors"])
 

@@ -1,16 +1,17 @@
 """``evaluate(..., engine="ray")``: rows go to Ray Data workers in batches.
 
 The driver (this process) is the local engine's run (:class:`~.local.LocalRun`: options, judge
-cache, ``output=`` file, resume). Rows with work left are pickled in chunks of ``ray_batch_size``
-and mapped onto a pool of ``ray_workers`` actors (:class:`EvalWorker`), each scoring its chunk
-with :class:`~.worker.WorkerRun` (the judge cache shared through :mod:`._ray_cache`). Chunks come
+cache, ``output=`` file, resume). Rows with work left are pickled in chunks of the engine's
+``batch_size`` and mapped onto a pool of its ``workers`` actors (:class:`EvalWorker`), each
+scoring its chunk with :class:`~.worker.WorkerRun` (the judge cache shared through
+:mod:`._ray_cache`). Chunks come
 back in data order (``preserve_order``) and the driver replays their outcomes through the shared
 row code and recording, so every record is made exactly as locally, once: Ray retries the chunk
 of a killed worker, and the driver records only what it received.
 
-Without ``ray_address`` (or ``RAY_ADDRESS``) a local Ray is started and stopped after the run; a
-Ray session already initialised in this process is used and left running. Environment variables
-named in ``ray_env``, every secret-named one (``*_API_KEY``, ``*_TOKEN``, ...) and every
+Without ``RayEngine(address=)`` (or ``RAY_ADDRESS``) a local Ray is started and stopped after the
+run; a Ray session already initialised in this process is used and left running. Environment variables
+named in ``RayEngine(env=)``, every secret-named one (``*_API_KEY``, ``*_TOKEN``, ...) and every
 ``*_BASE_URL`` reach the workers as actor arguments, in memory (a ``runtime_env`` would be
 written to Ray's log), never into a record.
 """
@@ -36,6 +37,7 @@ from ray import cloudpickle
 from openevals.evaluation.blocks import block_of_rows
 from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
+from openevals.evaluation.engines.engine import RayEngine
 from openevals.evaluation.engines.local import LocalRun
 from openevals.evaluation.engines.ray_connect import probe_ray_address
 from openevals.evaluation.engines.worker import (
@@ -165,25 +167,12 @@ class RayRun:
         self.run = LocalRun(data, evaluators, options)
         self.data = data
         self.options = options
+        self.engine = ray_engine_of(options)
         self.stop = threading.Event()
         self.replay = ReplayCalls()
-        self.parquet = None if options.ray_parquet is None else str(options.ray_parquet)
-        worker_options = replace(
-            options,
-            engine="local",
-            ray_address=None,
-            ray_workers=None,
-            ray_env=None,
-            ray_parquet=None,
-            cache=None,
-            progress=False,
-            output=None,
-            batch_metrics=None,
-            accumulate=None,
-            prices=None,
-        )
+        self.parquet = None if self.engine.parquet is None else str(self.engine.parquet)
         try:
-            self._payload = cloudpickle.dumps((evaluators, worker_options))
+            self._payload = cloudpickle.dumps((evaluators, options.on_worker()))
         except Exception as exc:
             raise TypeError(
                 "engine='ray' sends the evaluators and the target to its workers, but they "
@@ -205,7 +194,7 @@ class RayRun:
 
     async def _schedule(self) -> None:
         self.executor = self.run.executor_for(self.replay)
-        with _Session(self.options.ray_address, self.options.ray_connect_timeout):
+        with _Session(self.engine.address, self.engine.connect_timeout):
             await self._replay_all()
 
     def _needs_work(self, row: Row) -> bool:
@@ -217,12 +206,15 @@ class RayRun:
         if not (previous.evals or previous.rows or self.parquet):  # nothing to resume
             from openevals.evaluation.engines._ray_parquet import parquet_stream
 
-            streamed = parquet_stream(self.data, self.options, self._payload, self.run.cache)
+            streamed = parquet_stream(self.data, self.engine, self._payload, self.run.cache)
             if streamed is not None:  # Parquet: Ray Data reads it on the workers
                 try:
                     for row, self.replay.outcome in streamed:
                         if self.stop.is_set():
                             raise KeyboardInterrupt
+                        if self.run.over_budget():
+                            self.run.capped = True
+                            return
                         await self.executor.process_row(row)
                 finally:
                     streamed.close()
@@ -235,12 +227,18 @@ class RayRun:
                 for chunk_rows, done in chunks:
                     if self.stop.is_set():
                         raise KeyboardInterrupt
+                    if self.run.over_budget():  # later chunks are dropped, unrecorded
+                        self.run.capped = True
+                        return
                     await self._replay_chunk(chunk_rows, done)
                 return
             outcomes = (o for chunk_rows, done in chunks for o in row_outcomes(done))
             for row in rows:
                 if self.stop.is_set():
                     raise KeyboardInterrupt
+                if self.run.over_budget():
+                    self.run.capped = True
+                    return
                 self.replay.outcome = next(outcomes) if self._needs_work(row) else None
                 await self.executor.process_row(row)
         finally:
@@ -268,7 +266,7 @@ class RayRun:
         """Every batch of ``work`` with what the workers did for it, in order."""
         if not work:
             return
-        size = self.options.ray_batch_size
+        size = self.engine.batch_size
         previous = self.run.previous
         batches = [work[start : start + size] for start in range(0, len(work), size)]
         chunks = []
@@ -289,7 +287,7 @@ class RayRun:
         self, chunks: list[bytes], shared: Any
     ) -> Generator[list[RowOutcome] | ColumnOutcomes, None, None]:
         cpus = ray.cluster_resources().get("CPU", 1)
-        workers = self.options.ray_workers or max(1, int(cpus))
+        workers = self.engine.workers or max(1, int(cpus))
         workers = min(workers, len(chunks))
         table = pa.table(
             {"chunk": pa.array(range(len(chunks))), "payload": pa.array(chunks, pa.binary())}
@@ -301,7 +299,7 @@ class RayRun:
             fn_constructor_args=(
                 payload_ref,
                 shared,
-                worker_env(self.options.ray_env),
+                worker_env(self.engine.env),
                 self.parquet,
             ),
             batch_size=1,
@@ -319,25 +317,34 @@ class RayRun:
         del payload_ref
 
 
+def ray_engine_of(options: RunOptions) -> RayEngine:
+    """The run's :class:`RayEngine` (a Ray run is given one)."""
+    engine = options.engine
+    if not isinstance(engine, RayEngine):  # pragma: no cover - the runner checks
+        raise TypeError(f"a Ray run needs a RayEngine; got {type(engine).__name__}")
+    return engine
+
+
 def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
-    """:func:`~openevals.evaluation.evaluate` with ``engine="ray"``."""
+    """:func:`~openevals.evaluation.evaluate` with a :class:`RayEngine`."""
     run = RayRun(data, evaluators, options)
-    start_parts(options.ray_parquet)
+    start_parts(run.engine.parquet)
     try:
         run.run_blocking()
     except KeyboardInterrupt:
         run.run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None
     result = run.result()
-    finish_parts(options.ray_parquet, result)
+    finish_parts(run.engine.parquet, result)
     return result
 
 
 async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
-    """:func:`~openevals.evaluation.aevaluate` with ``engine="ray"``: the driver runs in a thread;
-    cancelling stops it after the current row (finished work stays in the ``output=`` file)."""
+    """:func:`~openevals.evaluation.aevaluate` with a :class:`RayEngine`: the driver runs in a
+    thread; cancelling stops it after the current row (finished work stays in the ``output=``
+    file)."""
     run = RayRun(data, evaluators, options)
-    start_parts(options.ray_parquet)
+    start_parts(run.engine.parquet)
     task = asyncio.get_running_loop().run_in_executor(None, run.run_blocking)
     try:
         await asyncio.shield(task)
@@ -347,5 +354,5 @@ async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> E
             await task
         raise
     result = run.result()
-    finish_parts(options.ray_parquet, result)
+    finish_parts(run.engine.parquet, result)
     return result

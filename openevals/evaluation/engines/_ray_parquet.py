@@ -1,8 +1,8 @@
-"""Parquet input on ``engine="ray"``: Ray Data reads the files, on the workers.
+"""Parquet input on a :class:`~.engine.RayEngine`: Ray Data reads the files, on the workers.
 
 When the data of a Ray run is Parquet and nothing is to be resumed, ``ray.data.read_parquet``
-reads the files on the cluster and each batch of ``ray_batch_size`` rows goes, as Arrow, to an
-evaluation actor that maps its columns as the local reader does (:mod:`..columns`) and scores
+reads the files on the cluster and each batch of the engine's ``batch_size`` rows goes, as Arrow,
+to an evaluation actor that maps its columns as the local reader does (:mod:`..columns`) and scores
 them. Batches come back in file order with each row's record and outcome; the driver gives rows
 their index and id in that order (so content ids equal the local ones) and replays the outcomes.
 A run with something to resume needs each row's id first, so the driver then reads the rows.
@@ -21,6 +21,7 @@ import ray.data
 
 from openevals.evaluation.data import Row, iter_rows, normalize_row
 from openevals.evaluation.engines._ray_engine import EvalWorker, ray_data_session, worker_env
+from openevals.evaluation.engines.engine import RayEngine
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
 from openevals.evaluation.sources import check_arrow_schema, parquet_files, require
 
@@ -46,7 +47,7 @@ class ParquetWorker(EvalWorker):
 
 
 def parquet_stream(
-    data: Any, options: Any, payload: bytes, cache: Any
+    data: Any, engine: RayEngine, payload: bytes, cache: Any
 ) -> Generator[tuple[Row, RowOutcome], None, None] | None:
     """``(row, outcome)`` pairs of a Ray run over Parquet ``data``, in data order, or ``None``
     when ``data`` is not Parquet. ``payload`` is the run's pickled evaluators and worker options,
@@ -58,16 +59,16 @@ def parquet_stream(
         return None
     if files is None:
         return None
-    return _pairs([str(f) for f in files], options, payload, cache)
+    return _pairs([str(f) for f in files], engine, payload, cache)
 
 
 def _pairs(
-    files: list[str], options: Any, payload: bytes, cache: Any
+    files: list[str], engine: RayEngine, payload: bytes, cache: Any
 ) -> Generator[tuple[Row, RowOutcome], None, None]:
     outcomes: deque[RowOutcome] = deque()
 
     def records() -> Iterator[dict[str, Any]]:
-        for raw, outcome in _results(files, options, payload, cache):
+        for raw, outcome in _results(files, engine, payload, cache):
             outcomes.append(outcome)
             yield raw
 
@@ -76,12 +77,12 @@ def _pairs(
 
 
 def _results(
-    files: list[str], options: Any, payload: bytes, cache: Any
+    files: list[str], engine: RayEngine, payload: bytes, cache: Any
 ) -> Iterator[tuple[dict[str, Any], RowOutcome]]:
     with ray_data_session(cache) as shared:
         payload_ref = ray.put(payload)
         cpus = ray.cluster_resources().get("CPU", 1)
-        workers = options.ray_workers or max(1, int(cpus))
+        workers = engine.workers or max(1, int(cpus))
         # Ray Data schedules the read tasks beside the actor pool: they need CPU left over, so
         # the actors share what the reads do not take (with as many whole-CPU actors as CPUs,
         # no read would ever start).
@@ -90,8 +91,8 @@ def _results(
         dataset: Any = ray.data.read_parquet(files, num_cpus=read_cpus)
         dataset = dataset.map_batches(
             ParquetWorker,
-            fn_constructor_args=(payload_ref, shared, worker_env(options.ray_env)),
-            batch_size=options.ray_batch_size,
+            fn_constructor_args=(payload_ref, shared, worker_env(engine.env)),
+            batch_size=engine.batch_size,
             batch_format="pyarrow",
             compute=ray.data.ActorPoolStrategy(size=workers),
             num_cpus=actor_cpus,

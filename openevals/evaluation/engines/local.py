@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.batches import MetricBatches
 from openevals.evaluation.blocks import (
     BLOCK_ROWS,
     ColumnBlock,
@@ -41,7 +41,6 @@ from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_row
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
-from openevals.evaluation.pricing import merge_prices
 from openevals.evaluation.progress import make_progress
 from openevals.evaluation.recording import RunRecords
 from openevals.evaluation.records import Recorder
@@ -63,7 +62,7 @@ class LocalRun:
             self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
             self.evaluators = self.pairwise.evaluators
         self.names = [ev.name for ev in self.evaluators]
-        self.prices = merge_prices(options.prices)
+        self.prices = options.budget.table
         progress = make_progress(options.progress)
         reader = RowReader(data)
         self.reader: RowReader | None = reader
@@ -77,11 +76,9 @@ class LocalRun:
         self.stats = RunStats(
             self.names, group_by=options.group_by, rows_total=rows_total, live=progress is not None
         )
-        batches: BatchMetrics | None = None
-        if options.batch_metrics:
-            batches = BatchMetrics(
-                options.batch_metrics, options.accumulate, options.batch_size, self.recorder
-            )
+        batches: MetricBatches | None = None
+        if options.batch_metrics is not None and options.batch_metrics.metrics:
+            batches = MetricBatches(options.batch_metrics, self.recorder)
             self.stats.batches = batches
         self.output_path = Path(options.output) if options.output is not None else None
         self.records = RunRecords(
@@ -100,10 +97,13 @@ class LocalRun:
         self.cache: Any = None
         self._owns_cache = False
         self.interrupted = False
+        self.capped = False  # the budget's max_cost stopped the run before the data's end
         self.previous = Previous()
         self._offload = Offload(options.concurrency)
         self._exhausted = False
-        self.columnar = True  # may pure evaluators run in blocks (see ..blocks)?
+        # May pure evaluators run in blocks (see ..blocks)? Not under a cost cap, which is
+        # checked before each row.
+        self.columnar = options.budget.max_cost is None
         self.began = threading.Event()
         self.closed = threading.Event()
 
@@ -118,7 +118,7 @@ class LocalRun:
             cache=self.cache,
             limiter=limiter,
             offload=self._offload,
-            eval_timeout=self.options.eval_timeout,
+            eval_timeout=self.options.engine.eval_timeout,
         )
         self.executor = self.executor_for(self.calls)
 
@@ -192,12 +192,22 @@ class LocalRun:
         total, concurrency = self.stats.rows_total, self.options.concurrency
         return concurrency if total is None else max(1, min(concurrency, total))
 
+    def over_budget(self) -> bool:
+        """Whether the budget's ``max_cost`` has been reached: then nothing new may start."""
+        return self.options.budget.reached(self.records.spent)
+
     def next_row(self) -> Row | None:
-        """The next row of the data, or ``None`` at the end."""
+        """The next row of the data, or ``None`` at the end (or once the budget's cap is
+        reached: the run then stops there, and says so if rows were left)."""
         if self._exhausted or self.reader is None:
             return None
         try:
-            return next(self.reader)
+            row = next(self.reader)
+            if self.over_budget():
+                self.capped = True
+                self._exhausted = True
+                return None
+            return row
         except StopIteration:
             self._exhausted = True
             return None
@@ -213,6 +223,16 @@ class LocalRun:
         self.records.add_block(block)
 
     # ------------------------------------------------------------------ the result
+    def stopped_note(self) -> str | None:
+        """What ``result.stopped`` says when the budget's cap ended the run early."""
+        if not self.capped:
+            return None
+        cap = self.options.budget.max_cost
+        return (
+            f"stopped at cost cap ${cap:g} after {self.stats.rows_done} rows (spent "
+            f"${self.records.spent:.6g}); rerun with the same output= to resume"
+        )
+
     def result(self) -> EvaluationResult:
         result = self.stats.result(
             self.records.store.view(),
@@ -220,6 +240,7 @@ class LocalRun:
             with_target=self.target is not None,
             output=self.output_path,
             interrupted=self.interrupted,
+            stopped=self.stopped_note(),
         )
         if self.pairwise is not None:
             result.pairwise = self.pairwise.summarize(result.rows)

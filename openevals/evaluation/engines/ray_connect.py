@@ -1,9 +1,9 @@
-"""Bounding the connection to a Ray cluster (``evaluate(..., engine="ray", ray_address=...)``).
+"""Bounding the connection to a Ray cluster (``evaluate(..., engine=RayEngine(address=...))``).
 
 ``ray.init(address=...)`` keeps retrying an address where no cluster listens, for minutes and
 without a message. Before it is called, :func:`probe_ray_address` opens a plain TCP connection
-to the address's host and port, for at most ``ray_connect_timeout`` seconds (default
-:data:`DEFAULT_CONNECT_TIMEOUT`), and raises :class:`RayConnectError` naming ``ray_address`` when
+to the address's host and port, for at most ``connect_timeout`` seconds (default
+:data:`DEFAULT_CONNECT_TIMEOUT`), and raises :class:`RayConnectError` naming the address when
 nothing answers. ``"auto"``, ``"local"`` and other addresses without a port are left to Ray.
 Plain Python: Ray is not imported here.
 """
@@ -29,11 +29,11 @@ DEFAULT_CONNECT_TIMEOUT: Final = 30.0
 
 
 class RayConnectError(ConnectionError):
-    """No Ray cluster answered at ``ray_address`` within ``ray_connect_timeout`` seconds."""
+    """No Ray cluster answered at ``RayEngine(address=)`` within its ``connect_timeout`` seconds."""
 
 
 def check_connect_timeout(value: Any) -> float:
-    """``ray_connect_timeout``: seconds > 0; raises ``ValueError`` naming it otherwise."""
+    """``RayEngine(connect_timeout=)``: seconds > 0; raises ``ValueError`` naming it otherwise."""
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
@@ -41,7 +41,7 @@ def check_connect_timeout(value: Any) -> float:
         or value <= 0
     ):
         raise ValueError(
-            f"ray_connect_timeout must be a number of seconds > 0; got {show(value)} (default "
+            f"RayEngine(connect_timeout=) must be a number of seconds > 0; got {show(value)} (default "
             f"{DEFAULT_CONNECT_TIMEOUT:g})"
         )
     return float(value)
@@ -70,7 +70,7 @@ def probe_ray_address(address: str | None, timeout: float, *, from_env: bool = F
     target = host_and_port(address)
     if target is None:
         return
-    name = "ray_address (from RAY_ADDRESS)" if from_env else "ray_address"
+    name = "RayEngine address (from RAY_ADDRESS)" if from_env else "RayEngine address"
     try:
         with socket.create_connection(target, timeout=timeout):
             return
@@ -81,5 +81,5 @@ def probe_ray_address(address: str | None, timeout: float, *, from_env: bool = F
     raise RayConnectError(
         f"{name}={show(address)}: no Ray cluster could be reached ({reason}). Check the address "
         "(a head node's GCS port, 6379 by default, or 'ray://host:10001' for Ray Client) and "
-        "that the cluster is up; a slow network may need a larger ray_connect_timeout="
+        "that the cluster is up; a slow network may need a larger RayEngine(connect_timeout=)"
     )

@@ -36,7 +36,6 @@ from openevals.evaluation.executor import LiveCalls, RowExecutor, run_rows
 from openevals.evaluation.loop import Offload, run_on_loop
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
-from openevals.evaluation.pricing import merge_prices
 from openevals.evaluation.recording import RunRecords
 from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
 from openevals.evaluation.stats import RunStats
@@ -148,7 +147,7 @@ class WorkerRun:
         self.target = options.target
         self.cache = options.cache
         self.recorder = Recorder()
-        self.prices = merge_prices(options.prices)
+        self.prices = options.budget.table
         self.reader: RowReader | None = None  # rows arrive normalised, with their ids
         self.previous = Previous()
         self.capture = Capture()
@@ -184,7 +183,7 @@ class WorkerRun:
             cache=self.cache,
             limiter=self.limiter,
             offload=offload,
-            eval_timeout=self.options.eval_timeout,
+            eval_timeout=self.options.engine.eval_timeout,
         )
         self.executor = RowExecutor(
             self.evaluators,
@@ -265,21 +264,23 @@ class ReplayCalls:
 # --------------------------------------------------------------------------- Parquet parts
 
 SUCCESS = "_SUCCESS"
-"""The file a finished run leaves in its ``ray_parquet`` folder (holding the run's summary)."""
+"""The file a finished run leaves in its ``RayEngine(parquet=)`` folder (holding the run's summary)."""
 
 
 def start_parts(folder: str | os.PathLike[str] | None) -> None:
-    """Make the ``ray_parquet`` folder, refusing one that holds another run's results."""
+    """Make the ``RayEngine(parquet=)`` folder, refusing one that holds another run's results."""
     if folder is None:
         return
     path = Path(folder)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"ray_parquet must be a folder; {show(str(path), PATH_LIMIT)} is a file")
+        raise ValueError(
+            f"RayEngine(parquet=) must be a folder; {show(str(path), PATH_LIMIT)} is a file"
+        )
     path.mkdir(parents=True, exist_ok=True)
     taken = sorted(p.name for p in path.iterdir() if p.name == SUCCESS or _is_part(p.name))
     if taken:
         raise ValueError(
-            f"ray_parquet folder {show(str(path), PATH_LIMIT)} already holds results "
+            f"RayEngine(parquet=) folder {show(str(path), PATH_LIMIT)} already holds results "
             f"({taken[0]}, ...); pass a "
             "new or empty folder (results of two runs are never mixed)"
         )
@@ -303,7 +304,7 @@ def write_part(
     from openevals.evaluation.frames import atomic_write, rows_arrow
     from openevals.evaluation.sources import require
 
-    pq = require("pyarrow.parquet", "parquet", "ray_parquet=")
+    pq = require("pyarrow.parquet", "parquet", "RayEngine(parquet=)")
     names = [ev.name for ev in run.evaluators]
     records = RunRecords(
         run.evaluators,
@@ -340,7 +341,7 @@ def write_part(
 
 
 def finish_parts(folder: str | os.PathLike[str] | None, result: Any) -> None:
-    """Mark a finished ``ray_parquet`` folder complete: ``_SUCCESS``, holding the summary."""
+    """Mark a finished ``RayEngine(parquet=)`` folder complete: ``_SUCCESS``, holding the summary."""
     if folder is None:
         return
     from openevals.evaluation.frames import atomic_write
