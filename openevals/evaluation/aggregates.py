@@ -458,10 +458,11 @@ class ScoreAggregator:
         bucket = self._all.keys.get(key)
         return bucket.values if bucket is not None else array("d")
 
-    def online_snapshot(self) -> dict[str, dict[str, Any]]:
+    def online_snapshot(self, *, fresh: bool = False) -> dict[str, dict[str, Any]]:
         """The running count, mean and 95% interval of each key, the interval made as the final
         one is (:func:`interval`) from the scores so far, at most every
-        :data:`LIVE_INTERVAL_EVERY` seconds per key (cheap enough to ask after every row)."""
+        :data:`LIVE_INTERVAL_EVERY` seconds per key (cheap enough to ask after every row);
+        ``fresh``: from every score so far (the last snapshot of a run)."""
         out: dict[str, dict[str, Any]] = {}
         now = time.monotonic()
         for key in sorted(self.online):
@@ -473,7 +474,8 @@ class ScoreAggregator:
                 continue
             stale = cached is not None and not cached[2][0] <= stats.mean <= cached[2][1]
             if cached is None or (
-                cached[0] != stats.count and (stale or now - cached[1] >= LIVE_INTERVAL_EVERY)
+                cached[0] != stats.count
+                and (fresh or stale or now - cached[1] >= LIVE_INTERVAL_EVERY)
             ):
                 values = bucket.values
                 bounds = (min(values), max(values))

@@ -55,7 +55,7 @@ class RunState(Protocol):
     @property
     def backoffs(self) -> int: ...
 
-    def snapshot(self) -> dict[str, Any]: ...
+    def snapshot(self, *, final: bool = False) -> dict[str, Any]: ...
 
     def elapsed(self) -> float: ...
 
@@ -85,7 +85,7 @@ class CallbackProgress:
         self.fn(state.snapshot())
 
     def stop(self, state: RunState) -> None:
-        snap = state.snapshot()
+        snap = state.snapshot(final=True)
         snap["finished"] = True
         self.fn(snap)
 

@@ -210,8 +210,9 @@ class RunStats:
         """The most common failures so far (:meth:`~.failfast.ErrorTally.common`)."""
         return self.tally.common()
 
-    def snapshot(self) -> dict[str, Any]:
-        """What a progress callback receives after each row."""
+    def snapshot(self, *, final: bool = False) -> dict[str, Any]:
+        """What a progress callback receives after each row (``final``: the last one, with
+        every running interval made from all the scores)."""
         elapsed = self.elapsed()
         snap: dict[str, Any] = {
             "rows_done": self.rows_done,
@@ -221,7 +222,7 @@ class RunStats:
             "pairs_failed": self.pairs_failed,
             "elapsed_sec": elapsed,
             "rate": self.rows_done / elapsed if elapsed > 0 else 0.0,
-            "running": self.agg.online_snapshot(),
+            "running": self.agg.online_snapshot(fresh=final),
             "concurrency": self.concurrency,
             "backoffs": self.backoffs,
         }
