@@ -53,7 +53,9 @@ def _prose(markdown: str) -> str:
 
 
 def test_readme_is_short() -> None:
-    assert README.stat().st_size <= 25_000, README.stat().st_size
+    # 25,000 until round four, whose three headline features (judge-corrected figures, the run
+    # history and viewer, agent traces) each brought a section with a runnable example.
+    assert README.stat().st_size <= 28_000, README.stat().st_size
 
 
 def test_every_page_is_in_the_navigation_and_back() -> None:
