@@ -362,7 +362,7 @@ def panel_agreement_of(
                     ballots.setdefault(name, []).append(votes)
     if len(ballots) != 1:
         raise ValueError(
-            f"the run has panel votes from {sorted(ballots)}; pass `evaluator=` with one of them"
+            f"the run has panel votes from {show(sorted(ballots))}; pass `evaluator=` with one of them"
             if ballots
             else "the run has no panel votes"
             + (f" from evaluator {show(evaluator)}" if evaluator else "")

@@ -127,7 +127,7 @@ def _warn_lookalikes(variables: frozenset[str], optional: frozenset[str]) -> Non
         if like is not None:
             warnings.warn(
                 f"the prompt variable {{{name}}} is not one of the standard fields "
-                f"{list(_STANDARD)}; did you mean `{{{like}}}`? (Other names are filled only "
+                f"{show(list(_STANDARD))}; did you mean `{{{like}}}`? (Other names are filled only "
                 f"from extra keyword arguments, such as a batch run's extra columns.)",
                 UserWarning,
                 stacklevel=5,

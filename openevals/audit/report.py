@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openevals._repr import show
 from openevals.audit.battery import AuditTest
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class AuditReport:
         for item in self.tests:
             if item.name == name:
                 return item
-        raise KeyError(f"no audit test {name!r}; ran: {[t.name for t in self.tests]}")
+        raise KeyError(f"no audit test {show(name)}; ran: {show([t.name for t in self.tests])}")
 
     def failures(self) -> list[str]:
         """One line per biased test (empty: the judge passed the audit)."""

@@ -56,7 +56,7 @@ class Settings:
             unknown = [t for t in self.tests if t not in TESTS]
             if unknown or not self.tests:
                 raise ValueError(
-                    f"`tests` must name some of {sorted(TESTS)}; got {show(self.tests)}"
+                    f"`tests` must name some of {show(sorted(TESTS))}; got {show(self.tests)}"
                 )
             if "position" in self.tests and len(self.tests) > 1:
                 raise ValueError(

@@ -54,7 +54,7 @@ def pair_calibration(calibration: Any) -> PairCalibration | None:
     keys = {k for k in (base.feedback_key, cand.feedback_key) if k is not None}
     if len(keys) > 1:
         raise ValueError(
-            f"the baseline and candidate calibrations are of different keys: {sorted(keys)}"
+            f"the baseline and candidate calibrations are of different keys: {show(sorted(keys))}"
         )
     return PairCalibration(base, cand, next(iter(keys), None))
 

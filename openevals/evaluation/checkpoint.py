@@ -102,7 +102,7 @@ def _other_rule(path: Path, rules: set[Any]) -> str:
     )
     return (
         f"output={show(str(path), PATH_LIMIT)} was written by {made}; its records cannot be "
-        f"matched to rows identified by the rule {ID_RULE!r} (inputs, reference outputs and "
+        f"matched to rows identified by the rule {show(ID_RULE)} (inputs, reference outputs and "
         "extra columns; not the outputs), so it cannot be resumed. Write to a new file (another "
         "output= path, or delete this one) to evaluate every row afresh"
     )

@@ -189,7 +189,7 @@ def map_columns(data: Any, columns: Mapping[str, str] | str) -> MappedData:
     if isinstance(columns, str):
         if columns not in PRESETS:
             raise ValueError(
-                f"map_columns: unknown preset {show(columns)}; presets: {sorted(PRESETS)}"
+                f"map_columns: unknown preset {show(columns)}; presets: {show(sorted(PRESETS))}"
             )
         mapping, preset = dict(PRESETS[columns]), True
     elif isinstance(columns, Mapping):

@@ -50,6 +50,7 @@ from opentelemetry import trace as otel_trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from openevals._repr import show
 from openevals.evaluation.records import Recorder
 from openevals.evaluation.row_ids import row_fingerprint
 from openevals.traces.model import Trace, TraceError
@@ -80,7 +81,7 @@ def _check_number(value: Any, name: str, *, low: float, integer: bool = False) -
     kinds = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kinds) or value < low:
         kind = "an int" if integer else "a number"
-        raise ValueError(f"`{name}` must be {kind} >= {low}; got {value!r}")
+        raise ValueError(f"`{name}` must be {kind} >= {low}; got {show(value)}")
 
 
 class OnlineEvaluator(SpanProcessor):
@@ -131,7 +132,7 @@ class OnlineEvaluator(SpanProcessor):
     ) -> None:
         _check_number(sample_rate, "sample_rate", low=0)
         if sample_rate > 1:
-            raise ValueError(f"`sample_rate` must be between 0 and 1; got {sample_rate!r}")
+            raise ValueError(f"`sample_rate` must be between 0 and 1; got {show(sample_rate)}")
         for value, name in ((max_spans, "max_spans"), (keep, "keep")):
             _check_number(value, name, low=0, integer=True)
         for value, name in (
@@ -148,9 +149,9 @@ class OnlineEvaluator(SpanProcessor):
         if max_tokens is not None:
             _check_number(max_tokens, "max_tokens", low=0, integer=True)
         if filter is not None and not callable(filter):
-            raise TypeError(f"`filter` must be a callable taking the row; got {filter!r}")
+            raise TypeError(f"`filter` must be a callable taking the row; got {show(filter)}")
         if per not in ("trace", "agent"):
-            raise ValueError(f"`per` must be 'trace' or 'agent'; got {per!r}")
+            raise ValueError(f"`per` must be 'trace' or 'agent'; got {show(per)}")
         from openevals.evaluation.evaluators import prepare_evaluators
 
         self._names = [ev.name for ev in prepare_evaluators(evaluators)]  # checks them now

@@ -216,7 +216,7 @@ class RunRecords:
         """A scored block of the columnar path: counted, written and kept (secrets removed
         first, as :meth:`Recorder.finish` does for a row)."""
         redactor = self.recorder.redactor
-        if self.out is not None or redactor.secrets:  # the ids are needed now
+        if self.out is not None or redactor.secrets or self.batches is not None:  # ids needed now
             self.store.settle()
             # (made from the records as they were given, before secrets are taken out)
             block.settle(self.store.ids, fingerprints=self.out is not None)

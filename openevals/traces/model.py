@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from operator import attrgetter
 from typing import Any
 
+from openevals._repr import show
+
 __all__ = ["Event", "Span", "Trace", "TraceError"]
 
 
@@ -40,7 +42,7 @@ class Event:
         self.attributes = attributes
 
     def __repr__(self) -> str:
-        return f"Event({self.name!r})"
+        return f"Event({show(self.name)})"
 
 
 class Span:
@@ -112,7 +114,7 @@ class Span:
         )
 
     def __repr__(self) -> str:
-        return f"Span({self.name!r}, trace_id={self.trace_id}, span_id={self.span_id})"
+        return f"Span({show(self.name)}, trace_id={self.trace_id}, span_id={self.span_id})"
 
 
 class Trace:
@@ -148,7 +150,7 @@ class Trace:
                 if seen is not span and not seen.same_as(span):
                     raise TraceError(
                         f"{source}: trace {trace_id} has two different spans with the span id "
-                        f"{span.span_id} ({seen.name!r} and {span.name!r}); span ids must be unique "
+                        f"{span.span_id} ({show(seen.name)} and {show(span.name)}); span ids must be unique "
                         "within a trace"
                     )
         trace = cls(trace_id, by_id, source)

@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from openevals._repr import show
 from openevals.traces.model import Event, Span, TraceError
 
 __all__ = ["Batch", "read_batches", "spans_of_request"]
@@ -183,7 +184,7 @@ def spans_of_request(
                 except _BAD_SPAN as exc:
                     if strict:
                         raise TraceError(
-                            f"{source} {where}: span {index} of scope {scope_name!r} cannot be "
+                            f"{source} {where}: span {index} of scope {show(scope_name)} cannot be "
                             f"read: {exc}"
                         ) from None
                     skipped += 1
@@ -203,7 +204,7 @@ def _span(raw: Mapping[str, Any], resource: Mapping[str, Any], scope: str) -> Sp
         span_id = _hex_id(span_id, 8)
     if trace_id is None or span_id is None:
         raise TraceError(
-            f"missing or malformed traceId {raw.get('traceId')!r} / spanId {raw.get('spanId')!r}"
+            f"missing or malformed traceId {show(raw.get('traceId'))} / spanId {show(raw.get('spanId'))}"
             " (expected 32 and 16 hex digits)"
         )
     parent = get("parentSpanId") or None
@@ -212,7 +213,7 @@ def _span(raw: Mapping[str, Any], resource: Mapping[str, Any], scope: str) -> Sp
     ):
         parent = _hex_id(parent, 8)
         if parent is None:
-            raise TraceError(f"span {span_id}: malformed parentSpanId {raw['parentSpanId']!r}")
+            raise TraceError(f"span {span_id}: malformed parentSpanId {show(raw['parentSpanId'])}")
     status = get("status")
     state, message = _status(status) if status else ("UNSET", "")
     events = get("events")
@@ -248,7 +249,7 @@ def read_batches(path: Path, *, strict: bool = True) -> Iterator[Batch]:
             truncated file.
     """
     if not path.exists():
-        raise FileNotFoundError(f"data: no such traces file {str(path)!r}")
+        raise FileNotFoundError(f"data: no such traces file {show(str(path))}")
     with path.open("rb") as fh:
         head = fh.read(1)
         while head in (b" ", b"\n", b"\r", b"\t", b"\xef", b"\xbb", b"\xbf"):

@@ -26,6 +26,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from openevals._repr import show
 from openevals.traces.model import Event, Span, TraceError
 
 __all__ = ["OtlpFileExporter", "request_from_bytes", "span_from_sdk", "spans_from_sdk"]
@@ -47,7 +48,7 @@ def span_from_sdk(span: ReadableSpan, resource_cache: dict[int, dict[str, Any]])
     """One ``ReadableSpan`` as a :class:`Span` (``resource_cache`` shares resource dicts)."""
     context = span.context
     if context is None:
-        raise TraceError(f"span {span.name!r} has no span context")
+        raise TraceError(f"span {show(span.name)} has no span context")
     parent = span.parent
     resource = span.resource
     key = id(resource)
@@ -159,7 +160,7 @@ class OtlpFileExporter(SpanExporter):
 
     def __init__(self, path: str | os.PathLike[str], *, format: str = "json") -> None:
         if format not in ("json", "protobuf"):
-            raise ValueError(f"`format` must be 'json' or 'protobuf'; got {format!r}")
+            raise ValueError(f"`format` must be 'json' or 'protobuf'; got {show(format)}")
         self.path = Path(path)
         self.format = format
         self._lock = threading.Lock()

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from openevals._repr import show
 from openevals.traces.model import Span, Trace, TraceError
 from openevals.traces.otlp import Batch, read_batches
 from openevals.traces.rows import agent_spans, trace_row
@@ -58,7 +59,7 @@ def _time_ns(value: Any, name: str) -> int | None:
             value = datetime.fromisoformat(value)
         except ValueError:
             raise ValueError(
-                f"`{name}` must be an ISO 8601 time such as '2026-01-31T12:00:00Z'; got {value!r}"
+                f"`{name}` must be an ISO 8601 time such as '2026-01-31T12:00:00Z'; got {show(value)}"
             ) from None
     if isinstance(value, datetime):
         if value.tzinfo is None:
@@ -208,7 +209,7 @@ class TraceReader:
             yield from self.rows_of(trace)
 
     def __repr__(self) -> str:
-        return f"TraceReader({self.name!r}, per={self.options.per!r})"
+        return f"TraceReader({show(self.name)}, per={show(self.options.per)})"
 
 
 def _opened(source: Any) -> tuple[str, Callable[[bool], Iterable[Batch]]]:
@@ -216,7 +217,7 @@ def _opened(source: Any) -> tuple[str, Callable[[bool], Iterable[Batch]]]:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.exists():
-            raise FileNotFoundError(f"data: no such traces file {str(path)!r}")
+            raise FileNotFoundError(f"data: no such traces file {show(str(path))}")
         return str(path), lambda strict: read_batches(path, strict=strict)
     getter = getattr(source, "get_finished_spans", None)
     if callable(getter):  # InMemorySpanExporter
@@ -274,12 +275,12 @@ def read_traces(
         while reading (see the module docstring).
     """
     if per not in _PER:
-        raise ValueError(f"`per` must be 'trace' or 'agent'; got {per!r}")
+        raise ValueError(f"`per` must be 'trace' or 'agent'; got {show(per)}")
     if on_error not in ("raise", "skip"):
-        raise ValueError(f"`on_error` must be 'raise' or 'skip'; got {on_error!r}")
+        raise ValueError(f"`on_error` must be 'raise' or 'skip'; got {show(on_error)}")
     for value, label in ((settle, "settle"), (max_spans, "max_spans")):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"`{label}` must be an int >= 0; got {value!r}")
+            raise ValueError(f"`{label}` must be an int >= 0; got {show(value)}")
     if reference is not None and not (callable(reference) or isinstance(reference, Mapping)):
         raise TypeError(
             "`reference` must be a mapping of row id -> reference outputs or a callable "

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from openevals import evaluate
+from openevals.evaluation import LocalEngine
 from openevals.llm import create_async_llm_as_judge
 from openevals.testing import FakeOpenAIServer, async_openai_client
 from openevals.testing._protocol import make_reply
@@ -46,7 +47,9 @@ def test_a_back_off_longer_than_eval_timeout_does_not_time_the_row_out(
 ) -> None:
     busy = make_reply(status=503, headers={"Retry-After": "0.6"}, body={"error": {"message": "x"}})
     fake_openai.set_responder(_first_attempt(busy))
-    result = evaluate(ROWS, [_judge(fake_openai)], eval_timeout=0.4, progress=False)
+    result = evaluate(
+        ROWS, [_judge(fake_openai)], engine=LocalEngine(eval_timeout=0.4), progress=False
+    )
     assert result.summary["pairs"]["failed"] == 0, result.summary["errors"]
     assert _scores(result) == [True] * 6
     assert result.summary["concurrency"]["backoffs"] == 1  # a 503 is a server signal
@@ -54,7 +57,9 @@ def test_a_back_off_longer_than_eval_timeout_does_not_time_the_row_out(
 
 def test_a_hung_judge_attempt_is_tried_again(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.set_responder(_first_attempt(make_reply(hang=True)))
-    result = evaluate(ROWS, [_judge(fake_openai)], eval_timeout=0.5, progress=False)
+    result = evaluate(
+        ROWS, [_judge(fake_openai)], engine=LocalEngine(eval_timeout=0.5), progress=False
+    )
     assert result.summary["pairs"]["failed"] == 0, result.summary["errors"]
     assert _scores(result) == [True] * 6
     assert len(fake_openai.chat_requests) == 7  # six rows, one of them asked twice
@@ -71,7 +76,7 @@ def test_a_slow_plain_evaluator_times_out_once_and_slows_nothing() -> None:
             await asyncio.sleep(5)
         return True
 
-    result = evaluate(ROWS, [slow], eval_timeout=0.2, progress=False)
+    result = evaluate(ROWS, [slow], engine=LocalEngine(eval_timeout=0.2), progress=False)
     (failed,) = [r for r in result.rows if r["status"] == "error"]
     error = failed["evaluations"]["slow"]["error"]
     assert error["type"] == "TimeoutError" and "eval_timeout=0.2" in error["message"]

@@ -20,6 +20,13 @@ PACKAGE = Path(__file__).resolve().parents[2] / "openevals"
 
 # (module path under openevals/, the expression as ast.unparse gives it) -> why !r is right there
 ALLOWED: dict[tuple[str, str], str] = {
+    (
+        "evaluation/fingerprint.py",
+        "value",
+    ): "an evaluator's identity text for its hash, not a message",
+    ("panel.py", "value"): "a hashable stand-in for a vote when tallying, not a message",
+    ("viewer/pages.py", "self.below"): "a float written into a page URL's query, not a message",
+    ("viewer/pages.py", "self.above"): "a float written into a page URL's query, not a message",
     ("_judge/answers.py", "list(spec.choices)"): (
         "the judge's own choices (numbers checked at creation), shown whole to the model on repair"
     ),

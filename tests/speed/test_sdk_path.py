@@ -24,7 +24,7 @@ import pytest
 from openevals._judge.core import RetryPolicy
 from openevals._judge.errors import JudgeTimeoutError, is_transient, retry_after_seconds
 from openevals._judge.shell import judge_core
-from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
+from openevals.llm import JudgeConnectionError, create_async_llm_as_judge, create_llm_as_judge
 from openevals.testing import FakeOpenAIServer, RecordedRequest
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nCorrect? é ✓"
@@ -272,7 +272,8 @@ def test_https_with_the_callers_trust_store(
         cls = openai.AsyncOpenAI if use_async else openai.OpenAI
         untrusting = cls(base_url=url, api_key="k", max_retries=0)
         judge = _judge(use_async, judge=untrusting, model="gpt-test", max_retries=0)
-        with pytest.raises(openai.APIConnectionError):
+        # (a refused connection is the judge's one documented connection error, issue 35)
+        with pytest.raises(JudgeConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
             _run(judge)
         assert len(server.chat_requests) == 1
 
