@@ -95,19 +95,23 @@ def mean_of(values: Sequence[float]) -> float:
     n = len(values)
     try:
         return math.fsum(values) / n
-    except OverflowError:
-        return math.fsum([v / n for v in values])
+    except OverflowError:  # scaled by a power of two (exact), then kept within the values' range
+        mean = math.fsum([v * _SCALE for v in values]) / n / _SCALE
+        return max(min(values), min(mean, max(values)))
     except ValueError:
         return math.nan
 
 
 def spread(values: Sequence[float], mean: float) -> float:
-    """``sum((v - mean)**2)``, scaled so that huge values give inf at worst, never OverflowError."""
-    scale = max((abs(v) for v in values), default=0.0)
+    """``sum((v - mean)**2)``: inf at worst for values near the float range's ends, never
+    ``OverflowError`` (those values alone take the scaled path; the plain sum serves the rest)."""
+    try:
+        return math.fsum([(v - mean) ** 2 for v in values])
+    except OverflowError:
+        pass
+    scale = max(abs(v) for v in values)
     if not math.isfinite(scale) or not math.isfinite(mean):
         return math.inf
-    if scale == 0.0:
-        return 0.0
     deviations = [(v - mean) / scale for v in values]
     try:
         return math.fsum([d * d for d in deviations]) * scale * scale
@@ -268,7 +272,7 @@ class OnlineStats:
         m2 = spread(values, mean)
         total = self.count + n
         delta = mean - self.mean
-        self.mean += delta * n / total
+        self.mean += delta * (n / total)  # not delta * n: that overflows near the float range
         self._m2 += m2 + delta * delta * self.count * n / total
         self.count = total
 

@@ -256,10 +256,12 @@ def aggregates_frame(result: EvaluationResult) -> Any:
 
 
 def _json(value: Any) -> str:
+    """``value`` as JSON text a UTF-8 table can hold (lone surrogates as U+FFFD)."""
     try:
-        return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+        text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
     except TypeError:  # keys of mixed types cannot be sorted: keep their order
-        return json.dumps(value, ensure_ascii=False, default=str)
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    return replace_surrogates(text)
 
 
 def _utf8(values: list[Any]) -> list[Any]:
@@ -282,7 +284,8 @@ def _typed(values: list[Any]) -> list[Any]:
 
 
 def _text(values: list[Any]) -> list[Any]:
-    return _utf8([None if v is None else v if isinstance(v, str) else _json(v) for v in values])
+    # Strings come from _table, already made UTF-8 safe; _json makes its own text safe.
+    return [None if v is None else v if isinstance(v, str) else _json(v) for v in values]
 
 
 def typed_columns(result: EvaluationResult, wide: bool) -> dict[str, list[Any]]:
@@ -326,7 +329,7 @@ def _arrow(columns: dict[str, list[Any]]) -> Any:
 def to_arrow(result: EvaluationResult, *, wide: bool = False) -> Any:
     """``result`` as a ``pyarrow.Table`` with the run's summary in its schema metadata."""
     table = _arrow(typed_columns(result, wide))
-    summary = replace_surrogates(_json(result.to_dict()))
+    summary = _json(result.to_dict())
     return table.replace_schema_metadata({"openevals": summary})
 
 
@@ -335,7 +338,8 @@ def rows_arrow(rows: Sequence[dict[str, Any]]) -> Any:
     (booleans as 1.0/0.0) whenever the scores are numbers or booleans, so that tables written
     for parts of one run (a Ray worker's batches) share one schema."""
     names, columns = long_columns(rows)
-    return _arrow(_typed_columns(names, columns, {"score"}, floats=True))
+    safe = {name: _utf8(values) for name, values in columns.items()}
+    return _arrow(_typed_columns(names, safe, {"score"}, floats=True))
 
 
 def _score_type(pa: Any, values: list[Any]) -> Any:
