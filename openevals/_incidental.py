@@ -17,6 +17,17 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+# The two E2B evaluator modules of 0.2.2 import the same names.
+_E2B = (
+    "e2b_code_interpreter:AsyncSandbox "
+    "langchain_core.language_models.chat_models:BaseChatModel "
+    "e2b_code_interpreter:CommandExitException typing:Literal typing:Optional "
+    "e2b_code_interpreter:Sandbox openevals.types:SimpleAsyncEvaluator "
+    "openevals.types:SimpleEvaluator "
+    "openevals.code.base:_create_async_base_code_evaluator "
+    "openevals.code.base:_create_base_code_evaluator"
+)
+
 _TABLE: dict[str, str] = {
     "openevals.code.base": (
         "langchain_core.language_models.chat_models:BaseChatModel typing:Literal "
@@ -26,24 +37,8 @@ _TABLE: dict[str, str] = {
         "openevals.utils:_normalize_final_app_outputs_as_string "
         "openevals.utils:_run_evaluator langchain.chat_models:init_chat_model"
     ),
-    "openevals.code.e2b.execution": (
-        "e2b_code_interpreter:AsyncSandbox "
-        "langchain_core.language_models.chat_models:BaseChatModel "
-        "e2b_code_interpreter:CommandExitException typing:Literal typing:Optional "
-        "e2b_code_interpreter:Sandbox openevals.types:SimpleAsyncEvaluator "
-        "openevals.types:SimpleEvaluator "
-        "openevals.code.base:_create_async_base_code_evaluator "
-        "openevals.code.base:_create_base_code_evaluator"
-    ),
-    "openevals.code.e2b.pyright": (
-        "e2b_code_interpreter:AsyncSandbox "
-        "langchain_core.language_models.chat_models:BaseChatModel "
-        "e2b_code_interpreter:CommandExitException typing:Literal typing:Optional "
-        "e2b_code_interpreter:Sandbox openevals.types:SimpleAsyncEvaluator "
-        "openevals.types:SimpleEvaluator "
-        "openevals.code.base:_create_async_base_code_evaluator "
-        "openevals.code.base:_create_base_code_evaluator"
-    ),
+    "openevals.code.e2b.execution": _E2B,
+    "openevals.code.e2b.pyright": _E2B,
     "openevals.code.llm": (
         "langchain_core.language_models.chat_models:BaseChatModel "
         "openevals.types:ChatCompletionMessage typing:Literal typing:Optional "
