@@ -71,7 +71,7 @@ _FRAMES = """
 import json, time
 import pandas as pd
 import openevals
-from openevals.evaluation.frames import LONG_COLUMNS, long_table
+from openevals.data.frames import LONG_COLUMNS, long_table
 n = {rows}
 data = [{{"id": f"r{{i}}", "outputs": str(i % 7), "reference_outputs": str(i % 5)}}
         for i in range(n)]

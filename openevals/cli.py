@@ -21,7 +21,7 @@ unknown evaluator, unreadable data), 130 when interrupted with Ctrl-C (finished 
 
 ``DATA`` is a JSONL, JSON, CSV, TSV or Parquet file, a directory or glob of Parquet files, or
 ``langsmith://NAME[?split=...&version=...]``. ``--output x.parquet`` writes the long results table
-(see ``openevals.evaluation.frames``) when the run completes; the run's resumable JSONL record is
+(see ``openevals.data.frames``) when the run completes; the run's resumable JSONL record is
 kept beside it as ``x.parquet.jsonl``.
 """
 
@@ -278,7 +278,7 @@ def _judge_of(args: argparse.Namespace) -> Any:
 def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
     """For ``--output x.parquet``: the table to write at the end and the run's JSONL record
     (``x.parquet.jsonl``); otherwise ``(None, output)``."""
-    from openevals.evaluation.sources import PARQUET_SUFFIXES, require
+    from openevals.data.sources import PARQUET_SUFFIXES, require
 
     if output is None or Path(output).suffix.lower() not in PARQUET_SUFFIXES:
         return None, output
@@ -327,10 +327,10 @@ def _run(
 ) -> int:
     from openevals.evaluation.failfast import EvaluatorFailing
     from openevals.evaluation.pricing import Budget
-    from openevals.evaluation.progress import print_summary
     from openevals.evaluation.registry import SpecError, build_evaluator
     from openevals.evaluation.result import EvaluationInterrupted
     from openevals.evaluation.runner import evaluate
+    from openevals.report.progress import print_summary
 
     if concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1; got {concurrency}")
@@ -483,7 +483,7 @@ def _traces(path: str, per: str) -> Any:
 
 def _refuse_empty(data: Any) -> None:
     """A dataset without rows is a usage error (``--allow-empty`` accepts it)."""
-    from openevals.evaluation.data import count_rows
+    from openevals.data.rows import count_rows
 
     try:
         count = count_rows(data)

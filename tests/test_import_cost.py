@@ -138,7 +138,7 @@ DATA_LIBRARIES = ("pandas", "polars", "pyarrow", "datasets")
     "code",
     [
         "import openevals",
-        "import openevals.evaluation.sources, openevals.evaluation.frames",
+        "import openevals.data.sources, openevals.data.frames",
         (
             "import openevals\n"
             "r = openevals.evaluate([{'outputs': 1, 'reference_outputs': 1}], ['exact_match'],"

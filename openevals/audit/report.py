@@ -11,8 +11,8 @@ from openevals._repr import show
 from openevals.audit.battery import AuditTest
 
 if TYPE_CHECKING:
-    from openevals.evaluation.report import ReportSection
     from openevals.evaluation.result import EvaluationResult
+    from openevals.report.html import ReportSection
 
 __all__ = ["AuditReport", "audit_section"]
 
@@ -104,7 +104,7 @@ class AuditReport:
         self, path: str | os.PathLike[str], *, title: str = "openevals judge audit"
     ) -> Path:
         """Write the HTML report of the audit run with its audit section; returns the path."""
-        from openevals.evaluation.report import render_report
+        from openevals.report.html import render_report
 
         sections = [*self.result.report_sections(), audit_section(self)]
         target = Path(path)
@@ -115,7 +115,7 @@ class AuditReport:
 
 def audit_section(report: AuditReport) -> ReportSection:
     """The audit section of the HTML report (the report template's ``audit`` block)."""
-    from openevals.evaluation.report import ReportSection
+    from openevals.report.html import ReportSection
 
     values = {
         "rows": report.rows,

@@ -28,7 +28,7 @@ from openevals.audit.transforms import apply
 from openevals.calibration.run import Plan, RunRequest, adrive_plan, drive_plan, judge_spec
 
 if TYPE_CHECKING:
-    from openevals.evaluation.data import Row
+    from openevals.data.rows import Row
     from openevals.evaluation.result import EvaluationResult
 
 __all__ = ["aaudit_judge", "audit_judge"]
@@ -161,7 +161,7 @@ def _scores(result: EvaluationResult, name: str, key: str | None) -> tuple[dict[
 def _plan(data: Any, judge: Any, settings: Settings) -> Plan[AuditReport]:
     import numpy as np
 
-    from openevals.evaluation.data import iter_rows
+    from openevals.data.rows import iter_rows
 
     rows = _sample(list(iter_rows(data)), settings.sample, settings.seed)
     if len(rows) < 2:

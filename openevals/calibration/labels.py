@@ -27,7 +27,7 @@ from typing import Any, Literal
 from openevals._contract import info_of
 from openevals._repr import show
 from openevals.calibration.agreement import sorted_labels
-from openevals.evaluation.data import MISSING, Row, field_at, iter_rows
+from openevals.data.rows import MISSING, Row, field_at, iter_rows
 
 __all__ = [
     "JudgeScores",

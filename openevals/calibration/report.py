@@ -170,7 +170,7 @@ class CalibrationReport:
     ) -> Path:
         """Write the HTML report of the run with its calibration section; returns the path."""
         from openevals.calibration.report_section import calibration_section
-        from openevals.evaluation.report import render_report
+        from openevals.report.html import render_report
 
         sections = [*self.result.report_sections(), calibration_section(self)]
         page = render_report(self.result, title=title, sections=sections)
@@ -181,7 +181,7 @@ class CalibrationReport:
 
     def _repr_html_(self) -> str:
         """The figures and the confusion matrix, as a notebook shows the report."""
-        from openevals.evaluation.notebook import calibration_summary_html
+        from openevals.report.notebook import calibration_summary_html
 
         return calibration_summary_html(self)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from openevals.evaluation.report import ReportSection, estimate_text, json_text
+from openevals.report.html import ReportSection, estimate_text, json_text
 
 if TYPE_CHECKING:
     from openevals.calibration.report import CalibrationReport

@@ -1,7 +1,7 @@
 """Rows two runs do not pair, looked at before anything is concluded from the rest.
 
 Rows are paired by ``id``. A row without an ``id`` is identified by its example (inputs,
-reference outputs, extra columns; :data:`~openevals.evaluation.data.ID_RULE`), so rows left
+reference outputs, extra columns; :data:`~openevals.data.rows.ID_RULE`), so rows left
 unpaired on both sides are usually the same examples with a changed reference or extra column,
 or runs written under different id rules. :func:`same_inputs` counts the unpaired rows of each
 side whose ``inputs`` equal those of an unpaired row of the other side (one to one, in order),

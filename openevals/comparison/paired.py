@@ -195,7 +195,7 @@ class Comparison:
         """The per-key table as a ``pandas.DataFrame`` (needs ``openevals-suite[pandas]``): one
         row per compared key (``group`` ``None``), then one per key and group (with
         ``group_by``); the columns of :meth:`KeyComparison.as_dict` plus ``group``."""
-        from openevals.evaluation.sources import require
+        from openevals.data.sources import require
 
         pd = require("pandas", "pandas", "Comparison.to_pandas()")
         records = [{"group": None, **item.as_dict()} for item in self.keys]

@@ -82,7 +82,7 @@ def _plan(
     batch_size: int,
     max_rows: int | None,
 ) -> Generator[BatchRun, Any, SequentialComparison]:
-    from openevals.evaluation.data import iter_rows
+    from openevals.data.rows import iter_rows
 
     rows = iter_rows(data)
     seen = 0

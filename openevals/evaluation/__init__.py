@@ -30,10 +30,10 @@ _EXPORTS: dict[str, str] = {
     "Trials": "openevals.evaluation.trials",
     "SQLiteJudgeCache": "openevals.evaluation.cache",
     "default_cache_path": "openevals.evaluation.cache",
-    "load_rows": "openevals.evaluation.data",
-    "iter_rows": "openevals.evaluation.data",
-    "langsmith_dataset": "openevals.evaluation.langsmith_source",
-    "LangSmithDataset": "openevals.evaluation.langsmith_source",
+    "load_rows": "openevals.data.rows",
+    "iter_rows": "openevals.data.rows",
+    "langsmith_dataset": "openevals.data.langsmith_source",
+    "LangSmithDataset": "openevals.data.langsmith_source",
     "build_evaluator": "openevals.evaluation.registry",
     "EVALUATOR_NAMES": "openevals.evaluation.registry",
     "DEFAULT_PRICES": "openevals.evaluation.pricing",
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
         SQLiteJudgeCache as SQLiteJudgeCache,
         default_cache_path as default_cache_path,
     )
-    from openevals.evaluation.data import (
+    from openevals.data.rows import (
         iter_rows as iter_rows,
         load_rows as load_rows,
     )
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from openevals.evaluation.engines.ray_connect import (
         RayConnectError as RayConnectError,
     )
-    from openevals.evaluation.langsmith_source import (
+    from openevals.data.langsmith_source import (
         LangSmithDataset as LangSmithDataset,
         langsmith_dataset as langsmith_dataset,
     )

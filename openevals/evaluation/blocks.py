@@ -22,13 +22,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from openevals.evaluation.checkpoint import Previous
-from openevals.evaluation.data import (
+from openevals.data.rows import (
     GRAPHRAG_COLUMNS,
     check_id,
     group_of,
     storable_check,
 )
+from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
 from openevals.evaluation.evaluators import Outcome, usage_of
 from openevals.evaluation.loop import no_gc_pauses
@@ -44,7 +44,7 @@ from openevals.evaluation.records import (
 from openevals.evaluation.row_ids import RowIds, example_text, row_fingerprint
 
 if TYPE_CHECKING:
-    from openevals.evaluation.data import Row, RowReader
+    from openevals.data.rows import Row, RowReader
     from openevals.evaluation.evaluators import RunEvaluator
     from openevals.evaluation.executor import LiveCalls, RowExecutor
     from openevals.evaluation.options import RunOptions

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
-from openevals.evaluation.data import Row
+from openevals.data.rows import Row
 from openevals.evaluation.records import escape_surrogates
 from openevals.evaluation.row_ids import ID_RULE
 

@@ -17,9 +17,9 @@ from typing import Any, Protocol, TypeVar
 
 from openevals._contract import is_async_callable
 from openevals._repr import show
+from openevals.data.rows import Row, RowDataError
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import Limiter, Slot
-from openevals.evaluation.data import Row, RowDataError
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, counting_cache
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.records import Recorder, ResultRow, TargetInfo

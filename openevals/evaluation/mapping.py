@@ -85,7 +85,7 @@ class MappedData:
 
     def raw_source(self) -> tuple[Iterator[Any], str, bool, Any, frozenset[str] | None]:
         """:func:`~.data.raw_source` of the renamed data (fields unknown when renamed per record)."""
-        from openevals.evaluation.data import raw_source
+        from openevals.data.rows import raw_source
 
         renamed = self.renamed()
         if renamed is not None:
@@ -95,13 +95,13 @@ class MappedData:
 
     def count(self) -> int | None:
         """:func:`~.data.count_rows` of the data."""
-        from openevals.evaluation.data import count_rows
+        from openevals.data.rows import count_rows
 
         return count_rows(self.data)
 
     def renamed(self) -> Any:
         """The table renamed by its own library, or ``None`` for other sources."""
-        from openevals.evaluation.sources import library_kind
+        from openevals.data.sources import library_kind
 
         kind = library_kind(self.data)
         if kind is None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from openevals._repr import show
 from openevals._stats import Estimate, bootstrap_weights, estimate
-from openevals.evaluation.data import MISSING, field_at
+from openevals.data.rows import MISSING, field_at
 from openevals.evaluation.evaluators import RunEvaluator
 
 __all__ = ["PairwisePlan", "PairwiseSummary", "Systems"]

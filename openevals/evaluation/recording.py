@@ -16,16 +16,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openevals.data.rows import Row, group_of
 from openevals.evaluation.batches import MetricBatches
 from openevals.evaluation.checkpoint import Checkpoint, Previous
-from openevals.evaluation.data import Row, group_of
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, usage_of
 from openevals.evaluation.failfast import FailFast
 from openevals.evaluation.pricing import estimate_cost
-from openevals.evaluation.progress import ProgressSink
 from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo, row_record
 from openevals.evaluation.stats import RunStats
 from openevals.evaluation.store import RowStore
+from openevals.report.progress import ProgressSink
 
 if TYPE_CHECKING:
     from openevals.evaluation.blocks import ColumnBlock

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal, TypedDict
 
-from openevals.evaluation.data import FIELDS, placeholder
+from openevals.data.rows import FIELDS, placeholder
 from openevals.evaluation.redact import Redactor
 from openevals.evaluation.row_ids import ID_RULE
 

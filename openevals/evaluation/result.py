@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openevals.evaluation.report import ReportSection
+    from openevals.report.html import ReportSection
 
 __all__ = ["EvaluationInterrupted", "EvaluationResult"]
 
@@ -102,7 +102,7 @@ class EvaluationResult:
         The page has the summary, a histogram per score, per-group bars (with ``group_by``) and a
         filterable table of up to ``max_rows`` rows (rows with errors first).
         """
-        from openevals.evaluation.report import render_report
+        from openevals.report.html import render_report
 
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -121,9 +121,9 @@ class EvaluationResult:
         column per key. ``with_rows=True`` adds each row's ``inputs``, ``outputs``,
         ``reference_outputs`` and ``extra`` (after ``index``). ``aggregates=True``: one row per
         feedback key (``n``, ``mean``, ``ci_low``, ``ci_high``, and after :meth:`corrected` the
-        ``corrected_*`` figures beside them). See :mod:`openevals.evaluation.frames`.
+        ``corrected_*`` figures beside them). See :mod:`openevals.data.frames`.
         """
-        from openevals.evaluation.frames import aggregates_frame, to_pandas
+        from openevals.data.frames import aggregates_frame, to_pandas
 
         if aggregates:
             return aggregates_frame(self)
@@ -153,28 +153,28 @@ class EvaluationResult:
     def to_polars(self, *, wide: bool = False) -> Any:
         """The results as a ``polars.DataFrame`` (needs ``openevals-suite[polars]``); the columns of
         :meth:`to_pandas`, one type per column."""
-        from openevals.evaluation.frames import to_polars
+        from openevals.data.frames import to_polars
 
         return to_polars(self, wide=wide)
 
     def to_parquet(self, path: str | os.PathLike[str], *, wide: bool = False) -> Path:
         """Write the table of :meth:`to_polars` to a Parquet file (needs ``openevals-suite[parquet]``)
         and return its path. The write is atomic: a failure leaves no partial file at ``path``."""
-        from openevals.evaluation.frames import to_parquet
+        from openevals.data.frames import to_parquet
 
         return to_parquet(self, path, wide=wide)
 
     def show_report(self, *, title: str = "openevals report", max_rows: int = 5000) -> Any:
         """The full HTML report of :meth:`report_html`, shown inline when it is a notebook
-        cell's value (an :class:`~openevals.evaluation.notebook.InlineReport`)."""
-        from openevals.evaluation.notebook import InlineReport
-        from openevals.evaluation.report import render_report
+        cell's value (an :class:`~openevals.report.notebook.InlineReport`)."""
+        from openevals.report.html import render_report
+        from openevals.report.notebook import InlineReport
 
         return InlineReport(render_report(self, title=title, max_rows=max_rows))
 
     def _repr_html_(self) -> str:
         """The summary table a notebook shows for a result (not the rows)."""
-        from openevals.evaluation.notebook import result_summary_html
+        from openevals.report.notebook import result_summary_html
 
         return result_summary_html(self)
 

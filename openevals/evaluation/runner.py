@@ -55,8 +55,8 @@ def evaluate(
             ``*.otlp.json`` / ``.otlp.jsonl`` / ``.otlp.pb``, or ``read_traces(...)`` from
             :mod:`openevals.traces`). Rows have ``inputs``, ``outputs``,
             ``reference_outputs``, an optional ``id`` and extra columns; table columns map as
-            CSV columns do, dotted names included (see :mod:`openevals.evaluation.data` and
-            :mod:`openevals.evaluation.sources`).
+            CSV columns do, dotted names included (see :mod:`openevals.data.rows` and
+            :mod:`openevals.data.sources`).
         evaluators: evaluator callables (sync or async), :class:`EvaluatorSpec` objects or names
             such as ``"exact_match"`` / ``"recall:k=5"``; or a dict of name -> evaluator. Each gets
             the row fields its signature accepts (all of them if it takes ``**kwargs``).

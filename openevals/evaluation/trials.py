@@ -147,7 +147,7 @@ def _repeated(fn: Any, info: EvaluatorInfo | None, repeat: int) -> Any:
 
 
 def _rows(data: Any, trials: int) -> Iterator[dict[str, Any]]:
-    from openevals.evaluation.data import iter_rows
+    from openevals.data.rows import iter_rows
 
     for row in iter_rows(data):
         for t in range(trials):

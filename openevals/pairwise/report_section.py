@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from openevals.evaluation.report import ReportSection, estimate_text
+from openevals.report.html import ReportSection, estimate_text
 
 __all__ = ["pairwise_sections"]
 

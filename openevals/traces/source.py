@@ -302,6 +302,6 @@ def read_traces(
 
 def open_traces_source(data: Any) -> tuple[str, Callable[[], Iterator[dict[str, Any]]]]:
     """``(name, records)`` of a traces file path or a :class:`TraceReader`, for the data
-    dispatch of :mod:`openevals.evaluation.sources`."""
+    dispatch of :mod:`openevals.data.sources`."""
     reader = data if isinstance(data, TraceReader) else read_traces(data)
     return reader.name, lambda: iter(reader)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openevals.evaluation.report import ReportSection
+    from openevals.report.html import ReportSection
     from openevals.trust.trials import TrialStats
 
 __all__ = ["trials_section"]
@@ -21,7 +21,7 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 def trials_section(stats: Mapping[str, TrialStats]) -> ReportSection:
     """The ``trials`` section of the report for every key's figures."""
-    from openevals.evaluation.report import ReportSection, estimate_text
+    from openevals.report.html import ReportSection, estimate_text
 
     keys: list[dict[str, Any]] = []
     for key, item in stats.items():

@@ -93,7 +93,7 @@ def _run(
 
 def _report(result: Any) -> str:
     """The HTML report of ``result`` with every timing set to zero."""
-    from openevals.evaluation.report import render_report
+    from openevals.report.html import render_report
 
     timed = copy.copy(result)
     timed.rows = _zeroed(list(result.rows))

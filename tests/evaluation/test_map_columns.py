@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from openevals import evaluate, map_columns
-from openevals.evaluation.data import load_rows
+from openevals.data.rows import load_rows
 
 RAGAS = [
     {"question": "2+2?", "answer": "4", "ground_truth": "4", "contexts": ["math"]},

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from openevals import evaluate
-from openevals.evaluation import progress as progress_module
-from openevals.evaluation.progress import PlainProgress, RichProgress, make_progress
+from openevals.report import progress as progress_module
+from openevals.report.progress import PlainProgress, RichProgress, make_progress
 
 
 class ZMQInteractiveShell:  # what a Jupyter kernel's get_ipython() returns (by class name)

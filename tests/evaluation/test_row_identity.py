@@ -14,7 +14,7 @@ import pytest
 
 from openevals import evaluate
 from openevals.cli import main
-from openevals.evaluation.data import load_rows
+from openevals.data.rows import load_rows
 from openevals.evaluation.row_ids import ID_RULE
 
 pd = pytest.importorskip("pandas")

@@ -641,7 +641,7 @@ def test_rich_progress_renders_to_a_console() -> None:
 
     from rich.console import Console
 
-    from openevals.evaluation.progress import RichProgress
+    from openevals.report.progress import RichProgress
 
     buffer = StringIO()
     console = Console(file=buffer, width=120, force_terminal=False)

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openevals import exact_match, levenshtein_distance
+from openevals.data.rows import load_rows
 from openevals.evaluation import blocks
-from openevals.evaluation.data import load_rows
 from openevals.evaluation.engines import worker as worker_module
 from openevals.evaluation.engines.worker import WorkerRun, WorkItem
 from openevals.evaluation.options import RunOptions

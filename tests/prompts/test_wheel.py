@@ -142,7 +142,7 @@ def test_installed_copy_reads_its_packaged_files(installed: tuple[Path, Path]) -
 
 _REPORT_CHILD = r"""
 import json
-from openevals.evaluation import report
+from openevals.report import html as report
 from openevals.evaluation.result import EvaluationResult
 
 result = EvaluationResult(rows=[], aggregates={}, summary={"pairs": {}}, evaluators=["e<1>"])
@@ -156,7 +156,7 @@ def test_wheel_ships_the_report_template(installed: tuple[Path, Path]) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     for name in ("report.html.j2", "report.css", "report.js"):
-        assert f"openevals/evaluation/templates/{name}" in names
+        assert f"openevals/report/templates/{name}" in names
     # The installed copy renders from its own template (the repository is not on the path).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(site)

@@ -33,7 +33,7 @@ def test_parquet_on_ray_equals_local(
     data = [r if with_ids else {k: v for k, v in r.items() if k != "id"} for r in rows(90)]
     folder = _write(tmp_path, data)
     # The driver never reads the rows itself: Ray Data reads the files on the workers.
-    import openevals.evaluation.sources as sources
+    import openevals.data.sources as sources
 
     def no_driver_reads(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the driver read Parquet rows")

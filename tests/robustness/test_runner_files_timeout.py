@@ -20,8 +20,8 @@ import pytest
 
 from openevals import aevaluate, evaluate, exact_match
 from openevals.cli import main
+from openevals.data.rows import count_rows, load_rows
 from openevals.evaluation import LocalEngine
-from openevals.evaluation.data import count_rows, load_rows
 
 ROWS = [{"id": f"r{i}", "outputs": "a", "reference_outputs": "a"} for i in range(4)]
 

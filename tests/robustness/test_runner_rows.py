@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from openevals import aevaluate, evaluate, exact_match
-from openevals.evaluation.data import RowDataError, iter_rows
+from openevals.data.rows import RowDataError, iter_rows
 from openevals.evaluation.records import escape_surrogates, storable_text
 
 DEEP = 2_000

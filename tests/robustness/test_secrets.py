@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 from openevals.cli import main
 from openevals.evaluation import BatchMetrics, EvaluatorSpec, aevaluate, evaluate
 from openevals.evaluation.evaluators import prepare_evaluators
-from openevals.evaluation.progress import RichProgress, print_summary
 from openevals.evaluation.records import encode
 from openevals.evaluation.redact import REDACTED, Redactor, is_secret_name
-from openevals.evaluation.report import render_report
 from openevals.evaluation.row_ids import ID_RULE, row_fingerprint
 from openevals.exact import exact_match
+from openevals.report.html import render_report
+from openevals.report.progress import RichProgress, print_summary
 
 SECRET = "sk-proj-PLANTED0123456789abcdef"
 OTHER = "hf_planted_token_987654321"

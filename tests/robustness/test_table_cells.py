@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import openevals
-from openevals.evaluation.columns import plan_columns
+from openevals.data.columns import plan_columns
 
 DEPTH = 3_000
 

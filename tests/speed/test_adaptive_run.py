@@ -15,9 +15,9 @@ from rich.console import Console
 from openevals._judge.shell import judge_core
 from openevals.evaluation import aevaluate, evaluate
 from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.progress import RichProgress, print_summary
 from openevals.evaluation.stats import RunStats
 from openevals.llm import create_async_llm_as_judge, create_llm_as_judge
+from openevals.report.progress import RichProgress, print_summary
 from openevals.testing import FakeOpenAIServer
 
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nCorrect?"

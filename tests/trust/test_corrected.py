@@ -71,7 +71,7 @@ def test_summary_report_and_frames_show_it_beside_the_raw_figure(
 ) -> None:
     from rich.console import Console
 
-    from openevals.evaluation.progress import print_summary
+    from openevals.report.progress import print_summary
 
     fixed = run.corrected(report)
     console = Console(record=True, width=200)

@@ -34,8 +34,8 @@ import ray
 import ray.data
 from ray import cloudpickle
 
+from openevals.data.rows import Row
 from openevals.evaluation.blocks import block_of_rows
-from openevals.evaluation.data import Row
 from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, worker_cache
 from openevals.evaluation.engines.engine import RayEngine
 from openevals.evaluation.engines.local import LocalRun

@@ -19,11 +19,11 @@ import numpy as np
 import ray
 import ray.data
 
-from openevals.evaluation.data import Row, iter_rows, normalize_row
+from openevals.data.rows import Row, iter_rows, normalize_row
+from openevals.data.sources import check_arrow_schema, parquet_files, require
 from openevals.evaluation.engines._ray_engine import EvalWorker, ray_data_session, worker_env
 from openevals.evaluation.engines.engine import RayEngine
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
-from openevals.evaluation.sources import check_arrow_schema, parquet_files, require
 
 __all__ = ["ParquetWorker", "parquet_stream"]
 

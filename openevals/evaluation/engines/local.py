@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from openevals.data.rows import Row, RowReader, count_rows
 from openevals.evaluation.batches import MetricBatches
 from openevals.evaluation.blocks import (
     BLOCK_ROWS,
@@ -31,7 +32,6 @@ from openevals.evaluation.blocks import (
 from openevals.evaluation.cache import open_cache
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.data import Row, RowReader, count_rows
 from openevals.evaluation.evaluators import (
     RunEvaluator,
     prepare_evaluators,
@@ -41,11 +41,11 @@ from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_row
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
-from openevals.evaluation.progress import make_progress
 from openevals.evaluation.recording import RunRecords
 from openevals.evaluation.records import Recorder
 from openevals.evaluation.result import EvaluationResult
 from openevals.evaluation.stats import RunStats
+from openevals.report.progress import make_progress
 
 __all__ = ["LocalRun"]
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from openevals._repr import PATH_LIMIT, show
+from openevals.data.rows import Row, RowReader
 from openevals.evaluation.blocks import (
     ColumnBlock,
     EvalColumn,
@@ -29,7 +30,6 @@ from openevals.evaluation.blocks import (
 )
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.data import Row, RowReader
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, prepare_evaluators
 from openevals.evaluation.executor import LiveCalls, RowExecutor, run_rows
@@ -301,8 +301,8 @@ def write_part(
     long form of ``EvaluationResult.to_parquet``, from records made by the same recording code
     as the driver's. The file appears complete or not at all (written beside it, then renamed).
     """
-    from openevals.evaluation.frames import atomic_write, rows_arrow
-    from openevals.evaluation.sources import require
+    from openevals.data.frames import atomic_write, rows_arrow
+    from openevals.data.sources import require
 
     pq = require("pyarrow.parquet", "parquet", "RayEngine(parquet=)")
     names = [ev.name for ev in run.evaluators]
@@ -344,7 +344,7 @@ def finish_parts(folder: str | os.PathLike[str] | None, result: Any) -> None:
     """Mark a finished ``RayEngine(parquet=)`` folder complete: ``_SUCCESS``, holding the summary."""
     if folder is None:
         return
-    from openevals.evaluation.frames import atomic_write
+    from openevals.data.frames import atomic_write
     from openevals.evaluation.records import storable_text
 
     text = storable_text(result.to_dict())

@@ -9,9 +9,9 @@ import langsmith
 import pytest
 
 import openevals
+from openevals.data.langsmith_source import parse_uri
+from openevals.data.rows import count_rows, load_rows
 from openevals.evaluation import langsmith_dataset
-from openevals.evaluation.data import count_rows, load_rows
-from openevals.evaluation.langsmith_source import parse_uri
 from tests.fakes.fake_langsmith import FakeLangSmith
 
 pytestmark = pytest.mark.usefixtures("tracing_off")

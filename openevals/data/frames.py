@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals._text import first_surrogate, replace_surrogates
+from openevals.data.sources import require
 from openevals.evaluation.loop import no_gc_pauses
-from openevals.evaluation.sources import require
 from openevals.evaluation.store import ResultRows
 
 if TYPE_CHECKING:

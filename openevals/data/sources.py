@@ -1,6 +1,6 @@
 """Data where users keep it: DataFrames, Parquet, Hugging Face and LangSmith datasets as rows.
 
-:func:`openevals.evaluation.data.iter_rows` (what ``evaluate``, ``aevaluate``, ``calibrate`` and
+:func:`openevals.data.rows.iter_rows` (what ``evaluate``, ``aevaluate``, ``calibrate`` and
 the ``openevals`` command read rows with) asks :func:`open_source` first; every source here then
 yields plain row dicts that go through the same normalisation, ids and duplicate-id check as a
 list of dicts. Accepted, besides lists of dicts and JSONL/JSON/CSV/TSV files:
@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
-from openevals.evaluation.columns import ColumnPlan, plan_columns
+from openevals.data.columns import ColumnPlan, plan_columns
 
 __all__ = [
     "NOT_A_SOURCE",
@@ -216,7 +216,7 @@ def open_source(data: Any) -> Source | None:
         return Source(name=name, records=records)
     if text is not None:
         if text.startswith("langsmith://"):
-            from openevals.evaluation.langsmith_source import parse_uri
+            from openevals.data.langsmith_source import parse_uri
 
             return parse_uri(text).open()
         files = parquet_files(text)
@@ -230,7 +230,7 @@ def open_source(data: Any) -> Source | None:
         return _arrow_source(data)
     if kind == "hf":
         return _hf_source(data)
-    from openevals.evaluation.langsmith_source import open_examples
+    from openevals.data.langsmith_source import open_examples
 
     return open_examples(data)
 
@@ -261,7 +261,7 @@ def count_source(data: Any) -> Any:
     except TypeError:
         return None
     if kind is None:
-        from openevals.evaluation.langsmith_source import LangSmithDataset
+        from openevals.data.langsmith_source import LangSmithDataset
 
         return None if isinstance(data, LangSmithDataset) else NOT_A_SOURCE
     if kind == "hf" and type(data).__name__ == "IterableDataset":

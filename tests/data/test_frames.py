@@ -16,8 +16,9 @@ import pytest
 import openevals
 from openevals._contract import EvaluatorInfo, attach_info
 from openevals.cli import main
-from openevals.evaluation import Budget, frames
-from openevals.evaluation.frames import LONG_COLUMNS
+from openevals.data import frames
+from openevals.data.frames import LONG_COLUMNS
+from openevals.evaluation import Budget
 from openevals.evaluation.result import EvaluationResult
 
 DATA = pd.DataFrame(

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote
 
 from openevals._repr import show
-from openevals.evaluation.sources import Source, peek_iterable, require
+from openevals.data.sources import Source, peek_iterable, require
 
 __all__ = ["LangSmithDataset", "example_row", "langsmith_dataset", "open_examples", "parse_uri"]
 

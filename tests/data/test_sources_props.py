@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openevals.evaluation.columns import plan_columns
-from openevals.evaluation.data import FIELDS, load_rows
+from openevals.data.columns import plan_columns
+from openevals.data.rows import FIELDS, load_rows
 
 NAMES = st.text(alphabet="abcdefgh_", min_size=1, max_size=4)
 KINDS = ("str", "int", "float", "bool")
@@ -176,7 +176,7 @@ CELLS = {
 def test_arrow_batches_map_as_cell_by_cell(data: Any) -> None:
     """A record batch whose columns map to themselves is zipped into rows directly; the rows
     are those the cell-by-cell mapping gives, for every batch."""
-    from openevals.evaluation.sources import _zip_records, arrow_records
+    from openevals.data.sources import _zip_records, arrow_records
 
     kinds = data.draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=3))
     n = data.draw(st.integers(min_value=1, max_value=6))

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from openevals.evaluation import evaluate
-from openevals.evaluation.report import histogram_bins, render_report
 from openevals.exact import exact_match
+from openevals.report.html import histogram_bins, render_report
 from openevals.string.levenshtein import levenshtein_distance
 
 DATA = [
@@ -123,7 +123,7 @@ def test_histogram_bins() -> None:
 
 
 def test_the_page_comes_from_the_packaged_autoescaping_template() -> None:
-    import openevals.evaluation.report as report
+    import openevals.report.html as report
 
     template = Path(report.__file__).parent / "templates" / report.TEMPLATE
     assert template.is_file()
@@ -165,7 +165,7 @@ def test_report_and_result_do_not_import_each_other() -> None:
     repo = Path(__file__).resolve().parents[2]
     code = (
         "import json, sys\n"
-        "import openevals.evaluation.report\n"
+        "import openevals.report.html\n"
         "first = sorted(sys.modules)\n"
         "import openevals.evaluation.result\n"
         "print(json.dumps([first, sorted(sys.modules)]))\n"
@@ -177,16 +177,16 @@ def test_report_and_result_do_not_import_each_other() -> None:
     after_report, after_result = json.loads(proc.stdout)
     assert "openevals.evaluation.result" not in after_report
     assert "jinja2" not in after_report, "Jinja2 loads only when a report is rendered"
-    assert "openevals.evaluation.report" in after_result  # only because it was imported first
+    assert "openevals.report.html" in after_result  # only because it was imported first
     code_result = "import json, sys\nimport openevals.evaluation.result\nprint(json.dumps(sorted(sys.modules)))"
     alone = subprocess.run(
         [sys.executable, "-c", code_result], capture_output=True, text=True, env=env, check=True
     )
-    assert "openevals.evaluation.report" not in json.loads(alone.stdout)
+    assert "openevals.report.html" not in json.loads(alone.stdout)
 
 
 def test_sections_are_passed_in_and_checked() -> None:
-    from openevals.evaluation.report import ReportSection
+    from openevals.report.html import ReportSection
 
     result = evaluate([{"outputs": "a", "reference_outputs": "a"}], [exact_match], progress=False)
     assert result.report_sections() == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from openevals.evaluation.data import count_rows, iter_rows, load_rows, normalize_row
+from openevals.data.rows import count_rows, iter_rows, load_rows, normalize_row
 
 ROWS = [
     {"id": "a", "inputs": {"q": "1+1"}, "outputs": "2", "reference_outputs": "2", "topic": "math"},
@@ -173,9 +173,7 @@ def test_example_datasets_load() -> None:
 
 
 def test_unknown_suffix_and_missing_file(tmp_path: Path) -> None:
-    path = (
-        tmp_path / "data.xlsx"
-    )  # (.parquet is read since issue 22: tests/evaluation/test_sources.py)
+    path = tmp_path / "data.xlsx"  # (.parquet is read since issue 22: tests/data/test_sources.py)
     path.write_text("x", encoding="utf-8")
     with pytest.raises(ValueError, match=r"accepted: \.csv, \.json, \.jsonl.*\.parquet"):
         iter_rows(path)

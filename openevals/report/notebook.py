@@ -100,7 +100,7 @@ def _ci(interval: Any) -> str:
 def result_summary_html(result: EvaluationResult) -> str:
     """The summary table of ``result``: rows, failures, time, cost and one line per score (and
     its judge-corrected mean, after ``result.corrected``)."""
-    from openevals.evaluation.report import corrected_cells
+    from openevals.report.html import corrected_cells
 
     summary = result.summary
     scores = [

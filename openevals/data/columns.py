@@ -1,6 +1,6 @@
 """Column mapping shared by the tabular sources (DataFrames, Parquet, Arrow, Hugging Face).
 
-A table becomes rows the way a CSV file does (:mod:`openevals.evaluation.data`):
+A table becomes rows the way a CSV file does (:mod:`openevals.data.rows`):
 
 * a column named ``inputs``, ``outputs``, ``reference_outputs``, ``id`` or anything else becomes
   the row field of that name (graphrag-eval's ``Question`` / ``Actual answer`` /
@@ -27,7 +27,7 @@ from typing import Any
 
 from openevals._repr import show
 from openevals._structure import fold
-from openevals.evaluation.data import FIELDS, GRAPHRAG_COLUMNS, decode_cell
+from openevals.data.rows import FIELDS, GRAPHRAG_COLUMNS, decode_cell
 from openevals.evaluation.mapping import naming_hint
 
 __all__ = ["ABSENT", "ColumnPlan", "plan_columns"]

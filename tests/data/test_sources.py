@@ -17,8 +17,8 @@ import pytest
 
 import openevals
 from openevals.calibration import calibrate
-from openevals.evaluation.data import count_rows, iter_rows, load_rows
-from openevals.evaluation.sources import open_source
+from openevals.data.rows import count_rows, iter_rows, load_rows
+from openevals.data.sources import open_source
 
 
 def _rows(data: Any) -> list[dict[str, Any]]:
@@ -135,7 +135,7 @@ def test_parquet_directory_and_glob_read_in_sorted_order(tmp_path: Path) -> None
 
 
 def test_parquet_is_read_in_record_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import openevals.evaluation.sources as sources
+    import openevals.data.sources as sources
 
     monkeypatch.setattr(sources, "_BATCH_ROWS", 2)
     n = 7
@@ -402,7 +402,8 @@ def test_parquet_rows_taken_as_they_are_skip_the_storable_check_and_others_do_no
     import pyarrow.parquet as pq
 
     from openevals import evaluate
-    from openevals.evaluation import blocks, sources
+    from openevals.data import sources
+    from openevals.evaluation import blocks
 
     monkeypatch.setattr(sources, "_BATCH_ROWS", 4)
     monkeypatch.setattr(blocks, "BLOCK_ROWS", 4)

@@ -4,7 +4,7 @@ Every source becomes a stream of :class:`Row` objects. Files are read lazily (JS
 line by line; JSON as a whole, since a JSON document cannot be streamed without a parser that is
 not in the standard library), so a 100,000-row JSONL file never sits in memory as a whole.
 DataFrames, Parquet, Hugging Face and LangSmith datasets come in through
-:mod:`openevals.evaluation.sources`, which :func:`iter_rows` and :func:`count_rows` ask first.
+:mod:`openevals.data.sources`, which :func:`iter_rows` and :func:`count_rows` ask first.
 
 Row fields:
 
@@ -410,13 +410,13 @@ def _read_file(path: Path) -> Iterator[Any]:
 
 def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any, frozenset[str] | None]:
     """``(raw records, source name, owned, known, fields)`` of ``data``: a path or an iterable of
-    dicts, or one of the sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, HF
+    dicts, or one of the sources of :mod:`openevals.data.sources` (DataFrames, Parquet, HF
     and LangSmith datasets). The records are not normalised yet (see :class:`RowReader`).
     ``owned``: the records are made by the reader (files, tables), not the caller's own objects;
     ``known``: for Arrow-backed sources, which records are storable by construction
-    (:class:`~openevals.evaluation.sources.Known`), else ``None``; ``fields``: a table's fields."""
+    (:class:`~openevals.data.sources.Known`), else ``None``; ``fields``: a table's fields."""
+    from openevals.data.sources import open_source
     from openevals.evaluation.mapping import MappedData
-    from openevals.evaluation.sources import open_source
 
     if isinstance(data, MappedData):  # map_columns(data, ...)
         return data.raw_source()
@@ -519,7 +519,7 @@ class RowReader:
 
 def iter_rows(data: Any) -> Iterator[Row]:
     """Stream :class:`Row` objects from ``data``: a path or an iterable of dicts, or one of the
-    sources of :mod:`openevals.evaluation.sources` (DataFrames, Parquet, Hugging Face and
+    sources of :mod:`openevals.data.sources` (DataFrames, Parquet, Hugging Face and
     LangSmith datasets).
 
     Raises ``ValueError`` for duplicate explicit ids, naming both rows.
@@ -537,12 +537,12 @@ def count_rows(data: Any) -> int | None:
 
     For files this is a quick pass over the file (no JSON decoding for JSONL).
     """
+    from openevals.data.sources import NOT_A_SOURCE, count_source
     from openevals.evaluation.mapping import MappedData
-    from openevals.evaluation.sources import NOT_A_SOURCE, count_source
 
     if isinstance(data, MappedData):
         return data.count()
-    counted = count_source(data)  # the sources of openevals.evaluation.sources
+    counted = count_source(data)  # the sources of openevals.data.sources
     if counted is not NOT_A_SOURCE:
         return counted  # type: ignore[no-any-return]
     path = resolve_path(data)

@@ -79,7 +79,7 @@ def _environment() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("openevals.evaluation", "templates"),
+        loader=jinja2.PackageLoader("openevals.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

@@ -1,0 +1,40 @@
+"""Reading and writing rows: files (JSONL, JSON, CSV, TSV, Parquet), DataFrames and Arrow tables,
+Hugging Face and LangSmith datasets in; pandas, polars and Parquet tables of results out.
+
+    from openevals.data import load_rows
+
+    rows = load_rows("data.jsonl")
+
+Names resolve lazily (see :func:`openevals._lazy_exports`): importing ``openevals.data`` loads no
+pandas, polars or pyarrow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openevals import _lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "load_rows": "openevals.data.rows",
+    "iter_rows": "openevals.data.rows",
+    "langsmith_dataset": "openevals.data.langsmith_source",
+    "LangSmithDataset": "openevals.data.langsmith_source",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # Explicit re-exports for type checkers; one line per name of the map.
+    # isort: off
+    from openevals.data.langsmith_source import (
+        LangSmithDataset as LangSmithDataset,
+        langsmith_dataset as langsmith_dataset,
+    )
+    from openevals.data.rows import (
+        iter_rows as iter_rows,
+        load_rows as load_rows,
+    )
+    # isort: on
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
