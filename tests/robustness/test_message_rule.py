@@ -131,8 +131,8 @@ def _stale(scan: Scan, allowed: dict[tuple[str, str], str]) -> list[tuple[str, s
 ALLOWED_CONTAINERS: dict[tuple[str, str], str] = {
     ("code/extraction.py", "list(CODE_EXTRACTION_STRATEGIES)"): "the library's strategy names",
     ("comparison/paired.py", "list(_JUDGE_OPTIONS)"): "the library's option names",
-    ("evaluation/data.py", "list(_JSON_LIST_KEYS)"): "the library's list keys",
-    ("evaluation/langsmith_source.py", "list(_OPTIONS)"): "the library's option names",
+    ("data/rows.py", "list(_JSON_LIST_KEYS)"): "the library's list keys",
+    ("data/langsmith_source.py", "list(_OPTIONS)"): "the library's option names",
     ("testing/cassette.py", "list(_FIELDS)"): "the library's field names",
     ("testing/cassette.py", "key[:16]"): "a hex digest the library computed",
     ("testing/cassette.py", "prompt[:16]"): "a hex digest the library computed",
