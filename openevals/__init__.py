@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
 __version__ = "0.1.0"
 __distribution__ = "openevals-suite"
@@ -55,33 +56,33 @@ _warn_if_public_alongside(__path__[0])
 
 
 def _lazy_exports(
-    package: str, exports: Mapping[str, str], namespace: dict[str, Any]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The ``__getattr__`` and ``__dir__`` of ``package``, resolving ``exports`` on first use.
+    package: str, namespace: dict[str, Any]
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__all__``, ``__getattr__`` and ``__dir__`` of ``package``: its exports, each
+    resolved on first use.
 
-    The one export style of the package: every public package's ``__init__`` is a plain map
-    from each name it exports to the module that defines it::
+    The one export style of the package: a package ``__init__`` declares each name it exports
+    once, as a ``name as name`` import under ``TYPE_CHECKING`` (what type checkers and IDEs
+    read)::
 
-        _EXPORTS: dict[str, str] = {
-            "create_json_match_evaluator": "openevals.json.match",
-            ...
-        }
-        __all__ = sorted(_EXPORTS)
-
-        if TYPE_CHECKING:  # what type checkers and IDEs see: one ``name as name`` per entry
+        if TYPE_CHECKING:
+            # isort: off
             from openevals.json.match import (
                 create_json_match_evaluator as create_json_match_evaluator,
             )
+            # isort: on
 
-        __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+        __all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())
 
-    Importing a package loads only its map; a name's module is imported the first time the name
-    is read (PEP 562) and the value is cached in ``namespace`` (the package's ``globals()``). A
-    submodule is reachable as an attribute too (``openevals.json.match``), as with eager
-    imports. The helper lives here, in the root package every subpackage imports anyway, so it
-    costs ``import openevals`` no extra module. ``tests/test_exports.py`` checks that every name
-    of every ``__all__`` resolves and that each map and its ``TYPE_CHECKING`` imports agree.
+    At run time the same lines are read from the package's source (:func:`_declared_exports`),
+    so nothing else lists the names. Importing a package runs no export's module; a name's
+    module is imported the first time the name is read (PEP 562) and the value is cached in
+    ``namespace`` (the package's ``globals()``). A submodule is reachable as an attribute too
+    (``openevals.json.match``), as with eager imports. The helper lives here, in the root
+    package every subpackage imports anyway, so it costs ``import openevals`` no extra module.
+    ``tests/test_exports.py`` checks that every name of every ``__all__`` resolves.
     """
+    exports = _declared_exports(package, namespace)
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
@@ -99,7 +100,40 @@ def _lazy_exports(
     def __dir__() -> list[str]:
         return sorted({*namespace, *exports})
 
-    return __getattr__, __dir__
+    return sorted(exports), __getattr__, __dir__
+
+
+_FROM_IMPORT = re.compile(r"^\s*from ([\w.]+) import (?:\(([^)]*)\)|(.+))$", re.MULTILINE)
+_REEXPORT = re.compile(r"\b(\w+) as \1\b")
+
+
+def _declared_exports(package: str, namespace: dict[str, Any]) -> dict[str, str]:
+    """Every ``name as name`` import of ``package``'s source: name -> the module it comes from.
+
+    The source is the package's file, or what its loader gives (a zip archive); a package
+    installed without its sources cannot declare exports this way, which is an ``ImportError``.
+    """
+    source = _source_of(package, namespace)
+    if source is None:
+        raise ImportError(
+            f"{package}: its exports are read from its source, which is not installed; "
+            "reinstall the package with its .py files"
+        )
+    return {
+        name: module
+        for module, group, single in _FROM_IMPORT.findall(source)
+        for name in _REEXPORT.findall(group or single)
+    }
+
+
+def _source_of(package: str, namespace: dict[str, Any]) -> str | None:
+    try:
+        with open(namespace["__file__"], encoding="utf-8") as file:
+            return file.read()
+    except (KeyError, TypeError, OSError):
+        loader = namespace.get("__loader__")  # e.g. a zip archive
+        get_source = getattr(loader, "get_source", None)
+        return get_source(package) if get_source is not None else None
 
 
 def _is_submodule(name: str) -> bool:
@@ -108,39 +142,8 @@ def _is_submodule(name: str) -> bool:
     return find_spec(name) is not None
 
 
-_EXPORTS: dict[str, str] = {
-    "exact_match": "openevals.exact",
-    "exact_match_async": "openevals.exact",
-    "levenshtein_distance": "openevals.string.levenshtein",
-    "levenshtein_distance_async": "openevals.string.levenshtein",
-    "create_json_match_evaluator": "openevals.json.match",
-    "create_async_json_match_evaluator": "openevals.json.match",
-    "create_llm_as_judge": "openevals.llm",
-    "create_async_llm_as_judge": "openevals.llm",
-    "create_pairwise_llm_as_judge": "openevals.pairwise.judge",
-    "create_async_pairwise_llm_as_judge": "openevals.pairwise.judge",
-    "create_trajectory_match_evaluator": "openevals.trajectory.match",
-    "create_async_trajectory_match_evaluator": "openevals.trajectory.match",
-    "create_trajectory_llm_as_judge": "openevals.trajectory.llm",
-    "create_async_trajectory_llm_as_judge": "openevals.trajectory.llm",
-    "create_rubric_judge": "openevals.rubric",
-    "create_async_rubric_judge": "openevals.rubric",
-    "create_judge_panel": "openevals.panel",
-    "create_async_judge_panel": "openevals.panel",
-    "evaluate": "openevals.evaluation.runner",
-    "Trials": "openevals.evaluation.trials",
-    "aevaluate": "openevals.evaluation.runner",
-    "map_columns": "openevals.evaluation.mapping",
-    "compare": "openevals.comparison.paired",
-    "acompare": "openevals.comparison.paired",
-    "Comparison": "openevals.comparison.paired",
-    "load_run": "openevals.evaluation.reopen",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.evaluation.runner import (
         aevaluate as aevaluate,
@@ -196,4 +199,4 @@ if TYPE_CHECKING:
     from openevals.evaluation.reopen import load_run as load_run
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

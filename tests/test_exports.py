@@ -1,9 +1,10 @@
 """One export style everywhere: every public package is a lazy map (``openevals._lazy_exports``).
 
 * every name of every public ``__all__`` (packages and modules) resolves;
-* each package's ``__all__`` is derived from its ``_EXPORTS`` map, and its ``TYPE_CHECKING``
-  imports re-export exactly the names of the map, from the modules the map names;
-* the map points at the module that really defines (or re-exports) each name.
+* each package declares its exports once, as ``name as name`` imports under ``TYPE_CHECKING``;
+  what the package resolves at run time (read from the same lines) is exactly what a parse of
+  them finds, and ``__all__`` is those names;
+* each declared module really defines (or re-exports) its name.
 
 Laziness of ``import openevals`` itself is checked in ``tests/test_import_cost.py``.
 """
@@ -22,32 +23,27 @@ from tests.compat.signature_snapshot import public_modules
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Every package that re-exports names. ``openevals.prompts`` (and its topic packages) is data:
-# it defines its constants eagerly (its own tables index every constant at import), so it is
-# not a map of other modules' names.
-MAPPED_PACKAGES = (
-    "openevals",
-    "openevals.audit",
-    "openevals.calibration",
-    "openevals.code",
-    "openevals.code.e2b",
-    "openevals.comparison",
-    "openevals.data",
-    "openevals.evaluation",
-    "openevals.graph_trajectory",
-    "openevals.json",
-    "openevals.pairwise",
-    "openevals.rag",
-    "openevals.report",
-    "openevals.simulators",
-    "openevals.store",
-    "openevals.viewer",
-    "openevals.string",
-    "openevals.testing",
-    "openevals.text",
-    "openevals.traces",
-    "openevals.trajectory",
-    "openevals.trust",
+# Every package that re-exports names, found by reading the package (no list to keep):
+# ``openevals.prompts`` (and its topic packages) is data: it defines its constants eagerly (its
+# own tables index every constant at import), so it is not a map of other modules' names.
+_STYLE_LINE = "__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())"
+
+
+def _public_packages() -> list[str]:
+    packages = []
+    for init in sorted((REPO / "openevals").rglob("__init__.py")):
+        package = ".".join(init.relative_to(REPO).parent.parts)
+        if "_" not in {part[0] for part in package.split(".")} and not package.startswith(
+            "openevals.prompts"
+        ):
+            packages.append(package)
+    return packages
+
+
+MAPPED_PACKAGES = tuple(
+    package
+    for package in _public_packages()
+    if _STYLE_LINE in (REPO / package.replace(".", "/") / "__init__.py").read_text("utf-8")
 )
 
 
@@ -94,10 +90,11 @@ def _type_checking_imports(package: str) -> dict[str, str]:
 @pytest.mark.parametrize("package", MAPPED_PACKAGES)
 def test_each_package_is_one_explicit_lazy_map(package: str) -> None:
     module = importlib.import_module(package)
-    exports: dict[str, str] = module._EXPORTS
+    exports = _type_checking_imports(package)
+    assert exports, package
     assert module.__all__ == sorted(exports)
     assert module.__getattr__.__qualname__.startswith("_lazy_exports")
-    assert _type_checking_imports(package) == exports
+    assert openevals._declared_exports(package, vars(module)) == exports
     for name, source in exports.items():
         assert getattr(module, name) is getattr(importlib.import_module(source), name)
     assert set(module.__all__) <= set(dir(module))
@@ -128,14 +125,27 @@ def test_pairwise_judges_are_exported_at_the_top_level() -> None:
 
 
 def test_every_init_of_the_package_follows_the_style() -> None:
-    for init in sorted((REPO / "openevals").rglob("__init__.py")):
-        package = ".".join(init.relative_to(REPO).parent.parts)
-        if "_" in {part[0] for part in package.split(".")} or package.startswith(
-            "openevals.prompts"
-        ):
-            continue
-        source = init.read_text(encoding="utf-8")
+    for package in _public_packages():
+        source = (REPO / package.replace(".", "/") / "__init__.py").read_text(encoding="utf-8")
         if package in MAPPED_PACKAGES:
-            assert "_lazy_exports(__name__, _EXPORTS, globals())" in source, package
+            assert "_EXPORTS" not in source and "__all__ =" not in source, package
         else:  # a package whose __init__ is a module of its own (e2b sandbox steps)
-            assert "_EXPORTS" not in source and "__getattr__" not in source, package
+            assert "_lazy_exports" not in source and "__getattr__" not in source, package
+    assert len(MAPPED_PACKAGES) >= 20, MAPPED_PACKAGES
+
+
+def test_the_walk_reads_single_and_grouped_imports() -> None:
+    namespace = {"__file__": None, "__loader__": None}
+    source = (
+        "if TYPE_CHECKING:\n    from a.b import (\n        x as x,\n        y as y,\n    )\n"
+        "    from c import z as z\n    from d import w, v as other\n"
+    )
+
+    class Loader:
+        def get_source(self, name: str) -> str:
+            return source
+
+    namespace["__loader__"] = Loader()
+    assert openevals._declared_exports("pkg", namespace) == {"x": "a.b", "y": "a.b", "z": "c"}
+    with pytest.raises(ImportError, match="source"):
+        openevals._declared_exports("pkg", {"__file__": None})

@@ -20,19 +20,8 @@ _RUN = "openevals.audit.run"
 _REPORT = "openevals.audit.report"
 _BATTERY = "openevals.audit.battery"
 
-_EXPORTS: dict[str, str] = {
-    "audit_judge": _RUN,
-    "aaudit_judge": _RUN,
-    "AuditReport": _REPORT,
-    "audit_section": _REPORT,
-    "AuditTest": _BATTERY,
-    "TESTS": _BATTERY,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.audit.battery import (
         TESTS as TESTS,
@@ -48,4 +37,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

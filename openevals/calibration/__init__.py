@@ -21,32 +21,8 @@ _CV = "openevals.calibration.crossval"
 _REPORT = "openevals.calibration.report"
 _AGREEMENT = "openevals.calibration.agreement"
 
-_EXPORTS: dict[str, str] = {
-    "calibrate": _RUN,
-    "acalibrate": _RUN,
-    "cross_validate": _CV,
-    "across_validate": _CV,
-    "CrossValidation": _CV,
-    "Fold": _CV,
-    "suggest_few_shot_examples": "openevals.calibration.fewshot",
-    "stored_labels": "openevals.calibration.labels_store",
-    "labeller_agreement": "openevals.calibration.labels_store",
-    "CalibrationReport": _REPORT,
-    "JudgedRow": _REPORT,
-    "FailedRow": _REPORT,
-    "JudgeFailedError": _REPORT,
-    "JudgeScoresError": _REPORT,
-    "categorical_agreement": _AGREEMENT,
-    "continuous_agreement": _AGREEMENT,
-    "CategoricalAgreement": _AGREEMENT,
-    "ContinuousAgreement": _AGREEMENT,
-    "Estimate": _AGREEMENT,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.calibration.agreement import (
         CategoricalAgreement as CategoricalAgreement,
@@ -81,4 +57,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

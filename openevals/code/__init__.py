@@ -11,24 +11,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "CheckTimeoutError": "openevals.code.base",
-    "create_mypy_evaluator": "openevals.code.mypy",
-    "create_async_mypy_evaluator": "openevals.code.mypy",
-    "create_pyright_evaluator": "openevals.code.pyright",
-    "create_async_pyright_evaluator": "openevals.code.pyright",
-    "create_code_llm_as_judge": "openevals.code.llm",
-    "create_async_code_llm_as_judge": "openevals.code.llm",
-    "create_e2b_execution_evaluator": "openevals.code.e2b.execution",
-    "create_async_e2b_execution_evaluator": "openevals.code.e2b.execution",
-    "create_e2b_pyright_evaluator": "openevals.code.e2b.pyright",
-    "create_async_e2b_pyright_evaluator": "openevals.code.e2b.pyright",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.code.base import (
         CheckTimeoutError as CheckTimeoutError,
@@ -55,4 +39,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

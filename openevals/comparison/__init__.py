@@ -19,23 +19,8 @@ from openevals import _lazy_exports
 _COMPARE = "openevals.comparison.paired"
 _GATE = "openevals.comparison.gate"
 
-_EXPORTS: dict[str, str] = {
-    "compare": _COMPARE,
-    "acompare": _COMPARE,
-    "HeadToHead": "openevals.comparison.head_to_head",
-    "Comparison": _COMPARE,
-    "KeyComparison": _COMPARE,
-    "ChangedRow": _COMPARE,
-    "assert_no_regression": _GATE,
-    "sequential_compare": "openevals.comparison.sequential",
-    "asequential_compare": "openevals.comparison.sequential",
-    "SequentialComparison": "openevals.comparison.sequential",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.comparison.paired import (
         ChangedRow as ChangedRow,
@@ -53,4 +38,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

@@ -15,17 +15,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "load_rows": "openevals.data.rows",
-    "iter_rows": "openevals.data.rows",
-    "langsmith_dataset": "openevals.data.langsmith_source",
-    "LangSmithDataset": "openevals.data.langsmith_source",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.data.langsmith_source import (
         LangSmithDataset as LangSmithDataset,
@@ -37,4 +28,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

@@ -16,43 +16,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "evaluate": "openevals.evaluation.runner",
-    "compare": "openevals.comparison.paired",
-    "acompare": "openevals.comparison.paired",
-    "Comparison": "openevals.comparison.paired",
-    "aevaluate": "openevals.evaluation.runner",
-    "map_columns": "openevals.evaluation.mapping",
-    "EvaluationResult": "openevals.evaluation.result",
-    "EvaluationInterrupted": "openevals.evaluation.result",
-    "EvaluatorFailing": "openevals.evaluation.failfast",
-    "EvaluatorSpec": "openevals.evaluation.spec",
-    "Trials": "openevals.evaluation.trials",
-    "SQLiteJudgeCache": "openevals.evaluation.cache",
-    "default_cache_path": "openevals.evaluation.cache",
-    "load_rows": "openevals.data.rows",
-    "iter_rows": "openevals.data.rows",
-    "langsmith_dataset": "openevals.data.langsmith_source",
-    "LangSmithDataset": "openevals.data.langsmith_source",
-    "build_evaluator": "openevals.evaluation.registry",
-    "EVALUATOR_NAMES": "openevals.evaluation.registry",
-    "DEFAULT_PRICES": "openevals.evaluation.pricing",
-    "bootstrap_ci": "openevals.evaluation.aggregates",
-    "describe": "openevals.evaluation.aggregates",
-    "RayConnectError": "openevals.evaluation.engines.ray_connect",
-    "LocalEngine": "openevals.evaluation.engines.engine",
-    "RayEngine": "openevals.evaluation.engines.engine",
-    "BatchMetrics": "openevals.evaluation.batches",
-    "Budget": "openevals.evaluation.pricing",
-    "ResultRows": "openevals.evaluation.store",
-    "load_run": "openevals.evaluation.reopen",
-    "OnlineEvaluator": "openevals.evaluation.online",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.evaluation.aggregates import (
         bootstrap_ci as bootstrap_ci,
@@ -124,4 +89,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

@@ -17,25 +17,8 @@ _LLM = "openevals.graph_trajectory.llm"
 _TYPES = "openevals.graph_trajectory.types"
 _MATCH = "openevals.graph_trajectory.match"
 
-_EXPORTS: dict[str, str] = {
-    "extract_langgraph_trajectory_from_thread": _UTILS,
-    "aextract_langgraph_trajectory_from_thread": _UTILS,
-    "extract_langgraph_trajectory_from_snapshots": _UTILS,
-    "graph_trajectory_strict_match": _STRICT,
-    "graph_trajectory_strict_match_async": _STRICT,
-    "create_graph_trajectory_match_evaluator": _MATCH,
-    "create_async_graph_trajectory_match_evaluator": _MATCH,
-    "GraphTrajectoryMatchMode": _MATCH,
-    "create_graph_trajectory_llm_as_judge": _LLM,
-    "create_async_graph_trajectory_llm_as_judge": _LLM,
-    "GraphTrajectory": _TYPES,
-    "ExtractedLangGraphThreadTrajectory": _TYPES,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.graph_trajectory.llm import (
         create_async_graph_trajectory_llm_as_judge as create_async_graph_trajectory_llm_as_judge,
@@ -61,4 +44,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

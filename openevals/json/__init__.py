@@ -11,17 +11,8 @@ from openevals import _lazy_exports
 
 _MATCH = "openevals.json.match"
 
-_EXPORTS: dict[str, str] = {
-    "create_json_match_evaluator": _MATCH,
-    "create_async_json_match_evaluator": _MATCH,
-    "SYSTEM_PROMPT": _MATCH,
-    "USER_PROMPT": _MATCH,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.json.match import (
         SYSTEM_PROMPT as SYSTEM_PROMPT,
@@ -31,4 +22,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

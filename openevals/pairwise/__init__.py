@@ -13,25 +13,8 @@ from openevals import _lazy_exports
 _JUDGE = "openevals.pairwise.judge"
 _STATS = "openevals.pairwise.stats"
 
-_EXPORTS: dict[str, str] = {
-    "create_pairwise_llm_as_judge": _JUDGE,
-    "create_async_pairwise_llm_as_judge": _JUDGE,
-    "PAIRWISE_PREFERENCE_PROMPT": _JUDGE,
-    "PAIRWISE_HELPFULNESS_PROMPT": _JUDGE,
-    "PAIRWISE_CORRECTNESS_PROMPT": _JUDGE,
-    "bradley_terry": _STATS,
-    "connected_groups": _STATS,
-    "win_rates": _STATS,
-    "win_probability": _STATS,
-    "BradleyTerryRanking": _STATS,
-    "PairRecord": _STATS,
-    "RankedSystem": _STATS,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.pairwise.judge import (
         PAIRWISE_CORRECTNESS_PROMPT as PAIRWISE_CORRECTNESS_PROMPT,
@@ -51,4 +34,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

@@ -2,8 +2,7 @@
 
 Names are resolved lazily (see :func:`openevals._lazy_exports`): importing ``openevals.rag`` loads
 nothing but this map, and ``from openevals.rag import create_recall_evaluator`` loads only the
-ranking module - no LLM code. To export a new name, add one ``"name": "openevals.rag.<module>"``
-line to ``_EXPORTS`` and one ``name as name`` import under ``TYPE_CHECKING``.
+ranking module - no LLM code. To export a new name, add one ``name as name`` line under ``TYPE_CHECKING``.
 """
 
 from __future__ import annotations
@@ -12,56 +11,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_RANKING = "openevals.rag.ranking"
-_STEPS = "openevals.rag.steps"
-_LLM = "openevals.rag.llm_metrics"
-
-_EXPORTS: dict[str, str] = {
-    # ranking metrics: evaluators
-    "create_recall_evaluator": _RANKING,
-    "create_async_recall_evaluator": _RANKING,
-    "create_precision_evaluator": _RANKING,
-    "create_async_precision_evaluator": _RANKING,
-    "create_hit_rate_evaluator": _RANKING,
-    "create_async_hit_rate_evaluator": _RANKING,
-    "create_reciprocal_rank_evaluator": _RANKING,
-    "create_async_reciprocal_rank_evaluator": _RANKING,
-    "create_average_precision_evaluator": _RANKING,
-    "create_async_average_precision_evaluator": _RANKING,
-    "create_ndcg_evaluator": _RANKING,
-    "create_async_ndcg_evaluator": _RANKING,
-    "create_retrieval_evaluator": _RANKING,
-    "create_async_retrieval_evaluator": _RANKING,
-    # ranking metrics: batch forms
-    "BatchScores": _RANKING,
-    "APNormalization": _RANKING,
-    "EmptyReference": _RANKING,
-    "PrecisionDenominator": _RANKING,
-    "RecallMode": _RANKING,
-    "recall_batch": _RANKING,
-    "precision_batch": _RANKING,
-    "hit_rate_batch": _RANKING,
-    "reciprocal_rank_batch": _RANKING,
-    "average_precision_batch": _RANKING,
-    "ndcg_batch": _RANKING,
-    # LLM-based metrics
-    "create_answer_correctness_evaluator": _LLM,
-    "create_async_answer_correctness_evaluator": _LLM,
-    "create_faithfulness_evaluator": _LLM,
-    "create_async_faithfulness_evaluator": _LLM,
-    "create_context_relevance_evaluator": _LLM,
-    "create_async_context_relevance_evaluator": _LLM,
-    "create_answer_relevancy_evaluator": _LLM,
-    "create_async_answer_relevancy_evaluator": _LLM,
-    # agent step scoring (graphrag-eval)
-    "create_steps_evaluator": _STEPS,
-    "create_async_steps_evaluator": _STEPS,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.rag.llm_metrics import (
         create_answer_correctness_evaluator as create_answer_correctness_evaluator,
@@ -106,4 +57,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

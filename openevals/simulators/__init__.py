@@ -12,19 +12,8 @@ from openevals import _lazy_exports
 _MULTITURN = "openevals.simulators.multiturn"
 _PREBUILT = "openevals.simulators.prebuilt"
 
-_EXPORTS: dict[str, str] = {
-    "run_multiturn_simulation": _MULTITURN,
-    "run_multiturn_simulation_async": _MULTITURN,
-    "SimulationError": _MULTITURN,
-    "create_llm_simulated_user": _PREBUILT,
-    "create_async_llm_simulated_user": _PREBUILT,
-    "MultiturnSimulationResult": "openevals.types",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.simulators.multiturn import (
         SimulationError as SimulationError,
@@ -40,4 +29,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

@@ -20,19 +20,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "RunStore": "openevals.store.runs",
-    "StoredRun": "openevals.store.runs",
-    "Label": "openevals.store.runs",
-    "open_store": "openevals.store.runs",
-    "DEFAULT_PATH": "openevals.store._db",
-    "ENV_VAR": "openevals.store._db",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.store._db import (
         DEFAULT_PATH as DEFAULT_PATH,
@@ -46,4 +35,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

@@ -12,17 +12,8 @@ from openevals import _lazy_exports
 _LEVENSHTEIN = "openevals.string.levenshtein"
 _EMBEDDING = "openevals.string.embedding_similarity"
 
-_EXPORTS: dict[str, str] = {
-    "levenshtein_distance": _LEVENSHTEIN,
-    "levenshtein_distance_async": _LEVENSHTEIN,
-    "create_embedding_similarity_evaluator": _EMBEDDING,
-    "create_async_embedding_similarity_evaluator": _EMBEDDING,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.string.embedding_similarity import (
         create_async_embedding_similarity_evaluator as create_async_embedding_similarity_evaluator,
@@ -34,4 +25,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

@@ -21,30 +21,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "FakeOpenAIServer": "openevals.testing.server",
-    "openai_client": "openevals.testing.server",
-    "async_openai_client": "openevals.testing.server",
-    "chat_model": "openevals.testing.server",
-    "Reply": "openevals.testing._protocol",
-    "RecordedRequest": "openevals.testing._protocol",
-    "DEFAULT_MODELS": "openevals.testing._protocol",
-    "MALFORMED_REPLIES": "openevals.testing._protocol",
-    "FakeSandbox": "openevals.testing.sandbox",
-    "FakeAsyncSandbox": "openevals.testing.sandbox",
-    "RecordedCommand": "openevals.testing.sandbox",
-    "schema_responder": "openevals.testing.responders",
-    "instance_for": "openevals.testing.responders",
-    "Cassette": "openevals.testing.cassette",
-    "CassetteError": "openevals.testing.cassette",
-    "CassetteMissError": "openevals.testing.cassette",
-    "scripted_judge": "openevals.testing.judges",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.testing._protocol import (
         DEFAULT_MODELS as DEFAULT_MODELS,
@@ -75,4 +53,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

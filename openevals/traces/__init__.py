@@ -12,23 +12,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "Event": "openevals.traces.model",
-    "OtlpFileExporter": "openevals.traces.sdk",
-    "Span": "openevals.traces.model",
-    "Trace": "openevals.traces.model",
-    "TraceError": "openevals.traces.model",
-    "TraceReader": "openevals.traces.source",
-    "conversation": "openevals.traces.rows",
-    "read_traces": "openevals.traces.source",
-    "spans_from_sdk": "openevals.traces.sdk",
-    "trace_row": "openevals.traces.rows",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.traces.model import (
         Event as Event,
@@ -50,4 +35,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

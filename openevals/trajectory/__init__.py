@@ -15,19 +15,8 @@ _MATCH = "openevals.trajectory.match"
 _LLM = "openevals.trajectory.llm"
 _PERMISSION = "openevals.trajectory.permission"
 
-_EXPORTS: dict[str, str] = {
-    "create_trajectory_match_evaluator": _MATCH,
-    "create_async_trajectory_match_evaluator": _MATCH,
-    "create_trajectory_llm_as_judge": _LLM,
-    "create_async_trajectory_llm_as_judge": _LLM,
-    "create_trajectory_tool_permission_evaluator": _PERMISSION,
-    "create_async_trajectory_tool_permission_evaluator": _PERMISSION,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.trajectory.llm import (
         create_async_trajectory_llm_as_judge as create_async_trajectory_llm_as_judge,
@@ -43,4 +32,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

@@ -22,32 +22,8 @@ _PANEL = "openevals.panel"
 _TRIALS = "openevals.trust.trials"
 _SEQUENTIAL = "openevals.trust.sequential"
 
-_EXPORTS: dict[str, str] = {
-    "PPIEstimate": _PPI,
-    "ppi_mean": _PPI,
-    "ppi_difference": _PPI,
-    "CalibrationData": _LABELS,
-    "load_calibration": _LABELS,
-    "CorrectedMean": _CORRECTED,
-    "correct": _CORRECTED,
-    "krippendorff_alpha": _RELIABILITY,
-    "effective_judges": _RELIABILITY,
-    "panel_agreement": _RELIABILITY,
-    "PanelAgreement": _RELIABILITY,
-    "create_judge_panel": _PANEL,
-    "create_async_judge_panel": _PANEL,
-    "panel_agreement_of": _PANEL,
-    "TrialStats": _TRIALS,
-    "pass_at": _TRIALS,
-    "pass_hat": _TRIALS,
-    "variance_split": _TRIALS,
-    "SequentialTest": _SEQUENTIAL,
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.panel import (
         create_async_judge_panel as create_async_judge_panel,
@@ -84,4 +60,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

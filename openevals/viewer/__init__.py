@@ -11,16 +11,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "diff": "openevals.viewer.history",
-    "trend": "openevals.viewer.history",
-    "TrendPoint": "openevals.viewer.history",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.viewer.history import (
         TrendPoint as TrendPoint,
@@ -29,4 +21,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

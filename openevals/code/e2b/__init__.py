@@ -10,17 +10,8 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "create_e2b_execution_evaluator": "openevals.code.e2b.execution",
-    "create_async_e2b_execution_evaluator": "openevals.code.e2b.execution",
-    "create_e2b_pyright_evaluator": "openevals.code.e2b.pyright",
-    "create_async_e2b_pyright_evaluator": "openevals.code.e2b.pyright",
-}
-
-__all__ = sorted(_EXPORTS)
-
 if TYPE_CHECKING:
-    # Explicit re-exports for type checkers; one line per name of the map.
+    # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.code.e2b.execution import (
         create_async_e2b_execution_evaluator as create_async_e2b_execution_evaluator,
@@ -32,4 +23,4 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())
