@@ -14,14 +14,6 @@ from urllib.parse import urlparse
 
 from openevals._repr import show
 
-__all__ = [
-    "attachment_to_content_block",
-    "normalize_content_blocks",
-    "normalize_mime_type",
-    "to_standard_block",
-    "to_standard_content",
-]
-
 _MIME_ALIASES = {
     "audio/mpeg": "audio/mp3",
     "audio/mpeg3": "audio/mp3",

@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_cache_file", "deep_data_message", "one_line", "prepare_output_file"]
-
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SCAN_LIMIT = 1 << 30  # bytes of a data file scanned to find a deeply nested line
 

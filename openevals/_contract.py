@@ -35,22 +35,6 @@ from openevals.utils import (
     _score_untraced,
 )
 
-__all__ = [
-    "INFO_ATTRIBUTE",
-    "EvaluatorInfo",
-    "arun_scorer",
-    "async_twin_of",
-    "attach_info",
-    "attach_pair_batch",
-    "display_name",
-    "info_of",
-    "is_async_callable",
-    "make_async_evaluator",
-    "make_evaluator",
-    "run_scorer",
-    "unwrap",
-]
-
 INFO_ATTRIBUTE = "openevals_info"
 """The attribute under which every evaluator of this package carries its :class:`EvaluatorInfo`."""
 

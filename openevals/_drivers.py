@@ -22,8 +22,6 @@ import inspect
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
 
-__all__ = ["adrive", "drive"]
-
 S = TypeVar("S")
 T = TypeVar("T")
 

@@ -26,18 +26,6 @@ from typing import Any, Final
 
 from openevals._judge.errors import is_timeout, is_transient, retry_after_seconds, snippet
 
-__all__ = [
-    "MAX_RETRIES",
-    "Embed",
-    "EmbeddingError",
-    "EmbeddingServerError",
-    "EmbeddingTimeoutError",
-    "Pause",
-    "aembed",
-    "embed",
-    "embed_flow",
-]
-
 MAX_RETRIES: Final = 3
 """Retries of a transient failure before the error is raised (4 attempts in all)."""
 

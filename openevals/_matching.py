@@ -27,13 +27,6 @@ from openevals._repr import show
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = [
-    "max_weight_assignment",
-    "max_weight_assignment_dense",
-    "maximum_bipartite_matching",
-    "min_cost_rows_to_cols_dense",
-]
-
 _FREE = -1
 
 

@@ -14,16 +14,6 @@ from typing import Any
 
 from openevals._repr import show
 
-__all__ = [
-    "chat_messages_to_string",
-    "convert_to_openai_message",
-    "is_langchain_message",
-    "normalize_final_app_outputs_as_string",
-    "normalize_to_openai_messages_list",
-    "text_parts",
-    "to_json_text",
-]
-
 _ROLE_ALIASES = {"human": "user", "ai": "assistant", "AIMessageChunk": "assistant"}
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["LIMIT", "PATH_LIMIT", "show"]
-
 LIMIT: Final = 120
 """Default length of a shown value, in characters."""
 

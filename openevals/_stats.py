@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["Estimate", "average_ranks", "bootstrap_weights", "check_resampling", "estimate"]
-
 
 @dataclass(frozen=True)
 class Estimate:

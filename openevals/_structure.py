@@ -29,18 +29,6 @@ from typing import Any, Final
 
 from openevals._repr import show
 
-__all__ = [
-    "MAX_DEPTH",
-    "Unfreezable",
-    "check",
-    "encode_json",
-    "equal",
-    "expand_plain",
-    "fold",
-    "freeze",
-    "load_json",
-]
-
 MAX_DEPTH: Final = 200
 """Nesting limit for messages the multiturn simulator records (see module docs)."""
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LoneSurrogateError", "check_text", "first_surrogate", "line_column"]
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

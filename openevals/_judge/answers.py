@@ -12,15 +12,6 @@ from openevals._judge.errors import JudgeOutputError
 from openevals._judge.schema import SchemaSpec
 from openevals._repr import show
 
-__all__ = [
-    "MAX_ANSWER_CHARS",
-    "AnswerError",
-    "JudgeOutputError",
-    "check_answer_size",
-    "extract_json_object",
-    "validate_answer",
-]
-
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),

@@ -27,24 +27,11 @@ from openevals._judge.answers import extract_json_object
 from openevals._judge.clients import LoopClients
 from openevals._judge.errors import (
     JudgeServerError,
-    is_transient,
-    is_unsupported,
-    retry_after_seconds,
     timeout_seconds,
 )
 from openevals._judge.prompting import append_text_to_last_user
 from openevals._judge.schema import SchemaSpec
 from openevals._repr import show
-
-__all__ = [
-    "Answer",
-    "Backend",
-    "OpenAIClientBackend",
-    "is_async_client",
-    "is_transient",
-    "is_unsupported",
-    "retry_after_seconds",
-]
 
 
 @dataclass

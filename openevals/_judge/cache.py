@@ -22,8 +22,6 @@ from typing import Any, Protocol
 
 from openevals._judge.backends import Answer
 
-__all__ = ["JudgeCache", "active_cache", "cache_key", "lookup_answers", "store_answers"]
-
 
 class JudgeCache(Protocol):
     """Storage for judge answers: ``get`` returns ``None`` on a miss."""

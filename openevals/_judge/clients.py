@@ -28,17 +28,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = [
-    "Admission",
-    "LoopClients",
-    "active_admission",
-    "asend",
-    "note_pause",
-    "owned_async_client",
-    "pool_size",
-    "send",
-]
-
 #: Connection pool of an owned async client used outside a batch run (the SDK's own default).
 DEFAULT_POOL_SIZE = 1000
 

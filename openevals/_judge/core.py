@@ -69,21 +69,6 @@ from openevals._judge.steps import (
 )
 from openevals._repr import show
 
-__all__ = [
-    "Fanout",
-    "JudgeConnectionError",
-    "JudgeCore",
-    "JudgeOutputError",
-    "JudgeServerError",
-    "JudgeTimeoutError",
-    "Outcome",
-    "Resolve",
-    "RetryPolicy",
-    "Send",
-    "Sleep",
-    "gather_all",
-]
-
 TOP_LOGPROBS = 20
 """Alternatives per token asked for with ``score_weighting="logprobs"`` (OpenAI's maximum)."""
 

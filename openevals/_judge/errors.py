@@ -24,21 +24,6 @@ from typing import Any
 
 from openevals._repr import show
 
-__all__ = [
-    "JudgeConnectionError",
-    "JudgeError",
-    "JudgeLogprobsError",
-    "JudgeOutputError",
-    "JudgeServerError",
-    "JudgeTimeoutError",
-    "is_connection_failure",
-    "is_timeout",
-    "is_transient",
-    "is_unsupported",
-    "retry_after_seconds",
-    "timeout_seconds",
-]
-
 _SNIPPET = 500
 
 

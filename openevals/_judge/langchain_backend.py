@@ -34,8 +34,6 @@ from openevals._judge.errors import JudgeServerError, timeout_seconds
 from openevals._judge.schema import SchemaSpec
 from openevals._repr import show
 
-__all__ = ["MAX_ANSWER_CHARS", "LangChainBackend"]
-
 # Where ChatOpenAI reads a reply: an error raised there means the reply was not a chat completion.
 _READING_FUNCTIONS = (("langchain_openai", "_create_chat_result"),)
 _READING_MODULES = ("openai._response", "openai._legacy_response", "openai.lib._parsing")

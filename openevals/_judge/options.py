@@ -17,21 +17,6 @@ from typing import Any, Literal
 
 from openevals._repr import show
 
-__all__ = [
-    "ALL_OPTIONS",
-    "FACTORIES",
-    "OPTIONS",
-    "FactorySpec",
-    "JudgeOptions",
-    "Option",
-    "ScoreWeighting",
-    "check_async_use",
-    "check_timeout",
-    "check_weighted_choices",
-    "declare",
-    "judge_options",
-]
-
 ScoreWeighting = Literal["logprobs"]
 """How a score is read from the judge's answer: ``None`` (the answer's own value) or
 ``"logprobs"`` (weighted by the probabilities of the score tokens, G-Eval style)."""

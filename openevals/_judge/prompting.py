@@ -22,15 +22,6 @@ from openevals._messages import (
 from openevals._repr import show
 from openevals._text import first_surrogate
 
-__all__ = [
-    "PromptSpec",
-    "check_encodable",
-    "finalize_messages",
-    "make_prompt_spec",
-    "render_value",
-    "start_messages",
-]
-
 PromptKind = Literal["template", "runnable", "callable"]
 _ATTACHMENTS = "attachments"
 

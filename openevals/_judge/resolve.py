@@ -15,8 +15,6 @@ from typing import Any
 from openevals._judge.backends import Backend, OpenAIClientBackend
 from openevals._judge.langchain_backend import LangChainBackend
 
-__all__ = ["backend_for_judge", "init_chat_model", "patched_init_chat_model"]
-
 
 def init_chat_model(model: str, *, model_provider: str | None = None, **kwargs: Any) -> Any:
     """A LangChain chat model for ``model`` (``"provider:model"``, or a name plus

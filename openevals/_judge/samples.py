@@ -35,8 +35,6 @@ from openevals._judge.errors import JudgeLogprobsError
 from openevals._judge.schema import SchemaSpec
 from openevals._repr import show
 
-__all__ = ["aggregate_scores", "majority", "weighted_score"]
-
 _SCORE_KEY = re.compile(r'"score"\s*:\s*')
 
 

@@ -15,14 +15,6 @@ from typing import Any, Literal
 
 from openevals._repr import show
 
-__all__ = [
-    "TEXT_ANSWER",
-    "SchemaSpec",
-    "default_score_schema",
-    "normalize_output_schema",
-    "strictify",
-]
-
 ReturnKind = Literal["score", "dict", "pydantic", "text"]
 
 

@@ -48,24 +48,6 @@ from openevals._judge.steps import Outcome
 from openevals._repr import show
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
-__all__ = [
-    "Ask",
-    "Flow",
-    "JudgeCall",
-    "Steps",
-    "aask",
-    "ask",
-    "async_judge_evaluator",
-    "attach_core",
-    "build_core",
-    "judge_core",
-    "judge_evaluator",
-    "judge_info",
-    "scorer_for",
-    "single_call",
-    "sync_judge_evaluator",
-]
-
 #: The attribute of a judge evaluator that carries its core (see :func:`judge_core`).
 CORE_ATTRIBUTE = "openevals_judge_core"
 

@@ -11,20 +11,6 @@ from openevals._judge.backends import Answer
 from openevals._judge.errors import retry_after_seconds
 from openevals._judge.schema import SchemaSpec
 
-__all__ = [
-    "Conversation",
-    "Fanout",
-    "JudgeCall",
-    "Outcome",
-    "Resolve",
-    "RetryPolicy",
-    "Send",
-    "Sleep",
-    "Step",
-    "add_usage",
-    "merge_outcomes",
-]
-
 
 @dataclass(frozen=True)
 class RetryPolicy:

@@ -42,23 +42,6 @@ from openevals.code.base import (
 )
 from openevals.code.extraction import CodeExtraction
 
-__all__ = [
-    "Diagnostic",
-    "Invocation",
-    "ProcessResult",
-    "RunReport",
-    "TypeChecker",
-    "arun_checks",
-    "base_name",
-    "check_plan",
-    "diagnostics_by_file",
-    "find_executable",
-    "has_option",
-    "run_checks",
-    "sample_file_name",
-    "typecheck_evaluator",
-]
-
 MAX_FILES_PER_RUN = 400
 """Samples checked by one checker process; bigger batches run as several processes in a row."""
 

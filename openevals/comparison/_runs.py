@@ -21,17 +21,6 @@ from typing import Any, BinaryIO
 from openevals._repr import PATH_LIMIT, show
 from openevals.trust.trials import REPEAT, TRIAL
 
-__all__ = [
-    "ERROR",
-    "MISSING",
-    "NAN",
-    "VALUE",
-    "RunScores",
-    "read_run",
-    "row_details",
-    "skipped_notes",
-]
-
 MISSING, VALUE, NAN, ERROR = 0, 1, 2, 3
 _TRIAL_ID = re.compile(rf"(.*){re.escape(TRIAL)}\d+$", re.DOTALL)
 

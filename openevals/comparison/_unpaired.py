@@ -21,8 +21,6 @@ from typing import Any
 from openevals._repr import PATH_LIMIT, show
 from openevals.comparison._runs import RunScores, record_at
 
-__all__ = ["UnpairedRowsError", "refuse_parquet", "same_inputs", "unpaired_gate", "unpaired_notes"]
-
 _KEY = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
 
 

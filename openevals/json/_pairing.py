@@ -33,19 +33,6 @@ from openevals._matching import max_weight_assignment
 from openevals._repr import show
 from openevals._structure import equal, expand_plain, fold
 
-__all__ = [
-    "MAX_PAIRS",
-    "KeyView",
-    "PairKey",
-    "Profile",
-    "canonical",
-    "equal_values",
-    "pair_records",
-    "plain_weights",
-    "similarity_text",
-    "weights",
-]
-
 MAX_PAIRS: Final = 25_000_000
 """Most candidate pairs (unpaired outputs x unpaired references, after identical records are
 paired) that list matching solves; more raises ``ValueError``."""

@@ -17,14 +17,6 @@ import os
 
 from openevals._repr import PATH_LIMIT, show
 
-__all__ = [
-    "load_prompt",
-    "packaged_prompts_dir",
-    "prompt_file",
-    "prompt_names",
-    "repository_prompts_dir",
-]
-
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGED_DIR_NAME = "_prompt_files"
 

@@ -21,19 +21,6 @@ from typing import Any, Literal, NamedTuple, Union, cast
 
 from openevals._repr import show
 
-__all__ = [
-    "ItemKey",
-    "Judged",
-    "identity_of",
-    "judge",
-    "plain_ids",
-    "plain_pairs",
-    "reference_relevance",
-    "retrieved_identities",
-    "unwrap_items",
-    "validate_key",
-]
-
 ItemKey = Union[Literal["id", "content"], Callable[[Any], Hashable], None]  # noqa: UP007
 """How an item is identified: ``"id"``, ``"content"``, a callable ``item -> hashable``, or ``None``
 (the default: the id when the item has one, else its content, else the item itself)."""

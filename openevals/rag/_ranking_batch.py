@@ -27,8 +27,6 @@ from openevals.rag._items import judge, plain_ids, plain_pairs
 from openevals.rag._ranking_formulas import Gains, log2_table
 from openevals.rag._ranking_metrics import EMPTY_SCORES, Metric, empty_reference_error
 
-__all__ = ["NUMPY", "run_batch"]
-
 RETRIEVED = "retrieved_lists"
 REFERENCE = "reference_lists"
 _POSITIONS = range(sys.maxsize)  # zipped with a retrieved list: each item's 0-based position

@@ -24,22 +24,6 @@ from typing import Any, NamedTuple, Protocol
 
 from openevals.rag._items import Judged
 
-__all__ = [
-    "ONE",
-    "Gains",
-    "Ops",
-    "average_precision",
-    "batch_of_one",
-    "hit_rate",
-    "hits",
-    "log2_table",
-    "ndcg",
-    "precision",
-    "recall",
-    "reciprocal_rank",
-    "unit_idcg",
-]
-
 Column = Any  # one value per query: a 1-d numpy array, or the query's value in a batch of one
 Rows = Any  # one row per query: a 2-d numpy array padded with 0, or the query's list
 Extra = dict[str, list[Any]]

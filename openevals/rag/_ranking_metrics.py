@@ -23,26 +23,6 @@ from openevals.rag import _ranking_formulas as formulas
 from openevals.rag._items import ItemKey, Judged, judge, validate_key
 from openevals.types import EvaluatorResult
 
-__all__ = [
-    "COMMON_OPTIONS",
-    "DEFAULT_METRICS",
-    "METRICS",
-    "APNormalization",
-    "EmptyReference",
-    "Metric",
-    "MetricSpec",
-    "Option",
-    "PrecisionDenominator",
-    "RecallMode",
-    "Suite",
-    "batch_options",
-    "build_metric",
-    "build_suite",
-    "documented",
-    "factory_options",
-    "suite_options",
-]
-
 RecallMode = Literal["multi_hit", "single_hit"]
 PrecisionDenominator = Literal["k", "retrieved"]
 APNormalization = Literal["relevant", "retrieved_relevant", "all_relevant"]

@@ -18,8 +18,6 @@ from collections import deque
 from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
-__all__ = ["group_by", "latest_class_matching", "max_weight_pairs"]
-
 _Key = TypeVar("_Key", bound=Hashable)
 
 

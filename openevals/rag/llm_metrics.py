@@ -25,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from openevals._judge.answers import MAX_ANSWER_CHARS, JudgeOutputError
+from openevals._judge.answers import MAX_ANSWER_CHARS
 from openevals._judge.core import JudgeCore
+from openevals._judge.errors import JudgeOutputError
 from openevals._judge.options import FactorySpec, declare
 from openevals._judge.shell import build_core
 from openevals._matching import maximum_bipartite_matching

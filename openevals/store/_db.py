@@ -17,8 +17,6 @@ from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
 
-__all__ = ["DEFAULT_PATH", "ENV_VAR", "Database", "connect", "location_of"]
-
 ENV_VAR = "OPENEVALS_STORE"
 DEFAULT_PATH = Path(".openevals") / "runs.db"
 _PG_SCHEMES = ("postgresql://", "postgres://")

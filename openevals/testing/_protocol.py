@@ -14,15 +14,6 @@ from typing import Any
 
 from openevals._repr import show
 
-__all__ = [
-    "DEFAULT_MODELS",
-    "MALFORMED_REPLIES",
-    "RecordedRequest",
-    "Reply",
-    "Responder",
-    "make_reply",
-]
-
 DEFAULT_MODELS: tuple[str, ...] = ("gpt-test", "gpt-test-mini", "text-embedding-test")
 _TEST_KEY = "test-key"
 

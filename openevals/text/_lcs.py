@@ -26,8 +26,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["RougeL", "lcs_indices", "lcs_length", "summary_hits"]
-
 
 def lcs_length(ref: Sequence[int], can: Sequence[int]) -> int:
     """The length of a longest common subsequence of two token-id sequences (RapidFuzz)."""

@@ -18,19 +18,6 @@ from typing import Any
 
 from openevals._repr import show
 
-__all__ = [
-    "ROUGE_TYPES",
-    "TER_MAX_WORDS",
-    "Metric",
-    "as_hypothesis",
-    "as_references",
-    "bleu_metric",
-    "chrf_metric",
-    "require",
-    "rouge_metric",
-    "ter_metric",
-]
-
 _EXTRA_HINT = "install the text extra: pip install 'openevals-suite[text]'"
 
 

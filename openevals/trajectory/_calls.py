@@ -9,8 +9,6 @@ from openevals._matching import maximum_bipartite_matching
 from openevals.trajectory._parsing import ToolCall, Unkeyable
 from openevals.trajectory._rules import _MISSING, ArgsRule, MatchConfig
 
-__all__ = ["match_tool_calls"]
-
 
 def _match_by_key(keys_out: Sequence[Any], keys_ref: Sequence[Any]) -> tuple[list[int], list[int]]:
     """Maximum matching when matching is an equivalence: pair equal keys, earliest first."""

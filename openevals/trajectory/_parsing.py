@@ -20,15 +20,6 @@ from openevals._messages import (
 from openevals._repr import show
 from openevals._structure import Unfreezable, encode_json, freeze, load_json
 
-__all__ = [
-    "ParsedArgs",
-    "ParsedMessage",
-    "ToolCall",
-    "Unkeyable",
-    "flatten_calls",
-    "parse_trajectory",
-]
-
 _COMMENT_MAX_ARGS_CHARS = 200
 _PLAIN_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 

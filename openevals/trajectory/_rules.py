@@ -9,14 +9,6 @@ from openevals._repr import show
 from openevals._structure import equal, freeze
 from openevals.trajectory._parsing import ToolCall
 
-__all__ = [
-    "TOOL_ARGS_MATCH_MODES",
-    "TRAJECTORY_MATCH_MODES",
-    "ArgsComparator",
-    "ArgsRule",
-    "MatchConfig",
-]
-
 TRAJECTORY_MATCH_MODES: Final = ("strict", "unordered", "subset", "superset")
 TOOL_ARGS_MATCH_MODES: Final = ("exact", "ignore", "subset", "superset")
 

@@ -13,15 +13,6 @@ import ast
 import sys
 from dataclasses import dataclass
 
-__all__ = [
-    "E2B_MISSING",
-    "IMPORT_TO_DISTRIBUTION",
-    "Requirement",
-    "distribution_for",
-    "require_e2b",
-    "third_party_requirements",
-]
-
 E2B_MISSING = (
     "the E2B evaluators need the `e2b-code-interpreter` package; install it with "
     '`pip install "openevals-suite[e2b]"`'

@@ -19,8 +19,6 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from openevals.evaluation.cache import shares_storage
 
-__all__ = ["ActorCache", "CacheActor", "start_cache", "worker_cache"]
-
 
 class CacheActor:
     """Holds the run's one cache backend (unpickled, i.e. reopened, in the actor's process)."""

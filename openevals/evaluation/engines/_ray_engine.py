@@ -55,8 +55,6 @@ from openevals.evaluation.options import RunOptions
 from openevals.evaluation.redact import is_secret_name
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 
-__all__ = ["aevaluate_on_ray", "evaluate_on_ray", "worker_env"]
-
 _FORWARDED_SUFFIXES = ("_BASE_URL", "_API_BASE")
 
 
