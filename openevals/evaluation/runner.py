@@ -11,14 +11,15 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from openevals.evaluation.batches import BatchMetrics, batch_metrics_of
-from openevals.evaluation.engines.engine import Engine, as_engine
+from openevals._entry import async_twin
+from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.engines.engine import Engine
 from openevals.evaluation.failfast import EvaluatorFailing
 from openevals.evaluation.loop import run_on_loop
 from openevals.evaluation.options import DEFAULT_CONCURRENCY, RunOptions
-from openevals.evaluation.pricing import Budget, budget_of
+from openevals.evaluation.pricing import Budget
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
-from openevals.evaluation.trials import Trials, as_trials, expand
+from openevals.evaluation.trials import Trials, expand
 
 __all__ = ["aevaluate", "evaluate"]
 
@@ -131,29 +132,28 @@ def evaluate(
         RayConnectError: ``RayEngine(address=)`` did not answer within its
             ``connect_timeout``.
     """
-    repeat = as_trials(trials)
-    if repeat is not None and repeat.active:
-        data, evaluators = expand(data, evaluators, repeat, model=model)
-    options = RunOptions(
+    options = RunOptions.from_call(
         target=target,
-        concurrency=concurrency,
-        cache=cache,
-        group_by=group_by,
-        progress=progress,
-        output=output,
-        batch_metrics=batch_metrics_of(batch_metrics),
-        budget=budget_of(budget),
-        retry_errors=retry_errors,
         model=model,
         systems=systems,
-        engine=as_engine(engine),
+        engine=engine,
+        concurrency=concurrency,
+        cache=cache,
+        output=output,
+        retry_errors=retry_errors,
+        progress=progress,
+        group_by=group_by,
+        batch_metrics=batch_metrics,
+        budget=budget,
+        trials=trials,
         store=store,
     )
+    data, evaluators = _expanded(data, evaluators, options)
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
         result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
-        return _recorded(_marked(result, repeat), data, None, options)
+        return _recorded(_marked(result, options), data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
@@ -161,63 +161,22 @@ def evaluate(
         run_on_loop(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
-        raise EvaluationInterrupted(_marked(run.result(), repeat)) from None
+        raise EvaluationInterrupted(_marked(run.result(), options)) from None
     except EvaluatorFailing as exc:
         run.interrupted = True
-        exc.result = _marked(run.result(), repeat)
+        exc.result = _marked(run.result(), options)
         raise
-    return _recorded(_marked(run.result(), repeat), data, run.evaluators, options)
+    return _recorded(_marked(run.result(), options), data, run.evaluators, options)
 
 
-async def aevaluate(
-    data: Any,
-    evaluators: Any,
-    *,
-    target: Callable[..., Any] | None = None,
-    model: str | None = None,
-    systems: Sequence[str] | Mapping[str, str] | None = None,
-    engine: Engine | str = "local",
-    concurrency: int = DEFAULT_CONCURRENCY,
-    cache: Any = None,
-    output: str | os.PathLike[str] | None = None,
-    retry_errors: bool = False,
-    progress: Any = True,
-    group_by: str | None = None,
-    batch_metrics: BatchMetrics
-    | Sequence[Callable[[dict[str, list[Any]]], Any] | str]
-    | None = None,
-    budget: Budget | None = None,
-    trials: int | Trials | None = None,
-    store: Any = None,
-) -> EvaluationResult:
-    """Async twin of :func:`evaluate` (same arguments and result).
-
-    Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
-    stays in the ``output=`` file, and the ``CancelledError`` propagates.
-    """
-    repeat = as_trials(trials)
-    if repeat is not None and repeat.active:
-        data, evaluators = expand(data, evaluators, repeat, model=model)
-    options = RunOptions(
-        target=target,
-        concurrency=concurrency,
-        cache=cache,
-        group_by=group_by,
-        progress=progress,
-        output=output,
-        batch_metrics=batch_metrics_of(batch_metrics),
-        budget=budget_of(budget),
-        retry_errors=retry_errors,
-        model=model,
-        systems=systems,
-        engine=as_engine(engine),
-        store=store,
-    )
+async def _aevaluate(data: Any, evaluators: Any, **arguments: Any) -> EvaluationResult:
+    options = RunOptions.from_call(**arguments)
+    data, evaluators = _expanded(data, evaluators, options)
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
         result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)
-        return await asyncio.to_thread(_recorded, _marked(result, repeat), data, None, options)
+        return await asyncio.to_thread(_recorded, _marked(result, options), data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
@@ -225,15 +184,35 @@ async def aevaluate(
         await run.execute()
     except EvaluatorFailing as exc:
         run.interrupted = True
-        exc.result = _marked(run.result(), repeat)
+        exc.result = _marked(run.result(), options)
         raise
     return await asyncio.to_thread(
-        _recorded, _marked(run.result(), repeat), data, run.evaluators, options
+        _recorded, _marked(run.result(), options), data, run.evaluators, options
     )
 
 
-def _marked(result: Any, repeat: Trials | None) -> EvaluationResult:
+aevaluate = async_twin(
+    evaluate,
+    _aevaluate,
+    name="aevaluate",
+    doc="""Async twin of :func:`evaluate` (same arguments and result).
+
+    Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
+    stays in the ``output=`` file, and the ``CancelledError`` propagates.
+    """,
+)
+
+
+def _expanded(data: Any, evaluators: Any, options: RunOptions) -> tuple[Any, Any]:
+    """``(data, evaluators)``, each row and judge repeated when the run has trials."""
+    if options.trials is not None and options.trials.active:
+        return expand(data, evaluators, options.trials, model=options.model)
+    return data, evaluators
+
+
+def _marked(result: Any, options: RunOptions) -> EvaluationResult:
     """``result`` with ``summary["trials"]`` when the run had trials or judge repeats."""
+    repeat = options.trials
     if repeat is not None and repeat.active:
         result.summary["trials"] = {"trials": repeat.trials, "judge_repeats": repeat.judge_repeats}
     return result  # type: ignore[no-any-return]

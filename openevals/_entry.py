@@ -1,0 +1,39 @@
+"""The async twin of an entry point whose sync form spells out its options.
+
+The run functions (``evaluate``, ``calibrate``, ``cross_validate``, ``audit_judge``, ``compare``)
+keep an explicit signature, written once on the sync function, so ``help()``, IDEs and
+``mypy --strict`` see every option. :func:`async_twin` makes the async function from it: the same
+signature, name pattern and module, and a call that binds its arguments to that signature
+(defaults applied) and awaits ``body(**arguments)``. The sync function passes its options by name
+to the one place that builds the options object; the twin's body receives the same names and
+builds it there too, so the options are forwarded once.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def async_twin(
+    sync: Callable[P, R], body: Callable[..., Awaitable[R]], *, name: str, doc: str
+) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``async def name(...)`` with the signature of ``sync``: it binds a call's arguments as
+    ``sync`` would (``TypeError`` for a missing or unknown one) and awaits ``body(**arguments)``."""
+    signature = inspect.signature(sync)
+
+    async def twin(*args: P.args, **kwargs: P.kwargs) -> R:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return await body(**bound.arguments)
+
+    twin.__name__ = twin.__qualname__ = name
+    twin.__module__ = sync.__module__
+    twin.__doc__ = doc
+    twin.__signature__ = signature  # type: ignore[attr-defined]
+    twin.__annotations__ = dict(sync.__annotations__)
+    return twin
