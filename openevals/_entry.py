@@ -2,7 +2,7 @@
 
 The run functions (``evaluate``, ``calibrate``, ``cross_validate``, ``audit_judge``, ``compare``)
 keep an explicit signature, written once on the sync function, so ``help()``, IDEs and
-``mypy --strict`` see every option. :func:`async_twin` makes the async function from it: the same
+``mypy --strict`` see every option. :func:`async_entry` makes the async function from it: the same
 signature, name pattern and module, and a call that binds its arguments to that signature
 (defaults applied) and awaits ``body(**arguments)``. The sync function passes its options by name
 to the one place that builds the options object; the twin's body receives the same names and
@@ -19,7 +19,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def async_twin(
+def async_entry(
     sync: Callable[P, R], body: Callable[..., Awaitable[R]], *, name: str, doc: str
 ) -> Callable[P, Coroutine[Any, Any, R]]:
     """``async def name(...)`` with the signature of ``sync``: it binds a call's arguments as

@@ -21,7 +21,7 @@ from openevals._contract import (
     make_async_evaluator,
     make_evaluator,
 )
-from openevals._entry import async_twin
+from openevals._entry import async_entry
 from openevals._repr import show
 from openevals.audit.battery import POINTWISE, TESTS, pointwise_forms, probe_result, verdicts
 from openevals.audit.report import AuditReport
@@ -290,7 +290,7 @@ async def _aaudit_judge(data: Any, judge: Any, **options: Any) -> AuditReport:
     return await arun_plan(_plan(data, judge, Settings.from_call(**options)))
 
 
-aaudit_judge = async_twin(
+aaudit_judge = async_entry(
     audit_judge,
     _aaudit_judge,
     name="aaudit_judge",

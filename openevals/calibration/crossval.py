@@ -24,7 +24,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openevals._entry import async_twin
+from openevals._entry import async_entry
 from openevals._repr import show
 from openevals._stats import Estimate, bootstrap_weights, estimate
 from openevals.calibration.agreement import CategoricalAgreement, ContinuousAgreement
@@ -299,7 +299,7 @@ async def _across_validate(
     return await arun_plan(_plan(data, judge_factory, k, examples_per_fold, settings))
 
 
-across_validate = async_twin(
+across_validate = async_entry(
     cross_validate,
     _across_validate,
     name="across_validate",

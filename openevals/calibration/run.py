@@ -18,7 +18,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openevals._entry import async_twin
+from openevals._entry import async_entry
 from openevals._repr import show
 from openevals._stats import check_resampling
 from openevals.calibration.labels import LabelledData, judge_scores_of, load_labelled
@@ -211,7 +211,7 @@ async def _acalibrate(data: Any, judge: Any, **options: Any) -> CalibrationRepor
     return await arun_plan(_calibration_plan(data, judge, Settings.from_call(**options)))
 
 
-acalibrate = async_twin(
+acalibrate = async_entry(
     calibrate,
     _acalibrate,
     name="acalibrate",

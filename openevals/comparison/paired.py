@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from openevals._entry import async_twin
+from openevals._entry import async_entry
 from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import read_run, skipped_notes
@@ -383,7 +383,7 @@ async def _acompare(baseline: Any, candidate: Any, **options: Any) -> Comparison
     return await arun_plan(_flow(baseline, candidate, **options))
 
 
-acompare = async_twin(
+acompare = async_entry(
     compare,
     _acompare,
     name="acompare",

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from openevals._entry import async_twin
+from openevals._entry import async_entry
 from openevals._repr import show
 from openevals.evaluation.plans import BatchRun, Plan, arun_plan, run_plan
 from openevals.trust.sequential import SequentialTest
@@ -203,7 +203,7 @@ async def _asequential_compare(data: Any, evaluators: Any, **options: Any) -> Se
     return await arun_plan(_prepared(data, evaluators, **options))
 
 
-asequential_compare = async_twin(
+asequential_compare = async_entry(
     sequential_compare,
     _asequential_compare,
     name="asequential_compare",

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from openevals._entry import async_twin
+from openevals._entry import async_entry
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.engines.engine import Engine
 from openevals.evaluation.failfast import EvaluatorFailing
@@ -191,7 +191,7 @@ async def _aevaluate(data: Any, evaluators: Any, **arguments: Any) -> Evaluation
     )
 
 
-aevaluate = async_twin(
+aevaluate = async_entry(
     evaluate,
     _aevaluate,
     name="aevaluate",
