@@ -1,12 +1,13 @@
-"""The async twin of an entry point whose sync form spells out its options.
+"""The async twin of a run function whose sync form spells out its options.
 
-The run functions (``evaluate``, ``calibrate``, ``cross_validate``, ``audit_judge``, ``compare``)
-keep an explicit signature, written once on the sync function, so ``help()``, IDEs and
-``mypy --strict`` see every option. :func:`async_entry` makes the async function from it: the same
-signature, name pattern and module, and a call that binds its arguments to that signature
-(defaults applied) and awaits ``body(**arguments)``. The sync function passes its options by name
-to the one place that builds the options object; the twin's body receives the same names and
-builds it there too, so the options are forwarded once.
+The run functions (``evaluate``, ``calibrate``, ``cross_validate``, ``audit_judge``, ``compare``,
+``sequential_compare``) keep an explicit signature, written once on the sync function, so
+``help()``, IDEs and ``mypy --strict`` see every option. :func:`async_entry` makes the async
+function from it: the same signature and module, and a call that binds its arguments to that
+signature (defaults applied) and awaits ``body(**arguments)``. The sync function passes its
+options by name, once, to the one function that builds its options object (``RunOptions.from_call``,
+or a plan's ``_plan_of_call``); the twin's body hands the same names to the same function.
+Plans use :func:`openevals.evaluation.plans.async_plan_entry`, which builds on this.
 """
 
 from __future__ import annotations

@@ -21,13 +21,12 @@ from openevals._contract import (
     make_async_evaluator,
     make_evaluator,
 )
-from openevals._entry import async_entry
 from openevals._repr import show
 from openevals.audit.battery import POINTWISE, TESTS, pointwise_forms, probe_result, verdicts
 from openevals.audit.report import AuditReport
 from openevals.audit.transforms import apply
 from openevals.calibration.run import judge_spec
-from openevals.evaluation.plans import BatchRun, Plan, arun_plan, run_plan
+from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 
 if TYPE_CHECKING:
     from openevals.data.rows import Row
@@ -167,6 +166,11 @@ def _scores(result: EvaluationResult, name: str, key: str | None) -> tuple[dict[
     return found, failed
 
 
+def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[AuditReport]:
+    """The plan of one audit_judge / aaudit_judge call (its options checked before any run)."""
+    return _plan(data, judge, Settings.from_call(**options))
+
+
 def _plan(data: Any, judge: Any, settings: Settings) -> Plan[AuditReport]:
     import numpy as np
 
@@ -268,7 +272,9 @@ def audit_judge(
     Returns an :class:`~openevals.audit.report.AuditReport`; ``report.check()`` fails a CI job on
     a biased judge.
     """
-    settings = Settings.from_call(
+    plan = _plan_of_call(
+        data,
+        judge,
         tests=tests,
         sample=sample,
         seed=seed,
@@ -283,16 +289,11 @@ def audit_judge(
         progress=progress,
         output=output,
     )
-    return run_plan(_plan(data, judge, settings))
+    return run_plan(plan)
 
 
-async def _aaudit_judge(data: Any, judge: Any, **options: Any) -> AuditReport:
-    return await arun_plan(_plan(data, judge, Settings.from_call(**options)))
-
-
-aaudit_judge = async_entry(
+aaudit_judge = async_plan_entry(
     audit_judge,
-    _aaudit_judge,
-    name="aaudit_judge",
+    _plan_of_call,
     doc="Async twin of :func:`audit_judge` (the run goes through :func:`aevaluate`).",
 )

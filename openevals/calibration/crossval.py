@@ -24,7 +24,6 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openevals._entry import async_entry
 from openevals._repr import show
 from openevals._stats import Estimate, bootstrap_weights, estimate
 from openevals.calibration.agreement import CategoricalAgreement, ContinuousAgreement
@@ -39,7 +38,7 @@ from openevals.calibration.report import (
     judged_rows,
 )
 from openevals.calibration.run import Settings, judge_spec
-from openevals.evaluation.plans import BatchRun, Plan, arun_plan, run_plan
+from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 from openevals.types import FewShotExample
 
 if TYPE_CHECKING:
@@ -220,6 +219,15 @@ def _summary(
     )
 
 
+def _plan_of_call(
+    data: Any, judge_factory: JudgeFactory, *, k: int, examples_per_fold: int, **options: Any
+) -> Plan[CrossValidation]:
+    """The plan of one cross_validate / across_validate call (every option checked first)."""
+    _checked(judge_factory, k, examples_per_fold)
+    settings = Settings.from_call(**options)
+    return _plan(data, judge_factory, k, examples_per_fold, settings)
+
+
 def _checked(judge_factory: Any, k: Any, examples: Any) -> None:
     if not callable(judge_factory):
         raise TypeError(
@@ -268,8 +276,11 @@ def cross_validate(
     The other arguments are those of :func:`~openevals.calibration.calibrate`. The runs go
     through the batch runner (``k + 1`` of them); with ``output=`` a rerun resumes.
     """
-    _checked(judge_factory, k, examples_per_fold)
-    settings = Settings.from_call(
+    plan = _plan_of_call(
+        data,
+        judge_factory,
+        k=k,
+        examples_per_fold=examples_per_fold,
         label=label,
         reason=reason,
         label_type=label_type,
@@ -288,20 +299,11 @@ def cross_validate(
         output=output,
         retry_errors=retry_errors,
     )
-    return run_plan(_plan(data, judge_factory, k, examples_per_fold, settings))
+    return run_plan(plan)
 
 
-async def _across_validate(
-    data: Any, judge_factory: JudgeFactory, *, k: int, examples_per_fold: int, **options: Any
-) -> CrossValidation:
-    _checked(judge_factory, k, examples_per_fold)
-    settings = Settings.from_call(**options)
-    return await arun_plan(_plan(data, judge_factory, k, examples_per_fold, settings))
-
-
-across_validate = async_entry(
+across_validate = async_plan_entry(
     cross_validate,
-    _across_validate,
-    name="across_validate",
+    _plan_of_call,
     doc="Async twin of :func:`cross_validate` (the runs go through :func:`aevaluate`).",
 )

@@ -18,12 +18,11 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openevals._entry import async_entry
 from openevals._repr import show
 from openevals._stats import check_resampling
 from openevals.calibration.labels import LabelledData, judge_scores_of, load_labelled
 from openevals.calibration.report import DEFAULT_TOLERANCE, CalibrationReport, build_report
-from openevals.evaluation.plans import BatchRun, Plan, arun_plan, run_plan
+from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 from openevals.evaluation.spec import EvaluatorSpec
 
 if TYPE_CHECKING:
@@ -127,6 +126,11 @@ def judge_spec(
     )
 
 
+def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[CalibrationReport]:
+    """The plan of one calibrate / acalibrate call (its options checked before any run)."""
+    return _calibration_plan(data, judge, Settings.from_call(**options))
+
+
 def _calibration_plan(data: Any, judge: Any, settings: Settings) -> Plan[CalibrationReport]:
     spec = judge_spec(judge, settings.model, "judge")
     labelled = settings.load(data, spec.evaluator)  # every check happens before the first call
@@ -185,7 +189,9 @@ def calibrate(
         concurrency, cache, progress, output, retry_errors: as for
             :func:`openevals.evaluation.evaluate` (``output=`` makes a rerun resume).
     """
-    settings = Settings.from_call(
+    plan = _plan_of_call(
+        data,
+        judge,
         label=label,
         reason=reason,
         label_type=label_type,
@@ -204,16 +210,11 @@ def calibrate(
         output=output,
         retry_errors=retry_errors,
     )
-    return run_plan(_calibration_plan(data, judge, settings))
+    return run_plan(plan)
 
 
-async def _acalibrate(data: Any, judge: Any, **options: Any) -> CalibrationReport:
-    return await arun_plan(_calibration_plan(data, judge, Settings.from_call(**options)))
-
-
-acalibrate = async_entry(
+acalibrate = async_plan_entry(
     calibrate,
-    _acalibrate,
-    name="acalibrate",
+    _plan_of_call,
     doc="Async twin of :func:`calibrate` (the runs go through :func:`aevaluate`).",
 )

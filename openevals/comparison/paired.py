@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from openevals._entry import async_entry
 from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import read_run, skipped_notes
 from openevals.comparison._unpaired import refuse_parquet
+from openevals.evaluation.plans import async_plan_entry, run_plan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -356,9 +356,7 @@ def compare(
             scored rows; runs that share no row id; ``keys`` naming a key neither run has.
         FileNotFoundError: a run file that does not exist.
     """
-    from openevals.evaluation.plans import run_plan
-
-    flow = _flow(
+    plan = _flow(
         baseline,
         candidate,
         keys=keys,
@@ -374,21 +372,7 @@ def compare(
         judge_options=judge_options,
         calibration=calibration,
     )
-    return run_plan(flow)
-
-
-async def _acompare(baseline: Any, candidate: Any, **options: Any) -> Comparison:
-    from openevals.evaluation.plans import arun_plan
-
-    return await arun_plan(_flow(baseline, candidate, **options))
-
-
-acompare = async_entry(
-    compare,
-    _acompare,
-    name="acompare",
-    doc="Async twin of :func:`compare`: head-to-head judging runs through ``aevaluate``.",
-)
+    return run_plan(plan)
 
 
 _JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors", "engine", "budget")
@@ -481,6 +465,13 @@ def _flow(
         judge_rows(base, cand, shared), [judge], {**options, "systems": ["candidate", "baseline"]}
     )
     return replace(comparison, head_to_head=summarize(result))
+
+
+acompare = async_plan_entry(
+    compare,
+    _flow,
+    doc="Async twin of :func:`compare`: head-to-head judging runs through ``aevaluate``.",
+)
 
 
 def key_comparison(

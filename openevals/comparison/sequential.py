@@ -20,9 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from openevals._entry import async_entry
 from openevals._repr import show
-from openevals.evaluation.plans import BatchRun, Plan, arun_plan, run_plan
+from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 from openevals.trust.sequential import SequentialTest
 
 __all__ = ["SequentialComparison", "asequential_compare", "sequential_compare"]
@@ -199,13 +198,8 @@ def sequential_compare(
     return run_plan(plan)
 
 
-async def _asequential_compare(data: Any, evaluators: Any, **options: Any) -> SequentialComparison:
-    return await arun_plan(_prepared(data, evaluators, **options))
-
-
-asequential_compare = async_entry(
+asequential_compare = async_plan_entry(
     sequential_compare,
-    _asequential_compare,
-    name="asequential_compare",
+    _prepared,
     doc="Async twin of :func:`sequential_compare` (each batch runs through ``aevaluate``).",
 )

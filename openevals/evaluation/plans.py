@@ -13,15 +13,18 @@ resume and progress bar.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+from openevals._entry import async_entry
 
 if TYPE_CHECKING:
     from openevals.evaluation.result import EvaluationResult
 
-__all__ = ["BatchRun", "Plan", "arun_plan", "run_plan"]
+__all__ = ["BatchRun", "Plan", "arun_plan", "async_plan_entry", "run_plan"]
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
@@ -52,3 +55,16 @@ async def arun_plan(plan: Plan[T]) -> T:
     from openevals.evaluation.runner import aevaluate
 
     return await adrive(plan, lambda run: aevaluate(run.rows, run.evaluators, **run.options))
+
+
+def async_plan_entry(
+    sync: Callable[P, T], plan: Callable[..., Plan[T]], *, doc: str
+) -> Callable[P, Coroutine[Any, Any, T]]:
+    """``a<name>``, the async twin of the run function ``sync``, whose body is
+    ``run_plan(plan(...))`` with its arguments by name: it runs ``plan(**arguments)`` with
+    :func:`arun_plan` (see :func:`openevals._entry.async_entry`)."""
+
+    async def body(**arguments: Any) -> T:
+        return await arun_plan(plan(**arguments))
+
+    return async_entry(sync, body, name=f"a{sync.__name__}", doc=doc)
