@@ -21,17 +21,6 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = [
-    "Estimate",
-    "average_ranks",
-    "bootstrap_weights",
-    "check_resampling",
-    "estimate",
-    "percentile_interval",
-    "resample_counts",
-    "resampled_means",
-]
-
 
 @dataclass(frozen=True)
 class Estimate:
