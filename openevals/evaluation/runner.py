@@ -134,26 +134,26 @@ def evaluate(
     """
     options = RunOptions.from_call(
         target=target,
+        concurrency=concurrency,
+        cache=cache,
+        group_by=group_by,
+        progress=progress,
+        output=output,
+        batch_metrics=batch_metrics,
+        budget=budget,
+        retry_errors=retry_errors,
         model=model,
         systems=systems,
         engine=engine,
-        concurrency=concurrency,
-        cache=cache,
-        output=output,
-        retry_errors=retry_errors,
-        progress=progress,
-        group_by=group_by,
-        batch_metrics=batch_metrics,
-        budget=budget,
-        trials=trials,
         store=store,
+        trials=trials,
     )
-    data, evaluators = _expanded(data, evaluators, options)
+    data, evaluators, repeat = _expanded(data, evaluators, options)
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
         result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
-        return _recorded(_marked(result, options), data, None, options)
+        return _recorded(_marked(result, repeat), data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
@@ -161,22 +161,22 @@ def evaluate(
         run_on_loop(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
-        raise EvaluationInterrupted(_marked(run.result(), options)) from None
+        raise EvaluationInterrupted(_marked(run.result(), repeat)) from None
     except EvaluatorFailing as exc:
         run.interrupted = True
-        exc.result = _marked(run.result(), options)
+        exc.result = _marked(run.result(), repeat)
         raise
-    return _recorded(_marked(run.result(), options), data, run.evaluators, options)
+    return _recorded(_marked(run.result(), repeat), data, run.evaluators, options)
 
 
 async def _aevaluate(data: Any, evaluators: Any, **arguments: Any) -> EvaluationResult:
     options = RunOptions.from_call(**arguments)
-    data, evaluators = _expanded(data, evaluators, options)
+    data, evaluators, repeat = _expanded(data, evaluators, options)
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
         result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)
-        return await asyncio.to_thread(_recorded, _marked(result, options), data, None, options)
+        return await asyncio.to_thread(_recorded, _marked(result, repeat), data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
@@ -184,10 +184,10 @@ async def _aevaluate(data: Any, evaluators: Any, **arguments: Any) -> Evaluation
         await run.execute()
     except EvaluatorFailing as exc:
         run.interrupted = True
-        exc.result = _marked(run.result(), options)
+        exc.result = _marked(run.result(), repeat)
         raise
     return await asyncio.to_thread(
-        _recorded, _marked(run.result(), options), data, run.evaluators, options
+        _recorded, _marked(run.result(), repeat), data, run.evaluators, options
     )
 
 
@@ -203,16 +203,16 @@ aevaluate = async_entry(
 )
 
 
-def _expanded(data: Any, evaluators: Any, options: RunOptions) -> tuple[Any, Any]:
-    """``(data, evaluators)``, each row and judge repeated when the run has trials."""
-    if options.trials is not None and options.trials.active:
-        return expand(data, evaluators, options.trials, model=options.model)
-    return data, evaluators
-
-
-def _marked(result: Any, options: RunOptions) -> EvaluationResult:
-    """``result`` with ``summary["trials"]`` when the run had trials or judge repeats."""
+def _expanded(data: Any, evaluators: Any, options: RunOptions) -> tuple[Any, Any, Trials | None]:
+    """``(data, evaluators, trials)``: each row and judge repeated when the run has trials."""
     repeat = options.trials
+    if repeat is not None and repeat.active:
+        return (*expand(data, evaluators, repeat, model=options.model), repeat)
+    return data, evaluators, repeat
+
+
+def _marked(result: Any, repeat: Trials | None) -> EvaluationResult:
+    """``result`` with ``summary["trials"]`` when the run had trials or judge repeats."""
     if repeat is not None and repeat.active:
         result.summary["trials"] = {"trials": repeat.trials, "judge_repeats": repeat.judge_repeats}
     return result  # type: ignore[no-any-return]
