@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["acalibrate", "calibrate"]
 
-RUNNER_OPTIONS = ("concurrency", "cache", "progress", "output", "retry_errors")
+_RUNNER_OPTIONS = ("concurrency", "cache", "progress", "output", "retry_errors")
 """The options of calibrate and cross_validate that go to every batch run as they are."""
 
 
@@ -55,8 +55,8 @@ class Settings:
     @classmethod
     def from_call(cls, **options: Any) -> Settings:
         """The settings of one call, from its keyword options: those of
-        :data:`RUNNER_OPTIONS` become ``runner``, the rest are fields."""
-        runner = {name: options.pop(name) for name in RUNNER_OPTIONS}
+        :data:`_RUNNER_OPTIONS` become ``runner``, the rest are fields."""
+        runner = {name: options.pop(name) for name in _RUNNER_OPTIONS}
         return cls(runner=runner, **options)
 
     def __post_init__(self) -> None:
