@@ -1,10 +1,14 @@
-"""Shared statistics helpers: an estimate with its interval, and vectorised bootstrap weights.
+"""Shared statistics helpers: the one bootstrap of the package, and an estimate with its interval.
 
 A bootstrap resample of ``n`` rows is a row of multiplicities (how often each row was drawn), so
 any statistic that is a weighted sum over rows is computed for every resample at once as a matrix
-product. :func:`bootstrap_weights` returns those rows with the data itself (all ones) as row 0,
-and :func:`estimate` turns per-row values into a point estimate with a percentile interval.
-numpy is imported inside the functions, never at package import.
+product. :func:`resample_counts` draws those rows (over the rows, or over a few distinct values
+with their frequencies), :func:`bootstrap_weights` returns them with the data itself (all ones)
+as row 0, :func:`resampled_means` draws the resamples' means for statistics over many distinct
+values, and :func:`percentile_interval` / :func:`estimate` turn per-resample values into a
+percentile interval. Every caller's interval (run aggregates, comparisons, calibration, pairwise
+rates) is made of these, seeded with ``numpy.random.default_rng(seed)``. numpy is imported inside
+the functions, never at package import.
 """
 
 from __future__ import annotations
@@ -57,13 +61,49 @@ def check_resampling(resamples: Any, confidence: Any) -> None:
         )
 
 
+def resample_counts(
+    n: int, probabilities: NDArray[np.float64], resamples: int, seed: int
+) -> NDArray[np.float64]:
+    """``resamples`` rows of multiplicities: how often each outcome was drawn in ``n`` draws with
+    ``probabilities`` (one multinomial draw per row from ``default_rng(seed)``)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, probabilities, size=resamples).astype(np.float64)
+
+
 def bootstrap_weights(n: int, resamples: int, seed: int) -> NDArray[np.float64]:
     """Row 0 is the data itself (all ones); rows 1.. are bootstrap multiplicities."""
     import numpy as np
 
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
+    draws = resample_counts(n, np.full(n, 1.0 / n), resamples, seed)
     return np.vstack([np.ones((1, n)), draws])
+
+
+def resampled_means(
+    values: NDArray[np.float64], resamples: int, seed: int, *, block: int
+) -> NDArray[np.float64]:
+    """The means of ``resamples`` bootstrap resamples of ``values``: indices drawn with
+    ``default_rng(seed).integers``, ``block`` resamples at a time (so memory stays bounded; the
+    same seed and block give the same means)."""
+    import numpy as np
+
+    n = len(values)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        means[start:stop] = values[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+    return means
+
+
+def percentile_interval(values: NDArray[np.float64], confidence: float) -> tuple[float, float]:
+    """The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles of ``values``."""
+    import numpy as np
+
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(values, [tail, 100.0 - tail])
+    return float(low), float(high)
 
 
 def estimate(values: NDArray[np.float64], confidence: float, undefined: str) -> Estimate:
@@ -77,15 +117,14 @@ def estimate(values: NDArray[np.float64], confidence: float, undefined: str) -> 
     boot = boot[~np.isnan(boot)]
     if boot.size == 0:
         return Estimate(point)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(boot, [tail, 100.0 - tail])
+    low, high = percentile_interval(boot, confidence)
     dropped = len(values) - 1 - boot.size
     note = (
         f"{dropped} of {len(values) - 1} resamples left out (figure undefined on them)"
         if dropped
         else None
     )
-    return Estimate(point, float(low), float(high), note)
+    return Estimate(point, low, high, note)
 
 
 def average_ranks(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:

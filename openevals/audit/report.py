@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals.audit.battery import AuditTest
+from openevals.report.templating import number
 
 if TYPE_CHECKING:
     from openevals.evaluation.result import EvaluationResult
@@ -18,7 +19,7 @@ __all__ = ["AuditReport", "audit_section"]
 
 
 def _num(value: float | None, spec: str = "+.3f") -> str:
-    return "-" if value is None else format(value, spec)
+    return number(value, spec)
 
 
 @dataclass(frozen=True)

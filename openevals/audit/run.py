@@ -4,7 +4,7 @@ The audit samples rows, writes each test's two forms of every sampled answer wit
 deterministic transforms of :mod:`openevals.audit.transforms`, has the judge score all of them in
 one batch run (through the runner: concurrency, judge cache, ``output=`` resume, progress), and
 measures each test's paired effect (:mod:`openevals.audit.battery`). Like ``calibrate`` it is a
-plan run by :func:`openevals.calibration.run.drive_plan` (sync) or ``adrive_plan`` (async).
+plan (:mod:`openevals.evaluation.plans`) run by ``run_plan`` (sync) or ``arun_plan`` (async).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from openevals._repr import show
 from openevals.audit.battery import POINTWISE, TESTS, pointwise_forms, probe_result, verdicts
 from openevals.audit.report import AuditReport
 from openevals.audit.transforms import apply
-from openevals.calibration.run import Plan, RunRequest, adrive_plan, drive_plan, judge_spec
+from openevals.calibration.run import judge_spec
+from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 
 if TYPE_CHECKING:
     from openevals.data.rows import Row
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["aaudit_judge", "audit_judge"]
 
 _SEP = "::"
+_RUNNER_OPTIONS = ("concurrency", "cache", "progress", "output")
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,12 @@ class Settings:
     feedback_key: str | None
     model: str | None
     runner: dict[str, Any]
+
+    @classmethod
+    def from_call(cls, *, tests: Sequence[str] | None, **options: Any) -> Settings:
+        """The settings of one call, from its keyword options (the runner's go to ``runner``)."""
+        runner = {name: options.pop(name) for name in _RUNNER_OPTIONS}
+        return cls(tests=None if tests is None else tuple(tests), runner=runner, **options)
 
     def __post_init__(self) -> None:
         if self.tests is not None:
@@ -158,6 +166,11 @@ def _scores(result: EvaluationResult, name: str, key: str | None) -> tuple[dict[
     return found, failed
 
 
+def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[AuditReport]:
+    """The plan of one audit_judge / aaudit_judge call (its options checked before any run)."""
+    return _plan(data, judge, Settings.from_call(**options))
+
+
 def _plan(data: Any, judge: Any, settings: Settings) -> Plan[AuditReport]:
     import numpy as np
 
@@ -180,7 +193,7 @@ def _plan(data: Any, judge: Any, settings: Settings) -> Plan[AuditReport]:
         for row in rows
         for form, write in forms.items()
     ]
-    result = yield RunRequest(batch, spec)
+    result = yield BatchRun(batch, [spec], settings.runner)
     scores, failed = _scores(result, spec.name or "judge", settings.feedback_key)
     found = []
     for index, name in enumerate(tests):
@@ -259,8 +272,10 @@ def audit_judge(
     Returns an :class:`~openevals.audit.report.AuditReport`; ``report.check()`` fails a CI job on
     a biased judge.
     """
-    settings = Settings(
-        tests=None if tests is None else tuple(tests),
+    plan = _plan_of_call(
+        data,
+        judge,
+        tests=tests,
         sample=sample,
         seed=seed,
         alpha=alpha,
@@ -269,40 +284,16 @@ def audit_judge(
         family=family,
         feedback_key=feedback_key,
         model=model,
-        runner=dict(concurrency=concurrency, cache=cache, progress=progress, output=output),
+        concurrency=concurrency,
+        cache=cache,
+        progress=progress,
+        output=output,
     )
-    return drive_plan(_plan(data, judge, settings), settings.runner)
+    return run_plan(plan)
 
 
-async def aaudit_judge(
-    data: Any,
-    judge: Any,
-    *,
-    tests: Sequence[str] | None = None,
-    sample: int = 100,
-    seed: int = 0,
-    alpha: float = 0.05,
-    min_effect: float = 0.05,
-    resamples: int = 1000,
-    family: str = "GPT-4o",
-    feedback_key: str | None = None,
-    model: str | None = None,
-    concurrency: int = 16,
-    cache: Any = None,
-    progress: Any = True,
-    output: str | os.PathLike[str] | None = None,
-) -> AuditReport:
-    """Async twin of :func:`audit_judge` (the run goes through :func:`aevaluate`)."""
-    settings = Settings(
-        tests=None if tests is None else tuple(tests),
-        sample=sample,
-        seed=seed,
-        alpha=alpha,
-        min_effect=min_effect,
-        resamples=resamples,
-        family=family,
-        feedback_key=feedback_key,
-        model=model,
-        runner=dict(concurrency=concurrency, cache=cache, progress=progress, output=output),
-    )
-    return await adrive_plan(_plan(data, judge, settings), settings.runner)
+aaudit_judge = async_plan_entry(
+    audit_judge,
+    _plan_of_call,
+    doc="Async twin of :func:`audit_judge` (the run goes through :func:`aevaluate`).",
+)

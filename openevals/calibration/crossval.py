@@ -37,14 +37,8 @@ from openevals.calibration.report import (
     figures_of,
     judged_rows,
 )
-from openevals.calibration.run import (
-    Plan,
-    RunRequest,
-    Settings,
-    adrive_plan,
-    drive_plan,
-    judge_spec,
-)
+from openevals.calibration.run import Settings, judge_spec
+from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 from openevals.types import FewShotExample
 
 if TYPE_CHECKING:
@@ -156,8 +150,8 @@ def _plan(
     tolerance = float(settings.tolerance)
     continuous = labelled.label_type == "continuous"
     by_id = labelled.by_id()
-    before_result: EvaluationResult = yield RunRequest(
-        [row.as_data() for row in labelled.rows], baseline
+    before_result: EvaluationResult = yield BatchRun(
+        [row.as_data() for row in labelled.rows], [baseline], settings.runner
     )
     before_rows, _ = judged_rows(labelled, before_result, "judge", settings.feedback_key, tolerance)
     scored_before = {r.id: r for r in before_rows}
@@ -173,7 +167,9 @@ def _plan(
         examples = [as_example(r) for r in chosen]
         name = f"judge+examples[fold {index}]"
         spec = judge_spec(judge_factory(list(examples)), settings.model, name, keep_name=False)
-        after_result = yield RunRequest([by_id[i].as_data() for i in held_out], spec)
+        after_result = yield BatchRun(
+            [by_id[i].as_data() for i in held_out], [spec], settings.runner
+        )
         after_rows, _ = judged_rows(labelled, after_result, name, settings.feedback_key, tolerance)
         fold_pairs = [(scored_before[r.id], r) for r in after_rows if r.id in scored_before]
         pairs.extend(fold_pairs)
@@ -221,6 +217,15 @@ def _summary(
         n=len(pairs),
         left_out=len(labelled.rows) - len(pairs),
     )
+
+
+def _plan_of_call(
+    data: Any, judge_factory: JudgeFactory, *, k: int, examples_per_fold: int, **options: Any
+) -> Plan[CrossValidation]:
+    """The plan of one cross_validate / across_validate call (every option checked first)."""
+    _checked(judge_factory, k, examples_per_fold)
+    settings = Settings.from_call(**options)
+    return _plan(data, judge_factory, k, examples_per_fold, settings)
 
 
 def _checked(judge_factory: Any, k: Any, examples: Any) -> None:
@@ -271,8 +276,11 @@ def cross_validate(
     The other arguments are those of :func:`~openevals.calibration.calibrate`. The runs go
     through the batch runner (``k + 1`` of them); with ``output=`` a rerun resumes.
     """
-    _checked(judge_factory, k, examples_per_fold)
-    settings = Settings(
+    plan = _plan_of_call(
+        data,
+        judge_factory,
+        k=k,
+        examples_per_fold=examples_per_fold,
         label=label,
         reason=reason,
         label_type=label_type,
@@ -285,63 +293,17 @@ def cross_validate(
         seed=seed,
         confidence=confidence,
         model=model,
-        runner=dict(
-            concurrency=concurrency,
-            cache=cache,
-            progress=progress,
-            output=output,
-            retry_errors=retry_errors,
-        ),
+        concurrency=concurrency,
+        cache=cache,
+        progress=progress,
+        output=output,
+        retry_errors=retry_errors,
     )
-    return drive_plan(_plan(data, judge_factory, k, examples_per_fold, settings), settings.runner)
+    return run_plan(plan)
 
 
-async def across_validate(
-    data: Any,
-    judge_factory: JudgeFactory,
-    *,
-    k: int = 5,
-    examples_per_fold: int = 4,
-    label: str = "label",
-    reason: str | None = None,
-    label_type: str | None = None,
-    choices: Sequence[Hashable] | None = None,
-    label_map: Mapping[Any, Any] | None = None,
-    judge_scores: Any = None,
-    feedback_key: str | None = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    model: str | None = None,
-    concurrency: int = 16,
-    cache: Any = None,
-    progress: Any = True,
-    output: str | os.PathLike[str] | None = None,
-    retry_errors: bool = False,
-) -> CrossValidation:
-    """Async twin of :func:`cross_validate` (the runs go through :func:`aevaluate`)."""
-    _checked(judge_factory, k, examples_per_fold)
-    settings = Settings(
-        label=label,
-        reason=reason,
-        label_type=label_type,
-        choices=choices,
-        label_map=label_map,
-        judge_scores=judge_scores,
-        feedback_key=feedback_key,
-        tolerance=tolerance,
-        resamples=resamples,
-        seed=seed,
-        confidence=confidence,
-        model=model,
-        runner=dict(
-            concurrency=concurrency,
-            cache=cache,
-            progress=progress,
-            output=output,
-            retry_errors=retry_errors,
-        ),
-    )
-    plan = _plan(data, judge_factory, k, examples_per_fold, settings)
-    return await adrive_plan(plan, settings.runner)
+across_validate = async_plan_entry(
+    cross_validate,
+    _plan_of_call,
+    doc="Async twin of :func:`cross_validate` (the runs go through :func:`aevaluate`).",
+)

@@ -1,43 +1,37 @@
 """``calibrate`` / ``acalibrate``: run a judge over labelled data through the batch runner.
 
-A calibration is a *plan*: a generator that yields the batch runs it needs (rows plus one judge)
-and receives each run's :class:`~openevals.evaluation.result.EvaluationResult`; the sync driver
-runs them with :func:`~openevals.evaluation.evaluate`, the async one with
+A calibration is a *plan* (:mod:`openevals.evaluation.plans`): a generator that yields the batch
+runs it needs (rows plus one judge) and receives each run's
+:class:`~openevals.evaluation.result.EvaluationResult`; :func:`~openevals.evaluation.plans.run_plan`
+runs them with :func:`~openevals.evaluation.evaluate`, ``arun_plan`` with
 :func:`~openevals.evaluation.aevaluate`. Both therefore share the runner's concurrency, judge
-cache, resume (``output=``) and progress bar, and the plan itself is written once.
+cache, resume (``output=``) and progress bar, and the plan itself is written once. The options
+shared by calibrate and cross_validate are one :class:`Settings`, built once per call by
+:meth:`Settings.from_call`.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Generator, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals._stats import check_resampling
 from openevals.calibration.labels import LabelledData, judge_scores_of, load_labelled
 from openevals.calibration.report import DEFAULT_TOLERANCE, CalibrationReport, build_report
+from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 from openevals.evaluation.spec import EvaluatorSpec
 
 if TYPE_CHECKING:
     from openevals.evaluation.result import EvaluationResult
 
-__all__ = ["RunRequest", "acalibrate", "adrive_plan", "calibrate", "drive_plan"]
+__all__ = ["acalibrate", "calibrate"]
 
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """One batch run a plan needs: these rows, this judge."""
-
-    rows: list[dict[str, Any]]
-    judge: EvaluatorSpec
-
-
-Plan = Generator[RunRequest, "EvaluationResult", T]
+_RUNNER_OPTIONS = ("concurrency", "cache", "progress", "output", "retry_errors")
+"""The options of calibrate and cross_validate that go to every batch run as they are."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +51,13 @@ class Settings:
     confidence: float
     model: str | None
     runner: dict[str, Any]
+
+    @classmethod
+    def from_call(cls, **options: Any) -> Settings:
+        """The settings of one call, from its keyword options: those of
+        :data:`_RUNNER_OPTIONS` become ``runner``, the rest are fields."""
+        runner = {name: options.pop(name) for name in _RUNNER_OPTIONS}
+        return cls(runner=runner, **options)
 
     def __post_init__(self) -> None:
         tol = self.tolerance
@@ -125,28 +126,16 @@ def judge_spec(
     )
 
 
-def drive_plan(plan: Plan[T], runner: Mapping[str, Any]) -> T:
-    """Run every batch ``plan`` asks for with :func:`evaluate` (on :func:`openevals._drivers.drive`);
-    return the plan's value. A failed run is thrown into the plan at its ``yield``."""
-    from openevals._drivers import drive
-    from openevals.evaluation.runner import evaluate
-
-    return drive(plan, lambda request: evaluate(request.rows, [request.judge], **runner))
-
-
-async def adrive_plan(plan: Plan[T], runner: Mapping[str, Any]) -> T:
-    """Async twin of :func:`drive_plan` (:func:`openevals._drivers.adrive`, :func:`aevaluate`)."""
-    from openevals._drivers import adrive
-    from openevals.evaluation.runner import aevaluate
-
-    return await adrive(plan, lambda request: aevaluate(request.rows, [request.judge], **runner))
+def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[CalibrationReport]:
+    """The plan of one calibrate / acalibrate call (its options checked before any run)."""
+    return _calibration_plan(data, judge, Settings.from_call(**options))
 
 
 def _calibration_plan(data: Any, judge: Any, settings: Settings) -> Plan[CalibrationReport]:
     spec = judge_spec(judge, settings.model, "judge")
     labelled = settings.load(data, spec.evaluator)  # every check happens before the first call
     name = spec.name or "judge"
-    result = yield RunRequest([row.as_data() for row in labelled.rows], spec)
+    result = yield BatchRun([row.as_data() for row in labelled.rows], [spec], settings.runner)
     return settings.report(labelled, result, name)
 
 
@@ -200,7 +189,9 @@ def calibrate(
         concurrency, cache, progress, output, retry_errors: as for
             :func:`openevals.evaluation.evaluate` (``output=`` makes a rerun resume).
     """
-    settings = Settings(
+    plan = _plan_of_call(
+        data,
+        judge,
         label=label,
         reason=reason,
         label_type=label_type,
@@ -213,59 +204,17 @@ def calibrate(
         seed=seed,
         confidence=confidence,
         model=model,
-        runner=dict(
-            concurrency=concurrency,
-            cache=cache,
-            progress=progress,
-            output=output,
-            retry_errors=retry_errors,
-        ),
+        concurrency=concurrency,
+        cache=cache,
+        progress=progress,
+        output=output,
+        retry_errors=retry_errors,
     )
-    return drive_plan(_calibration_plan(data, judge, settings), settings.runner)
+    return run_plan(plan)
 
 
-async def acalibrate(
-    data: Any,
-    judge: Any,
-    *,
-    label: str = "label",
-    reason: str | None = None,
-    label_type: str | None = None,
-    choices: Sequence[Hashable] | None = None,
-    label_map: Mapping[Any, Any] | None = None,
-    judge_scores: Any = None,
-    feedback_key: str | None = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    model: str | None = None,
-    concurrency: int = 16,
-    cache: Any = None,
-    progress: Any = True,
-    output: str | os.PathLike[str] | None = None,
-    retry_errors: bool = False,
-) -> CalibrationReport:
-    """Async twin of :func:`calibrate` (the runs go through :func:`aevaluate`)."""
-    settings = Settings(
-        label=label,
-        reason=reason,
-        label_type=label_type,
-        choices=choices,
-        label_map=label_map,
-        judge_scores=judge_scores,
-        feedback_key=feedback_key,
-        tolerance=tolerance,
-        resamples=resamples,
-        seed=seed,
-        confidence=confidence,
-        model=model,
-        runner=dict(
-            concurrency=concurrency,
-            cache=cache,
-            progress=progress,
-            output=output,
-            retry_errors=retry_errors,
-        ),
-    )
-    return await adrive_plan(_calibration_plan(data, judge, settings), settings.runner)
+acalibrate = async_plan_entry(
+    calibrate,
+    _plan_of_call,
+    doc="Async twin of :func:`calibrate` (the runs go through :func:`aevaluate`).",
+)

@@ -18,17 +18,7 @@ from typing import Any
 from openevals._stats import Estimate
 from openevals.comparison._runs import RunScores, record_at
 
-__all__ = ["HeadToHead", "JudgeRun", "judge_rows", "summarize"]
-
-
-@dataclass(frozen=True)
-class JudgeRun:
-    """The step a comparison yields: run ``judge`` over ``rows`` (the driver calls evaluate or
-    aevaluate with these arguments and sends back the result)."""
-
-    rows: Iterator[dict[str, Any]]
-    judge: Any
-    options: dict[str, Any]
+__all__ = ["HeadToHead", "judge_rows", "summarize"]
 
 
 @dataclass(frozen=True)

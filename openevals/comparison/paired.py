@@ -11,7 +11,7 @@ one side are counted, listed and excluded from the pairs, never dropped silently
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +19,13 @@ from openevals._repr import show
 from openevals.comparison import stats
 from openevals.comparison._runs import read_run, skipped_notes
 from openevals.comparison._unpaired import refuse_parquet
+from openevals.evaluation.plans import async_plan_entry, run_plan
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from openevals.evaluation.plans import Plan
 
 __all__ = ["ChangedRow", "Comparison", "KeyComparison", "acompare", "compare"]
 
@@ -353,10 +356,7 @@ def compare(
             scored rows; runs that share no row id; ``keys`` naming a key neither run has.
         FileNotFoundError: a run file that does not exist.
     """
-    from openevals._drivers import drive
-    from openevals.evaluation.runner import evaluate
-
-    flow = _flow(
+    plan = _flow(
         baseline,
         candidate,
         keys=keys,
@@ -372,47 +372,7 @@ def compare(
         judge_options=judge_options,
         calibration=calibration,
     )
-    return drive(flow, lambda step: evaluate(step.rows, [step.judge], **step.options))
-
-
-async def acompare(
-    baseline: Any,
-    candidate: Any,
-    *,
-    keys: Sequence[str] | None = None,
-    group_by: str | None = None,
-    alpha: float = 0.05,
-    min_effect: float = 0.02,
-    seed: int = 0,
-    test: str = "auto",
-    lower_is_better: Sequence[str] = (),
-    resamples: int = 2000,
-    max_rows: int = 50,
-    judge: Any = None,
-    judge_options: Mapping[str, Any] | None = None,
-    calibration: Mapping[str, Any] | None = None,
-) -> Comparison:
-    """Async twin of :func:`compare`: head-to-head judging runs through ``aevaluate``."""
-    from openevals._drivers import adrive
-    from openevals.evaluation.runner import aevaluate
-
-    flow = _flow(
-        baseline,
-        candidate,
-        keys=keys,
-        group_by=group_by,
-        alpha=alpha,
-        min_effect=min_effect,
-        seed=seed,
-        test=test,
-        lower_is_better=lower_is_better,
-        resamples=resamples,
-        max_rows=max_rows,
-        judge=judge,
-        judge_options=judge_options,
-        calibration=calibration,
-    )
-    return await adrive(flow, lambda step: aevaluate(step.rows, [step.judge], **step.options))
+    return run_plan(plan)
 
 
 _JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors", "engine", "budget")
@@ -434,11 +394,13 @@ def _flow(
     judge: Any,
     judge_options: Mapping[str, Any] | None,
     calibration: Mapping[str, Any] | None,
-) -> Generator[Any, Any, Comparison]:
-    """The comparison as a flow: it yields one :class:`JudgeRun` when ``judge`` is given."""
+) -> Plan[Comparison]:
+    """The comparison as a plan: it yields one :class:`~openevals.evaluation.plans.BatchRun`
+    when ``judge`` is given."""
     from openevals.comparison._pairs import build
     from openevals.comparison.corrected import pair_calibration
-    from openevals.comparison.head_to_head import JudgeRun, judge_rows, summarize
+    from openevals.comparison.head_to_head import judge_rows, summarize
+    from openevals.evaluation.plans import BatchRun
 
     _check_options(
         alpha=alpha,
@@ -499,10 +461,17 @@ def _flow(
         return comparison
     shared = [i for i in base.ids if i in cand.ids]
     options.setdefault("progress", False)
-    result = yield JudgeRun(
-        judge_rows(base, cand, shared), judge, {**options, "systems": ["candidate", "baseline"]}
+    result = yield BatchRun(
+        judge_rows(base, cand, shared), [judge], {**options, "systems": ["candidate", "baseline"]}
     )
     return replace(comparison, head_to_head=summarize(result))
+
+
+acompare = async_plan_entry(
+    compare,
+    _flow,
+    doc="Async twin of :func:`compare`: head-to-head judging runs through ``aevaluate``.",
+)
 
 
 def key_comparison(

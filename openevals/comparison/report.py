@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openevals.report.templating import environment, number
+
 if TYPE_CHECKING:
     import jinja2
 
@@ -23,7 +25,7 @@ _PLOT_POINTS = 400
 
 
 def _num(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}g}"
+    return number(value, f".{digits}g")
 
 
 def _ci(item: KeyComparison) -> str:
@@ -117,11 +119,7 @@ def summary_html(comparison: Comparison) -> str:
 def _environment() -> jinja2.Environment:
     import jinja2
 
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("openevals.comparison", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
+    return environment(jinja2.PackageLoader("openevals.comparison", "templates"))
 
 
 def _text(value: Any) -> str:

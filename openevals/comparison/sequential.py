@@ -7,30 +7,24 @@ row's paired score difference feeds an anytime-valid confidence sequence
 ``max_rows``) runs out. Looking after every batch does not inflate the error rate: the chance of
 ever declaring a difference where there is none stays at most ``alpha``.
 
-Like ``calibrate``, the comparison is a plan (a generator yielding batch runs) driven by
-:func:`openevals._drivers.drive` with :func:`~openevals.evaluation.evaluate`, or ``adrive`` with
-``aevaluate``, so the runner's concurrency, judge cache and progress apply to every batch.
+Like ``calibrate``, the comparison is a plan (:mod:`openevals.evaluation.plans`: a generator
+yielding batch runs) run by ``run_plan`` with :func:`~openevals.evaluation.evaluate`, or
+``arun_plan`` with ``aevaluate``, so the runner's concurrency, judge cache and progress apply to
+every batch.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from openevals._repr import show
+from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 from openevals.trust.sequential import SequentialTest
 
-__all__ = ["BatchRun", "SequentialComparison", "asequential_compare", "sequential_compare"]
-
-
-@dataclass(frozen=True)
-class BatchRun:
-    """One batch of rows through one system."""
-
-    rows: list[dict[str, Any]]
-    target: Callable[..., Any]
+__all__ = ["SequentialComparison", "asequential_compare", "sequential_compare"]
 
 
 @dataclass(frozen=True)
@@ -75,13 +69,15 @@ def _score(row: dict[str, Any], key: str) -> float | None:
 
 def _plan(
     data: Any,
+    evaluators: Any,
     key: str,
     baseline: Callable[..., Any],
     candidate: Callable[..., Any],
     test: SequentialTest,
     batch_size: int,
     max_rows: int | None,
-) -> Generator[BatchRun, Any, SequentialComparison]:
+    options: dict[str, Any],
+) -> Plan[SequentialComparison]:
     from openevals.data.rows import iter_rows
 
     rows = iter_rows(data)
@@ -94,8 +90,8 @@ def _plan(
             exhausted = True
             break
         seen += len(batch)
-        base = yield BatchRun(batch, baseline)
-        cand = yield BatchRun(batch, candidate)
+        base = yield BatchRun(batch, evaluators, {**options, "target": baseline})
+        cand = yield BatchRun(batch, evaluators, {**options, "target": candidate})
         by_id = {str(r["id"]): _score(r, key) for r in base.rows}
         diffs = []
         for row in cand.rows:
@@ -118,18 +114,23 @@ def _plan(
 
 def _prepared(
     data: Any,
+    evaluators: Any,
+    *,
     key: Any,
     baseline: Any,
     candidate: Any,
-    test: SequentialTest,
+    alpha: Any,
+    width: Any,
+    bounds: Any,
     batch_size: Any,
     max_rows: Any,
     run_options: dict[str, Any] | None,
-) -> tuple[Generator[BatchRun, Any, SequentialComparison], dict[str, Any]]:
-    """The checked plan and the options of every batch run."""
+) -> Plan[SequentialComparison]:
+    """The checked plan of one call (each batch run gets ``run_options``, progress off)."""
+    test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
     options = {"progress": False, **(run_options or {})}
     _checked(key, baseline, candidate, batch_size, max_rows, options)
-    return _plan(data, key, baseline, candidate, test, batch_size, max_rows), options
+    return _plan(data, evaluators, key, baseline, candidate, test, batch_size, max_rows, options)
 
 
 def _checked(
@@ -181,38 +182,24 @@ def sequential_compare(
         run_options: ``concurrency``, ``cache``, ``progress`` (default off), ``model`` for each
             batch run.
     """
-    from openevals._drivers import drive
-    from openevals.evaluation.runner import evaluate
-
-    test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
-    plan, options = _prepared(
-        data, key, baseline, candidate, test, batch_size, max_rows, run_options
+    plan = _prepared(
+        data,
+        evaluators,
+        key=key,
+        baseline=baseline,
+        candidate=candidate,
+        alpha=alpha,
+        width=width,
+        bounds=bounds,
+        batch_size=batch_size,
+        max_rows=max_rows,
+        run_options=run_options,
     )
-    return drive(plan, lambda run: evaluate(run.rows, evaluators, target=run.target, **options))
+    return run_plan(plan)
 
 
-async def asequential_compare(
-    data: Any,
-    evaluators: Any,
-    *,
-    key: str,
-    baseline: Callable[..., Any],
-    candidate: Callable[..., Any],
-    alpha: float = 0.05,
-    width: float | None = None,
-    bounds: tuple[float, float] = (0.0, 1.0),
-    batch_size: int = 50,
-    max_rows: int | None = None,
-    run_options: dict[str, Any] | None = None,
-) -> SequentialComparison:
-    """Async twin of :func:`sequential_compare` (each batch runs through ``aevaluate``)."""
-    from openevals._drivers import adrive
-    from openevals.evaluation.runner import aevaluate
-
-    test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
-    plan, options = _prepared(
-        data, key, baseline, candidate, test, batch_size, max_rows, run_options
-    )
-    return await adrive(
-        plan, lambda run: aevaluate(run.rows, evaluators, target=run.target, **options)
-    )
+asequential_compare = async_plan_entry(
+    sequential_compare,
+    _prepared,
+    doc="Async twin of :func:`sequential_compare` (each batch runs through ``aevaluate``).",
+)

@@ -27,7 +27,7 @@ import math
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from openevals._stats import average_ranks
+from openevals._stats import average_ranks, percentile_interval, resample_counts, resampled_means
 
 if TYPE_CHECKING:
     import numpy as np
@@ -143,28 +143,21 @@ def paired_bootstrap_ci(
     n = len(differences)
     if n < 2:
         return None, None, "fewer than 2 pairs"
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    rng = np.random.default_rng(seed)
     values, counts = np.unique(differences, return_counts=True)
     if len(values) <= _FEW_VALUES:
-        draws = rng.multinomial(n, counts / n, size=resamples)
-        means = draws @ values / n
+        means = resample_counts(n, counts / n, resamples, seed) @ values / n
         method = "bootstrap (exact resampling of the distinct differences)"
     elif n <= BOOTSTRAP_LIMIT:
-        chunks = []
-        for start in range(0, resamples, _BLOCK):
-            size = min(_BLOCK, resamples - start)
-            picks = rng.integers(0, n, size=(size, n))
-            chunks.append(differences[picks].mean(axis=1))
-        means = np.concatenate(chunks)
+        means = resampled_means(differences, resamples, seed, block=_BLOCK)
         method = "bootstrap"
     else:
+        tail = (1.0 - confidence) / 2.0 * 100.0
         half = NormalDist().inv_cdf(1.0 - tail / 100.0) * float(differences.std(ddof=1))
         centre = float(differences.mean())
         half /= math.sqrt(n)
         return centre - half, centre + half, "normal (more pairs than the bootstrap limit)"
-    low, high = np.percentile(means, [tail, 100.0 - tail])
-    return float(low), float(high), method
+    low, high = percentile_interval(means, confidence)
+    return low, high, method
 
 
 def detectable_difference(sd: float, n: int, *, alpha: float, power: float = 0.8) -> float | None:

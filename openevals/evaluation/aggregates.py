@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openevals._repr import show
+from openevals._stats import resampled_means
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -180,13 +181,9 @@ def bootstrap_ci(
     pool = np.sort(np.asarray(values, dtype=float))  # independent of the order rows finished in
     # Scores near the float range's ends are resampled scaled down, so means never overflow.
     scale = 2.0 ** max(0, math.frexp(float(np.abs(pool).max()))[1] - 500)  # exact: a power of 2
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    step = max(1, _CHUNK_DRAWS // n)
-    for start in range(0, resamples, step):
-        stop = min(start + step, resamples)
-        draws = pool[rng.integers(0, n, size=(stop - start, n))]
-        means[start:stop] = (draws / scale).mean(axis=1) if scale > 1.0 else draws.mean(axis=1)
+    means = resampled_means(
+        pool / scale if scale > 1.0 else pool, resamples, seed, block=max(1, _CHUNK_DRAWS // n)
+    )
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha]) * scale
     # The mean of n draws lies within [min, max]; clamp away float noise.

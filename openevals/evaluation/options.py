@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openevals._repr import show
-from openevals.evaluation.batches import BatchMetrics
-from openevals.evaluation.engines.engine import Engine, LocalEngine, is_count
-from openevals.evaluation.pricing import Budget
+from openevals.evaluation.batches import BatchMetrics, batch_metrics_of
+from openevals.evaluation.engines.engine import Engine, LocalEngine, as_engine, is_count
+from openevals.evaluation.pricing import Budget, budget_of
+from openevals.evaluation.trials import Trials, as_trials
 
 __all__ = ["DEFAULT_CONCURRENCY", "RunOptions"]
 
@@ -48,6 +49,30 @@ class RunOptions:
     systems: Any = None  # checked by openevals.evaluation.pairwise.Systems.parse
     engine: Engine = field(default_factory=LocalEngine)
     store: Any = None
+    trials: Trials | None = None
+
+    @classmethod
+    def from_call(
+        cls,
+        *,
+        trials: Any = None,
+        batch_metrics: Any = None,
+        budget: Any = None,
+        engine: Any = "local",
+        **options: Any,
+    ) -> RunOptions:
+        """The options of one ``evaluate`` / ``aevaluate`` call, from its keyword arguments (the
+        one place both build them): ``trials``, ``batch_metrics``, ``budget`` and ``engine``
+        made into their objects (checked in that order), then the rest checked as for
+        :class:`RunOptions`."""
+        repeat = as_trials(trials)
+        return cls(
+            batch_metrics=batch_metrics_of(batch_metrics),
+            budget=budget_of(budget),
+            engine=as_engine(engine),
+            trials=repeat,
+            **options,
+        )
 
     def __post_init__(self) -> None:
         _check_store(self.store)

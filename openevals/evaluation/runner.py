@@ -11,14 +11,15 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from openevals.evaluation.batches import BatchMetrics, batch_metrics_of
-from openevals.evaluation.engines.engine import Engine, as_engine
+from openevals._entry import async_entry
+from openevals.evaluation.batches import BatchMetrics
+from openevals.evaluation.engines.engine import Engine
 from openevals.evaluation.failfast import EvaluatorFailing
 from openevals.evaluation.loop import run_on_loop
 from openevals.evaluation.options import DEFAULT_CONCURRENCY, RunOptions
-from openevals.evaluation.pricing import Budget, budget_of
+from openevals.evaluation.pricing import Budget
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
-from openevals.evaluation.trials import Trials, as_trials, expand
+from openevals.evaluation.trials import Trials, expand
 
 __all__ = ["aevaluate", "evaluate"]
 
@@ -131,24 +132,23 @@ def evaluate(
         RayConnectError: ``RayEngine(address=)`` did not answer within its
             ``connect_timeout``.
     """
-    repeat = as_trials(trials)
-    if repeat is not None and repeat.active:
-        data, evaluators = expand(data, evaluators, repeat, model=model)
-    options = RunOptions(
+    options = RunOptions.from_call(
         target=target,
         concurrency=concurrency,
         cache=cache,
         group_by=group_by,
         progress=progress,
         output=output,
-        batch_metrics=batch_metrics_of(batch_metrics),
-        budget=budget_of(budget),
+        batch_metrics=batch_metrics,
+        budget=budget,
         retry_errors=retry_errors,
         model=model,
         systems=systems,
-        engine=as_engine(engine),
+        engine=engine,
         store=store,
+        trials=trials,
     )
+    data, evaluators, repeat = _expanded(data, evaluators, options)
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
@@ -169,50 +169,9 @@ def evaluate(
     return _recorded(_marked(run.result(), repeat), data, run.evaluators, options)
 
 
-async def aevaluate(
-    data: Any,
-    evaluators: Any,
-    *,
-    target: Callable[..., Any] | None = None,
-    model: str | None = None,
-    systems: Sequence[str] | Mapping[str, str] | None = None,
-    engine: Engine | str = "local",
-    concurrency: int = DEFAULT_CONCURRENCY,
-    cache: Any = None,
-    output: str | os.PathLike[str] | None = None,
-    retry_errors: bool = False,
-    progress: Any = True,
-    group_by: str | None = None,
-    batch_metrics: BatchMetrics
-    | Sequence[Callable[[dict[str, list[Any]]], Any] | str]
-    | None = None,
-    budget: Budget | None = None,
-    trials: int | Trials | None = None,
-    store: Any = None,
-) -> EvaluationResult:
-    """Async twin of :func:`evaluate` (same arguments and result).
-
-    Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
-    stays in the ``output=`` file, and the ``CancelledError`` propagates.
-    """
-    repeat = as_trials(trials)
-    if repeat is not None and repeat.active:
-        data, evaluators = expand(data, evaluators, repeat, model=model)
-    options = RunOptions(
-        target=target,
-        concurrency=concurrency,
-        cache=cache,
-        group_by=group_by,
-        progress=progress,
-        output=output,
-        batch_metrics=batch_metrics_of(batch_metrics),
-        budget=budget_of(budget),
-        retry_errors=retry_errors,
-        model=model,
-        systems=systems,
-        engine=as_engine(engine),
-        store=store,
-    )
+async def _aevaluate(data: Any, evaluators: Any, **arguments: Any) -> EvaluationResult:
+    options = RunOptions.from_call(**arguments)
+    data, evaluators, repeat = _expanded(data, evaluators, options)
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
@@ -230,6 +189,26 @@ async def aevaluate(
     return await asyncio.to_thread(
         _recorded, _marked(run.result(), repeat), data, run.evaluators, options
     )
+
+
+aevaluate = async_entry(
+    evaluate,
+    _aevaluate,
+    name="aevaluate",
+    doc="""Async twin of :func:`evaluate` (same arguments and result).
+
+    Cancelling the task stops the run cleanly: in-flight calls are cancelled, everything finished
+    stays in the ``output=`` file, and the ``CancelledError`` propagates.
+    """,
+)
+
+
+def _expanded(data: Any, evaluators: Any, options: RunOptions) -> tuple[Any, Any, Trials | None]:
+    """``(data, evaluators, trials)``: each row and judge repeated when the run has trials."""
+    repeat = options.trials
+    if repeat is not None and repeat.active:
+        return (*expand(data, evaluators, repeat, model=options.model), repeat)
+    return data, evaluators, repeat
 
 
 def _marked(result: Any, repeat: Trials | None) -> EvaluationResult:

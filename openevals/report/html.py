@@ -78,12 +78,10 @@ class ReportSection:
 def _environment() -> jinja2.Environment:
     import jinja2
 
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("openevals.report", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-    )
+    from openevals.report.templating import environment
+
+    loader = jinja2.PackageLoader("openevals.report", "templates")
+    return environment(loader, keep_trailing_newline=True)
 
 
 def render_report(

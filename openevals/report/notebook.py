@@ -74,11 +74,9 @@ severe first){% endif %}; full report: <code>.report_html(path)</code>.</p>
 def _environment() -> jinja2.Environment:
     import jinja2
 
-    return jinja2.Environment(
-        loader=jinja2.DictLoader({"result": _RESULT, "calibration": _CALIBRATION}),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
+    from openevals.report.templating import environment
+
+    return environment(jinja2.DictLoader({"result": _RESULT, "calibration": _CALIBRATION}))
 
 
 def _num(value: Any) -> str:

@@ -34,12 +34,9 @@ _CSRF_COOKIE, _TOKEN_COOKIE = "openevals_csrf", "openevals_token"
 def _templates() -> Any:
     import jinja2
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
-        autoescape=True,
-    )
-    env.filters["num"] = lambda v, d=3: "-" if not isinstance(v, (int, float)) else f"{v:.{d}f}"
-    return env
+    from openevals.report.templating import environment
+
+    return environment(jinja2.FileSystemLoader(str(_HERE / "templates")), strict=False)
 
 
 def parse_label(text: str) -> Any:

@@ -1,4 +1,6 @@
-"""drive_plan / adrive_plan run on openevals._drivers: a failed batch run is thrown into the plan."""
+"""run_plan / arun_plan (the one driver of plans that ask for batch runs) run on
+openevals._drivers: a failed batch run is thrown into the plan; each step's options reach the
+runner."""
 
 from __future__ import annotations
 
@@ -9,12 +11,12 @@ from typing import Any
 import pytest
 
 import openevals.evaluation.runner as runner_module
-from openevals.calibration.run import RunRequest, adrive_plan, drive_plan
+from openevals.evaluation.plans import BatchRun, arun_plan, run_plan
 
 
-def _plan(log: list[str]) -> Generator[RunRequest, Any, str]:
+def _plan(log: list[str], **options: Any) -> Generator[BatchRun, Any, str]:
     try:
-        result = yield RunRequest([{"outputs": 1}], object())  # type: ignore[arg-type]
+        result = yield BatchRun([{"outputs": 1}], [object()], options)
         log.append(f"got {result}")
         return "ok"
     except RuntimeError as exc:
@@ -34,10 +36,10 @@ def test_a_failed_run_is_thrown_into_the_plan(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(runner_module, "evaluate", boom)
     monkeypatch.setattr(runner_module, "aevaluate", aboom)
     log: list[str] = []
-    assert drive_plan(_plan(log), {}) == "recovered"
+    assert run_plan(_plan(log)) == "recovered"
     assert log == ["caught run failed", "closed"]
     alog: list[str] = []
-    assert asyncio.run(adrive_plan(_plan(alog), {})) == "recovered"
+    assert asyncio.run(arun_plan(_plan(alog))) == "recovered"
     assert alog == log
 
 
@@ -54,7 +56,7 @@ def test_each_request_is_run_with_the_runner_options(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(runner_module, "evaluate", fake)
     monkeypatch.setattr(runner_module, "aevaluate", afake)
     log: list[str] = []
-    assert drive_plan(_plan(log), {"concurrency": 3}) == "ok"
-    assert asyncio.run(adrive_plan(_plan(log), {"concurrency": 3})) == "ok"
+    assert run_plan(_plan(log, concurrency=3)) == "ok"
+    assert asyncio.run(arun_plan(_plan(log, concurrency=3))) == "ok"
     assert seen == [{"concurrency": 3}] * 2
     assert log == ["got result", "closed"] * 2
