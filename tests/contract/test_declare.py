@@ -1,0 +1,66 @@
+"""``openevals._declare``: a derived factory takes its declaration's options and binds like it."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from typing import Any
+
+import pytest
+
+from openevals._declare import async_twin, derive
+
+
+def create_thing_evaluator(*, size: int = 3, label: str | None = None) -> list[int]:
+    """Make a thing.
+
+    Args:
+        size: how big.
+    """
+    return [size]
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    return dict(options)
+
+
+create_async_thing_evaluator = async_twin(
+    create_thing_evaluator, _options, returns="dict[str, Any]", note="awaits nothing"
+)
+
+
+def test_the_twin_has_the_declared_options_and_its_own_name_and_return() -> None:
+    twin = create_async_thing_evaluator
+    assert (twin.__name__, twin.__qualname__, twin.__module__) == (
+        "create_async_thing_evaluator",
+        "create_async_thing_evaluator",
+        __name__,
+    )
+    assert str(inspect.signature(twin)) == (
+        "(*, size: 'int' = 3, label: 'str | None' = None) -> 'dict[str, Any]'"
+    )
+    assert typing.get_type_hints(twin) == {
+        "size": int,
+        "label": str | None,
+        "return": dict[str, Any],
+    }
+    assert twin.__doc__ is not None
+    assert twin.__doc__.startswith(
+        "Async twin of :func:`create_thing_evaluator` (awaits nothing).\n\nMake a thing."
+    )
+    assert "    size: how big." in twin.__doc__
+
+
+def test_a_call_binds_like_the_declaration_and_fills_in_defaults() -> None:
+    assert create_async_thing_evaluator(label="x") == {"size": 3, "label": "x"}
+    with pytest.raises(TypeError):
+        create_async_thing_evaluator(4)  # type: ignore[call-arg]  # keyword-only, as declared
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        create_async_thing_evaluator(colour="red")  # type: ignore[call-arg]
+
+
+def test_derive_names_any_factory_and_refuses_a_twin_of_a_non_factory() -> None:
+    made = derive(create_thing_evaluator, _options, name="make", returns="dict", doc="D.")
+    assert (made.__name__, made.__doc__, made(size=1)) == ("make", "D.", {"size": 1, "label": None})
+    with pytest.raises(ValueError, match="create_"):
+        async_twin(_options, _options, returns="X")
