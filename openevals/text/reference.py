@@ -19,7 +19,7 @@ rate: lower is better, and it can exceed 100); ROUGE F-measures in 0-1.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ParamSpec
 
 from openevals._contract import (
     EvaluatorInfo,
@@ -27,6 +27,7 @@ from openevals._contract import (
     make_evaluator,
     run_scorer,
 )
+from openevals._declare import async_twin
 from openevals._repr import show
 from openevals.text._metrics import (
     ROUGE_TYPES,
@@ -58,6 +59,7 @@ __all__ = [
 ]
 
 _PASSES = ("outputs", "reference_outputs")
+_P = ParamSpec("_P")
 
 
 def _info(metric: Metric) -> EvaluatorInfo:
@@ -96,6 +98,17 @@ def _evaluator(metric: Metric, factory: Callable[..., Any], *, is_async: bool) -
         doc=factory.__doc__,
         returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
     )
+
+
+def _async_twin(
+    factory: Callable[_P, SimpleEvaluator], metric: Callable[..., Metric]
+) -> Callable[_P, SimpleAsyncEvaluator]:
+    """``create_async_<metric>_evaluator``: the options of ``factory``, the async evaluator."""
+
+    def build(options: dict[str, Any]) -> SimpleAsyncEvaluator:
+        return _evaluator(metric(**options), factory, is_async=True)  # type: ignore[no-any-return]
+
+    return async_twin(factory, build, returns="SimpleAsyncEvaluator")
 
 
 def _pairs(outputs: Any, reference_outputs: Any) -> tuple[list[str], list[list[str]]]:
@@ -148,25 +161,7 @@ def create_bleu_evaluator(
     return _evaluator(metric, create_bleu_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
-def create_async_bleu_evaluator(
-    *,
-    lowercase: bool = False,
-    tokenize: str | None = None,
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    max_ngram_order: int = 4,
-    effective_order: bool = True,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_bleu_evaluator`."""
-    metric = bleu_metric(
-        lowercase=lowercase,
-        tokenize=tokenize,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        max_ngram_order=max_ngram_order,
-        effective_order=effective_order,
-    )
-    return _evaluator(metric, create_bleu_evaluator, is_async=True)  # type: ignore[no-any-return]
+create_async_bleu_evaluator = _async_twin(create_bleu_evaluator, bleu_metric)
 
 
 def bleu_batch(
@@ -221,27 +216,7 @@ def create_chrf_evaluator(
     return _evaluator(metric, create_chrf_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
-def create_async_chrf_evaluator(
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: int = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-    feedback_key: str | None = None,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_chrf_evaluator`."""
-    metric = chrf_metric(
-        char_order=char_order,
-        word_order=word_order,
-        beta=beta,
-        lowercase=lowercase,
-        whitespace=whitespace,
-        eps_smoothing=eps_smoothing,
-        feedback_key=feedback_key,
-    )
-    return _evaluator(metric, create_chrf_evaluator, is_async=True)  # type: ignore[no-any-return]
+create_async_chrf_evaluator = _async_twin(create_chrf_evaluator, chrf_metric)
 
 
 def chrf_batch(
@@ -291,21 +266,7 @@ def create_ter_evaluator(
     return _evaluator(metric, create_ter_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
-def create_async_ter_evaluator(
-    *,
-    normalized: bool = False,
-    no_punct: bool = False,
-    asian_support: bool = False,
-    case_sensitive: bool = False,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_ter_evaluator`."""
-    metric = ter_metric(
-        normalized=normalized,
-        no_punct=no_punct,
-        asian_support=asian_support,
-        case_sensitive=case_sensitive,
-    )
-    return _evaluator(metric, create_ter_evaluator, is_async=True)  # type: ignore[no-any-return]
+create_async_ter_evaluator = _async_twin(create_ter_evaluator, ter_metric)
 
 
 def ter_batch(
@@ -351,21 +312,7 @@ def create_rouge_evaluator(
     return _evaluator(metric, create_rouge_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
-def create_async_rouge_evaluator(
-    *,
-    rouge_types: Sequence[str] = ROUGE_TYPES,
-    use_stemmer: bool = False,
-    split_summaries: bool = False,
-    tokenizer: Any = None,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_rouge_evaluator`."""
-    metric = rouge_metric(
-        rouge_types=rouge_types,
-        use_stemmer=use_stemmer,
-        split_summaries=split_summaries,
-        tokenizer=tokenizer,
-    )
-    return _evaluator(metric, create_rouge_evaluator, is_async=True)  # type: ignore[no-any-return]
+create_async_rouge_evaluator = _async_twin(create_rouge_evaluator, rouge_metric)
 
 
 def rouge_batch(
