@@ -17,7 +17,7 @@ from it, and :func:`derive` any other factory with the same options:
 
 Where the two forms differ (an awaited sandbox or embedding call, concurrent judge requests), the
 family writes one builder taking ``is_async`` and passes ``lambda options: build(options,
-is_async=True)``. Everything here runs once, at import: a call of a derived factory costs one
+is_async=True)``; :func:`evaluator_for` is the last step of such a builder. Everything here runs once, at import: a call of a derived factory costs one
 ``Signature.bind``, and the evaluators it makes are those the family's builder makes.
 """
 
@@ -26,6 +26,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
+
+from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -84,3 +86,14 @@ def async_twin(
         returns=returns,
         doc=f"{head}\n\n{inspect.getdoc(declared) or ''}".rstrip(),
     )
+
+
+def evaluator_for(
+    is_async: bool, scorer: Callable[..., Any], info: EvaluatorInfo, **how: Any
+) -> Any:
+    """``make_evaluator(scorer, info, **how)``, or with ``is_async``
+    ``make_async_evaluator(scorer, info.as_async(), **how)``: the one place a builder shared by a
+    sync factory and its twin chooses the form (``how``: ``passes``, ``name``, ...)."""
+    if is_async:
+        return make_async_evaluator(scorer, info.as_async(), **how)
+    return make_evaluator(scorer, info, **how)

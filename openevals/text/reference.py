@@ -21,13 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec
 
-from openevals._contract import (
-    EvaluatorInfo,
-    make_async_evaluator,
-    make_evaluator,
-    run_scorer,
-)
-from openevals._declare import async_twin
+from openevals._contract import EvaluatorInfo, run_scorer
+from openevals._declare import async_twin, evaluator_for
 from openevals._repr import show
 from openevals.text._metrics import (
     ROUGE_TYPES,
@@ -87,10 +82,10 @@ def _scorer(metric: Metric) -> Callable[..., Any]:
 
 def _evaluator(metric: Metric, factory: Callable[..., Any], *, is_async: bool) -> Any:
     """The sync or async evaluator of ``metric``, documented like the sync ``factory``."""
-    make = make_async_evaluator if is_async else make_evaluator
-    return make(
+    return evaluator_for(
+        is_async,
         _scorer(metric),
-        _info(metric).as_async() if is_async else _info(metric),
+        _info(metric),
         passes=_PASSES,
         paired=True,
         name=f"{metric.name}_async" if is_async else metric.name,
