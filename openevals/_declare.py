@@ -42,7 +42,9 @@ def derive(
     doc: str,
     module: str | None = None,
 ) -> Callable[_P, _R]:
-    """A factory ``name`` taking the options of ``declared``: ``build(options)`` makes its result.
+    """A factory ``name`` taking the options of ``declared``: ``build(options)`` makes its result
+    (``options``: every option by name, defaults filled in, a new dict per call that ``build``
+    may consume).
 
     ``returns`` is the derived factory's return annotation as text (the form
     ``from __future__ import annotations`` gives), ``doc`` its docstring, ``module`` its
