@@ -50,9 +50,16 @@ def derive(
     ``from __future__ import annotations`` gives), ``doc`` its docstring, ``module`` its
     ``__module__`` (default: the declaration's)."""
     signature = inspect.signature(declared)
+    parameters = signature.parameters.values()
+    defaults = {p.name: p.default for p in parameters}
+    required = {p.name for p in parameters if p.default is p.empty}
+    by_name_only = all(p.kind is p.KEYWORD_ONLY for p in parameters)
 
     def factory(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        bound = signature.bind(*args, **kwargs)
+        if by_name_only and not args and required <= kwargs.keys() <= defaults.keys():
+            # The common call, with the options bind would give, without its cost.
+            return build({name: kwargs.get(name, default) for name, default in defaults.items()})
+        bound = signature.bind(*args, **kwargs)  # any other call: bind's TypeError, or its options
         bound.apply_defaults()
         return build(bound.arguments)
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import typing
 from typing import Any
 
 import pytest
 
-from openevals._declare import async_twin, derive
+from openevals._contract import EvaluatorInfo, info_of
+from openevals._declare import async_twin, derive, evaluator_for
 
 
 def create_thing_evaluator(*, size: int = 3, label: str | None = None) -> list[int]:
@@ -64,3 +66,27 @@ def test_derive_names_any_factory_and_refuses_a_twin_of_a_non_factory() -> None:
     assert (made.__name__, made.__doc__, made(size=1)) == ("make", "D.", {"size": 1, "label": None})
     with pytest.raises(ValueError, match="create_"):
         async_twin(_options, _options, returns="X")
+
+
+def create_boxed_evaluator(*, sandbox: str, size: int = 1) -> list[int]:
+    return [size]
+
+
+def test_a_required_option_is_required_and_options_come_in_declared_order() -> None:
+    twin = async_twin(create_boxed_evaluator, _options, returns="dict[str, Any]")
+    assert list(twin(size=2, sandbox="s")) == ["sandbox", "size"]
+    with pytest.raises(TypeError, match="sandbox"):
+        twin(size=2)  # type: ignore[call-arg]
+
+
+def test_evaluator_for_makes_the_form_asked_for() -> None:
+    info = EvaluatorInfo(run_name="r", feedback_keys=("k",), pure=True)
+
+    def score(*, outputs: Any, reference_outputs: Any) -> bool:
+        return bool(outputs == reference_outputs)
+
+    sync = evaluator_for(False, score, info, paired=True)
+    made = evaluator_for(True, score, info, paired=True)
+    assert not inspect.iscoroutinefunction(sync) and inspect.iscoroutinefunction(made)
+    assert (info_of(sync), info_of(made)) == (info, info.as_async())
+    assert asyncio.run(made(outputs=1, reference_outputs=1)) == sync(outputs=1, reference_outputs=1)
