@@ -17,8 +17,11 @@ from it, and :func:`derive` any other factory with the same options:
 
 Where the two forms differ (an awaited sandbox or embedding call, concurrent judge requests), the
 family writes one builder taking ``is_async`` and passes ``lambda options: build(options,
-is_async=True)``; :func:`evaluator_for` is the last step of such a builder. Everything here runs once, at import: a call of a derived factory costs one
-``Signature.bind``, and the evaluators it makes are those the family's builder makes.
+is_async=True)``; :func:`evaluator_for` is the last step of such a builder.
+
+The signature is read once, at import. A call of a derived factory by keywords costs one dict of
+its options (any other call goes through ``Signature.bind``), and the evaluators it makes are
+those the family's builder makes: their per-call path is the builder's alone.
 """
 
 from __future__ import annotations
