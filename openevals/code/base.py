@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 from openevals._contract import (
     EvaluatorInfo,
@@ -145,9 +145,25 @@ def checked_code(code: str, parameter: str, sink: str | None) -> str:
     return code
 
 
-class _CodeEvaluatorBase:
-    """What both code evaluator classes share: the constructor body and the scoring flows, run by
-    the sync class with :func:`openevals._drivers.drive` and by the async one with ``adrive``."""
+_BatchScorerT = TypeVar("_BatchScorerT", BatchScorer, AsyncBatchScorer)
+
+
+class _CodeEvaluatorBase(Generic[_BatchScorerT]):
+    """What both code evaluator classes share: the constructor and the scoring flows, run by the
+    sync class with :func:`openevals._drivers.drive` and by the async one with ``adrive``. Each
+    class adds only its call form; its batch scorer's type is the class's type argument.
+
+    Args:
+        scorer: scores the extracted code (see the module documentation).
+        extraction: how the code is taken out of ``outputs``.
+        run_name: the LangSmith run name.
+        feedback_key: the key of its results.
+        code_sink: the program the code is handed to, for errors about code it cannot carry.
+        batch_scorer: ``codes -> [(passed, comment), ...]`` (awaitable for the async class);
+            gives the evaluator ``batch`` (``abatch`` for the async class).
+        info: the evaluator's description for the batch runner (``evaluator.openevals_info``);
+            without it the evaluator does not describe itself.
+    """
 
     scorer: Callable[..., Any]
     extraction: CodeExtraction
@@ -163,20 +179,17 @@ class _CodeEvaluatorBase:
     _score: Callable[..., Any]
     _batch: Callable[..., Any]
 
-    def _init(
+    def __init__(
         self,
         *,
-        scorer: Any,
+        scorer: Callable[..., Any],
         extraction: CodeExtraction,
         run_name: str,
         feedback_key: str,
-        code_sink: str | None,
-        batch_scorer: Any,
-        info: EvaluatorInfo | None,
+        code_sink: str | None = None,
+        batch_scorer: _BatchScorerT | None = None,
+        info: EvaluatorInfo | None = None,
     ) -> None:
-        """The one constructor body (the explicit ``__init__`` signatures differ only in the
-        batch scorer's type): store the arguments, build the contract evaluator, attach the info,
-        offer ``batch`` / ``abatch``."""
         if not callable(scorer):
             raise TypeError(f"`scorer` must be callable, got {type(scorer).__name__}")
         if batch_scorer is not None and not callable(batch_scorer):
@@ -234,44 +247,13 @@ class _CodeEvaluatorBase:
 # --------------------------------------------------------------------------- the two classes
 
 
-class CodeEvaluator(_CodeEvaluatorBase):
-    """A code evaluator: ``evaluator(outputs=..., inputs=..., reference_outputs=...)``.
-
-    Args:
-        scorer: scores the extracted code (see the module documentation).
-        extraction: how the code is taken out of ``outputs``.
-        run_name: the LangSmith run name.
-        feedback_key: the key of its results.
-        code_sink: the program the code is handed to, for errors about code it cannot carry.
-        batch_scorer: ``codes -> [(passed, comment), ...]``; gives the evaluator :meth:`batch`.
-        info: the evaluator's description for the batch runner (``evaluator.openevals_info``);
-            without it the evaluator does not describe itself.
-    """
+class CodeEvaluator(_CodeEvaluatorBase[BatchScorer]):
+    """A code evaluator: ``evaluator(outputs=..., inputs=..., reference_outputs=...)``. Its
+    constructor is :class:`_CodeEvaluatorBase`'s (a ``batch_scorer`` gives it :meth:`batch`)."""
 
     batch: Callable[[Sequence[Any]], list[EvaluatorResult]]
     """Check many outputs at once; present only on evaluators built with a ``batch_scorer``."""
     _is_async = False
-
-    def __init__(
-        self,
-        *,
-        scorer: Callable[..., Any],
-        extraction: CodeExtraction,
-        run_name: str,
-        feedback_key: str,
-        code_sink: str | None = None,
-        batch_scorer: BatchScorer | None = None,
-        info: EvaluatorInfo | None = None,
-    ) -> None:
-        self._init(
-            scorer=scorer,
-            extraction=extraction,
-            run_name=run_name,
-            feedback_key=feedback_key,
-            code_sink=code_sink,
-            batch_scorer=batch_scorer,
-            info=info,
-        )
 
     def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
         return drive(self._score_flow(outputs, kw), perform)
@@ -307,34 +289,13 @@ class CodeEvaluator(_CodeEvaluatorBase):
         return cast("list[EvaluatorResult]", run_scorer(self._info, score_all, outputs=items))
 
 
-class AsyncCodeEvaluator(_CodeEvaluatorBase):
+class AsyncCodeEvaluator(_CodeEvaluatorBase[AsyncBatchScorer]):
     """The async twin of :class:`CodeEvaluator`; the scorer, batch scorer and extractor may be
     async. Built with a ``batch_scorer`` it has :meth:`abatch`."""
 
     abatch: Callable[[Sequence[Any]], Awaitable[list[EvaluatorResult]]]
     """Check many outputs at once; present only on evaluators built with a ``batch_scorer``."""
     _is_async = True
-
-    def __init__(
-        self,
-        *,
-        scorer: Callable[..., Any],
-        extraction: CodeExtraction,
-        run_name: str,
-        feedback_key: str,
-        code_sink: str | None = None,
-        batch_scorer: AsyncBatchScorer | None = None,
-        info: EvaluatorInfo | None = None,
-    ) -> None:
-        self._init(
-            scorer=scorer,
-            extraction=extraction,
-            run_name=run_name,
-            feedback_key=feedback_key,
-            code_sink=code_sink,
-            batch_scorer=batch_scorer,
-            info=info,
-        )
 
     async def _score(self, *, outputs: Any = None, **kw: Any) -> Any:
         return await adrive(self._score_flow(outputs, kw), perform)

@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Callable, Hashable
 from typing import Any, Literal, cast, get_args
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._contract import EvaluatorInfo
+from openevals._declare import async_twin, evaluator_for
 from openevals._repr import show
 from openevals.graph_trajectory.strict import Turn, TurnCheck, compare_turns, strict_turn
 from openevals.types import EvaluatorResult
@@ -67,9 +68,17 @@ def _checked(mode: Any) -> str:
     return cast(str, mode)
 
 
-def _info(mode: str) -> EvaluatorInfo:
+def _evaluator(trajectory_match_mode: Any, *, is_async: bool) -> Any:
+    mode = _checked(trajectory_match_mode)
     key = f"graph_trajectory_{mode}_match"
-    return EvaluatorInfo(run_name=key, feedback_keys=(key,), pure=True)
+    return evaluator_for(
+        is_async,
+        _scorer(mode),
+        EvaluatorInfo(run_name=key, feedback_keys=(key,), pure=True),
+        paired=True,
+        name="_agraph_trajectory_match" if is_async else "_graph_trajectory_match",
+        module=__name__,
+    )
 
 
 def create_graph_trajectory_match_evaluator(
@@ -90,22 +99,12 @@ def create_graph_trajectory_match_evaluator(
     different numbers of turns never match. Raises ValueError for an unknown mode (here) or a
     missing trajectory, TypeError for another shape (at the call).
     """
-    mode = _checked(trajectory_match_mode)
-    evaluator = make_evaluator(
-        _scorer(mode), _info(mode), paired=True, name="_graph_trajectory_match", module=__name__
-    )
-    return cast(Callable[..., EvaluatorResult], evaluator)
+    return cast(Callable[..., EvaluatorResult], _evaluator(trajectory_match_mode, is_async=False))
 
 
-def create_async_graph_trajectory_match_evaluator(
-    *, trajectory_match_mode: GraphTrajectoryMatchMode = "strict"
-) -> Callable[..., Any]:
-    """The async twin of :func:`create_graph_trajectory_match_evaluator` (same options and results)."""
-    mode = _checked(trajectory_match_mode)
-    return make_async_evaluator(
-        _scorer(mode),
-        _info(mode).as_async(),
-        paired=True,
-        name="_agraph_trajectory_match",
-        module=__name__,
-    )
+create_async_graph_trajectory_match_evaluator = async_twin(
+    create_graph_trajectory_match_evaluator,
+    lambda options: _evaluator(options["trajectory_match_mode"], is_async=True),
+    returns="Callable[..., Any]",
+    note="same options and results",
+)

@@ -16,6 +16,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._declare import async_twin
 from openevals._judge.shell import attach_core
 from openevals.json._pairing import MAX_PAIRS
 from openevals.json._rubric import _rubric_scorers
@@ -152,42 +153,29 @@ def create_json_match_evaluator(
         use_reasoning=use_reasoning,
         list_match_mode=list_match_mode,
     )
-    grade, _, judge_core = _rubric_scorers(core, is_async=False, timeout=timeout)
-    evaluator = _sync_evaluator(core, grade)
+    return cast(JsonMatchEvaluator, _evaluator(core, timeout, is_async=False))
+
+
+def _evaluator(core: _JsonMatchCore, timeout: float | None, *, is_async: bool) -> Any:
+    """The sync or async evaluator of ``core``; a rubric's judge core attached."""
+    grade, agrade, judge_core = _rubric_scorers(core, is_async=is_async, timeout=timeout)
+    evaluator = _async_evaluator(core, agrade) if is_async else _sync_evaluator(core, grade)
     if judge_core is not None:
         attach_core(evaluator, judge_core)
     return evaluator
 
 
-def create_async_json_match_evaluator(
-    *,
-    aggregator: Aggregator | None = None,
-    list_aggregator: Aggregator = "all",
-    rubric: dict[str, str] | None = None,
-    exclude_keys: list[str] | None = None,
-    judge: Any = None,
-    model: str | None = None,
-    use_reasoning: bool = True,
-    list_match_mode: ListMatchMode = "same_elements",
-    timeout: float | None = None,
-) -> AsyncJsonMatchEvaluator:
-    """Async twin of :func:`create_json_match_evaluator` (rubric batches are graded
-    concurrently)."""
-    core = _build_core(
-        aggregator=aggregator,
-        list_aggregator=list_aggregator,
-        rubric=rubric,
-        exclude_keys=exclude_keys,
-        judge=judge,
-        model=model,
-        use_reasoning=use_reasoning,
-        list_match_mode=list_match_mode,
-    )
-    _, agrade, judge_core = _rubric_scorers(core, is_async=True, timeout=timeout)
-    evaluator = _async_evaluator(core, agrade)
-    if judge_core is not None:
-        attach_core(evaluator, judge_core)
-    return evaluator
+def _twin(options: dict[str, Any]) -> AsyncJsonMatchEvaluator:
+    timeout = options.pop("timeout")  # the twin's own bound options: the rest build the core
+    return cast(AsyncJsonMatchEvaluator, _evaluator(_build_core(**options), timeout, is_async=True))
+
+
+create_async_json_match_evaluator = async_twin(
+    create_json_match_evaluator,
+    _twin,
+    returns="AsyncJsonMatchEvaluator",
+    note="rubric batches are graded concurrently",
+)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

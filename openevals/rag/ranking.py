@@ -24,12 +24,13 @@ Conventions (see ``docs/rag-retrieval.md`` for the reasoning):
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ParamSpec
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._declare import async_twin
 from openevals.rag._items import ItemKey
 from openevals.rag._ranking_metrics import (
     DEFAULT_METRICS,
@@ -140,23 +141,9 @@ def _async(what: str, options: Mapping[str, Any]) -> SimpleAsyncEvaluator:
 
 
 def _async_twin(factory: Callable[_P, SimpleEvaluator]) -> Callable[_P, SimpleAsyncEvaluator]:
-    """``create_async_<what>_evaluator``: the signature of ``factory``, an async evaluator."""
-    signature = inspect.signature(factory)
+    """``create_async_<what>_evaluator``: the options of ``factory``, an async evaluator."""
     what = factory.__name__.removeprefix("create_").removesuffix("_evaluator")
-
-    def twin(*args: _P.args, **kwargs: _P.kwargs) -> SimpleAsyncEvaluator:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return _async(what, bound.arguments)
-
-    name = f"create_async_{what}_evaluator"
-    twin.__name__ = twin.__qualname__ = name
-    twin.__doc__ = f"Async twin of :func:`{factory.__name__}`.\n\n{factory.__doc__}"
-    twin.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        return_annotation="SimpleAsyncEvaluator"
-    )
-    twin.__annotations__ = {**factory.__annotations__, "return": "SimpleAsyncEvaluator"}
-    return twin
+    return async_twin(factory, partial(_async, what), returns="SimpleAsyncEvaluator")
 
 
 # --------------------------------------------------------------------------- evaluators

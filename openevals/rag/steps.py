@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._declare import async_twin
 from openevals._repr import show
 from openevals.rag._steps_assign import group_by, latest_class_matching, max_weight_pairs
 from openevals.rag._steps_compare import (
@@ -458,13 +459,11 @@ def create_steps_evaluator(
     return make_evaluator(scorer.score, _info(key), **_SHELL)
 
 
-def create_async_steps_evaluator(
-    *,
-    compare_args: bool = False,
-    feedback_key: str = "steps_score",
-    levels: LevelRule = "last",
-    retrieval_steps: Sequence[str] | frozenset[str] = ("retrieval",),
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_steps_evaluator`."""
-    scorer, key = _make_scorer(compare_args, feedback_key, levels, retrieval_steps)
+def _async_evaluator(options: dict[str, Any]) -> SimpleAsyncEvaluator:
+    scorer, key = _make_scorer(**options)
     return make_async_evaluator(scorer.score, _info(key).as_async(), **_SHELL)
+
+
+create_async_steps_evaluator = async_twin(
+    create_steps_evaluator, _async_evaluator, returns="SimpleAsyncEvaluator"
+)

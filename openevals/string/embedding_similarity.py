@@ -19,6 +19,7 @@ from openevals._contract import (
     make_evaluator,
     run_scorer,
 )
+from openevals._declare import async_twin
 from openevals._drivers import adrive, drive
 from openevals._messages import to_json_text
 from openevals._repr import show
@@ -379,15 +380,9 @@ def create_embedding_similarity_evaluator(
     return cast(EmbeddingSimilarityEvaluator, embedding_similarity)
 
 
-def create_async_embedding_similarity_evaluator(
-    *,
-    model: str = "openai:text-embedding-3-small",
-    embeddings: Embeddings | None = None,
-    algorithm: Algorithm = "cosine",
-    timeout: float | None = None,
-) -> AsyncEmbeddingSimilarityEvaluator:
-    """Async twin of :func:`create_embedding_similarity_evaluator` (``aembed_documents``)."""
-    core = _Core(model=model, embeddings=embeddings, algorithm=algorithm, timeout=timeout)
+def _async_evaluator(options: dict[str, Any]) -> AsyncEmbeddingSimilarityEvaluator:
+    """The async form: the same flows, driven with ``aembed_documents``."""
+    core = _Core(**options)
 
     async def scorer(*, outputs: Any, reference_outputs: Any) -> float:
         return await adrive(_pair_flow(core, outputs, reference_outputs), core.aembed)
@@ -411,6 +406,14 @@ def create_async_embedding_similarity_evaluator(
 
     embedding_similarity.batch = batch  # type: ignore[attr-defined]
     return cast(AsyncEmbeddingSimilarityEvaluator, embedding_similarity)
+
+
+create_async_embedding_similarity_evaluator = async_twin(
+    create_embedding_similarity_evaluator,
+    _async_evaluator,
+    returns="AsyncEmbeddingSimilarityEvaluator",
+    note="``aembed_documents``",
+)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

@@ -19,14 +19,10 @@ rate: lower is better, and it can exceed 100); ROUGE F-measures in 0-1.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ParamSpec
 
-from openevals._contract import (
-    EvaluatorInfo,
-    make_async_evaluator,
-    make_evaluator,
-    run_scorer,
-)
+from openevals._contract import EvaluatorInfo, run_scorer
+from openevals._declare import async_twin, evaluator_for
 from openevals._repr import show
 from openevals.text._metrics import (
     ROUGE_TYPES,
@@ -58,6 +54,7 @@ __all__ = [
 ]
 
 _PASSES = ("outputs", "reference_outputs")
+_P = ParamSpec("_P")
 
 
 def _info(metric: Metric) -> EvaluatorInfo:
@@ -85,10 +82,10 @@ def _scorer(metric: Metric) -> Callable[..., Any]:
 
 def _evaluator(metric: Metric, factory: Callable[..., Any], *, is_async: bool) -> Any:
     """The sync or async evaluator of ``metric``, documented like the sync ``factory``."""
-    make = make_async_evaluator if is_async else make_evaluator
-    return make(
+    return evaluator_for(
+        is_async,
         _scorer(metric),
-        _info(metric).as_async() if is_async else _info(metric),
+        _info(metric),
         passes=_PASSES,
         paired=True,
         name=f"{metric.name}_async" if is_async else metric.name,
@@ -96,6 +93,17 @@ def _evaluator(metric: Metric, factory: Callable[..., Any], *, is_async: bool) -
         doc=factory.__doc__,
         returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
     )
+
+
+def _async_twin(
+    factory: Callable[_P, SimpleEvaluator], metric: Callable[..., Metric]
+) -> Callable[_P, SimpleAsyncEvaluator]:
+    """``create_async_<metric>_evaluator``: the options of ``factory``, the async evaluator."""
+
+    def build(options: dict[str, Any]) -> SimpleAsyncEvaluator:
+        return _evaluator(metric(**options), factory, is_async=True)  # type: ignore[no-any-return]
+
+    return async_twin(factory, build, returns="SimpleAsyncEvaluator")
 
 
 def _pairs(outputs: Any, reference_outputs: Any) -> tuple[list[str], list[list[str]]]:
@@ -148,25 +156,7 @@ def create_bleu_evaluator(
     return _evaluator(metric, create_bleu_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
-def create_async_bleu_evaluator(
-    *,
-    lowercase: bool = False,
-    tokenize: str | None = None,
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    max_ngram_order: int = 4,
-    effective_order: bool = True,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_bleu_evaluator`."""
-    metric = bleu_metric(
-        lowercase=lowercase,
-        tokenize=tokenize,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        max_ngram_order=max_ngram_order,
-        effective_order=effective_order,
-    )
-    return _evaluator(metric, create_bleu_evaluator, is_async=True)  # type: ignore[no-any-return]
+create_async_bleu_evaluator = _async_twin(create_bleu_evaluator, bleu_metric)
 
 
 def bleu_batch(
@@ -221,27 +211,7 @@ def create_chrf_evaluator(
     return _evaluator(metric, create_chrf_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
-def create_async_chrf_evaluator(
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: int = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-    feedback_key: str | None = None,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_chrf_evaluator`."""
-    metric = chrf_metric(
-        char_order=char_order,
-        word_order=word_order,
-        beta=beta,
-        lowercase=lowercase,
-        whitespace=whitespace,
-        eps_smoothing=eps_smoothing,
-        feedback_key=feedback_key,
-    )
-    return _evaluator(metric, create_chrf_evaluator, is_async=True)  # type: ignore[no-any-return]
+create_async_chrf_evaluator = _async_twin(create_chrf_evaluator, chrf_metric)
 
 
 def chrf_batch(
@@ -291,21 +261,7 @@ def create_ter_evaluator(
     return _evaluator(metric, create_ter_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
-def create_async_ter_evaluator(
-    *,
-    normalized: bool = False,
-    no_punct: bool = False,
-    asian_support: bool = False,
-    case_sensitive: bool = False,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_ter_evaluator`."""
-    metric = ter_metric(
-        normalized=normalized,
-        no_punct=no_punct,
-        asian_support=asian_support,
-        case_sensitive=case_sensitive,
-    )
-    return _evaluator(metric, create_ter_evaluator, is_async=True)  # type: ignore[no-any-return]
+create_async_ter_evaluator = _async_twin(create_ter_evaluator, ter_metric)
 
 
 def ter_batch(
@@ -351,21 +307,7 @@ def create_rouge_evaluator(
     return _evaluator(metric, create_rouge_evaluator, is_async=False)  # type: ignore[no-any-return]
 
 
-def create_async_rouge_evaluator(
-    *,
-    rouge_types: Sequence[str] = ROUGE_TYPES,
-    use_stemmer: bool = False,
-    split_summaries: bool = False,
-    tokenizer: Any = None,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_rouge_evaluator`."""
-    metric = rouge_metric(
-        rouge_types=rouge_types,
-        use_stemmer=use_stemmer,
-        split_summaries=split_summaries,
-        tokenizer=tokenizer,
-    )
-    return _evaluator(metric, create_rouge_evaluator, is_async=True)  # type: ignore[no-any-return]
+create_async_rouge_evaluator = _async_twin(create_rouge_evaluator, rouge_metric)
 
 
 def rouge_batch(

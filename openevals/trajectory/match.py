@@ -32,7 +32,8 @@ import json  # noqa: F401  (kept: ``openevals.trajectory.match.json`` is patched
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._contract import EvaluatorInfo
+from openevals._declare import async_twin, evaluator_for
 from openevals._repr import show
 
 # Every name this module had before it was split stays importable from here.
@@ -184,6 +185,17 @@ def _info(config: MatchConfig) -> EvaluatorInfo:
     return EvaluatorInfo(run_name=key, feedback_keys=(key,), pure=True)
 
 
+def _evaluator(config: MatchConfig, *, is_async: bool) -> Any:
+    return evaluator_for(
+        is_async,
+        make_scorer(config),
+        _info(config),
+        paired=True,
+        name="_async_trajectory_match_evaluator" if is_async else "_trajectory_match_evaluator",
+        module=__name__,
+    )
+
+
 def create_trajectory_match_evaluator(
     *,
     trajectory_match_mode: TrajectoryMatchMode = "strict",
@@ -213,36 +225,20 @@ def create_trajectory_match_evaluator(
         tool_args_match_mode=tool_args_match_mode,
         tool_args_match_overrides=tool_args_match_overrides,
     )
-    evaluator = make_evaluator(
-        make_scorer(config),
-        _info(config),
-        paired=True,
-        name="_trajectory_match_evaluator",
-        module=__name__,
-    )
-    return cast(Callable[..., EvaluatorResult], evaluator)
+    return cast(Callable[..., EvaluatorResult], _evaluator(config, is_async=False))
 
 
-def create_async_trajectory_match_evaluator(
-    *,
-    trajectory_match_mode: TrajectoryMatchMode = "strict",
-    tool_args_match_mode: ToolArgsMatchMode = "exact",
-    tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
-) -> Callable[..., Awaitable[EvaluatorResult]]:
-    """Async twin of :func:`create_trajectory_match_evaluator` (same options, same results)."""
-    config = MatchConfig(
-        trajectory_match_mode=trajectory_match_mode,
-        tool_args_match_mode=tool_args_match_mode,
-        tool_args_match_overrides=tool_args_match_overrides,
-    )
-    evaluator = make_async_evaluator(
-        make_scorer(config),
-        _info(config).as_async(),
-        paired=True,
-        name="_async_trajectory_match_evaluator",
-        module=__name__,
-    )
+def _async_evaluator(options: dict[str, Any]) -> Callable[..., Awaitable[EvaluatorResult]]:
+    evaluator = _evaluator(MatchConfig(**options), is_async=True)
     return cast(Callable[..., Awaitable[EvaluatorResult]], evaluator)
+
+
+create_async_trajectory_match_evaluator = async_twin(
+    create_trajectory_match_evaluator,
+    _async_evaluator,
+    returns="Callable[..., Awaitable[EvaluatorResult]]",
+    note="same options, same results",
+)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._contract import EvaluatorInfo
+from openevals._declare import async_twin, evaluator_for
 from openevals._repr import show
 from openevals.trajectory._parsing import flatten_calls, parse_trajectory
 from openevals.types import EvaluatorResult
@@ -64,15 +65,22 @@ def _scorer(
     return score
 
 
-def _build(allowed_tools: Any, denied_tools: Any) -> Callable[..., tuple[float, str | None]]:
-    allowed = _tool_names(allowed_tools, "allowed_tools")
-    denied = _tool_names(denied_tools, "denied_tools")
+def _evaluator(options: dict[str, Any], *, is_async: bool) -> Any:
+    allowed = _tool_names(options["allowed_tools"], "allowed_tools")
+    denied = _tool_names(options["denied_tools"], "denied_tools")
     if allowed is None and denied is None:
         raise ValueError(
             "create_trajectory_tool_permission_evaluator needs `allowed_tools`, `denied_tools` or "
             "both (lists of tool names)"
         )
-    return _scorer(allowed, denied or frozenset())
+    return evaluator_for(
+        is_async,
+        _scorer(allowed, denied or frozenset()),
+        _INFO,
+        passes=("outputs",),
+        name=f"{_KEY}_async" if is_async else _KEY,
+        module=__name__,
+    )
 
 
 def create_trajectory_tool_permission_evaluator(
@@ -94,18 +102,12 @@ def create_trajectory_tool_permission_evaluator(
     with its count. Raises ValueError without either list, TypeError for a list that is not of
     tool-name strings (here), ValueError for a missing trajectory (at the call).
     """
-    scorer = _build(allowed_tools, denied_tools)
-    evaluator = make_evaluator(scorer, _INFO, passes=("outputs",), name=_KEY, module=__name__)
-    return cast(Callable[..., EvaluatorResult], evaluator)
+    options = {"allowed_tools": allowed_tools, "denied_tools": denied_tools}
+    return cast(Callable[..., EvaluatorResult], _evaluator(options, is_async=False))
 
 
-def create_async_trajectory_tool_permission_evaluator(
-    *,
-    allowed_tools: Iterable[str] | None = None,
-    denied_tools: Iterable[str] | None = None,
-) -> Callable[..., Any]:
-    """The async twin of :func:`create_trajectory_tool_permission_evaluator`."""
-    scorer = _build(allowed_tools, denied_tools)
-    return make_async_evaluator(
-        scorer, _INFO.as_async(), passes=("outputs",), name=f"{_KEY}_async", module=__name__
-    )
+create_async_trajectory_tool_permission_evaluator = async_twin(
+    create_trajectory_tool_permission_evaluator,
+    lambda options: _evaluator(options, is_async=True),
+    returns="Callable[..., Any]",
+)

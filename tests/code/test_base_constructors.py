@@ -1,8 +1,10 @@
-"""CodeEvaluator and AsyncCodeEvaluator share one constructor body (code/base.py ``_init``)."""
+"""CodeEvaluator and AsyncCodeEvaluator share one constructor (code/base.py ``_CodeEvaluatorBase``);
+each class adds only its call form."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any
 
 from openevals._contract import EvaluatorInfo, info_of
@@ -70,3 +72,13 @@ def test_a_batch_scorer_gives_batch_or_abatch() -> None:
     outputs = ["return 1", "pass"]
     assert sync.batch(outputs) == asyncio.run(asyn.abatch(outputs))
     assert [r["score"] for r in sync.batch(outputs)] == [True, False]
+
+
+def test_the_constructor_is_written_once_and_each_class_adds_its_call_form() -> None:
+    assert "__init__" not in vars(CodeEvaluator) and "__init__" not in vars(AsyncCodeEvaluator)
+    assert inspect.signature(CodeEvaluator) == inspect.signature(AsyncCodeEvaluator)
+    assert not inspect.iscoroutinefunction(CodeEvaluator.__call__)
+    assert inspect.iscoroutinefunction(AsyncCodeEvaluator.__call__)
+    # Two sibling classes, as before: isinstance still tells the sync form from the async one.
+    assert not issubclass(AsyncCodeEvaluator, CodeEvaluator)
+    assert not issubclass(CodeEvaluator, AsyncCodeEvaluator)
