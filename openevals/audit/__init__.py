@@ -16,10 +16,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_RUN = "openevals.audit.run"
-_REPORT = "openevals.audit.report"
-_BATTERY = "openevals.audit.battery"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

@@ -16,11 +16,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_RUN = "openevals.calibration.run"
-_CV = "openevals.calibration.crossval"
-_REPORT = "openevals.calibration.report"
-_AGREEMENT = "openevals.calibration.agreement"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

@@ -16,9 +16,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_COMPARE = "openevals.comparison.paired"
-_GATE = "openevals.comparison.gate"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

@@ -11,12 +11,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_UTILS = "openevals.graph_trajectory.utils"
-_STRICT = "openevals.graph_trajectory.strict"
-_LLM = "openevals.graph_trajectory.llm"
-_TYPES = "openevals.graph_trajectory.types"
-_MATCH = "openevals.graph_trajectory.match"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

@@ -10,9 +10,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_JUDGE = "openevals.pairwise.judge"
-_STATS = "openevals.pairwise.stats"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

@@ -9,9 +9,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_MULTITURN = "openevals.simulators.multiturn"
-_PREBUILT = "openevals.simulators.prebuilt"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

@@ -9,9 +9,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_LEVENSHTEIN = "openevals.string.levenshtein"
-_EMBEDDING = "openevals.string.embedding_similarity"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

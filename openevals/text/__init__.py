@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_REFERENCE = "openevals.text.reference"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

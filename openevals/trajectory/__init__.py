@@ -11,10 +11,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_MATCH = "openevals.trajectory.match"
-_LLM = "openevals.trajectory.llm"
-_PERMISSION = "openevals.trajectory.permission"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off

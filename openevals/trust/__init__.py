@@ -14,14 +14,6 @@ from typing import TYPE_CHECKING
 
 from openevals import _lazy_exports
 
-_PPI = "openevals.trust.ppi"
-_LABELS = "openevals.trust.labels"
-_CORRECTED = "openevals.trust.corrected"
-_RELIABILITY = "openevals.trust.reliability"
-_PANEL = "openevals.panel"
-_TRIALS = "openevals.trust.trials"
-_SEQUENTIAL = "openevals.trust.sequential"
-
 if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
