@@ -1,5 +1,5 @@
 """ARCHITECTURE.md's package map is true to the code: every module and package it names exists,
-each stated line count is within 10% (or 40 lines, whichever is larger) of the real one, and the
+each stated line count is within 20% (or 100 lines, whichever is larger) of the real one, and the
 package total is right."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _lines(path: Path) -> int:
 
 
 def _close(stated: int, real: int) -> bool:
-    return abs(stated - real) <= max(40, real // 10)
+    return abs(stated - real) <= max(100, real // 5)
 
 
 def package_map(text: str) -> list[str]:
@@ -117,14 +117,14 @@ def test_the_checker_catches_wrong_figures_and_names(tiny: Path) -> None:
     lines = [
         "openevals/     900  lines in total",
         "  __init__.py   10  exports",
-        "  big.py       400  a module, 20% off",
+        "  big.py       380  a module, 24% off",
         "  gone.py       10  removed",
         "  sub/         200  a package (largest: other.py, 200)",
     ]
     problems = check_map(lines, tiny)
     assert problems == [
         "total: stated 900, real 710",
-        "big.py: stated 400, real 500",
+        "big.py: stated 380, real 500",
         "gone.py: does not exist",
         "sub/other.py: does not exist",
     ]
