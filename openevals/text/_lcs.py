@@ -122,7 +122,7 @@ class _Packed:
         self.full = ((1 << offset) - 1) & ~guards
         self.nbytes = offset // 8 + 1
         self.all_bits = (1 << (8 * self.nbytes)) - 1
-        self.masks = {token: _bits(bits) for token, bits in positions.items()}
+        self.masks = {token: _bits(bits, self.nbytes) for token, bits in positions.items()}
         self.reversed_masks: dict[int, int] = {}
         self.starts = self._reverse(starts)
 
@@ -182,12 +182,13 @@ class _Packed:
         return reversed_mask
 
 
-def _bits(positions: Sequence[int]) -> int:
-    """The int with the given bits set."""
-    row = 0
+def _bits(positions: Sequence[int], nbytes: int) -> int:
+    """The int with the given bits set (through bytes: setting them one by one on an int
+    would copy the whole int per bit)."""
+    data = bytearray(nbytes)
     for bit in positions:
-        row |= 1 << bit
-    return row
+        data[bit >> 3] |= 1 << (bit & 7)
+    return int.from_bytes(data, "little")
 
 
 def lcs_indices(ref: Sequence[int], can: Sequence[int]) -> list[int]:
