@@ -19,7 +19,11 @@ Rows, per size and shape:
 * ``ter``                 - refused past ``TER_MAX_WORDS`` (the row shows the error); within the
   limit, sacrebleu's TER.
 
-Run: ``python benchmarks/long_texts.py [--sizes 3000 12000] [--peer-max 3000]``.
+``--ter-sizes 250 1000 12000`` adds, per size, sacrebleu's own ``TER().sentence_score`` on the
+one-line texts (what a TER past the limit would cost), stopped after ``--ter-timeout`` seconds.
+
+Run: ``python benchmarks/long_texts.py [--sizes 3000 12000] [--peer-max 3000]
+[--ter-sizes 250 1000 12000] [--ter-timeout 200]``.
 """
 
 from __future__ import annotations
@@ -59,6 +63,11 @@ def child(name: str, n: int, per_line: int) -> None:
         start = time.perf_counter()
         own = scorer.score(ref, hyp)
         score = [round(own[t].fmeasure, 6) for t in types]
+    elif name == "ter (sacrebleu)":
+        from sacrebleu.metrics import TER
+
+        start = time.perf_counter()
+        score = round(TER().sentence_score(hyp, [ref]).score, 4)
     elif name == "floor":
         from rouge_score import tokenizers
 
@@ -91,12 +100,13 @@ def child(name: str, n: int, per_line: int) -> None:
     print(json.dumps({"seconds": seconds, "peak_mb": peak_mb, "score": score}))
 
 
-def measure(name: str, n: int, per_line: int) -> dict[str, object]:
+def measure(name: str, n: int, per_line: int, timeout: float | None = None) -> dict[str, object]:
     out = subprocess.run(
         [sys.executable, __file__, "--child", name, str(n), str(per_line)],
         capture_output=True,
         text=True,
         check=True,
+        timeout=timeout,
     )
     result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -104,8 +114,10 @@ def measure(name: str, n: int, per_line: int) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[3_000, 12_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[3_000, 12_000])
     parser.add_argument("--peer-max", type=int, default=3_000)
+    parser.add_argument("--ter-sizes", type=int, nargs="*", default=[])
+    parser.add_argument("--ter-timeout", type=float, default=200.0)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -148,6 +160,16 @@ def main() -> None:
                         f"{n:>6} {shape:<6} {label:<19} {ratio:>8.0f}x"
                         f"  (ours = {floor:.0f}x the floor)"
                     )
+    for n in args.ter_sizes:
+        name = "ter (sacrebleu)"
+        try:
+            row = measure(name, n, 0, timeout=args.ter_timeout)
+        except subprocess.TimeoutExpired:
+            print(f"{n:>6} {'line':<6} {name:<19} not finished in {args.ter_timeout:.0f} s")
+            continue
+        print(
+            f"{n:>6} {'line':<6} {name:<19} {row['seconds']:>9.3f} {row['peak_mb']:>8.0f}  {row['score']}"
+        )
 
 
 if __name__ == "__main__":

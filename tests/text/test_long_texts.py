@@ -156,11 +156,16 @@ def test_long_sentences_keep_every_sqrt_rows_and_pick_the_same_lcs(
 ) -> None:
     import random
 
-    from openevals.text import _lcs
-
     monkeypatch.setattr(_lcs, "_ALL_ROWS", 3)  # rows recomputed between kept ones from 4 tokens
     rng = random.Random(11)
+
+    def tokens(longest: int) -> list[int]:
+        return [rng.randrange(rng.choice([2, 3, 6])) for _ in range(rng.randrange(0, longest))]
+
     for _ in range(800):
-        ref = [rng.randrange(rng.choice([2, 3, 6])) for _ in range(rng.randrange(0, 40))]
-        can = [rng.randrange(rng.choice([2, 3, 6])) for _ in range(rng.randrange(0, 40))]
+        ref, can = tokens(40), tokens(40)
         assert lcs_indices(ref, can) == rouge_scorer.lcs_ind(ref, can)
+    for _ in range(200):  # a long reference sentence against many candidate sentences
+        ref, cans = tokens(40), [tokens(12) for _ in range(rng.randrange(1, 8))]
+        expected = sorted({i for can in cans for i in rouge_scorer.lcs_ind(ref, can)})
+        assert _lcs._Packed(cans).union(ref) == expected
