@@ -167,9 +167,8 @@ def main() -> None:
         except subprocess.TimeoutExpired:
             print(f"{n:>6} {'line':<6} {name:<19} not finished in {args.ter_timeout:.0f} s")
             continue
-        print(
-            f"{n:>6} {'line':<6} {name:<19} {row['seconds']:>9.3f} {row['peak_mb']:>8.0f}  {row['score']}"
-        )
+        seconds, peak = f"{row['seconds']:>9.3f}", f"{row['peak_mb']:>8.0f}"
+        print(f"{n:>6} {'line':<6} {name:<19} {seconds} {peak}  {row['score']}")
 
 
 if __name__ == "__main__":
