@@ -8,12 +8,17 @@ subsequence (LCS) it needs: two 3,000-token texts take seconds and hundreds of m
   on the token sequences (tokens mapped to ints), in ``O(m * n / 64)`` time and linear memory;
 * ROUGE-Lsum needs, for each reference sentence and each candidate sentence, *which* reference
   tokens one LCS uses, and its score depends on which LCS is taken when several exist. The rows of
-  the LCS table are computed bit-parallel (one Python int of ``n`` bits per row: the positions
-  where the row's value rises, Hyyrö's algorithm), and the path rouge-score's backtrack takes
-  (a match first, then up unless left holds a longer LCS) is followed on them. That is the same
-  LCS, hence the same score, in ``m * n / 8`` bytes instead of ``28 * m * n`` (and, for a pair
-  of long sentences, ``2 * sqrt(m) * n / 8``: only every ``sqrt(m)``-th row is kept, the others
-  computed again when the backtrack reaches them).
+  the LCS table are computed bit-parallel (one Python int per row: the positions where the row's
+  value rises, Hyyrö's algorithm), and the path rouge-score's backtrack takes (a match first, then
+  up unless left holds a longer LCS) is followed on them. That is the same LCS, hence the same
+  score, in ``m * n / 8`` bytes instead of ``28 * m * n`` (and, for a long reference sentence,
+  ``2 * sqrt(m) * n / 8``: only every ``sqrt(m)``-th row is kept, the others computed again when
+  the backtrack reaches them).
+* Many short lines make many sentence pairs, so the candidate sentences are laid side by side in
+  one row of bits (a guard bit between them stops carries), and each reference sentence is
+  matched against all of them at once: its rows, and its backtracks (one pointer bit per
+  candidate sentence), cost a few big-int operations per reference token, not Python steps per
+  pair (see :class:`_Packed`).
 
 The tokenizer, the sentence split and the F-measure are rouge-score's own (see
 :class:`RougeL`); the equivalence with ``RougeScorer`` is tested on random texts.
@@ -36,20 +41,16 @@ def lcs_length(ref: Sequence[int], can: Sequence[int]) -> int:
     return int(LCSseq.similarity(ref, can))
 
 
-def _masks(can: Sequence[int]) -> dict[int, int]:
-    """Each token of ``can`` -> the int whose bit ``j`` is set where ``can[j]`` is that token."""
-    masks: dict[int, int] = {}
-    for j, token in enumerate(can):
-        masks[token] = masks.get(token, 0) | (1 << j)
-    return masks
-
-
 _ALL_ROWS = 4_096  # up to this many rows the whole table (as bit rows) is kept
+
+# Each byte value with its 8 bits in reverse order (for reversing a whole bit row, see _Packed).
+_REVERSED_BYTES = bytes(int(f"{value:08b}"[::-1], 2) for value in range(256))
 
 
 def _rows_from(tokens: Sequence[int], masks: dict[int, int], full: int, row: int = 0) -> list[int]:
     """``row`` and the rows after it, one per token (see :class:`_TableRows`; Hyyrö's step:
-    ``v`` is the complement of the rises)."""
+    ``v`` is the complement of the rises, and a carry stops at the guard bit above its
+    sentence, which ``full`` leaves out)."""
     v = full ^ row
     rows = [row]
     for token in tokens:
@@ -62,8 +63,9 @@ def _rows_from(tokens: Sequence[int], masks: dict[int, int], full: int, row: int
 
 
 class _TableRows:
-    """Row ``i`` of the LCS table of ``ref[:i]`` and ``can``, as an int whose bit ``j`` is set
-    when ``L[i][j + 1] == L[i][j] + 1`` (so ``L[i][j]`` is the popcount of the low ``j`` bits).
+    """Row ``i`` of the LCS table of ``ref[:i]`` and the candidate, as an int whose bit for
+    column ``j`` is set when ``L[i][j + 1] == L[i][j] + 1`` (so ``L[i][j]`` is the popcount of
+    the bits below).
 
     For a long ``ref`` (past :data:`_ALL_ROWS` tokens; shorter ones keep every row, see
     :func:`_rows_from`): every ``isqrt(m)``-th row is kept, and the rows between two of them are
@@ -71,67 +73,127 @@ class _TableRows:
     60,000-token pair keeps about 500 rows instead of 60,000.
     """
 
-    def __init__(self, ref: Sequence[int], can: Sequence[int], masks: dict[int, int]) -> None:
-        self.ref, self.masks = ref, masks
-        self.full = (1 << len(can)) - 1
+    def __init__(self, ref: Sequence[int], masks: dict[int, int], full: int) -> None:
+        self.ref, self.masks, self.full = ref, masks, full
         self.step = max(math.isqrt(len(ref)), 1)
         self.marks: dict[int, int] = {}
         row = 0
         for start in range(0, len(ref) + 1, self.step):
             self.marks[start] = row
-            row = _rows_from(ref[start : start + self.step], masks, self.full, row)[-1]
+            row = _rows_from(ref[start : start + self.step], masks, full, row)[-1]
         self.block_start = -1
         self.block: list[int] = []
 
     def __getitem__(self, i: int) -> int:
         start = i - i % self.step
         if start != self.block_start:
-            self.block = self._rows(start, min(start + self.step, len(self.ref) + 1))
+            stop = min(start + self.step, len(self.ref) + 1)
+            self.block = _rows_from(
+                self.ref[start : stop - 1], self.masks, self.full, self.marks[start]
+            )
             self.block_start = start
         return self.block[i - start]
 
-    def _rows(self, start: int, stop: int) -> list[int]:
-        """Rows ``start`` to ``stop - 1``, from the kept row ``start``."""
-        return _rows_from(self.ref[start : stop - 1], self.masks, self.full, self.marks[start])
+
+class _Packed:
+    """Candidate sentences side by side in one row of bits, so that one reference sentence is
+    matched against all of them at once: rouge-score pairs every reference sentence with every
+    candidate sentence, and many short lines make that many pairs.
+
+    Sentence ``s`` takes bits ``o_s + 1 .. o_s + n_s`` (its tokens), below them a guard bit
+    ``o_s`` that no mask or row sets: an addition's carry out of a sentence stops there, so each
+    sentence's LCS rows are computed as if alone. The backtrack keeps one pointer bit per
+    sentence, at ``o_s + j`` for column ``j`` (the guard is column 0).
+    """
+
+    def __init__(self, can_sents: Sequence[Sequence[int]]) -> None:
+        positions: dict[int, list[int]] = {}
+        guards = starts = 0
+        offset = 0
+        for sent in can_sents:
+            guards |= 1 << offset
+            for bit, token in enumerate(sent, offset + 1):
+                positions.setdefault(token, []).append(bit)
+            offset += len(sent) + 1
+            starts |= 1 << (offset - 1)  # column n_s: the path starts at the end
+        self.tops = guards >> 1 << 1 | 1 << offset  # the guard above each sentence
+        self.full = ((1 << offset) - 1) & ~guards
+        self.nbytes = offset // 8 + 1
+        self.all_bits = (1 << (8 * self.nbytes)) - 1
+        self.masks = {token: _bits(bits, self.nbytes) for token, bits in positions.items()}
+        self.reversed_masks: dict[int, int] = {}
+        self.starts = self._reverse(starts)
+
+    def _reverse(self, row: int) -> int:
+        """``row`` with bit ``b`` moved to ``8 * nbytes - 1 - b``: the backtrack walks columns
+        downwards, and a carry (which finds the next set bit) only runs upwards."""
+        data = row.to_bytes(self.nbytes, "little").translate(_REVERSED_BYTES)
+        return int.from_bytes(data, "big")
+
+    def union(self, ref: Sequence[int]) -> list[int]:
+        """The positions in ``ref`` (ascending) that rouge-score's backtrack matches against
+        at least one candidate sentence.
+
+        rouge-score's backtrack, at ``(i, j)``: a match is taken, else left if
+        ``L[i][j - 1] > L[i - 1][j]``, else up. Going left happens exactly when
+        ``L[i][j] == L[i - 1][j] + 1`` (the row rose over the one above it), and then it goes
+        on left to the nearest match, which it takes. So per reference token, from the last:
+        a pointer whose column rose or matches takes that token, and moves to the column
+        before the nearest match at or below it (all pointers at once, on reversed bits); the
+        others stay.
+        """
+        masks = self.masks
+        kept = [i for i, token in enumerate(ref) if token in masks]
+        if not kept:
+            return []
+        # A reference token no candidate holds leaves its row equal to the one before, and
+        # every path passes it going up: the paths are the same without it.
+        tokens = [ref[i] for i in kept]
+        rows: list[int] | _TableRows = (
+            _rows_from(tokens, masks, self.full)
+            if len(tokens) <= _ALL_ROWS
+            else _TableRows(tokens, masks, self.full)
+        )
+        pointers, tops, full = self.starts, self.tops, self.full
+        picked: list[int] = []
+        below = rows[len(tokens)]
+        for k in range(len(tokens) - 1, -1, -1):
+            above = rows[k]
+            # Per sentence, each of the row above's rises moves down to the new row's rise
+            # in its stretch: the columns in between (and past the last rise, up to the
+            # top guard) are where the new row is one more.
+            rose = ((above | tops) - below) & full
+            below = above
+            matches = self._reversed_mask(tokens[k])
+            taken = pointers & (self._reverse(rose) | matches)
+            if taken:
+                picked.append(kept[k])
+                nearest = ((self.all_bits ^ matches) + taken) & matches
+                pointers = (pointers ^ taken) | nearest << 1
+        picked.reverse()
+        return picked
+
+    def _reversed_mask(self, token: int) -> int:
+        reversed_mask = self.reversed_masks.get(token)
+        if reversed_mask is None:
+            reversed_mask = self.reversed_masks[token] = self._reverse(self.masks[token])
+        return reversed_mask
 
 
-def lcs_indices(
-    ref: Sequence[int], can: Sequence[int], masks: dict[int, int] | None = None
-) -> list[int]:
+def _bits(positions: Sequence[int], nbytes: int) -> int:
+    """The int with the given bits set (through bytes: setting them one by one on an int
+    would copy the whole int per bit)."""
+    data = bytearray(nbytes)
+    for bit in positions:
+        data[bit >> 3] |= 1 << (bit & 7)
+    return int.from_bytes(data, "little")
+
+
+def lcs_indices(ref: Sequence[int], can: Sequence[int]) -> list[int]:
     """The positions in ``ref`` of the LCS rouge-score's backtrack picks (ascending): from the
     end, a matching pair is taken; otherwise the path goes up (shorter ``ref``) unless going
-    left (shorter ``can``) keeps a strictly longer LCS. ``masks``: ``_masks(can)``, when the
-    caller reuses it."""
-    if masks is None:
-        masks = _masks(can)
-    common = masks.keys() & set(ref)
-    if not common:
-        return []
-    # A reference token the candidate lacks leaves its row equal to the one before, and the
-    # path passes it going up: the path (and the positions it matches) is the same without it.
-    # (Not so for candidate tokens: the path goes up through such a column, past matches.)
-    ref_pos = [i for i, t in enumerate(ref) if t in common]
-    ref_kept = [ref[i] for i in ref_pos]
-    rows: list[int] | _TableRows = (
-        _rows_from(ref_kept, masks, (1 << len(can)) - 1)
-        if len(ref_kept) <= _ALL_ROWS
-        else _TableRows(ref_kept, can, masks)
-    )
-    i, j = len(ref_kept), len(can)
-    length = rows[i].bit_count()
-    picked: list[int] = []
-    while length:
-        if ref_kept[i - 1] == can[j - 1]:
-            picked.append(ref_pos[i - 1])
-            i -= 1
-            j -= 1
-            length -= 1
-        elif (rows[i - 1] & ((1 << j) - 1)).bit_count() == length:
-            i -= 1  # up keeps the LCS: rouge-score prefers it on a tie
-        else:
-            j -= 1
-    picked.reverse()
-    return picked
+    left (shorter ``can``) keeps a strictly longer LCS."""
+    return _Packed([can]).union(ref)
 
 
 def summary_hits(ref_sents: Sequence[Sequence[int]], can_sents: Sequence[Sequence[int]]) -> int:
@@ -143,15 +205,10 @@ def summary_hits(ref_sents: Sequence[Sequence[int]], can_sents: Sequence[Sequenc
         ref_counts.update(sent)
     for sent in can_sents:
         can_counts.update(sent)
-    can_masks = [_masks(sent) for sent in can_sents]
+    packed = _Packed(can_sents)
     hits = 0
     for ref in ref_sents:
-        tokens = set(ref)
-        union: set[int] = set()
-        for can, masks in zip(can_sents, can_masks, strict=True):
-            if not tokens.isdisjoint(masks):
-                union.update(lcs_indices(ref, can, masks))
-        for index in sorted(union):
+        for index in packed.union(ref):
             token = ref[index]
             if can_counts[token] > 0 and ref_counts[token] > 0:
                 hits += 1

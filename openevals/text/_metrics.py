@@ -156,7 +156,9 @@ class Metric:
 TER_MAX_WORDS = 1_000
 """The longest text (in whitespace-separated words) TER scores: sacrebleu's shift search tries up
 to 1,000 shifts, each costing a beam edit distance over the whole text, so its time grows with the
-length and reaches minutes near this limit on repetitive text (see docs/reference-metrics.md)."""
+length and reaches minutes near this limit on repetitive text (12,000 words did not finish in
+200 s). Its beam and shift limits are not options of sacrebleu's API, so a bounded TER would not
+equal sacrebleu's (see docs/benchmarks.md, ``benchmarks/long_texts.py --ter-sizes``)."""
 
 
 def _check_ter_length(hyp: str, refs: Sequence[str], segment: int | None) -> None:
