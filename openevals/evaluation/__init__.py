@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "EvaluationResult": "openevals.evaluation.result",
     "EvaluationInterrupted": "openevals.evaluation.result",
     "EvaluatorFailing": "openevals.evaluation.failfast",
+    "DataSourceFailed": "openevals.evaluation.failfast",
     "EvaluatorSpec": "openevals.evaluation.spec",
     "Trials": "openevals.evaluation.trials",
     "SQLiteJudgeCache": "openevals.evaluation.cache",
@@ -99,6 +100,7 @@ if TYPE_CHECKING:
         EvaluationResult as EvaluationResult,
     )
     from openevals.evaluation.failfast import (
+        DataSourceFailed as DataSourceFailed,
         EvaluatorFailing as EvaluatorFailing,
     )
     from openevals.evaluation.mapping import (

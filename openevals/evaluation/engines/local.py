@@ -5,6 +5,10 @@
 :class:`~openevals.evaluation.recording.RunRecords`; with only cheap pure evaluators, rows go
 through in blocks instead (:mod:`openevals.evaluation.blocks`). Every finished pair is appended
 to the ``output=`` file at once, and a rerun skips the pairs the file holds.
+
+The data is read with ``keep_going`` (:class:`~openevals.data.rows.RowReader`): a record that
+cannot be a row is an error row, and a source that fails mid-stream ends the rows there; the rows
+read are finished, then the run raises :class:`~..failfast.DataSourceFailed`.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from openevals.evaluation.evaluators import (
     refuse_missing_outputs,
 )
 from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows
+from openevals.evaluation.failfast import DataSourceFailed
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
@@ -64,7 +69,7 @@ class LocalRun:
         self.names = [ev.name for ev in self.evaluators]
         self.prices = options.budget.table
         progress = make_progress(options.progress)
-        reader = RowReader(data)
+        reader = RowReader(data, keep_going=True)
         self.reader: RowReader | None = reader
         if options.target is None and self.pairwise is None:
             refuse_missing_outputs(self.evaluators, data, reader.fields, reader.source)
@@ -97,6 +102,8 @@ class LocalRun:
         self.cache: Any = None
         self._owns_cache = False
         self.interrupted = False
+        self.failure: DataSourceFailed | None = None
+        """The data failed mid-stream where the reader does not see it (Ray's Parquet reads)."""
         self.capped = False  # the budget's max_cost stopped the run before the data's end
         self.previous = Previous()
         self._offload = Offload(options.concurrency)
@@ -149,6 +156,10 @@ class LocalRun:
             self._open()
             await (self._schedule() if schedule is None else schedule())
             self.records.finish()
+            failed = self.source_failure()
+            if failed is not None:  # the rows read before it are finished: stop here
+                self.interrupted = True
+                raise failed
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.interrupted = True
             raise
@@ -191,6 +202,14 @@ class LocalRun:
     def _worker_count(self) -> int:
         total, concurrency = self.stats.rows_total, self.options.concurrency
         return concurrency if total is None else max(1, min(concurrency, total))
+
+    def source_failure(self) -> DataSourceFailed | None:
+        """The data's failure mid-stream, if it failed (see the module docs)."""
+        reader = self.reader
+        if self.failure is None and reader is not None and reader.failure is not None:
+            self.failure = DataSourceFailed(reader.source, reader.index, reader.failure)
+            self.failure.__cause__ = reader.failure
+        return self.failure
 
     def over_budget(self) -> bool:
         """Whether the budget's ``max_cost`` has been reached: then nothing new may start."""
