@@ -42,7 +42,7 @@ def test_a_failing_source_on_ray_keeps_the_finished_rows(tmp_path: Path) -> None
         yield from _rows(25)
         raise OSError("gone")
 
-    with pytest.raises(DataSourceFailed, match="after 25 rows.*OSError: gone") as info:
+    with pytest.raises(DataSourceFailed, match=r"after 25 rows.*OSError: gone") as info:
         evaluate(broken(), ["exact_match"], progress=False, engine=RayEngine(batch_size=8))
     assert info.value.result is not None and len(info.value.result.rows) == 25
 
