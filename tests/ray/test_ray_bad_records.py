@@ -51,10 +51,10 @@ def test_a_failing_source_on_ray_keeps_the_finished_rows(tmp_path: Path) -> None
     n = 3000
     table = pa.table({"inputs": [f"q{i}" for i in range(n)], "outputs": ["a"] * n})
     path = tmp_path / "data.parquet"
-    pq.write_table(table, path, row_group_size=1000, compression="none")
+    pq.write_table(table, path, row_group_size=1000)
     column = pq.ParquetFile(path).metadata.row_group(2).column(0)
     data = bytearray(path.read_bytes())
-    start = column.data_page_offset
+    start = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
     data[start : start + column.total_compressed_size] = b"\xff" * column.total_compressed_size
     path.write_bytes(bytes(data))
     with pytest.raises(DataSourceFailed) as failed:

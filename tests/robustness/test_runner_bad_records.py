@@ -212,7 +212,7 @@ def test_a_corrupt_parquet_row_group_keeps_the_rows_before_it(tmp_path: Path) ->
     pq.write_table(table, path, row_group_size=group)
     column = pq.ParquetFile(path).metadata.row_group(1).column(0)
     data = bytearray(path.read_bytes())
-    start = column.data_page_offset
+    start = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
     data[start : start + column.total_compressed_size] = b"\xff" * column.total_compressed_size
     path.write_bytes(bytes(data))
     out = tmp_path / "run.jsonl"

@@ -72,20 +72,24 @@ def _pairs(
     files: list[str], engine: RayEngine, payload: bytes, run: LocalRun
 ) -> Generator[tuple[Row, RowOutcome], None, None]:
     outcomes: deque[RowOutcome] = deque()
+    failures: list[Exception] = []
 
     def records() -> Iterator[dict[str, Any]]:
-        for raw, outcome in _results(files, engine, payload, run.cache):
-            outcomes.append(outcome)
-            yield raw
+        try:
+            for raw, outcome in _results(files, engine, payload, run.cache):
+                outcomes.append(outcome)
+                yield raw
+        except Exception as exc:  # a read that failed (a corrupt row group): the rows end here
+            failures.append(exc)
 
     # Indexes, ids, error rows and the duplicate-id check, as locally.
     reader = RowReader(records(), keep_going=True)
     for row in reader:
         yield row, outcomes.popleft()
-    if reader.failure is not None:
+    if failures:
         source = files[0] if len(files) == 1 else f"Parquet ({len(files)} files)"
-        run.failure = DataSourceFailed(source, reader.index, reader.failure)
-        run.failure.__cause__ = reader.failure
+        run.failure = DataSourceFailed(source, reader.index, failures[0])
+        run.failure.__cause__ = failures[0]
 
 
 def _results(
