@@ -41,7 +41,7 @@ from openevals.evaluation.evaluators import (
     prepare_evaluators,
     refuse_missing_outputs,
 )
-from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows
+from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows, under_timeout
 from openevals.evaluation.failfast import DataSourceFailed
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.options import RunOptions
@@ -66,6 +66,7 @@ class LocalRun:
         if options.systems is not None:  # one evaluator per evaluator x pair of systems
             self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
             self.evaluators = self.pairwise.evaluators
+        self.evaluators = under_timeout(self.evaluators, options.engine.eval_timeout)
         self.names = [ev.name for ev in self.evaluators]
         self.prices = options.budget.table
         progress = make_progress(options.progress)
