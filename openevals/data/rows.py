@@ -115,15 +115,14 @@ class Row:
 
 
 class RowDataError(ValueError):
-    """A row holds a value that cannot be stored as JSON text, or is not a row at all (not a
-    dict, a bad or repeated ``id``, a cell with no plain form): recorded on the row's
-    evaluations, naming its index and field; the run goes on."""
+    """A row holds a value that cannot be stored as JSON text, or is not a row at all (recorded
+    on the row's evaluations, naming its index and field; the run goes on)."""
 
 
 @dataclass(frozen=True)
 class Unreadable:
-    """What a table source yields for a record it could not build (a cell with no plain form):
-    ``reason`` names the column. The runner's reader makes it an error row."""
+    """A record a table source could not build (a cell with no plain form; ``reason`` names the
+    column): a ``TypeError`` naming the row here, an error row in a batch run."""
 
     reason: str
 
@@ -191,19 +190,6 @@ def _unstorable_row(
         "other rows were evaluated"
     )
     return Row(index=index, id=row_id, fields=safe, problem=problem)
-
-
-def _bad_row(raw: Any, index: int, reason: str, ids: RowIds) -> Row:
-    """The error row standing for a record that is not a row (see :class:`RowReader`): its
-    storable text fields kept, identified by content (its own ``id`` is bad or taken)."""
-    fields: dict[str, Any] = {}
-    if isinstance(raw, Mapping):
-        for key, value in raw.items():
-            if type(key) is str and key != _ID_KEY:
-                fields[key] = value if _why_unstorable(value) is None else placeholder(value)
-    row_id = ids.content_id(fields if fields else {"record": placeholder(raw)}, strict=False)
-    problem = f"{reason}; the row is recorded as an error, the other rows are evaluated"
-    return Row(index=index, id=row_id, fields=fields, problem=problem)
 
 
 def normalize_row(raw: Any, index: int, *, source: str = "data", ids: RowIds | None = None) -> Row:
@@ -488,52 +474,28 @@ class RowReader:
     (:meth:`raw_block`, for the runner's columnar path); both share the row numbering, the
     content ids (:attr:`ids`: repeats of an example are numbered, so a content id is unique by
     construction) and the check that explicit ids are unique.
-
-    With ``keep_going`` (the batch runner's reading), a record that cannot be a row (not a dict,
-    a non-text field name, an ``id`` of another type or one already taken, a cell with no plain
-    form) becomes an error row (:attr:`Row.problem`, naming the index and field) instead of
-    raising, and a source that fails mid-stream ends the rows there: its exception is kept in
-    :attr:`failure` for the runner to raise once the rows read are finished.
     """
 
-    def __init__(self, data: Any, *, keep_going: bool = False) -> None:
+    def __init__(self, data: Any) -> None:
         self._raw, self.source, self.owned, self._known, self.fields = raw_source(data)
         self.index = 0
         self.ids = RowIds()
         self._seen: dict[str, int] = {}
-        self.keep_going = keep_going
-        self.failure: Exception | None = None
-        """What the source raised mid-stream (``keep_going`` only); no row follows it."""
 
     def __iter__(self) -> Iterator[Row]:
         return self
 
     def __next__(self) -> Row:
-        if self.failure is not None:
-            raise StopIteration
-        try:
-            raw = next(self._raw)
-        except StopIteration:
-            raise
-        except Exception as exc:
-            if not self.keep_going:
-                raise
-            self.failure = exc
-            raise StopIteration from None
+        raw = next(self._raw)
         index = self.index
         self.index += 1
         return self.normalize(raw, index)
 
     def normalize(self, raw: Any, index: int) -> Row:
         """One raw record of this source as a :class:`Row` (its explicit id checked)."""
-        try:
-            row = normalize_row(raw, index, source=self.source, ids=self.ids)
-            if isinstance(raw, Mapping) and raw.get(_ID_KEY) not in (None, ""):
-                self.claim(row.id, index)
-        except (TypeError, ValueError) as exc:
-            if not self.keep_going:
-                raise
-            return _bad_row(raw, index, str(exc), self.ids)
+        row = normalize_row(raw, index, source=self.source, ids=self.ids)
+        if isinstance(raw, Mapping) and raw.get(_ID_KEY) not in (None, ""):
+            self.claim(row.id, index)
         return row
 
     def claim(self, row_id: str, index: int) -> None:
@@ -559,17 +521,9 @@ class RowReader:
         return self._known is not None and self._known.storable(start, stop)
 
     def raw_block(self, size: int) -> tuple[int, list[Any]]:
-        """``(index of the first, records)``: up to ``size`` raw records, not normalised (with
-        ``keep_going``, those read before the source failed)."""
+        """``(index of the first, records)``: up to ``size`` raw records, not normalised."""
         start = self.index
-        block: list[Any] = []
-        if self.failure is None:
-            try:
-                block.extend(itertools.islice(self._raw, size))
-            except Exception as exc:
-                if not self.keep_going:
-                    raise
-                self.failure = exc
+        block = list(itertools.islice(self._raw, size))
         self.index += len(block)
         return start, block
 

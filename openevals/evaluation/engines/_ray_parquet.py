@@ -6,8 +6,8 @@ to an evaluation actor that maps its columns as the local reader does (:mod:`..c
 them. Batches come back in file order with each row's record and outcome; the driver gives rows
 their index and id in that order (so content ids equal the local ones) and replays the outcomes.
 A run with something to resume needs each row's id first, so the driver then reads the rows.
-Rows are read as the local engine reads them (``keep_going``): a bad record is an error row, and
-a read that fails (a corrupt row group) ends the rows there and becomes the run's
+Rows are read as the local engine reads them (:class:`~.local.RunReader`): a bad record is an
+error row, and a read that fails (a corrupt row group) ends the rows there and becomes the run's
 :class:`~..failfast.DataSourceFailed`, raised once the rows before it are finished.
 """
 
@@ -22,11 +22,11 @@ import numpy as np
 import ray
 import ray.data
 
-from openevals.data.rows import Row, RowReader, normalize_row
+from openevals.data.rows import Row, normalize_row
 from openevals.data.sources import check_arrow_schema, parquet_files, require
 from openevals.evaluation.engines._ray_engine import EvalWorker, ray_data_session, worker_env
 from openevals.evaluation.engines.engine import RayEngine
-from openevals.evaluation.engines.local import LocalRun
+from openevals.evaluation.engines.local import LocalRun, RunReader
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
 from openevals.evaluation.failfast import DataSourceFailed
 
@@ -83,7 +83,7 @@ def _pairs(
             failures.append(exc)
 
     # Indexes, ids, error rows and the duplicate-id check, as locally.
-    reader = RowReader(records(), keep_going=True)
+    reader = RunReader(records())
     for row in reader:
         yield row, outcomes.popleft()
     if failures:
