@@ -45,6 +45,7 @@ __all__ = [
     "Row",
     "RowDataError",
     "RowReader",
+    "Unreadable",
     "check_id",
     "count_rows",
     "decode_cell",
@@ -114,8 +115,16 @@ class Row:
 
 
 class RowDataError(ValueError):
-    """A row holds a value that cannot be stored as JSON text (recorded on the row's
-    evaluations; the run goes on)."""
+    """A row holds a value that cannot be stored as JSON text, or is not a row at all (recorded
+    on the row's evaluations, naming its index and field; the run goes on)."""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A record a table source could not build (a cell with no plain form; ``reason`` names the
+    column): a ``TypeError`` naming the row here, an error row in a batch run."""
+
+    reason: str
 
 
 # Rows are checked with the encoder the records use (``str()`` for non-JSON objects).
@@ -186,6 +195,8 @@ def _unstorable_row(
 def normalize_row(raw: Any, index: int, *, source: str = "data", ids: RowIds | None = None) -> Row:
     """Turn one raw record into a :class:`Row` (copying it: the caller's dict is not touched);
     a row without an ``id`` gets the next id of ``ids`` (the source's :class:`RowIds`)."""
+    if isinstance(raw, Unreadable):
+        raise TypeError(f"{source}: row {index}: {raw.reason}")
     if not isinstance(raw, Mapping):
         raise TypeError(
             f"{source}: row {index} must be a dict (a JSON object) with 'inputs', 'outputs', "

@@ -38,6 +38,7 @@ from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
 from openevals.data.columns import ColumnPlan, plan_columns
+from openevals.data.rows import Unreadable
 
 __all__ = [
     "NOT_A_SOURCE",
@@ -287,10 +288,20 @@ def _check_ids(ids: Iterable[Any], source: str) -> None:
             )
 
 
-def _zip_records(plan: ColumnPlan, columns: Sequence[Sequence[Any]]) -> Iterator[dict[str, Any]]:
+def _zip_records(plan: ColumnPlan, columns: Sequence[Sequence[Any]]) -> Iterator[Any]:
+    return _records(plan, zip(*columns))  # noqa: B905 - columns of one table have one length
+
+
+def _records(plan: ColumnPlan, rows: Iterable[Sequence[Any]]) -> Iterator[Any]:
+    """The row dicts of a table's rows (cells in column order); a row with a cell that has no
+    plain form is an :class:`~.rows.Unreadable` naming the column (the runner records it as an
+    error row; a reader that is not the runner's raises it as a ``TypeError``)."""
     record = plan.record
-    for values in zip(*columns):  # noqa: B905 - columns of one table have one length
-        yield record(values)
+    for values in rows:
+        try:
+            yield record(values)
+        except TypeError as exc:
+            yield Unreadable(str(exc).removeprefix(f"{plan.source}: "))
 
 
 # --------------------------------------------------------------------------- pandas / polars
@@ -318,10 +329,8 @@ def _pandas_source(df: Any) -> Source:
     if "id" in plan.names:
         _check_ids(df["id"].tolist(), name)
 
-    def records() -> Iterator[dict[str, Any]]:
-        record = plan.record
-        for values in df.itertuples(index=False, name=None):
-            yield record(values)
+    def records() -> Iterator[Any]:
+        return _records(plan, df.itertuples(index=False, name=None))
 
     return Source(name=name, records=records, fields=plan.fields)
 
@@ -339,10 +348,8 @@ def _polars_source(df: Any) -> Source:
     if "id" in plan.names:
         _check_ids(df.get_column("id").to_list(), name)
 
-    def records() -> Iterator[dict[str, Any]]:
-        record = plan.record
-        for values in df.iter_rows():
-            yield record(values)
+    def records() -> Iterator[Any]:
+        return _records(plan, df.iter_rows())
 
     return Source(name=name, records=records, fields=plan.fields)
 
@@ -423,7 +430,7 @@ def _open_parquet(path: Path) -> Any:
         ) from None
 
 
-def parquet_batches(path: Path, known: Known | None = None) -> Iterator[dict[str, Any]]:
+def parquet_batches(path: Path, known: Known | None = None) -> Iterator[Any]:
     """Stream the row dicts of one Parquet file, one record batch in memory at a time.
 
     Raises:
@@ -468,7 +475,7 @@ def _as_is(pa: ModuleType, pc: ModuleType, column: Any) -> bool:
     return False
 
 
-def arrow_records(plan: ColumnPlan, batch: Any, known: Known | None = None) -> list[dict[str, Any]]:
+def arrow_records(plan: ColumnPlan, batch: Any, known: Known | None = None) -> list[Any]:
     """The row dicts of one Arrow record batch (or table), mapped by ``plan``.
 
     A batch of top-level columns whose cells all map to themselves (checked per column, in

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         EvaluationResult as EvaluationResult,
     )
     from openevals.evaluation.failfast import (
+        DataSourceFailed as DataSourceFailed,
         EvaluatorFailing as EvaluatorFailing,
     )
     from openevals.evaluation.mapping import (

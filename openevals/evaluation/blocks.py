@@ -445,9 +445,12 @@ def _plain_block(
             ids = given  # every id a non-empty str, none seen before: claimed at once
         else:
             for pos, value in enumerate(given):
-                explicit = check_id(value, start + pos, reader.source)
-                if explicit is not None:
-                    reader.claim(explicit, start + pos)
+                try:
+                    explicit = check_id(value, start + pos, reader.source)
+                    if explicit is not None:
+                        reader.claim(explicit, start + pos)
+                except (TypeError, ValueError):  # a bad or taken id: an error row, per row
+                    return None
                 ids[pos] = explicit
     if None in ids:
         reader.ids.defer()

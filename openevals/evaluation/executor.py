@@ -4,7 +4,10 @@
 a row (resume), gets each outcome from a :class:`Calls` object and hands it to a :class:`Sink`.
 :class:`LiveCalls` runs things (cheap pure evaluators inline, async ones on the loop, sync ones in
 the thread pool, under the adaptive limit of :mod:`.concurrency`, with ``eval_timeout``); the Ray
-driver's calls replay the workers' outcomes instead. The sink is :class:`~.recording.RunRecords`
+driver's calls replay the workers' outcomes instead. With ``eval_timeout`` set, pure evaluators too
+run in the pool under it (:func:`under_timeout`): a pure evaluator is cheap per character, but a
+long text can still keep a reference metric busy for minutes, and a call on the loop's own thread
+cannot be stopped. The sink is :class:`~.recording.RunRecords`
 (records, file, statistics) or, on a Ray worker, one that keeps the raw outcomes.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from openevals._contract import is_async_callable
@@ -25,7 +29,7 @@ from openevals.evaluation.loop import Offload
 from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
 from openevals.evaluation.target import run_target
 
-__all__ = ["Calls", "LiveCalls", "RowExecutor", "Sink", "run_rows"]
+__all__ = ["Calls", "LiveCalls", "RowExecutor", "Sink", "run_rows", "under_timeout"]
 
 _T = TypeVar("_T")
 
@@ -70,6 +74,26 @@ class Calls(Protocol):
     def inline(self, ev: RunEvaluator, row: Row, fields: Mapping[str, Any]) -> Outcome: ...
 
     async def pair(self, ev: RunEvaluator, row: Row, fields: Mapping[str, Any]) -> Outcome: ...
+
+
+def under_timeout(
+    evaluators: Sequence[RunEvaluator], eval_timeout: float | None
+) -> list[RunEvaluator]:
+    """The run's evaluators as they run under ``eval_timeout``: with a limit, every inline (pure)
+    evaluator except those whose time is linear in their input (``exact_match``) runs in the
+    thread pool under the limit instead of on the loop's thread, so that a long text (a BLEU,
+    chrF, TER or ROUGE pair, a Levenshtein distance) ends as a ``TimeoutError`` on its row at the
+    limit instead of holding up the run. Without a limit nothing changes."""
+    if eval_timeout is None:
+        return list(evaluators)
+    return [replace(ev, inline=False) if ev.inline and not _linear(ev) else ev for ev in evaluators]
+
+
+def _linear(ev: RunEvaluator) -> bool:
+    """Is ``ev`` one of the pure evaluators whose time is linear in their input?"""
+    from openevals.exact import exact_match
+
+    return ev.fn is exact_match
 
 
 class LiveCalls:

@@ -8,6 +8,10 @@
   :class:`EvaluatorFailing`, which names the error and carries what finished as ``.result``,
   instead of recording that error on every row. Pairs read back from an ``output=`` file, rows
   whose target failed and rows holding values that cannot be stored do not count.
+* :class:`DataSourceFailed`: the data itself failed mid-stream (a generator or a streamed
+  dataset raising, a corrupt Parquet row group). The rows read before it are finished first and
+  the run then stops, carrying them as ``.result``. A bad *record* never stops a run: it is an
+  error row (``RowDataError``) naming its index and field.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAIL_FAST_AFTER",
+    "DataSourceFailed",
     "ErrorTally",
     "EvaluatorFailing",
     "FailFast",
@@ -56,6 +61,31 @@ class EvaluatorFailing(RuntimeError):
             "usually a configuration mistake (a missing API key, a misspelled column or prompt "
             "variable); fix it and run again (with output=, finished pairs are kept). What "
             "finished is in this exception's `.result`"
+        )
+
+
+class DataSourceFailed(ValueError):
+    """Reading the data failed mid-stream, so the run stopped after the rows read before it.
+
+    Every row read before the failure was evaluated to the end. The source's own exception is
+    the ``__cause__``.
+
+    Attributes:
+        source: what the data is called in messages (a path, ``"data"``, ``"pandas DataFrame"``).
+        rows_read: how many rows were read (and evaluated) before the failure.
+        result: the :class:`~openevals.evaluation.result.EvaluationResult` of those rows (set by
+            ``evaluate`` / ``aevaluate``; ``None`` until then).
+    """
+
+    def __init__(self, source: str, rows_read: int, cause: BaseException) -> None:
+        self.source = source
+        self.rows_read = rows_read
+        self.result: EvaluationResult | None = None
+        super().__init__(
+            f"{source}: reading the data failed after {rows_read} rows, so the run stopped "
+            f"there: {type(cause).__name__}: {cause}. The {rows_read} rows read before were "
+            "evaluated and are in this exception's `.result` (with output=, in that file too: "
+            "fix the data and run again with the same output= to resume)"
         )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from openevals._entry import async_entry
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.engines.engine import Engine
-from openevals.evaluation.failfast import EvaluatorFailing
+from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
 from openevals.evaluation.loop import run_on_loop
 from openevals.evaluation.options import DEFAULT_CONCURRENCY, RunOptions
 from openevals.evaluation.pricing import Budget
@@ -129,6 +129,13 @@ def evaluate(
         EvaluatorFailing: an evaluator failed its first evaluations (5) with one same error,
             a configuration mistake such as a missing API key; ``.result`` holds what
             finished (see :mod:`.failfast`).
+        DataSourceFailed: the data failed mid-stream (a generator or a streamed dataset
+            raising, a corrupt Parquet row group): the rows read before were finished, and
+            ``.result`` holds them (with ``output=``, so does the file: rerun to resume). A bad
+            *record* never stops the run: a row that is not a dict, has a non-text field name,
+            an ``id`` that is not text or an integer or is taken by an earlier row, or a table
+            cell with no plain form becomes an error row (``RowDataError``, naming its index
+            and field), counted in ``summary["errors"]``, and the other rows are evaluated.
         RayConnectError: ``RayEngine(address=)`` did not answer within its
             ``connect_timeout``.
     """
@@ -152,7 +159,12 @@ def evaluate(
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
+        try:
+            result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
+        except (EvaluatorFailing, DataSourceFailed) as exc:
+            if exc.result is not None:
+                exc.result = _marked(exc.result, repeat)
+            raise
         return _recorded(_marked(result, repeat), data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
@@ -162,7 +174,7 @@ def evaluate(
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
         raise EvaluationInterrupted(_marked(run.result(), repeat)) from None
-    except EvaluatorFailing as exc:
+    except (EvaluatorFailing, DataSourceFailed) as exc:
         run.interrupted = True
         exc.result = _marked(run.result(), repeat)
         raise
@@ -175,14 +187,19 @@ async def _aevaluate(data: Any, evaluators: Any, **arguments: Any) -> Evaluation
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)
+        try:
+            result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)
+        except (EvaluatorFailing, DataSourceFailed) as exc:
+            if exc.result is not None:
+                exc.result = _marked(exc.result, repeat)
+            raise
         return await asyncio.to_thread(_recorded, _marked(result, repeat), data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
     try:
         await run.execute()
-    except EvaluatorFailing as exc:
+    except (EvaluatorFailing, DataSourceFailed) as exc:
         run.interrupted = True
         exc.result = _marked(run.result(), repeat)
         raise

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from openevals.evaluation import RayEngine, aevaluate, evaluate
+from openevals.evaluation import BatchMetrics, RayEngine, aevaluate, evaluate
 from openevals.evaluation.cache import SQLiteJudgeCache
 from openevals.llm import create_llm_as_judge
 from openevals.testing import FakeOpenAIServer
@@ -61,9 +61,7 @@ def keep_firsts(per_batch: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 EVALUATORS = ["exact_match", "levenshtein_distance", flaky]
 OPTIONS: dict[str, Any] = {
     "group_by": "topic",
-    "batch_metrics": [batch_sums],
-    "accumulate": keep_firsts,
-    "batch_size": 7,
+    "batch_metrics": BatchMetrics([batch_sums], accumulate=keep_firsts, batch_size=7),
     "progress": False,
 }
 

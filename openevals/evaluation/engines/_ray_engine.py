@@ -51,6 +51,7 @@ from openevals.evaluation.engines.worker import (
     start_parts,
     write_part,
 )
+from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.redact import is_secret_name
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
@@ -204,7 +205,7 @@ class RayRun:
         if not (previous.evals or previous.rows or self.parquet):  # nothing to resume
             from openevals.evaluation.engines._ray_parquet import parquet_stream
 
-            streamed = parquet_stream(self.data, self.engine, self._payload, self.run.cache)
+            streamed = parquet_stream(self.data, self.engine, self._payload, self.run)
             if streamed is not None:  # Parquet: Ray Data reads it on the workers
                 try:
                     for row, self.replay.outcome in streamed:
@@ -332,6 +333,10 @@ def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> Evaluati
     except KeyboardInterrupt:
         run.run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None
+    except (EvaluatorFailing, DataSourceFailed) as exc:
+        run.run.interrupted = True
+        exc.result = run.result()
+        raise
     result = run.result()
     finish_parts(run.engine.parquet, result)
     return result
@@ -350,6 +355,10 @@ async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> E
         run.stop.set()
         with contextlib.suppress(BaseException):
             await task
+        raise
+    except (EvaluatorFailing, DataSourceFailed) as exc:
+        run.run.interrupted = True
+        exc.result = run.result()
         raise
     result = run.result()
     finish_parts(run.engine.parquet, result)

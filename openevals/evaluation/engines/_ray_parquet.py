@@ -6,6 +6,9 @@ to an evaluation actor that maps its columns as the local reader does (:mod:`..c
 them. Batches come back in file order with each row's record and outcome; the driver gives rows
 their index and id in that order (so content ids equal the local ones) and replays the outcomes.
 A run with something to resume needs each row's id first, so the driver then reads the rows.
+Rows are read as the local engine reads them (:class:`~.local.RunReader`): a bad record is an
+error row, and a read that fails (a corrupt row group) ends the rows there and becomes the run's
+:class:`~..failfast.DataSourceFailed`, raised once the rows before it are finished.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ import numpy as np
 import ray
 import ray.data
 
-from openevals.data.rows import Row, iter_rows, normalize_row
+from openevals.data.rows import Row, normalize_row
 from openevals.data.sources import check_arrow_schema, parquet_files, require
 from openevals.evaluation.engines._ray_engine import EvalWorker, ray_data_session, worker_env
 from openevals.evaluation.engines.engine import RayEngine
+from openevals.evaluation.engines.local import LocalRun, RunReader
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
+from openevals.evaluation.failfast import DataSourceFailed
 
 
 class ParquetWorker(EvalWorker):
@@ -45,33 +50,44 @@ class ParquetWorker(EvalWorker):
 
 
 def parquet_stream(
-    data: Any, engine: RayEngine, payload: bytes, cache: Any
+    data: Any, engine: RayEngine, payload: bytes, run: LocalRun
 ) -> Generator[tuple[Row, RowOutcome], None, None] | None:
     """``(row, outcome)`` pairs of a Ray run over Parquet ``data``, in data order, or ``None``
     when ``data`` is not Parquet. ``payload`` is the run's pickled evaluators and worker options,
-    ``cache`` the driver's judge cache (shared with the workers). The caller runs this only when
-    there is nothing to resume."""
+    ``run`` the driver's run (its judge cache is shared with the workers; a failed read is noted
+    as its :attr:`~.local.LocalRun.failure`). The caller runs this only when there is nothing to
+    resume."""
     try:
         files = parquet_files(data)
     except (OSError, ValueError):
         return None
     if files is None:
         return None
-    return _pairs([str(f) for f in files], engine, payload, cache)
+    return _pairs([str(f) for f in files], engine, payload, run)
 
 
 def _pairs(
-    files: list[str], engine: RayEngine, payload: bytes, cache: Any
+    files: list[str], engine: RayEngine, payload: bytes, run: LocalRun
 ) -> Generator[tuple[Row, RowOutcome], None, None]:
     outcomes: deque[RowOutcome] = deque()
+    failures: list[Exception] = []
 
     def records() -> Iterator[dict[str, Any]]:
-        for raw, outcome in _results(files, engine, payload, cache):
-            outcomes.append(outcome)
-            yield raw
+        try:
+            for raw, outcome in _results(files, engine, payload, run.cache):
+                outcomes.append(outcome)
+                yield raw
+        except Exception as exc:  # a read that failed (a corrupt row group): the rows end here
+            failures.append(exc)
 
-    for row in iter_rows(records()):  # indexes, ids and the duplicate-id check, as locally
+    # Indexes, ids, error rows and the duplicate-id check, as locally.
+    reader = RunReader(records())
+    for row in reader:
         yield row, outcomes.popleft()
+    if failures:
+        source = files[0] if len(files) == 1 else f"Parquet ({len(files)} files)"
+        run.failure = DataSourceFailed(source, reader.index, failures[0])
+        run.failure.__cause__ = failures[0]
 
 
 def _results(

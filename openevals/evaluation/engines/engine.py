@@ -67,8 +67,9 @@ class LocalEngine:
         eval_timeout: seconds one evaluation may take (``None``: no limit). A longer one is
             cancelled and recorded on its row as a ``TimeoutError``, and the run goes on. Async
             evaluators are cancelled; a sync evaluator's thread cannot be stopped, so it is left
-            to finish in the background and its result is dropped. Cheap pure evaluators run
-            inline (exact match, Levenshtein, ...) are not timed.
+            to finish in the background and its result is dropped. With a limit, pure
+            evaluators (reference text metrics, Levenshtein, ...; all but ``exact_match``) run
+            in the thread pool under it too, instead of inline (see ``executor.under_timeout``).
 
     Raises:
         TypeError / ValueError: ``eval_timeout`` is not a positive number of seconds.

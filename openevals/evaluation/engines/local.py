@@ -5,6 +5,10 @@
 :class:`~openevals.evaluation.recording.RunRecords`; with only cheap pure evaluators, rows go
 through in blocks instead (:mod:`openevals.evaluation.blocks`). Every finished pair is appended
 to the ``output=`` file at once, and a rerun skips the pairs the file holds.
+
+The data is read by a :class:`RunReader`: a record that cannot be a row is an error row, and a
+source that fails mid-stream ends the rows there; the rows read are finished, then the run raises
+:class:`~openevals.evaluation.failfast.DataSourceFailed`.
 """
 
 from __future__ import annotations
@@ -14,12 +18,12 @@ import contextlib
 import os
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from openevals.data.rows import Row, RowReader, count_rows
+from openevals.data.rows import Row, RowReader, count_rows, placeholder, storable_check
 from openevals.evaluation.batches import MetricBatches
 from openevals.evaluation.blocks import (
     BLOCK_ROWS,
@@ -37,7 +41,8 @@ from openevals.evaluation.evaluators import (
     prepare_evaluators,
     refuse_missing_outputs,
 )
-from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows
+from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows, under_timeout
+from openevals.evaluation.failfast import DataSourceFailed
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
@@ -47,7 +52,55 @@ from openevals.evaluation.result import EvaluationResult
 from openevals.evaluation.stats import RunStats
 from openevals.report.progress import make_progress
 
-__all__ = ["LocalRun"]
+__all__ = ["LocalRun", "RunReader"]
+
+
+class RunReader(RowReader):
+    """The rows of a run's data, read so that bad data costs no finished work.
+
+    A record that cannot be a row (not a dict, a non-text field name, an ``id`` that is not text
+    or an integer or is taken by an earlier row, a table cell with no plain form) becomes an error
+    row (:attr:`~openevals.data.rows.Row.problem`, naming its index and field; the runner records
+    a ``RowDataError`` for each of its evaluations). A source that fails mid-stream ends the rows
+    there, its exception kept in :attr:`failure`.
+    """
+
+    def __init__(self, data: Any) -> None:
+        super().__init__(data)
+        self.failure: Exception | None = None
+        self._raw = self._until_failure(self._raw)
+
+    def _until_failure(self, raw: Iterator[Any]) -> Iterator[Any]:
+        try:
+            yield from raw
+        except Exception as exc:  # the source failed: no row follows
+            self.failure = exc
+
+    def normalize(self, raw: Any, index: int) -> Row:
+        try:
+            return super().normalize(raw, index)
+        except (TypeError, ValueError) as exc:  # a record that is not a row (see above)
+            return self._bad_row(raw, index, str(exc))
+
+    def _bad_row(self, raw: Any, index: int, reason: str) -> Row:
+        """The error row standing for a record that is not a row: its storable text fields
+        kept, identified by its content (its own ``id`` is bad or taken)."""
+        fields: dict[str, Any] = {}
+        if isinstance(raw, Mapping):
+            for key, value in raw.items():
+                if type(key) is str and key != "id":
+                    fields[key] = value if _storable(value) else placeholder(value)
+        row_id = self.ids.content_id(fields or {"record": placeholder(raw)}, strict=False)
+        problem = f"{reason}; the row is recorded as an error, the other rows are evaluated"
+        return Row(index=index, id=row_id, fields=fields, problem=problem)
+
+
+def _storable(value: Any) -> bool:
+    try:
+        storable_check(value)
+    except Exception:
+        return False
+    return True
 
 
 class LocalRun:
@@ -61,10 +114,11 @@ class LocalRun:
         if options.systems is not None:  # one evaluator per evaluator x pair of systems
             self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
             self.evaluators = self.pairwise.evaluators
+        self.evaluators = under_timeout(self.evaluators, options.engine.eval_timeout)
         self.names = [ev.name for ev in self.evaluators]
         self.prices = options.budget.table
         progress = make_progress(options.progress)
-        reader = RowReader(data)
+        reader = self.data_reader = RunReader(data)
         self.reader: RowReader | None = reader
         if options.target is None and self.pairwise is None:
             refuse_missing_outputs(self.evaluators, data, reader.fields, reader.source)
@@ -97,6 +151,8 @@ class LocalRun:
         self.cache: Any = None
         self._owns_cache = False
         self.interrupted = False
+        self.failure: DataSourceFailed | None = None
+        """The data failed mid-stream where the reader does not see it (Ray's Parquet reads)."""
         self.capped = False  # the budget's max_cost stopped the run before the data's end
         self.previous = Previous()
         self._offload = Offload(options.concurrency)
@@ -149,6 +205,10 @@ class LocalRun:
             self._open()
             await (self._schedule() if schedule is None else schedule())
             self.records.finish()
+            failed = self.source_failure()
+            if failed is not None:  # the rows read before it are finished: stop here
+                self.interrupted = True
+                raise failed
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.interrupted = True
             raise
@@ -191,6 +251,14 @@ class LocalRun:
     def _worker_count(self) -> int:
         total, concurrency = self.stats.rows_total, self.options.concurrency
         return concurrency if total is None else max(1, min(concurrency, total))
+
+    def source_failure(self) -> DataSourceFailed | None:
+        """The data's failure mid-stream, if it failed (see the module docs)."""
+        reader = self.data_reader
+        if self.failure is None and reader.failure is not None:
+            self.failure = DataSourceFailed(reader.source, reader.index, reader.failure)
+            self.failure.__cause__ = reader.failure
+        return self.failure
 
     def over_budget(self) -> bool:
         """Whether the budget's ``max_cost`` has been reached: then nothing new may start."""

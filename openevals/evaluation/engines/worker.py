@@ -32,7 +32,7 @@ from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, prepare_evaluators
-from openevals.evaluation.executor import LiveCalls, RowExecutor, run_rows
+from openevals.evaluation.executor import LiveCalls, RowExecutor, run_rows, under_timeout
 from openevals.evaluation.loop import Offload, run_on_loop
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
@@ -144,6 +144,7 @@ class WorkerRun:
         if options.systems is not None:
             self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
             self.evaluators = self.pairwise.evaluators
+        self.evaluators = under_timeout(self.evaluators, options.engine.eval_timeout)
         self.target = options.target
         self.cache = options.cache
         self.recorder = Recorder()
