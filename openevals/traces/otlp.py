@@ -226,10 +226,17 @@ def _spans(raw_spans: Any, resource: Mapping[str, Any], scope: str) -> list[Span
             trace_id = _hex(written, 16)
             if trace_id is not None:
                 traces[written] = trace_id
-        span_id = _hex(get("spanId"), 8)
+        written_span = get("spanId")
+        try:  # _hex(written_span, 8), inline: every span has its own id
+            if len(written_span) == 16 and len(_FROM_HEX(written_span)) == 8:
+                span_id = written_span.lower()
+            else:
+                span_id = _hex_id(written_span, 8)
+        except (TypeError, ValueError):
+            span_id = _hex_id(written_span, 8)
         if trace_id is None or span_id is None:
             raise TraceError(
-                f"missing or malformed traceId {show(written)} / spanId {show(get('spanId'))}"
+                f"missing or malformed traceId {show(written)} / spanId {show(written_span)}"
                 " (expected 32 and 16 hex digits)"
             )
         parent = get("parentSpanId") or None
