@@ -98,17 +98,35 @@ def _attributes(items: Any) -> dict[str, Any]:
     if not items:
         return {}
     out: dict[str, Any] = {}
+    try:  # the common case: every item has a key and an AnyValue object, most of them text
+        for item in items:
+            value = item["value"]
+            text = value.get("stringValue")
+            if text is None:
+                number = value.get("intValue")
+                text = int(number) if number is not None else _any_value(value)
+            out[item["key"]] = text
+        return out
+    except (KeyError, AttributeError, TypeError):
+        pass
+    out = {}  # again, item by item, for the other shapes (a missing value reads as None)
     for item in items:
         value = item.get("value")
-        if type(value) is dict:
-            text = value.get("stringValue")  # most attributes are text
-            out[item["key"]] = text if text is not None else _any_value(value)
-        else:
-            out[item["key"]] = None if value is None else _any_value(value)
+        out[item["key"]] = None if value is None else _any_value(value)
     return out
 
 
-_HEX = frozenset("0123456789abcdef")  # the fast path: lowercase hex, as OTLP/JSON writes ids
+_FROM_HEX = bytes.fromhex
+
+
+def _hex(raw: Any, size: int) -> str | None:
+    """A trace (``size`` 16) or span (8) id as lowercase hex, from hex or base64 text."""
+    try:  # the common case: hex text, as OTLP/JSON writes ids
+        if len(raw) == 2 * size and len(_FROM_HEX(raw)) == size:
+            return raw.lower()  # type: ignore[no-any-return]
+    except (TypeError, ValueError):
+        pass
+    return _hex_id(raw, size)
 
 
 def _hex_id(raw: Any, size: int) -> str | None:
@@ -174,13 +192,13 @@ def spans_of_request(
             scope_name = scope.get("name") or ""
             raw_spans = scope_spans.get("spans") or ()
             try:  # the common case: every span reads
-                spans.extend([_span(raw, resource, scope_name) for raw in raw_spans])
+                spans.extend(_spans(raw_spans, resource, scope_name))
                 continue
             except _BAD_SPAN:
                 pass
             for index, raw in enumerate(raw_spans):  # again, one by one, to name the bad one
                 try:
-                    spans.append(_span(raw, resource, scope_name))
+                    spans.extend(_spans((raw,), resource, scope_name))
                 except _BAD_SPAN as exc:
                     if strict:
                         raise TraceError(
@@ -194,43 +212,62 @@ def spans_of_request(
 _BAD_SPAN = (TraceError, TypeError, ValueError, KeyError, AttributeError)
 
 
-def _span(raw: Mapping[str, Any], resource: Mapping[str, Any], scope: str) -> Span:
-    get = raw.get
-    trace_id = get("traceId")
-    span_id = get("spanId")
-    if type(trace_id) is not str or len(trace_id) != 32 or not _HEX.issuperset(trace_id):
-        trace_id = _hex_id(trace_id, 16)
-    if type(span_id) is not str or len(span_id) != 16 or not _HEX.issuperset(span_id):
-        span_id = _hex_id(span_id, 8)
-    if trace_id is None or span_id is None:
-        raise TraceError(
-            f"missing or malformed traceId {show(raw.get('traceId'))} / spanId {show(raw.get('spanId'))}"
-            " (expected 32 and 16 hex digits)"
+def _spans(raw_spans: Any, resource: Mapping[str, Any], scope: str) -> list[Span]:
+    """The spans of one scope. The spans of a request share trace ids and parents, so each id
+    text is checked once (``traces``, ``parents``: id as written -> checked id)."""
+    traces: dict[str, str] = {}
+    parents: dict[str, str] = {}
+    out: list[Span] = []
+    for raw in raw_spans:
+        get = raw.get
+        written = get("traceId")
+        trace_id = traces.get(written) if type(written) is str else None
+        if trace_id is None:
+            trace_id = _hex(written, 16)
+            if trace_id is not None:
+                traces[written] = trace_id
+        written_span = get("spanId")
+        try:  # _hex(written_span, 8), inline: every span has its own id
+            if len(written_span) == 16 and len(_FROM_HEX(written_span)) == 8:
+                span_id = written_span.lower()
+            else:
+                span_id = _hex_id(written_span, 8)
+        except (TypeError, ValueError):
+            span_id = _hex_id(written_span, 8)
+        if trace_id is None or span_id is None:
+            raise TraceError(
+                f"missing or malformed traceId {show(written)} / spanId {show(written_span)}"
+                " (expected 32 and 16 hex digits)"
+            )
+        parent = get("parentSpanId") or None
+        if parent is not None:
+            checked = parents.get(parent) if type(parent) is str else None
+            if checked is None:
+                checked = _hex(parent, 8)
+                if checked is None:
+                    raise TraceError(f"span {span_id}: malformed parentSpanId {show(parent)}")
+                parents[parent] = checked
+            parent = checked
+        status = get("status")
+        state, message = _status(status) if status else ("UNSET", "")
+        events = get("events")
+        out.append(
+            Span(
+                trace_id,
+                span_id,
+                parent,
+                get("name") or "",
+                int(get("startTimeUnixNano") or 0),
+                int(get("endTimeUnixNano") or 0),
+                _attributes(get("attributes")),
+                _events(events) if events else (),
+                state,
+                message,
+                resource,
+                scope,
+            )
         )
-    parent = get("parentSpanId") or None
-    if parent is not None and (
-        type(parent) is not str or len(parent) != 16 or not _HEX.issuperset(parent)
-    ):
-        parent = _hex_id(parent, 8)
-        if parent is None:
-            raise TraceError(f"span {span_id}: malformed parentSpanId {show(raw['parentSpanId'])}")
-    status = get("status")
-    state, message = _status(status) if status else ("UNSET", "")
-    events = get("events")
-    return Span(
-        trace_id,
-        span_id,
-        parent,
-        get("name") or "",
-        int(get("startTimeUnixNano") or 0),
-        int(get("endTimeUnixNano") or 0),
-        _attributes(get("attributes")),
-        _events(events) if events else (),
-        state,
-        message,
-        resource,
-        scope,
-    )
+    return out
 
 
 # --------------------------------------------------------------------------- files
@@ -290,6 +327,7 @@ def _json_batches(path: Path, *, strict: bool) -> Iterator[Batch]:
                 continue
             where = f"line {lineno}"
             spans, skipped = spans_of_request(request, source=source, where=where, strict=strict)
+            del request  # not alive while the next line is parsed
             yield Batch(where, spans, skipped)
 
 
