@@ -2,8 +2,8 @@
 
 Both speak the same SQL (written with ``?`` placeholders; PostgreSQL's driver gets ``%s``), through
 the DB-API: :mod:`sqlite3`, or ``psycopg`` (the ``store-postgres`` extra). A :class:`Database`
-holds one connection and the few places where the dialects differ: the id column, reading a
-score out of a row's JSON, and case-insensitive search.
+holds one connection and the few places where the dialects differ: the id column and
+case-insensitive search.
 """
 
 from __future__ import annotations
@@ -49,16 +49,17 @@ CREATE TABLE IF NOT EXISTS tags (
     PRIMARY KEY (run_id, tag)
 );
 CREATE INDEX IF NOT EXISTS tags_by_tag ON tags (tag);
-CREATE TABLE IF NOT EXISTS rows (
+CREATE TABLE IF NOT EXISTS row_chunks (
     run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    pos INTEGER NOT NULL,
-    row_id TEXT NOT NULL,
-    status TEXT NOT NULL,
+    first_pos INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    error_rows INTEGER NOT NULL,
+    errors TEXT NOT NULL,
+    ids TEXT NOT NULL,
     scores TEXT NOT NULL,
     body TEXT NOT NULL,
-    PRIMARY KEY (run_id, pos)
+    PRIMARY KEY (run_id, first_pos)
 );
-CREATE INDEX IF NOT EXISTS rows_by_id ON rows (run_id, row_id);
 CREATE TABLE IF NOT EXISTS labels (
     id {id},
     run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -120,16 +121,6 @@ class Database:
             self.connection.execute("ROLLBACK")
             raise
         self.connection.execute("COMMIT")
-
-    def score_of(self) -> str:
-        """SQL for one key's score in a row's ``scores`` JSON (the key is the parameter)."""
-        if self.postgres:  # booleans count as 1 and 0, as SQLite's json_extract gives them
-            return (
-                "(SELECT CASE jsonb_typeof(v) WHEN 'boolean' THEN (CASE WHEN v::text = 'true' "
-                "THEN 1.0 ELSE 0.0 END) WHEN 'number' THEN v::text::float8 END "
-                "FROM (SELECT (scores::jsonb) -> ? AS v) AS score)"
-            )
-        return "json_extract(scores, '$.\"' || replace(?, '\"', '\"\"') || '\"')"
 
     def like(self) -> str:
         return "ILIKE" if self.postgres else "LIKE"

@@ -15,6 +15,7 @@ import pytest
 from openevals import evaluate, exact_match, levenshtein_distance, load_run
 from openevals.evaluation.recordrun import git_commit, histogram
 from openevals.store import RunStore, open_store
+from openevals.store._rows import CHUNKS_PER_COMMIT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,15 +153,17 @@ def test_two_writers_at_once(tmp_path: Path) -> None:
 
 _KILLED = """
 import os, sys
-from openevals.store import RunStore
+from openevals.store.runs import RowChunk, RunStore
 store = RunStore(sys.argv[1])
 run = store.begin(kind="run", name="doomed")
-def rows():
-    for pos in range(10**7):
-        if pos == 12000:
+def chunks():
+    for number in range(10**7):
+        if number == 40:
             print("writing", flush=True)
-        yield pos, str(pos), "success", "{}", "{}"
-store.add_rows(run, rows())
+        ids = [str(number * 10 + at) for at in range(10)]
+        body = '{"rows": [' + ", ".join('{"id": "%s"}' % i for i in ids) + "]}"
+        yield RowChunk(first=number * 10, ids=ids, errors=[False] * 10, scores={}, body=body)
+store.add_chunks(run, chunks())
 """
 
 
@@ -181,7 +184,7 @@ def test_a_killed_recording_leaves_a_consistent_store(tmp_path: Path) -> None:
         assert store.run("latest").id == 1
         doomed = store.runs(complete=False)[0]
         assert doomed.name == "doomed" and not doomed.complete
-        assert store.count(doomed.id) % 5000 == 0  # whole transactions only
+        assert store.count(doomed.id) % (10 * CHUNKS_PER_COMMIT) == 0  # whole transactions only
     with pytest.raises(ValueError, match="incomplete"):
         load_run(doomed.id, store=db)
 
