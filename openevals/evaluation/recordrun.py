@@ -132,6 +132,7 @@ CHUNK_ROWS = 1024
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 _RESULT_ORDER = ("key", "score", "comment", "metadata")
 _BLOCK_FIELDS = frozenset(("id", *FIELDS))
+_SCALARS = (str, float, int, bool, type(None))
 
 
 def row_chunks(rows: Sequence[Any], digest: Any = None) -> Iterator[RowChunk]:
@@ -207,9 +208,15 @@ class _Shape:
         return ["c", len(self.columns) - 1]
 
     def same(self, values: list[Any]) -> list[Any]:
-        """One value for all rows when every row has the same str or ``None``."""
+        """One value for all rows when every row has the same scalar (of the same type: ``1``,
+        ``1.0`` and ``True`` are equal but not the same), else a column."""
         head = values[0]
-        if (head is None or type(head) is str) and values.count(head) == len(values):
+        kind = type(head)
+        if (
+            kind in _SCALARS
+            and values.count(head) == len(values)
+            and (head is None or set(map(type, values)) == {kind})
+        ):
             return ["v", head]
         return self.column(values)
 
@@ -221,7 +228,7 @@ def _block_chunk(block: Any, first: int) -> RowChunk | None:
     if not n:
         return None
     columns = records[0].keys()
-    if not all(record.keys() == columns for record in records):
+    if not all(map(columns.__eq__, map(dict.keys, records))):
         return None
     shape = _Shape()
     ids = [block.row_id(pos) for pos in range(n)]
@@ -264,12 +271,10 @@ def _evaluation(
     column, n = block.columns[number], len(block)
     results = column.results
     errors, usage, cost = column.errors, column.usage, column.cost
-    if all(
-        len(found) == 1 and type(found[0]) is dict and tuple(found[0]) == _RESULT_ORDER
-        for found in results
-    ):
-        keys = [found[0]["key"] for found in results]
-        values = [found[0]["score"] for found in results]
+    firsts: list[Any] = [found[0] if len(found) == 1 else None for found in results]
+    if set(map(type, firsts)) == {dict} and set(map(tuple, firsts)) == {_RESULT_ORDER}:
+        keys = [first["key"] for first in firsts]
+        values = [first["score"] for first in firsts]
         results_node: list[Any] = [
             "l",
             [
@@ -278,8 +283,8 @@ def _evaluation(
                     {
                         "key": shape.same(keys),
                         "score": shape.column(values),
-                        "comment": shape.same([found[0]["comment"] for found in results]),
-                        "metadata": shape.same([found[0]["metadata"] for found in results]),
+                        "comment": shape.same([first["comment"] for first in firsts]),
+                        "metadata": shape.same([first["metadata"] for first in firsts]),
                     },
                 ]
             ],
@@ -302,7 +307,7 @@ def _evaluation(
         else ["v", "success"],
         "results": results_node,
         "error": shape.column([errors.get(pos) for pos in range(n)]) if errors else ["v", None],
-        "elapsed_sec": shape.column(column.elapsed),
+        "elapsed_sec": shape.same(column.elapsed),
         "usage": shape.column([usage.get(pos) for pos in range(n)]) if usage else ["v", None],
         "cost_usd": shape.column([cost.get(pos) for pos in range(n)]) if cost else ["v", None],
         "model": ["v", block.models[number]],

@@ -99,3 +99,18 @@ def test_a_block_with_failed_pairs_and_other_columns_reads_back_equal(
         assert failed[0]["evaluations"]["exact_match"]["error"] is not None
         assert store.count(1, status="error") == 420
         assert store.count(1, status="success") == 1680
+
+
+def test_recording_reads_each_spilled_block_once(
+    tmp_path: Path, spilled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = evaluate(_rows(3000), [exact_match], progress=False)  # ids numbered when read
+    spilled_parts = [p for p in live.rows._parts if isinstance(p, row_store._Spilled)]  # type: ignore[union-attr]
+    assert spilled_parts
+    loads = []
+    real = row_store._Spilled.load
+    monkeypatch.setattr(row_store._Spilled, "load", lambda self: loads.append(1) or real(self))
+    chunks = list(row_chunks(live.rows))
+    assert sum(len(c) for c in chunks) == 3000
+    assert len(loads) == len(spilled_parts)  # settled and read in one go
+    assert [r["id"] for r in live.rows][-1] == chunks[-1].ids[-1]
