@@ -6,8 +6,8 @@ of its file, or of its row ids), each evaluator's description (its
 :class:`~openevals._contract.EvaluatorInfo`, and for a judge of this package a hash of its
 prompt and its options), the models, cost and time, the aggregates with their intervals,
 groups, binned histograms, and the rows (chunks of consecutive result rows, made by
-:func:`row_chunks`; secrets were removed when the run recorded them); or, for a run with an
-``output=`` file, the pointer to that file (:func:`rows_ready`).
+:func:`row_chunks`; secrets were removed when the run recorded them), with the path of the
+run's ``output=`` file when it has one.
 """
 
 from __future__ import annotations
@@ -389,10 +389,11 @@ def record_result(
     run's id, also set as ``result.summary["run_id"]``. ``extra`` adds report data to the
     record's details (a calibration or comparison).
 
-    With an ``output`` file (the run's JSONL records) the rows stay there and the store keeps
-    the pointer; they are copied into the store when first needed (:func:`rows_ready`).
-    Otherwise they are written now. The dataset's fingerprint is a hash of its file, or of its
-    row ids."""
+    The rows are written now, also for a run with an ``output`` file (the store keeps its path
+    too): a viewer then opens even a large run at once, where copying the rows from the file on
+    first use took minutes for a million rows (records made that way by earlier versions are
+    still copied when first needed, :func:`rows_ready`). The dataset's fingerprint is a hash of
+    its file, or of its row ids."""
     described = (
         [describe_evaluator(ev) for ev in evaluators]
         if evaluators is not None
@@ -400,7 +401,6 @@ def record_result(
     )
     summary = result.summary
     models = [str(e["model"]) for e in (summary.get("evaluators") or {}).values() if e.get("model")]
-    in_file = output is not None and not result.interrupted and Path(output).is_file()
     with open_store(store) as opened:
         run_id = opened.begin(
             kind=kind,
@@ -413,9 +413,9 @@ def record_result(
             output=output,
             tags=tags,
         )
-        fingerprint = None if in_file else _store_rows(opened, run_id, result.rows)
+        fingerprint = _store_rows(opened, run_id, result.rows)
         details: dict[str, Any] = {
-            "rows_in": "file" if in_file else "store",
+            "rows_in": "store",
             "summary": summary,
             "by_group": result.by_group,
             "batch_metrics": result.batch_metrics,
@@ -433,7 +433,7 @@ def record_result(
             cost_usd=summary.get("cost_usd"),
             elapsed_sec=summary.get("elapsed_sec"),
         )
-        if fingerprint is not None and dataset is None:
+        if dataset is None:
             opened.update(run_id, details=None, fingerprint=fingerprint)
     summary["run_id"] = run_id
     return run_id

@@ -206,24 +206,47 @@ def test_a_directory_is_not_a_store(tmp_path: Path) -> None:
         RunStore(bad)
 
 
-def test_a_run_with_an_output_file_keeps_its_rows_there_until_needed(tmp_path: Path) -> None:
+def test_a_run_with_an_output_file_stores_its_rows_at_once(tmp_path: Path) -> None:
     db, out = tmp_path / "runs.db", tmp_path / "out.jsonl"
     live = evaluate(_rows(20), [exact_match], progress=False, output=out, store=db)
     with RunStore(db) as store:
         run = store.run(live.summary["run_id"])
-        assert run.details["rows_in"] == "file" and run.output == str(out)
-        assert store.count(run.id) == 0  # recording wrote no rows
-        again = load_run(run.id, store=store)  # the first reader copies them in
-        assert list(again.rows) == list(live.rows)
-        assert store.count(run.id) == 20
-        assert store.run(run.id).details["rows_in"] == "store"
-        assert store.run(run.id).fingerprint is not None
-    live = evaluate(
-        _rows(5), [exact_match], progress=False, output=tmp_path / "gone.jsonl", store=db
+        assert run.details["rows_in"] == "store" and run.output == str(out)
+        assert store.count(run.id) == 20  # a viewer needs no copy from the file first
+        assert run.fingerprint is not None
+
+
+def _pointer_record(store: RunStore, out: Path, rows: int) -> int:
+    """A run recorded with its rows left in its output file (as earlier versions did)."""
+    run_id = store.begin(kind="run", output=str(out))
+    store.finish(
+        run_id,
+        aggregates={},
+        details={"rows_in": "file"},
+        rows=rows,
+        error_rows=0,
+        cost_usd=None,
+        elapsed_sec=None,
     )
-    (tmp_path / "gone.jsonl").unlink()
+    return run_id
+
+
+def test_a_record_with_its_rows_in_its_output_file_copies_them_when_needed(
+    tmp_path: Path,
+) -> None:
+    db, out = tmp_path / "runs.db", tmp_path / "out.jsonl"
+    live = evaluate(_rows(20), [exact_match], progress=False, output=out)
+    with RunStore(db) as store:
+        run_id = _pointer_record(store, out, 20)
+        assert store.count(run_id) == 0
+        again = load_run(run_id, store=store)  # the first reader copies them in
+        assert list(again.rows) == list(live.rows)
+        assert store.count(run_id) == 20
+        assert store.run(run_id).details["rows_in"] == "store"
+        assert store.run(run_id).fingerprint is not None
+        gone = _pointer_record(store, tmp_path / "gone.jsonl", 5)
     with pytest.raises(ValueError, match="no longer exists"):
-        load_run(live.summary["run_id"], store=db)
+        load_run(gone, store=db)
 
 
 def test_a_dataset_file_is_fingerprinted_by_its_bytes(tmp_path: Path) -> None:
