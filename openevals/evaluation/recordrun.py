@@ -234,7 +234,7 @@ def _block_chunk(block: Any, first: int) -> RowChunk | None:
     ids = [block.row_id(pos) for pos in range(n)]
     fields = shape.column(records)
     row: dict[str, Any] = {
-        "id": shape.column(ids),
+        "id": ["i"],
         "index": ["n", block.start],
         **{name: ["g", fields[1], name] for name in FIELDS},
     }
@@ -275,6 +275,7 @@ def _evaluation(
     if set(map(type, firsts)) == {dict} and set(map(tuple, firsts)) == {_RESULT_ORDER}:
         keys = [first["key"] for first in firsts]
         values = [first["score"] for first in firsts]
+        stored = keys.count(keys[0]) == n and scores.setdefault(str(keys[0]), values) is values
         results_node: list[Any] = [
             "l",
             [
@@ -282,16 +283,14 @@ def _evaluation(
                     "o",
                     {
                         "key": shape.same(keys),
-                        "score": shape.column(values),
+                        "score": ["s", str(keys[0])] if stored else shape.column(values),
                         "comment": shape.same([first["comment"] for first in firsts]),
                         "metadata": shape.same([first["metadata"] for first in firsts]),
                     },
                 ]
             ],
         ]
-        if keys.count(keys[0]) == n:
-            scores.setdefault(str(keys[0]), values)
-        else:
+        if keys.count(keys[0]) != n:
             _add_scores(scores, results)
     else:
         results_node = shape.column(results)

@@ -9,6 +9,8 @@ one of:
 - ``["c", k]``: row ``i``'s value is ``columns[k][i]``;
 - ``["g", k, name]``: ``columns[k][i].get(name)`` (a field of a column of dicts);
 - ``["n", start]``: ``start + i``;
+- ``["i"]``: row ``i``'s id, ``["s", key]``: its score of ``key`` (the chunk record's own
+  columns, see below, so they are not written twice);
 - ``["v", value]``: the same value in every row;
 - ``["o", {key: node, ...}]``: a dict of those; ``["l", [node, ...]]``: a list of those.
 
@@ -47,10 +49,32 @@ class RowChunk:
         return len(self.ids)
 
 
-def _compile(node: Sequence[Any], columns: list[list[Any]]) -> _Build:
+class _Columns:
+    """A chunk's columns, with its record's ids and scores (decoded when a node needs them)."""
+
+    def __init__(self, columns: list[list[Any]], ids: str | None, scores: str | None) -> None:
+        self.columns, self._ids, self._scores = columns, ids, scores
+
+    def ids(self) -> list[Any]:
+        if self._ids is None:
+            raise ValueError("run store: a chunk refers to its row ids, which were not read")
+        return list(json.loads(self._ids))
+
+    def scores(self, key: str) -> list[Any]:
+        if self._scores is None:
+            raise ValueError("run store: a chunk refers to its scores, which were not read")
+        return list(json.loads(self._scores)[key])
+
+
+def _compile(node: Sequence[Any], found: _Columns) -> _Build:
     kind = node[0]
+    columns = found.columns
     if kind == "c":
         return columns[node[1]].__getitem__
+    if kind == "i":
+        return found.ids().__getitem__
+    if kind == "s":
+        return found.scores(str(node[1])).__getitem__
     if kind == "g":
         column, name = columns[node[1]], node[2]
         return lambda i: column[i].get(name)
@@ -63,21 +87,24 @@ def _compile(node: Sequence[Any], columns: list[list[Any]]) -> _Build:
             return lambda i: copy.deepcopy(value)
         return lambda i: value
     if kind == "o":
-        items = [(key, _compile(sub, columns)) for key, sub in node[1].items()]
+        items = [(key, _compile(sub, found)) for key, sub in node[1].items()]
         return lambda i: {key: build(i) for key, build in items}
     if kind == "l":
-        parts = [_compile(sub, columns) for sub in node[1]]
+        parts = [_compile(sub, found) for sub in node[1]]
         return lambda i: [build(i) for build in parts]
     raise ValueError(f"run store: a stored chunk has an unknown shape node {kind!r}")
 
 
-def decode_rows(body: str, wanted: range | None = None) -> list[dict[str, Any]]:
-    """The rows of a chunk's ``body`` (only those at the offsets in ``wanted`` when given)."""
+def decode_rows(
+    body: str, wanted: range | None = None, *, ids: str | None = None, scores: str | None = None
+) -> list[dict[str, Any]]:
+    """The rows of a chunk's ``body`` (only those at the offsets in ``wanted`` when given);
+    ``ids`` and ``scores``: the JSON of the chunk record's columns of those."""
     data = json.loads(body)
     if "rows" in data:
         rows: list[dict[str, Any]] = data["rows"]
         return rows if wanted is None else rows[wanted.start : wanted.stop]
-    build = _compile(data["shape"], data["columns"])
+    build = _compile(data["shape"], _Columns(data["columns"], ids, scores))
     return [build(i) for i in (range(int(data["n"])) if wanted is None else wanted)]
 
 

@@ -141,9 +141,8 @@ class StoredRows:
             wanted = found[skip : skip + limit - len(out)]
             skip = 0
             if rows is None:
-                body = self._body(run_id, first)
                 span = range(wanted[0], wanted[-1] + 1)
-                decoded = dict(zip(span, decode_rows(body, span), strict=True))
+                decoded = dict(zip(span, self._decoded(run_id, first, span), strict=True))
             else:
                 decoded = rows
             out.extend({"pos": first + at, **decoded[at]} for at in wanted)
@@ -178,34 +177,33 @@ class StoredRows:
             if head is None:
                 return []
             found = self.db.execute(
-                "SELECT first_pos, n, body FROM row_chunks WHERE run_id = ? AND first_pos >= ? "
-                "AND first_pos < ? ORDER BY first_pos",
+                "SELECT first_pos, n, body, ids, scores FROM row_chunks WHERE run_id = ? "
+                "AND first_pos >= ? AND first_pos < ? ORDER BY first_pos",
                 (run_id, int(head[0]), stop),
             ).fetchall()
         out: list[dict[str, Any]] = []
-        for first, n, body in found:
+        for first, n, body, ids, scores in found:
             first = int(first)
             span = range(max(start - first, 0), min(stop - first, int(n)))
             if len(span):
-                out.extend(
-                    {"pos": first + at, **row}
-                    for at, row in zip(span, decode_rows(body, span), strict=True)
-                )
+                rows = decode_rows(body, span, ids=ids, scores=scores)
+                out.extend({"pos": first + at, **row} for at, row in zip(span, rows, strict=True))
         return out
 
-    def _body(self, run_id: int, first: int) -> str:
+    def _decoded(self, run_id: int, first: int, span: range) -> list[dict[str, Any]]:
         with self._lock:
-            found = self.db.execute(
-                "SELECT body FROM row_chunks WHERE run_id = ? AND first_pos = ?", (run_id, first)
+            body, ids, scores = self.db.execute(
+                "SELECT body, ids, scores FROM row_chunks WHERE run_id = ? AND first_pos = ?",
+                (run_id, first),
             ).fetchone()
-        return str(found[0])
+        return decode_rows(body, span, ids=ids, scores=scores)
 
     def _matching(
         self, run_id: int, filters: RowFilters
     ) -> Iterator[tuple[int, list[int], dict[int, dict[str, Any]] | None]]:
         """Per chunk that has matching rows, in data order: its first position, the offsets
         of its matching rows, and (after a search) those rows decoded."""
-        columns = "first_pos, n, errors, scores" + (", body" if filters.needle else "")
+        columns = "first_pos, n, errors, scores" + (", body, ids" if filters.needle else "")
         where, params = ["run_id = ?", "first_pos > ?"], []
         if filters.needle is not None:
             where.append(f"body {self.db.like()} ? ESCAPE '\\'")
@@ -225,7 +223,8 @@ class StoredRows:
                 found = self._offsets(record, filters)
                 if found and filters.needle is not None:
                     span = range(found[0], found[-1] + 1)
-                    rows = dict(zip(span, decode_rows(record[4], span), strict=True))
+                    decoded = decode_rows(record[4], span, ids=record[5], scores=record[3])
+                    rows = dict(zip(span, decoded, strict=True))
                     found = [at for at in found if matches_text(rows[at], filters.needle)]
                     if found:
                         yield last, found, rows
@@ -277,12 +276,12 @@ class StoredRows:
         while True:
             with self._lock:
                 found = self.db.execute(
-                    "SELECT first_pos, body FROM row_chunks WHERE run_id = ? AND first_pos > ? "
-                    "ORDER BY first_pos LIMIT ?",
+                    "SELECT first_pos, body, ids, scores FROM row_chunks WHERE run_id = ? "
+                    "AND first_pos > ? ORDER BY first_pos LIMIT ?",
                     (run_id, last, max(int(chunk), 1)),
                 ).fetchall()
-            for first, body in found:
-                yield from decode_rows(body)
+            for first, body, ids, scores in found:
+                yield from decode_rows(body, ids=ids, scores=scores)
                 last = int(first)
             if len(found) < max(int(chunk), 1):
                 return
