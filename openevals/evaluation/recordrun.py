@@ -18,7 +18,7 @@ import subprocess
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openevals._repr import PATH_LIMIT, show
 from openevals.data.rows import FIELDS
@@ -26,6 +26,9 @@ from openevals.evaluation.evaluators import RunEvaluator
 from openevals.evaluation.records import escape_surrogates, storable_text
 from openevals.evaluation.result import EvaluationResult
 from openevals.store.runs import RowChunk, RunStore, StoredRun, open_store
+
+if TYPE_CHECKING:
+    from openevals.evaluation.blocks import ColumnBlock
 
 __all__ = [
     "describe_evaluator",
@@ -181,13 +184,17 @@ def _dict_chunk(rows: Sequence[Mapping[str, Any]], first: int) -> RowChunk:
     if body is None:  # a value the encoder refuses: each row encoded on its own
         body = '{"rows": [' + ", ".join(storable_text(row) for row in rows) + "]}"
     scores: dict[str, list[Any]] = {}
-    for at, row in enumerate(rows):
-        for entry in (row.get("evaluations") or {}).values():
-            for result in entry.get("results") or ():
-                if isinstance(result, Mapping) and "key" in result:
-                    column = scores.setdefault(str(result["key"]), [None] * len(rows))
-                    if column[at] is None:
-                        column[at] = result.get("score")
+    _add_scores(
+        scores,
+        [
+            [
+                r
+                for entry in (row.get("evaluations") or {}).values()
+                for r in entry.get("results") or ()
+            ]
+            for row in rows
+        ],
+    )
     return RowChunk(
         first=first,
         ids=[str(row.get("id")) for row in rows],
@@ -221,7 +228,7 @@ class _Shape:
         return self.column(values)
 
 
-def _block_chunk(block: Any, first: int) -> RowChunk | None:
+def _block_chunk(block: ColumnBlock, first: int) -> RowChunk | None:
     """A columnar block as one chunk (``None`` when its rows do not all have the same columns:
     those are stored as dicts)."""
     records, n = block.records, len(block)
@@ -264,7 +271,7 @@ def _block_chunk(block: Any, first: int) -> RowChunk | None:
 
 
 def _evaluation(
-    shape: _Shape, block: Any, number: int, scores: dict[str, list[Any]]
+    shape: _Shape, block: ColumnBlock, number: int, scores: dict[str, list[Any]]
 ) -> dict[str, Any]:
     """The shape of one evaluator's entry of a block's rows (what ``ColumnBlock.rows`` makes),
     adding its scores to ``scores``."""
@@ -315,9 +322,9 @@ def _evaluation(
     }
 
 
-def _add_scores(scores: dict[str, list[Any]], results: list[list[Any]]) -> None:
-    """Each row's first score per key of one evaluator's ``results`` (keys already in
-    ``scores`` from an earlier evaluator keep theirs)."""
+def _add_scores(scores: dict[str, list[Any]], results: Sequence[Sequence[Any]]) -> None:
+    """Each row's first score per key in ``results`` (per row, its results; keys already in
+    ``scores``, from an earlier evaluator, keep theirs)."""
     n = len(results)
     mine: dict[str, list[Any]] = {}
     for at, found in enumerate(results):
