@@ -114,3 +114,14 @@ def test_recording_reads_each_spilled_block_once(
     assert sum(len(c) for c in chunks) == 3000
     assert len(loads) == len(spilled_parts)  # settled and read in one go
     assert [r["id"] for r in live.rows][-1] == chunks[-1].ids[-1]
+
+
+def test_a_block_of_a_run_with_a_cache_reads_back_equal(tmp_path: Path, spilled: None) -> None:
+    data = [{k: v for k, v in row.items() if k != "cat"} for row in _rows(2100)]
+    db = tmp_path / "runs.db"
+    live = evaluate(data, [exact_match], progress=False, store=db, cache=str(tmp_path / "cache.db"))
+    assert isinstance(live.rows, ResultRows)
+    assert all(c.body.startswith('{"n": ') for c in row_chunks(live.rows))
+    assert live.rows[0]["evaluations"]["exact_match"]["cache"] is not None
+    with RunStore(db) as store:
+        assert list(store.iter_rows(1)) == list(live.rows)
