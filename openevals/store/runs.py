@@ -2,16 +2,16 @@
 the labels people give its rows.
 
 A run is written in three steps: :meth:`RunStore.begin` inserts its record (marked incomplete),
-:meth:`RunStore.add_chunks` appends its rows a chunk of consecutive rows at a time (a few
-transactions of many chunks), and
-:meth:`RunStore.finish` stores the aggregates and marks it complete, in one transaction. A run
-killed on the way stays an incomplete record that listings leave out (``complete=False`` shows
-it); two processes writing at once queue on the database's write lock (SQLite in WAL mode
-with ``BEGIN IMMEDIATE``; PostgreSQL's own transactions), so neither sees the other half-written.
+:meth:`RunStore.add_chunks` appends its rows, a chunk of consecutive rows at a time (many chunks
+per transaction), and :meth:`RunStore.finish` stores the aggregates and marks it complete, in
+one transaction. A run killed on the way stays an incomplete record that listings leave out
+(``complete=False`` shows it); two processes writing at once queue on the database's write lock
+(SQLite in WAL mode with ``BEGIN IMMEDIATE``; PostgreSQL's own transactions), so neither sees
+the other half-written.
 
 The store holds plain data: rows arrive as chunks of encoded JSON text (:class:`RowChunk`: the
-run's records, secrets already removed) and come back as dicts (:mod:`._rows` reads them); :func:`openevals.load_run` turns a stored run back into an
-``EvaluationResult``.
+run's records, secrets already removed) and come back as dicts (:mod:`._rows` reads them);
+:func:`openevals.load_run` turns a stored run back into an ``EvaluationResult``.
 """
 
 from __future__ import annotations
