@@ -125,3 +125,17 @@ def test_a_block_of_a_run_with_a_cache_reads_back_equal(tmp_path: Path, spilled:
     assert live.rows[0]["evaluations"]["exact_match"]["cache"] is not None
     with RunStore(db) as store:
         assert list(store.iter_rows(1)) == list(live.rows)
+
+
+def test_rows_found_by_ids_with_quotes_wildcards_and_accents(tmp_path: Path) -> None:
+    names = ['say "hi"', "50%_off", "back\\slash", "café", "CAFÉ", "a"]
+    data = [{"id": name, "outputs": "1", "reference_outputs": "1"} for name in names]
+    db = tmp_path / "runs.db"
+    evaluate(data, [exact_match], progress=False, store=db)
+    with RunStore(db) as store:
+        assert [store.position(1, name) for name in names] == list(range(6))
+        assert store.position(1, "A") is None  # ids match exactly
+        assert store.position(1, "50%") is None
+        assert [r["id"] for r in store.rows(1, search="Café")] == ["café", "CAFÉ"]
+        assert store.rows(1, search="cafe") == []
+        assert [r["id"] for r in store.rows(1, search='Y "HI')] == ['say "hi"']
