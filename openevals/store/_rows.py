@@ -210,8 +210,10 @@ class StoredRows:
             params.append(_like_pattern(filters.needle))
         if filters.status == "error":
             where.append("error_rows > 0")
-        elif filters.status is not None:
+        elif filters.status == "success":
             where.append("error_rows < n")
+        elif filters.status is not None:  # no row has any other status
+            return
         sql = f"SELECT {columns} FROM row_chunks WHERE {' AND '.join(where)} "
         sql += "ORDER BY first_pos LIMIT ?"
         last = -1

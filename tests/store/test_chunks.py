@@ -67,6 +67,7 @@ def test_filters_paging_and_lookups_across_chunks(tmp_path: Path, spilled: None)
         assert store.count(1, key="exact_match", below=0) == 2000 + 1
         assert store.count(1, status="success") == 3000
         assert store.rows(1, status="error") == []
+        assert store.count(1, status="pending") == 0  # no row has another status
         last = live.rows[2999]["id"]
         assert store.position(1, last) == 2999
         assert store.position(1, "missing") is None
