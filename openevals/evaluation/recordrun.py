@@ -329,7 +329,7 @@ def _add_scores(scores: dict[str, list[Any]], results: Sequence[Sequence[Any]]) 
     mine: dict[str, list[Any]] = {}
     for at, found in enumerate(results):
         for result in found:
-            if isinstance(result, Mapping) and "key" in result:
+            if isinstance(result, dict) and "key" in result:
                 column = mine.setdefault(str(result["key"]), [None] * n)
                 if column[at] is None:
                     column[at] = result.get("score")
