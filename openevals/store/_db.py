@@ -8,6 +8,7 @@ case-insensitive search.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -17,7 +18,7 @@ from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
 
-__all__ = ["DEFAULT_PATH", "ENV_VAR", "Database", "connect", "location_of"]
+__all__ = ["DEFAULT_PATH", "ENV_VAR", "INSERT_CHUNK", "Database", "connect", "location_of"]
 
 ENV_VAR = "OPENEVALS_STORE"
 DEFAULT_PATH = Path(".openevals") / "runs.db"
@@ -151,10 +152,14 @@ def connect(location: str) -> Database:
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("PRAGMA foreign_keys=ON")
         connection.executescript(
-            "BEGIN IMMEDIATE;"
-            + _SCHEMA.format(id="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL")
-            + ";COMMIT;"
+            "BEGIN IMMEDIATE;" + _SCHEMA.format(id="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL")
         )
+        try:
+            _chunk_old_rows(Database(connection, postgres=False))
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         connection.close()
         raise ValueError(
@@ -179,4 +184,51 @@ def _postgres(url: str) -> Database:
             ";"
         ):
             cursor.execute(statement)
+        _chunk_old_rows(db)
     return db
+
+
+INSERT_CHUNK = (
+    "INSERT INTO row_chunks (run_id, first_pos, n, error_rows, errors, ids, scores, body) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
+_OLD_CHUNK = 1024
+
+
+def _chunk_old_rows(db: Database) -> None:
+    """Move the rows of a store written before rows were chunked (table ``rows``, one record
+    per row) into ``row_chunks``, then drop that table (inside the schema's transaction)."""
+    probe = (
+        "SELECT to_regclass('rows') IS NOT NULL"
+        if db.postgres
+        else "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'rows'"
+    )
+    if not db.execute(probe).fetchone()[0]:
+        return
+    found = db.execute(
+        "SELECT run_id, pos, row_id, status, scores, body FROM rows ORDER BY run_id, pos"
+    ).fetchall()
+    chunks = []
+    for start in range(0, len(found), _OLD_CHUNK):
+        part = found[start : start + _OLD_CHUNK]
+        for run_id in dict.fromkeys(rec[0] for rec in part):  # a chunk holds one run's rows
+            rows = [rec for rec in part if rec[0] == run_id]
+            scores: dict[str, list[Any]] = {}
+            for at, rec in enumerate(rows):
+                for key, score in json.loads(rec[4]).items():
+                    scores.setdefault(key, [None] * len(rows))[at] = score
+            errors = [at for at, rec in enumerate(rows) if rec[3] == "error"]
+            chunks.append(
+                (
+                    run_id,
+                    int(rows[0][1]),
+                    len(rows),
+                    len(errors),
+                    json.dumps(errors),
+                    json.dumps([str(rec[2]) for rec in rows]),
+                    json.dumps(scores, allow_nan=True),
+                    '{"rows": [' + ", ".join(rec[5] for rec in rows) + "]}",
+                )
+            )
+    db.executemany(INSERT_CHUNK, chunks)
+    db.execute("DROP TABLE rows")

@@ -19,7 +19,7 @@ from typing import Any
 
 from openevals._repr import show
 from openevals.store._chunks import RowChunk, decode_rows, matches_text, search_needle
-from openevals.store._db import Database
+from openevals.store._db import INSERT_CHUNK, Database
 
 __all__ = ["CHUNKS_PER_COMMIT", "RowFilters", "StoredRows"]
 
@@ -103,11 +103,7 @@ class StoredRows:
 
     def _write_chunks(self, batch: list[tuple[Any, ...]]) -> None:
         with self._lock, self.db.transaction():
-            self.db.executemany(
-                "INSERT INTO row_chunks (run_id, first_pos, n, error_rows, errors, ids, scores, "
-                "body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                batch,
-            )
+            self.db.executemany(INSERT_CHUNK, batch)
 
     # ------------------------------------------------------------------ reading
     def rows(

@@ -140,3 +140,50 @@ def test_rows_found_by_ids_with_quotes_wildcards_and_accents(tmp_path: Path) -> 
         assert [r["id"] for r in store.rows(1, search="Café")] == ["café", "CAFÉ"]
         assert store.rows(1, search="cafe") == []
         assert [r["id"] for r in store.rows(1, search='Y "HI')] == ['say "hi"']
+
+
+def test_a_store_with_one_record_per_row_is_chunked_when_opened(tmp_path: Path) -> None:
+    import json
+    import sqlite3
+
+    db = tmp_path / "old.db"
+    RunStore(db).close()
+    with sqlite3.connect(db) as old:  # the layout before chunks: a record per row
+        old.execute(
+            "CREATE TABLE rows (run_id BIGINT NOT NULL, pos INTEGER NOT NULL, row_id TEXT NOT "
+            "NULL, status TEXT NOT NULL, scores TEXT NOT NULL, body TEXT NOT NULL, "
+            "PRIMARY KEY (run_id, pos))"
+        )
+        for run_id, count in ((1, 1500), (2, 3)):
+            old.execute(
+                "INSERT INTO runs (id, kind, created_at, evaluators, models, aggregates, details, "
+                "row_count, complete) VALUES (?, 'run', 'now', '[]', '[]', '{}', '{}', ?, 1)",
+                (run_id, count),
+            )
+            old.executemany(
+                "INSERT INTO rows VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        pos,
+                        f"r{pos}",
+                        "error" if pos == 2 else "success",
+                        json.dumps({"k": pos % 2 == 0}),
+                        json.dumps({"id": f"r{pos}", "index": pos, "outputs": f"out {pos}"}),
+                    )
+                    for pos in range(count)
+                ],
+            )
+    with RunStore(db) as store:
+        tables = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master")}
+        assert "rows" not in tables
+        assert store.count(1) == 1500 and store.count(2) == 3
+        assert store.row(1, 1400) == {
+            "pos": 1400,
+            "id": "r1400",
+            "index": 1400,
+            "outputs": "out 1400",
+        }
+        assert [r["pos"] for r in store.rows(2, status="error")] == [2]
+        assert store.count(1, key="k", above=1) == 750
+        assert store.position(1, "r1499") == 1499
