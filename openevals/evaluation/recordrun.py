@@ -5,27 +5,39 @@ commit of the working directory (when it is a repository), the dataset's fingerp
 of its file, or of its row ids), each evaluator's description (its
 :class:`~openevals._contract.EvaluatorInfo`, and for a judge of this package a hash of its
 prompt and its options), the models, cost and time, the aggregates with their intervals,
-groups, binned histograms, and the rows (each the JSON of its result row, secrets already
-removed when the run recorded it); or, for a run with an ``output=`` file, the pointer to that
-file (:func:`rows_ready`).
+groups, binned histograms, and the rows (chunks of consecutive result rows, made by
+:func:`row_chunks`; secrets were removed when the run recorded them), with the path of the
+run's ``output=`` file when it has one.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
+import json
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openevals._repr import PATH_LIMIT, show
+from openevals.data.rows import FIELDS
 from openevals.evaluation.evaluators import RunEvaluator
-from openevals.evaluation.records import storable_text
+from openevals.evaluation.records import escape_surrogates, storable_text
 from openevals.evaluation.result import EvaluationResult
-from openevals.store.runs import RunStore, StoredRun, open_store
+from openevals.store.runs import RowChunk, RunStore, StoredRun, open_store
 
-__all__ = ["describe_evaluator", "git_commit", "histogram", "record_result", "rows_ready"]
+if TYPE_CHECKING:
+    from openevals.evaluation.blocks import ColumnBlock
+
+__all__ = [
+    "describe_evaluator",
+    "git_commit",
+    "histogram",
+    "record_result",
+    "row_chunks",
+    "rows_ready",
+]
 
 _BINS = 20
 
@@ -93,44 +105,243 @@ def describe_evaluator(ev: RunEvaluator) -> dict[str, Any]:
 def histogram(values: Sequence[Any]) -> dict[str, Any] | None:
     """``values`` binned for a chart: ``{"edges": [...], "counts": [...]}`` (booleans: two
     bins, False and True); ``None`` without finite values."""
-    finite = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(float(v))]
-    if not finite:
+    import numpy as np
+
+    if isinstance(values, array) and values.typecode == "d":
+        floats = np.frombuffer(values, dtype=np.float64)
+    else:
+        floats = np.array(
+            [float(v) for v in values if isinstance(v, (int, float))], dtype=np.float64
+        )
+    finite = floats[np.isfinite(floats)]
+    if not finite.size:
         return None
-    low, high = min(finite), max(finite)
+    low, high = float(finite.min()), float(finite.max())
     if high == low:
-        return {"edges": [low, high], "counts": [len(finite)]}
-    bins = 2 if all(v in (0.0, 1.0) for v in finite) else _BINS
+        return {"edges": [low, high], "counts": [int(finite.size)]}
+    bins = 2 if bool(np.all((finite == 0.0) | (finite == 1.0))) else _BINS
     width = (high - low) / bins
-    counts = [0] * bins
-    for v in finite:
-        counts[min(int((v - low) / width), bins - 1)] += 1
-    return {"edges": [low + i * width for i in range(bins + 1)], "counts": counts}
+    slots = np.minimum(((finite - low) / width).astype(np.int64), bins - 1)
+    counts = np.bincount(slots, minlength=bins)
+    return {
+        "edges": [low + i * width for i in range(bins + 1)],
+        "counts": [int(c) for c in counts],
+    }
 
 
-def _scores(row: Mapping[str, Any]) -> str:
-    scores: dict[str, Any] = {}
-    for entry in (row.get("evaluations") or {}).values():
-        for result in entry.get("results") or ():
-            if isinstance(result, Mapping) and "key" in result:
-                score = result.get("score")
-                if isinstance(score, float) and not math.isfinite(score):
-                    score = None
-                scores.setdefault(str(result["key"]), score)
-    return storable_text(scores)
+CHUNK_ROWS = 1024
+"""Rows per stored chunk for rows that are dicts (a columnar block is stored as one chunk)."""
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+_RESULT_ORDER = ("key", "score", "comment", "metadata")
+_BLOCK_FIELDS = frozenset(("id", *FIELDS))
+_SCALARS = (str, float, int, bool, type(None))
 
 
-def _row_tuples(result: EvaluationResult, digest: Any) -> Iterator[tuple[int, str, str, str, str]]:
-    """The store's rows of ``result`` (one pass; each row id also goes into ``digest``)."""
-    for pos, row in enumerate(result.rows):
-        row_id = str(row.get("id"))
-        digest.update(row_id.encode("utf-8", "backslashreplace") + b"\n")
-        yield pos, row_id, str(row.get("status", "success")), _scores(row), storable_text(row)
+def row_chunks(rows: Sequence[Any], digest: Any = None) -> Iterator[RowChunk]:
+    """A result's ``rows`` as the store's chunks, in data order (each row id also goes into
+    ``digest`` when given). Rows still kept as a columnar block become one chunk written
+    from its columns, without building a dict per row."""
+    from openevals.evaluation.blocks import ColumnBlock
+    from openevals.evaluation.store import ResultRows
+
+    parts: Iterable[Any] = rows.iter_parts() if isinstance(rows, ResultRows) else [rows]
+    first = 0
+    for part in parts:
+        made = _block_chunk(part, first) if isinstance(part, ColumnBlock) else None
+        if made is not None:
+            chunks: Iterable[RowChunk] = [made]
+        else:
+            listed = part.rows() if isinstance(part, ColumnBlock) else part
+            chunks = (
+                _dict_chunk(listed[at : at + CHUNK_ROWS], first + at)
+                for at in range(0, len(listed), CHUNK_ROWS)
+            )
+        for chunk in chunks:
+            if digest is not None and chunk.ids:
+                text = "\n".join(chunk.ids) + "\n"
+                digest.update(text.encode("utf-8", "backslashreplace"))
+            first += len(chunk)
+            yield chunk
 
 
-def _store_rows(opened: RunStore, run_id: int, result: EvaluationResult) -> str:
-    """Write the rows of ``result``; returns the dataset fingerprint (a hash of the row ids)."""
+def _json_text(value: Any) -> str | None:
+    """``value``'s JSON text, safe to write as UTF-8; ``None`` when it cannot be encoded."""
+    try:
+        text = _ENCODER.encode(value)
+    except (ValueError, RecursionError, TypeError):
+        return None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return escape_surrogates(text)
+    return text
+
+
+def _dict_chunk(rows: Sequence[Mapping[str, Any]], first: int) -> RowChunk:
+    body = _json_text({"rows": rows})
+    if body is None:  # a value the encoder refuses: each row encoded on its own
+        body = '{"rows": [' + ", ".join(storable_text(row) for row in rows) + "]}"
+    scores: dict[str, list[Any]] = {}
+    _add_scores(
+        scores,
+        [
+            [
+                r
+                for entry in (row.get("evaluations") or {}).values()
+                for r in entry.get("results") or ()
+            ]
+            for row in rows
+        ],
+    )
+    return RowChunk(
+        first=first,
+        ids=[str(row.get("id")) for row in rows],
+        errors=[row.get("status") == "error" for row in rows],
+        scores=scores,
+        body=body,
+    )
+
+
+class _Shape:
+    """The columns of a chunk being written (see :mod:`openevals.store._chunks`)."""
+
+    def __init__(self) -> None:
+        self.columns: list[list[Any]] = []
+
+    def column(self, values: list[Any]) -> list[Any]:
+        self.columns.append(values)
+        return ["c", len(self.columns) - 1]
+
+    def same(self, values: list[Any]) -> list[Any]:
+        """One value for all rows when every row has the same scalar (of the same type: ``1``,
+        ``1.0`` and ``True`` are equal but not the same), else a column."""
+        head = values[0]
+        kind = type(head)
+        if (
+            kind in _SCALARS
+            and values.count(head) == len(values)
+            and (head is None or set(map(type, values)) == {kind})
+        ):
+            return ["v", head]
+        return self.column(values)
+
+
+def _block_chunk(block: ColumnBlock, first: int) -> RowChunk | None:
+    """A columnar block as one chunk (``None`` when its rows do not all have the same columns:
+    those are stored as dicts)."""
+    records, n = block.records, len(block)
+    if not n:
+        return None
+    columns = records[0].keys()
+    if not all(map(columns.__eq__, map(dict.keys, records))):
+        return None
+    shape = _Shape()
+    ids = [block.row_id(pos) for pos in range(n)]
+    fields = shape.column(records)
+    row: dict[str, Any] = {
+        "id": ["i"],
+        "index": ["n", block.start],
+        **{name: ["g", fields[1], name] for name in FIELDS},
+    }
+    extra = [name for name in columns if name not in _BLOCK_FIELDS]
+    if extra:
+        row["extra"] = ["o", {name: ["g", fields[1], name] for name in extra}]
+    if block.groups is not None:
+        row["group"] = shape.column(block.groups)
+    evaluations: dict[str, Any] = {}
+    scores: dict[str, list[Any]] = {}
+    failed: set[int] = set()
+    for number, name in enumerate(block.names):
+        column = block.columns[number]
+        failed.update(column.errors)
+        evaluations[name] = ["o", _evaluation(shape, block, number, scores)]
+    row["evaluations"] = ["o", evaluations]
+    errors = [pos in failed for pos in range(n)] if failed else [False] * n
+    row["status"] = (
+        shape.column(["error" if bad else "success" for bad in errors])
+        if failed
+        else ["v", "success"]
+    )
+    body = _json_text({"n": n, "shape": ["o", row], "columns": shape.columns})
+    if body is None:
+        return None
+    return RowChunk(first=first, ids=ids, errors=errors, scores=scores, body=body)
+
+
+def _evaluation(
+    shape: _Shape, block: ColumnBlock, number: int, scores: dict[str, list[Any]]
+) -> dict[str, Any]:
+    """The shape of one evaluator's entry of a block's rows (what ``ColumnBlock.rows`` makes),
+    adding its scores to ``scores``."""
+    column, n = block.columns[number], len(block)
+    results = column.results
+    errors, usage, cost = column.errors, column.usage, column.cost
+    firsts: list[Any] = [found[0] if len(found) == 1 else None for found in results]
+    if set(map(type, firsts)) == {dict} and set(map(tuple, firsts)) == {_RESULT_ORDER}:
+        keys = [first["key"] for first in firsts]
+        values = [first["score"] for first in firsts]
+        stored = keys.count(keys[0]) == n and scores.setdefault(str(keys[0]), values) is values
+        results_node: list[Any] = [
+            "l",
+            [
+                [
+                    "o",
+                    {
+                        "key": shape.same(keys),
+                        "score": ["s", str(keys[0])] if stored else shape.column(values),
+                        "comment": shape.same([first["comment"] for first in firsts]),
+                        "metadata": shape.same([first["metadata"] for first in firsts]),
+                    },
+                ]
+            ],
+        ]
+        if keys.count(keys[0]) != n:
+            _add_scores(scores, results)
+    else:
+        results_node = shape.column(results)
+        _add_scores(scores, results)
+    if block.cached:
+        counts = [column.counts.get(pos, (0, 0)) for pos in range(n)]
+        cache = shape.column([{"hits": c[0], "misses": c[1]} for c in counts])
+    else:
+        cache = ["v", None]
+    return {
+        "status": shape.column(["error" if pos in errors else "success" for pos in range(n)])
+        if errors
+        else ["v", "success"],
+        "results": results_node,
+        "error": shape.column([errors.get(pos) for pos in range(n)]) if errors else ["v", None],
+        "elapsed_sec": shape.same(column.elapsed),
+        "usage": shape.column([usage.get(pos) for pos in range(n)]) if usage else ["v", None],
+        "cost_usd": shape.column([cost.get(pos) for pos in range(n)]) if cost else ["v", None],
+        "model": ["v", block.models[number]],
+        "cache": cache,
+        "resumed": ["v", False],
+    }
+
+
+def _add_scores(scores: dict[str, list[Any]], results: Sequence[Sequence[Any]]) -> None:
+    """Each row's first score per key in ``results`` (per row, its results; keys already in
+    ``scores``, from an earlier evaluator, keep theirs)."""
+    n = len(results)
+    mine: dict[str, list[Any]] = {}
+    for at, found in enumerate(results):
+        for result in found:
+            if isinstance(result, dict) and "key" in result:
+                column = mine.setdefault(str(result["key"]), [None] * n)
+                if column[at] is None:
+                    column[at] = result.get("score")
+    for key, values in mine.items():
+        scores.setdefault(key, values)
+
+
+def _store_rows(opened: RunStore, run_id: int, rows: Sequence[Any]) -> str:
+    """Write ``rows`` (a result's rows); returns the dataset fingerprint (a hash of the row
+    ids)."""
     digest = hashlib.blake2b(digest_size=12)
-    opened.add_rows(run_id, _row_tuples(result, digest))
+    opened.add_chunks(run_id, row_chunks(rows, digest))
     return digest.hexdigest()
 
 
@@ -151,7 +362,7 @@ def rows_ready(opened: RunStore, run: StoredRun) -> StoredRun:
         )
     from openevals.evaluation.reopen import load_run
 
-    fingerprint = _store_rows(opened, run.id, load_run(path))
+    fingerprint = _store_rows(opened, run.id, load_run(path).rows)
     details = {**run.details, "rows_in": "store"}
     opened.update(run.id, details=details, fingerprint=run.fingerprint or fingerprint)
     return opened.run(run.id)
@@ -184,10 +395,11 @@ def record_result(
     run's id, also set as ``result.summary["run_id"]``. ``extra`` adds report data to the
     record's details (a calibration or comparison).
 
-    With an ``output`` file (the run's JSONL records) the rows stay there and the store keeps
-    the pointer; they are copied into the store when first needed (:func:`rows_ready`).
-    Otherwise they are written now. The dataset's fingerprint is a hash of its file, or of its
-    row ids."""
+    The rows are written now, also for a run with an ``output`` file (the store keeps its path
+    too): a viewer then opens even a large run at once, where copying the rows from the file on
+    first use took minutes for a million rows (records made that way by earlier versions are
+    still copied when first needed, :func:`rows_ready`). The dataset's fingerprint is a hash of
+    its file, or of its row ids."""
     described = (
         [describe_evaluator(ev) for ev in evaluators]
         if evaluators is not None
@@ -195,7 +407,6 @@ def record_result(
     )
     summary = result.summary
     models = [str(e["model"]) for e in (summary.get("evaluators") or {}).values() if e.get("model")]
-    in_file = output is not None and not result.interrupted and Path(output).is_file()
     with open_store(store) as opened:
         run_id = opened.begin(
             kind=kind,
@@ -208,9 +419,9 @@ def record_result(
             output=output,
             tags=tags,
         )
-        fingerprint = None if in_file else _store_rows(opened, run_id, result)
+        fingerprint = _store_rows(opened, run_id, result.rows)
         details: dict[str, Any] = {
-            "rows_in": "file" if in_file else "store",
+            "rows_in": "store",
             "summary": summary,
             "by_group": result.by_group,
             "batch_metrics": result.batch_metrics,
@@ -228,7 +439,7 @@ def record_result(
             cost_usd=summary.get("cost_usd"),
             elapsed_sec=summary.get("elapsed_sec"),
         )
-        if fingerprint is not None and dataset is None:
+        if dataset is None:
             opened.update(run_id, details=None, fingerprint=fingerprint)
     summary["run_id"] = run_id
     return run_id

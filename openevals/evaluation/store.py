@@ -168,6 +168,12 @@ class RowStore:
     def settle(self, upto: int | None = None) -> None:
         """Number the rows without an id of the first ``upto`` parts (all by default), in
         order; a spilled part that needed it is written again with its ids."""
+        self.settle_part(upto)
+
+    def settle_part(self, upto: int | None = None) -> Part | None:
+        """:meth:`settle`, returning the last of those parts when this call read it from the
+        file (so a reader need not read it again), else ``None``."""
+        last: Part | None = None
         with self._settling:
             parts = self._parts
             stop = len(parts) if upto is None else upto
@@ -180,7 +186,10 @@ class RowStore:
                     loaded = part.load()
                     if loaded.settle(self.ids):
                         parts[number] = self._spilled(loaded, len(part))
+                    if number == stop - 1:
+                        last = loaded
                 self._settled += 1
+        return last
 
     def _spilled(self, part: Part, count: int) -> _Spilled:
         if self._spill is None:
@@ -213,7 +222,7 @@ class RowStore:
         if not any(isinstance(part, _Spilled) for part in parts):
             return [rec for part in parts for rec in part.rows()]
         # The store's own list settles lazily; a list of loose parts is settled already.
-        return ResultRows(parts, self.settle if parts is self._parts else None)
+        return ResultRows(parts, self.settle_part if parts is self._parts else None)
 
     def __len__(self) -> int:
         loose = sum(len(part) for part in self._loose_parts) + len(self._loose)
@@ -231,7 +240,7 @@ class ResultRows(Sequence[ResultRow]):
     __slots__ = ("_cache", "_lock", "_parts", "_settle", "_starts", "_total")
 
     def __init__(
-        self, parts: list[Part | _Spilled], settle: Callable[[int], None] | None = None
+        self, parts: list[Part | _Spilled], settle: Callable[[int], Part | None] | None = None
     ) -> None:
         # The store's own list when ``settle`` is given: settling may write a part again.
         self._parts = parts
@@ -249,10 +258,11 @@ class ResultRows(Sequence[ResultRow]):
         """The parts in order, each loaded when reached (for readers that use a block's columns
         directly, such as ``EvaluationResult.to_pandas``)."""
         for number in range(len(self._parts)):
-            if self._settle is not None:
-                self._settle(number + 1)
+            loaded = self._settle(number + 1) if self._settle is not None else None
             part = self._parts[number]
-            yield part.load() if isinstance(part, _Spilled) else part
+            if loaded is None:
+                loaded = part.load() if isinstance(part, _Spilled) else part
+            yield loaded
 
     def __len__(self) -> int:
         return self._total

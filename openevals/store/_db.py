@@ -2,12 +2,13 @@
 
 Both speak the same SQL (written with ``?`` placeholders; PostgreSQL's driver gets ``%s``), through
 the DB-API: :mod:`sqlite3`, or ``psycopg`` (the ``store-postgres`` extra). A :class:`Database`
-holds one connection and the few places where the dialects differ: the id column, reading a
-score out of a row's JSON, and case-insensitive search.
+holds one connection and the few places where the dialects differ: the id column and
+case-insensitive search.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -20,6 +21,7 @@ from openevals._repr import PATH_LIMIT, show
 ENV_VAR = "OPENEVALS_STORE"
 DEFAULT_PATH = Path(".openevals") / "runs.db"
 _PG_SCHEMES = ("postgresql://", "postgres://")
+_PAGE_SIZE = 65536
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -47,16 +49,17 @@ CREATE TABLE IF NOT EXISTS tags (
     PRIMARY KEY (run_id, tag)
 );
 CREATE INDEX IF NOT EXISTS tags_by_tag ON tags (tag);
-CREATE TABLE IF NOT EXISTS rows (
+CREATE TABLE IF NOT EXISTS row_chunks (
     run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    pos INTEGER NOT NULL,
-    row_id TEXT NOT NULL,
-    status TEXT NOT NULL,
+    first_pos INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    error_rows INTEGER NOT NULL,
+    errors TEXT NOT NULL,
+    ids TEXT NOT NULL,
     scores TEXT NOT NULL,
     body TEXT NOT NULL,
-    PRIMARY KEY (run_id, pos)
+    PRIMARY KEY (run_id, first_pos)
 );
-CREATE INDEX IF NOT EXISTS rows_by_id ON rows (run_id, row_id);
 CREATE TABLE IF NOT EXISTS labels (
     id {id},
     run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -119,16 +122,6 @@ class Database:
             raise
         self.connection.execute("COMMIT")
 
-    def score_of(self) -> str:
-        """SQL for one key's score in a row's ``scores`` JSON (the key is the parameter)."""
-        if self.postgres:  # booleans count as 1 and 0, as SQLite's json_extract gives them
-            return (
-                "(SELECT CASE jsonb_typeof(v) WHEN 'boolean' THEN (CASE WHEN v::text = 'true' "
-                "THEN 1.0 ELSE 0.0 END) WHEN 'number' THEN v::text::float8 END "
-                "FROM (SELECT (scores::jsonb) -> ? AS v) AS score)"
-            )
-        return "json_extract(scores, '$.\"' || replace(?, '\"', '\"\"') || '\"')"
-
     def like(self) -> str:
         return "ILIKE" if self.postgres else "LIKE"
 
@@ -150,14 +143,21 @@ def connect(location: str) -> Database:
     # isolation_level=None: each statement commits alone unless inside Database.transaction.
     connection = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
     try:
+        # Large pages for a new file (no effect on an existing one): a chunk of rows is tens of
+        # kilobytes, written in a few pages instead of a chain of small ones (4x quicker).
+        connection.execute(f"PRAGMA page_size={_PAGE_SIZE}")
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("PRAGMA foreign_keys=ON")
         connection.executescript(
-            "BEGIN IMMEDIATE;"
-            + _SCHEMA.format(id="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL")
-            + ";COMMIT;"
+            "BEGIN IMMEDIATE;" + _SCHEMA.format(id="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL")
         )
+        try:
+            _chunk_old_rows(Database(connection, postgres=False))
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         connection.close()
         raise ValueError(
@@ -182,4 +182,51 @@ def _postgres(url: str) -> Database:
             ";"
         ):
             cursor.execute(statement)
+        _chunk_old_rows(db)
     return db
+
+
+INSERT_CHUNK = (
+    "INSERT INTO row_chunks (run_id, first_pos, n, error_rows, errors, ids, scores, body) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
+_OLD_CHUNK = 1024
+
+
+def _chunk_old_rows(db: Database) -> None:
+    """Move the rows of a store written before rows were chunked (table ``rows``, one record
+    per row) into ``row_chunks``, then drop that table (inside the schema's transaction)."""
+    probe = (
+        "SELECT to_regclass('rows') IS NOT NULL"
+        if db.postgres
+        else "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'rows'"
+    )
+    if not db.execute(probe).fetchone()[0]:
+        return
+    found = db.execute(
+        "SELECT run_id, pos, row_id, status, scores, body FROM rows ORDER BY run_id, pos"
+    ).fetchall()
+    chunks = []
+    for start in range(0, len(found), _OLD_CHUNK):
+        part = found[start : start + _OLD_CHUNK]
+        for run_id in dict.fromkeys(rec[0] for rec in part):  # a chunk holds one run's rows
+            rows = [rec for rec in part if rec[0] == run_id]
+            scores: dict[str, list[Any]] = {}
+            for at, rec in enumerate(rows):
+                for key, score in json.loads(rec[4]).items():
+                    scores.setdefault(key, [None] * len(rows))[at] = score
+            errors = [at for at, rec in enumerate(rows) if rec[3] == "error"]
+            chunks.append(
+                (
+                    run_id,
+                    int(rows[0][1]),
+                    len(rows),
+                    len(errors),
+                    json.dumps(errors),
+                    json.dumps([str(rec[2]) for rec in rows]),
+                    json.dumps(scores, allow_nan=True),
+                    '{"rows": [' + ", ".join(rec[5] for rec in rows) + "]}",
+                )
+            )
+    db.executemany(INSERT_CHUNK, chunks)
+    db.execute("DROP TABLE rows")

@@ -2,15 +2,16 @@
 the labels people give its rows.
 
 A run is written in three steps: :meth:`RunStore.begin` inserts its record (marked incomplete),
-:meth:`RunStore.add_rows` appends rows in transactions of a few thousand, and
-:meth:`RunStore.finish` stores the aggregates and marks it complete, in one transaction. A run
-killed on the way stays an incomplete record that listings leave out (``complete=False`` shows
-it); two processes writing at once queue on the database's write lock (SQLite in WAL mode
-with ``BEGIN IMMEDIATE``; PostgreSQL's own transactions), so neither sees the other half-written.
+:meth:`RunStore.add_chunks` appends its rows, a chunk of consecutive rows at a time (many chunks
+per transaction), and :meth:`RunStore.finish` stores the aggregates and marks it complete, in
+one transaction. A run killed on the way stays an incomplete record that listings leave out
+(``complete=False`` shows it); two processes writing at once queue on the database's write lock
+(SQLite in WAL mode with ``BEGIN IMMEDIATE``; PostgreSQL's own transactions), so neither sees
+the other half-written.
 
-The store holds plain data: rows arrive as encoded JSON text (the run's records, secrets already
-removed) and come back as dicts; :func:`openevals.load_run` turns a stored run back into an
-``EvaluationResult``.
+The store holds plain data: rows arrive as chunks of encoded JSON text (:class:`RowChunk`: the
+run's records, secrets already removed) and come back as dicts (:mod:`._rows` reads them);
+:func:`openevals.load_run` turns a stored run back into an ``EvaluationResult``.
 """
 
 from __future__ import annotations
@@ -18,26 +19,25 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from openevals._repr import show
+from openevals.store._chunks import RowChunk
 from openevals.store._db import Database, connect, location_of
+from openevals.store._rows import StoredRows
 
 __all__ = [
-    "ROW_CHUNK",
     "Label",
+    "RowChunk",
     "RunStore",
     "StoredRun",
     "check_tags",
     "open_store",
     "store_option",
 ]
-
-ROW_CHUNK = 5000
-"""Rows written per transaction."""
 
 _RUN_COLUMNS = (
     "id, kind, created_at, name, dataset, fingerprint, git_commit, evaluators, models, row_count,"
@@ -92,7 +92,7 @@ class Label:
     created_at: str
 
 
-class RunStore:
+class RunStore(StoredRows):
     """A store of runs in a SQLite file or a PostgreSQL database.
 
     Args:
@@ -160,29 +160,6 @@ class RunStore:
                 "INSERT INTO tags (run_id, tag) VALUES (?, ?)", [(run_id, t) for t in tags]
             )
         return run_id
-
-    def add_rows(self, run_id: int, rows: Iterable[tuple[int, str, str, str, str]]) -> int:
-        """Append rows ``(position, row id, status, scores JSON, row JSON)``, a transaction per
-        :data:`ROW_CHUNK` rows; returns how many were written."""
-        total = 0
-        chunk: list[tuple[Any, ...]] = []
-        sql = (
-            "INSERT INTO rows (run_id, pos, row_id, status, scores, body) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
-        )
-        for pos, row_id, status, scores, body in rows:
-            chunk.append((run_id, pos, row_id, status, scores, body))
-            if len(chunk) >= ROW_CHUNK:
-                total += self._write(sql, chunk)
-                chunk = []
-        if chunk:
-            total += self._write(sql, chunk)
-        return total
-
-    def _write(self, sql: str, chunk: list[tuple[Any, ...]]) -> int:
-        with self._lock, self.db.transaction():
-            self.db.executemany(sql, chunk)
-        return len(chunk)
 
     def finish(
         self,
@@ -325,106 +302,6 @@ class RunStore:
             tags=tags,
         )
 
-    # ------------------------------------------------------------------ reading rows
-    def rows(
-        self,
-        run_id: int,
-        *,
-        offset: int = 0,
-        limit: int = 50,
-        search: str | None = None,
-        status: str | None = None,
-        key: str | None = None,
-        below: float | None = None,
-        above: float | None = None,
-    ) -> list[dict[str, Any]]:
-        """A page of a run's rows in data order, filtered in the database (``search``: text
-        anywhere in the row; ``status``: ``"success"`` / ``"error"``; ``key`` with ``below`` /
-        ``above``: that key's score ``<=`` / ``>=`` the bound). Each row is the stored result
-        row with ``pos`` added."""
-        where, params = self._filters(run_id, search, status, key, below, above)
-        sql = f"SELECT pos, body FROM rows WHERE {where} ORDER BY pos LIMIT ? OFFSET ?"
-        with self._lock:
-            found = self.db.execute(sql, [*params, int(limit), int(offset)]).fetchall()
-        return [{"pos": int(pos), **json.loads(body)} for pos, body in found]
-
-    def count(self, run_id: int, **filters: Any) -> int:
-        """How many rows :meth:`rows` would page through with these filters."""
-        where, params = self._filters(
-            run_id,
-            filters.get("search"),
-            filters.get("status"),
-            filters.get("key"),
-            filters.get("below"),
-            filters.get("above"),
-        )
-        with self._lock:
-            return int(
-                self.db.execute(f"SELECT COUNT(*) FROM rows WHERE {where}", params).fetchone()[0]
-            )
-
-    def _filters(
-        self,
-        run_id: int,
-        search: str | None,
-        status: str | None,
-        key: str | None,
-        below: float | None,
-        above: float | None,
-    ) -> tuple[str, list[Any]]:
-        where: list[str] = ["run_id = ?"]
-        params: list[Any] = [run_id]
-        if search:
-            escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            where.append(f"body {self.db.like()} ? ESCAPE '\\'")
-            params.append(f"%{escaped}%")
-        if status:
-            where.append("status = ?")
-            params.append(status)
-        if key and (below is not None or above is not None):
-            score = self.db.score_of()
-            if below is not None:
-                where.append(f"{score} <= ?")
-                params.extend([key, float(below)])
-            if above is not None:
-                where.append(f"{score} >= ?")
-                params.extend([key, float(above)])
-        return " AND ".join(where), params
-
-    def row(self, run_id: int, pos: int) -> dict[str, Any]:
-        """One row by position. Raises ``ValueError`` when the run has no such row."""
-        with self._lock:
-            found = self.db.execute(
-                "SELECT body FROM rows WHERE run_id = ? AND pos = ?", (run_id, int(pos))
-            ).fetchone()
-        if found is None:
-            raise ValueError(f"run {run_id} has no row at position {show(pos)}")
-        return {"pos": int(pos), **json.loads(found[0])}
-
-    def position(self, run_id: int, row_id: str) -> int | None:
-        """The position of the row with id ``row_id`` in a run (``None``: no such row)."""
-        with self._lock:
-            found = self.db.execute(
-                "SELECT pos FROM rows WHERE run_id = ? AND row_id = ? ORDER BY pos LIMIT 1",
-                (run_id, row_id),
-            ).fetchone()
-        return None if found is None else int(found[0])
-
-    def iter_rows(self, run_id: int, *, chunk: int = ROW_CHUNK) -> Iterator[dict[str, Any]]:
-        """Every row of a run in data order, read a chunk at a time (keyset paging)."""
-        last = -1
-        while True:
-            with self._lock:
-                found = self.db.execute(
-                    "SELECT pos, body FROM rows WHERE run_id = ? AND pos > ? ORDER BY pos LIMIT ?",
-                    (run_id, last, chunk),
-                ).fetchall()
-            for pos, body in found:
-                yield json.loads(body)
-                last = int(pos)
-            if len(found) < chunk:
-                return
-
     # ------------------------------------------------------------------ labels
     def add_label(
         self, run_id: int, row_id: str, *, labeller: str, value: Any, reason: str | None = None
@@ -437,10 +314,7 @@ class RunStore:
             raise ValueError("a label needs a value (pass/fail, a score or a category)")
         created = _now()
         with self._lock, self.db.transaction():
-            known = self.db.execute(
-                "SELECT 1 FROM rows WHERE run_id = ? AND row_id = ?", (run_id, row_id)
-            ).fetchone()
-            if known is None:
+            if self.position(run_id, row_id) is None:
                 raise ValueError(f"run {run_id} has no row {show(row_id)}")
             cursor = self.db.execute(
                 "INSERT INTO labels (run_id, row_id, labeller, value, reason, created_at) "

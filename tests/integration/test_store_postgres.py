@@ -128,3 +128,26 @@ def test_two_writers_on_postgres(pg_url: str) -> None:
         for run in store.runs()[:2]:
             assert store.count(run.id) == run.rows
         assert sorted(r.rows for r in store.runs()[:2]) == [6000, 7000]
+
+
+def test_columnar_chunks_on_postgres(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openevals import levenshtein_distance
+    from openevals.evaluation import store as row_store
+
+    monkeypatch.setattr(row_store, "SPILL_AFTER", 1500)  # blocks kept as columns, spilled
+    rows = [
+        {"inputs": {"q": i}, "outputs": "Zebra" if i == 2000 else str(i % 3), "cat": "x"}
+        for i in range(3000)
+    ]
+    for row in rows:
+        row["reference_outputs"] = "1"
+    live = evaluate(
+        rows, [exact_match, levenshtein_distance], progress=False, store=pg_url, group_by="cat"
+    )
+    run_id = live.summary["run_id"]
+    with RunStore(pg_url) as store:
+        assert list(store.iter_rows(run_id)) == list(live.rows)
+        assert [r["pos"] for r in store.rows(run_id, search="zEBRA")] == [2000]
+        assert store.count(run_id, key="exact_match", above=1) == 1000
+        assert store.position(run_id, live.rows[2999]["id"]) == 2999
+        assert [r["pos"] for r in store.rows(run_id, offset=1022, limit=3)] == [1022, 1023, 1024]

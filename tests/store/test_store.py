@@ -15,6 +15,7 @@ import pytest
 from openevals import evaluate, exact_match, levenshtein_distance, load_run
 from openevals.evaluation.recordrun import git_commit, histogram
 from openevals.store import RunStore, open_store
+from openevals.store._rows import CHUNKS_PER_COMMIT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,15 +153,17 @@ def test_two_writers_at_once(tmp_path: Path) -> None:
 
 _KILLED = """
 import os, sys
-from openevals.store import RunStore
+from openevals.store.runs import RowChunk, RunStore
 store = RunStore(sys.argv[1])
 run = store.begin(kind="run", name="doomed")
-def rows():
-    for pos in range(10**7):
-        if pos == 12000:
+def chunks():
+    for number in range(10**7):
+        if number == 40:
             print("writing", flush=True)
-        yield pos, str(pos), "success", "{}", "{}"
-store.add_rows(run, rows())
+        ids = [str(number * 10 + at) for at in range(10)]
+        body = '{"rows": [' + ", ".join('{"id": "%s"}' % i for i in ids) + "]}"
+        yield RowChunk(first=number * 10, ids=ids, errors=[False] * 10, scores={}, body=body)
+store.add_chunks(run, chunks())
 """
 
 
@@ -181,7 +184,7 @@ def test_a_killed_recording_leaves_a_consistent_store(tmp_path: Path) -> None:
         assert store.run("latest").id == 1
         doomed = store.runs(complete=False)[0]
         assert doomed.name == "doomed" and not doomed.complete
-        assert store.count(doomed.id) % 5000 == 0  # whole transactions only
+        assert store.count(doomed.id) % (10 * CHUNKS_PER_COMMIT) == 0  # whole transactions only
     with pytest.raises(ValueError, match="incomplete"):
         load_run(doomed.id, store=db)
 
@@ -203,24 +206,47 @@ def test_a_directory_is_not_a_store(tmp_path: Path) -> None:
         RunStore(bad)
 
 
-def test_a_run_with_an_output_file_keeps_its_rows_there_until_needed(tmp_path: Path) -> None:
+def test_a_run_with_an_output_file_stores_its_rows_at_once(tmp_path: Path) -> None:
     db, out = tmp_path / "runs.db", tmp_path / "out.jsonl"
     live = evaluate(_rows(20), [exact_match], progress=False, output=out, store=db)
     with RunStore(db) as store:
         run = store.run(live.summary["run_id"])
-        assert run.details["rows_in"] == "file" and run.output == str(out)
-        assert store.count(run.id) == 0  # recording wrote no rows
-        again = load_run(run.id, store=store)  # the first reader copies them in
-        assert list(again.rows) == list(live.rows)
-        assert store.count(run.id) == 20
-        assert store.run(run.id).details["rows_in"] == "store"
-        assert store.run(run.id).fingerprint is not None
-    live = evaluate(
-        _rows(5), [exact_match], progress=False, output=tmp_path / "gone.jsonl", store=db
+        assert run.details["rows_in"] == "store" and run.output == str(out)
+        assert store.count(run.id) == 20  # a viewer needs no copy from the file first
+        assert run.fingerprint is not None
+
+
+def _pointer_record(store: RunStore, out: Path, rows: int) -> int:
+    """A run recorded with its rows left in its output file (as earlier versions did)."""
+    run_id = store.begin(kind="run", output=str(out))
+    store.finish(
+        run_id,
+        aggregates={},
+        details={"rows_in": "file"},
+        rows=rows,
+        error_rows=0,
+        cost_usd=None,
+        elapsed_sec=None,
     )
-    (tmp_path / "gone.jsonl").unlink()
+    return run_id
+
+
+def test_a_record_with_its_rows_in_its_output_file_copies_them_when_needed(
+    tmp_path: Path,
+) -> None:
+    db, out = tmp_path / "runs.db", tmp_path / "out.jsonl"
+    live = evaluate(_rows(20), [exact_match], progress=False, output=out)
+    with RunStore(db) as store:
+        run_id = _pointer_record(store, out, 20)
+        assert store.count(run_id) == 0
+        again = load_run(run_id, store=store)  # the first reader copies them in
+        assert list(again.rows) == list(live.rows)
+        assert store.count(run_id) == 20
+        assert store.run(run_id).details["rows_in"] == "store"
+        assert store.run(run_id).fingerprint is not None
+        gone = _pointer_record(store, tmp_path / "gone.jsonl", 5)
     with pytest.raises(ValueError, match="no longer exists"):
-        load_run(live.summary["run_id"], store=db)
+        load_run(gone, store=db)
 
 
 def test_a_dataset_file_is_fingerprinted_by_its_bytes(tmp_path: Path) -> None:
