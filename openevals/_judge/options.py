@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ALL_OPTIONS",
     "FACTORIES",
+    "JUDGE_ORDER",
     "OPTIONS",
     "FactorySpec",
     "JudgeOptions",
@@ -100,7 +101,24 @@ OPTIONS: dict[str, Option] = {
 }
 """Every judge option by name, with the default a factory uses unless its spec says."""
 
-MODEL_OPTIONS: frozenset[str] = frozenset(f.name for f in fields(ModelOptions))
+JUDGE_ORDER = (
+    "prompt",
+    "feedback_key",
+    "judge",
+    "model",
+    "system",
+    "continuous",
+    "choices",
+    "use_reasoning",
+    "few_shot_examples",
+    "output_schema",
+    "structured_output_kwargs",
+    "max_retries",
+    "samples",
+    "score_weighting",
+)
+"""The order of ``create_llm_as_judge``'s parameters (0.2.2's, then the options added since;
+options added later follow in their declaration order)."""
 
 
 @dataclass(frozen=True)

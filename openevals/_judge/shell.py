@@ -42,7 +42,7 @@ from openevals._contract import (
 )
 from openevals._drivers import adrive, drive
 from openevals._judge.core import JudgeCore, gather_all
-from openevals._judge.options import FactorySpec, check_async_use, judge_options
+from openevals._judge.options import FactorySpec, ModelOptions, check_async_use, judge_options
 from openevals._judge.steps import JudgeCall as JudgeCall
 from openevals._judge.steps import Outcome
 from openevals._repr import show
@@ -94,15 +94,16 @@ Flow = Callable[..., Generator[Any, Any, Any]]
 
 def build_core(
     spec: FactorySpec,
-    values: Mapping[str, Any],
+    values: Mapping[str, Any] | ModelOptions,
     *,
     run_name: str | None = None,
     **fixed: Any,
 ) -> JudgeCore:
     """A checked :class:`JudgeCore` for one call of the factory ``spec`` describes.
 
-    ``values`` are the factory's parameters, by name; ``fixed`` the options the factory
-    sets itself. Every check, the sync/async ones included, runs here, at creation.
+    ``values`` are the factory's options (its options object, or its parameters by name);
+    ``fixed`` the options the factory sets itself. Every check, the sync/async ones included,
+    runs here, at creation.
     """
     core = JudgeCore(judge_options(spec, values, **fixed), run_name=run_name)
     check_async_use(spec, async_prompt=core.is_async_prompt, async_client=core.has_async_client)
