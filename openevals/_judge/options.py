@@ -26,6 +26,7 @@ __all__ = [
     "FACTORIES",
     "JUDGE_ORDER",
     "OPTIONS",
+    "TRAJECTORY_ORDER",
     "FactorySpec",
     "JudgeOptions",
     "ModelOptions",
@@ -119,6 +120,24 @@ JUDGE_ORDER = (
 )
 """The order of ``create_llm_as_judge``'s parameters (0.2.2's, then the options added since;
 options added later follow in their declaration order)."""
+
+TRAJECTORY_ORDER = (
+    "prompt",
+    "model",
+    "feedback_key",
+    "judge",
+    "continuous",
+    "choices",
+    "use_reasoning",
+    "few_shot_examples",
+    "system",
+    "output_schema",
+    "structured_output_kwargs",
+    "max_retries",
+    "samples",
+    "score_weighting",
+)
+"""The order of the (graph) trajectory judges' parameters (agentevals', then the new options)."""
 
 
 @dataclass(frozen=True)
