@@ -139,11 +139,14 @@ def judge_factories(
     unknown = [n for n in (*order, *leaves_out, *defaults) if n not in declared]
     if unknown:
         raise ValueError(f"{name}: {show(unknown)} are not fields of {options.__name__}")
-    names = (*order, *(n for n in declared if n not in order and n not in leaves_out))
+    names = tuple(n for n in (*order, *declared) if n not in leaves_out)
+    names = tuple(dict.fromkeys(names))  # ``order`` first, then the other fields
     async_name = name.replace("create_", "create_async_", 1)
     takes = tuple(n for n in names if n in OPTIONS)
-    judge_defaults = {n: v for n, v in defaults.items() if n in OPTIONS}
-    specs = declare(name, async_name, takes, **judge_defaults)
+    own = {n: declared[n].default for n in takes if declared[n].default is not OPTIONS[n].default}
+    specs = declare(
+        name, async_name, takes, **own, **{n: defaults[n] for n in takes if n in defaults}
+    )
     made = []
     for spec, kind in zip(specs, kinds, strict=True):
         returns = kind.__annotations__["return"]
