@@ -31,7 +31,7 @@ from openevals._repr import show
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 P = ParamSpec("P")
-O = TypeVar("O", bound=ModelOptions)
+Opts = TypeVar("Opts", bound=ModelOptions)
 S = TypeVar("S")
 A = TypeVar("A")
 
@@ -113,8 +113,8 @@ def _factory(
 
 def judge_factories(
     name: str,
-    options: Callable[P, O],
-    build: Callable[[FactorySpec, O], object],
+    options: Callable[P, Opts],
+    build: Callable[[FactorySpec, Opts], object],
     kinds: tuple[Callable[[Any], S], Callable[[Any], A]],
     *,
     order: tuple[str, ...],

@@ -12,26 +12,28 @@ embeddings) yields its own steps and passes :class:`Steps` that perform them.
 after the other) or :func:`~openevals._drivers.adrive` (concurrently) behind the contract's
 shells, with the :class:`~openevals._contract.EvaluatorInfo` of :func:`judge_info`.
 
-In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exactly this)::
+In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exactly this; the
+public factories are derived by :func:`openevals._judge.declare.judge_factories`)::
 
-    SPEC, ASYNC_SPEC = declare("create_x", "create_async_x", takes=..., prompt=X_PROMPT)
+    def _x(spec, options):                            # preparation and result mapping
+        core = build_core(spec, options, run_name="x")
 
-    def _flow(core):                                  # preparation and result mapping
         def flow(*, inputs=None, outputs=None, **kw):
             outcomes = yield Ask((JudgeCall(inputs, outputs, None, kw, spec=X_SCHEMA),))
             return to_results(outcomes[0])
-        return flow
 
-    def create_x(*, prompt=X_PROMPT, model=None, ...):
-        core = build_core(SPEC, dict(prompt=prompt, model=model, ...), run_name="x")
-        return judge_evaluator(core, is_async=False, flow=_flow(core), raw=True)
+        return judge_evaluator(core, is_async=spec.is_async, flow=flow, raw=True)
+
+    create_x, create_async_x = judge_factories(
+        "create_x", JudgeOptions, _x, EVALUATORS, order=JUDGE_ORDER, prompt=X_PROMPT, doc="..."
+    )
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
 from openevals._contract import (
     EvaluatorInfo,
@@ -46,7 +48,6 @@ from openevals._judge.options import FactorySpec, ModelOptions, check_async_use,
 from openevals._judge.steps import JudgeCall as JudgeCall
 from openevals._judge.steps import Outcome
 from openevals._repr import show
-from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
     "Ask",
@@ -55,7 +56,6 @@ __all__ = [
     "Steps",
     "aask",
     "ask",
-    "async_judge_evaluator",
     "attach_core",
     "build_core",
     "judge_core",
@@ -63,7 +63,6 @@ __all__ = [
     "judge_info",
     "scorer_for",
     "single_call",
-    "sync_judge_evaluator",
 ]
 
 #: The attribute of a judge evaluator that carries its core (see :func:`judge_core`).
@@ -235,23 +234,6 @@ def judge_evaluator(
     evaluator = build(scorer, info, prepare=prepare, raw=raw, **make_options)
     attach_core(evaluator, core)
     return evaluator
-
-
-def sync_judge_evaluator(
-    core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None
-) -> SimpleEvaluator:
-    """:func:`judge_evaluator` of a sync factory asking once (the generic and trajectory
-    judges)."""
-    return cast(SimpleEvaluator, judge_evaluator(core, is_async=spec.is_async, prepare=prepare))
-
-
-def async_judge_evaluator(
-    core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None
-) -> SimpleAsyncEvaluator:
-    """:func:`judge_evaluator` of an async factory asking once."""
-    return cast(
-        SimpleAsyncEvaluator, judge_evaluator(core, is_async=spec.is_async, prepare=prepare)
-    )
 
 
 def attach_core(evaluator: Any, core: JudgeCore) -> None:

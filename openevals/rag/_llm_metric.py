@@ -23,7 +23,7 @@ from openevals._judge.shell import Ask, JudgeCall, Steps, judge_evaluator
 from openevals._judge.steps import Outcome
 from openevals._messages import normalize_final_app_outputs_as_string, to_json_text
 
-__all__ = ["LLMMetric", "build_async_evaluator", "build_sync_evaluator", "render_contexts"]
+__all__ = ["LLMMetric", "build_evaluator", "render_contexts"]
 
 Prepared = dict[str, Any]
 

@@ -37,14 +37,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "openevals"
 
 
 def _declaring_modules() -> tuple[str, ...]:
-    """Every module of the package that declares judge factories (a module-level ``declare(...)``
-    call), found by reading the source: a new judge family needs no entry here."""
+    """Every module of the package that declares judge factories (a module-level
+    ``judge_factories(...)`` call), found by reading the source: a new judge family needs no
+    entry here."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
             value = getattr(node, "value", None)
-            if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "declare":
+            if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "judge_factories":
                 parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
                 found.append(".".join(p for p in parts if p != "__init__"))
                 break
