@@ -290,18 +290,8 @@ create_rubric_judge, create_async_rubric_judge = judge_factories(
     _rubric,
     EVALUATORS,
     order=(
-        "criteria",
-        "prompt",
-        "judge",
-        "model",
-        "system",
-        "few_shot_examples",
-        "structured_output_kwargs",
-        "max_retries",
-        "samples",
-        "timeout",
-        "use_reasoning",
-        "score_weighting",
+        "criteria prompt judge model system few_shot_examples structured_output_kwargs "
+        "max_retries samples timeout use_reasoning score_weighting"
     ),
     leaves_out=("feedback_key", "continuous", "choices", "output_schema"),
     doc="""A judge that grades every criterion of ``criteria`` in one model call.

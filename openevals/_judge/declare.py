@@ -117,7 +117,7 @@ def judge_factories(
     build: Callable[[FactorySpec, Opts], object],
     kinds: tuple[Callable[[Any], S], Callable[[Any], A]],
     *,
-    order: tuple[str, ...],
+    order: str | tuple[str, ...],
     doc: str,
     leaves_out: tuple[str, ...] = (),
     async_annotations: Mapping[str, str] | None = None,
@@ -126,7 +126,8 @@ def judge_factories(
     """The public ``name`` factory of a judge family and its async twin ``create_async_...``.
 
     ``options`` is the family's options type (its fields are the factories' parameters);
-    ``order`` the order of the parameters 0.2.2 and the signature snapshots fix, the other
+    ``order`` (names, or one string of them separated by spaces) the order of the parameters
+    0.2.2 and the signature snapshots fix, the other
     fields following in their declaration order (so a new option lands last, where the
     compatibility check allows it); ``leaves_out`` fields the family does not take; ``defaults``
     the family's own defaults. ``build(spec, options)`` makes the evaluator of a sync or async
@@ -135,6 +136,7 @@ def judge_factories(
     """
     if not isinstance(options, type):
         raise TypeError(f"{name}: the options type must be a dataclass, got {show(options)}")
+    order = tuple(order.split()) if isinstance(order, str) else order
     declared = {f.name: f for f in fields(options)}
     unknown = [n for n in (*order, *leaves_out, *defaults) if n not in declared]
     if unknown:

@@ -103,39 +103,17 @@ OPTIONS: dict[str, Option] = {
 """Every judge option by name, with the default a factory uses unless its spec says."""
 
 JUDGE_ORDER = (
-    "prompt",
-    "feedback_key",
-    "judge",
-    "model",
-    "system",
-    "continuous",
-    "choices",
-    "use_reasoning",
-    "few_shot_examples",
-    "output_schema",
-    "structured_output_kwargs",
-    "max_retries",
-    "samples",
-    "score_weighting",
+    "prompt feedback_key judge model system continuous choices use_reasoning "
+    "few_shot_examples output_schema structured_output_kwargs max_retries samples "
+    "score_weighting"
 )
 """The order of ``create_llm_as_judge``'s parameters (0.2.2's, then the options added since;
-options added later follow in their declaration order)."""
+options added later follow in their declaration order), for ``judge_factories(order=...)``."""
 
 TRAJECTORY_ORDER = (
-    "prompt",
-    "model",
-    "feedback_key",
-    "judge",
-    "continuous",
-    "choices",
-    "use_reasoning",
-    "few_shot_examples",
-    "system",
-    "output_schema",
-    "structured_output_kwargs",
-    "max_retries",
-    "samples",
-    "score_weighting",
+    "prompt model feedback_key judge continuous choices use_reasoning "
+    "few_shot_examples system output_schema structured_output_kwargs max_retries "
+    "samples score_weighting"
 )
 """The order of the (graph) trajectory judges' parameters (agentevals', then the new options)."""
 

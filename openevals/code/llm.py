@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from openevals._contract import attach_info
 from openevals._judge.declare import judge_factories
-from openevals._judge.options import JUDGE_ORDER, FactorySpec, JudgeOptions
+from openevals._judge.options import FactorySpec, JudgeOptions
 from openevals._judge.shell import attach_core, build_core, judge_info, scorer_for
 from openevals.code.base import AsyncCodeEvaluator, CodeEvaluator
 from openevals.code.extraction import CodeExtraction, CodeExtractionStrategy
@@ -76,11 +76,8 @@ create_code_llm_as_judge, create_async_code_llm_as_judge = judge_factories(
     _code_judge,
     (_sync, _async),
     order=(
-        "prompt",
-        "feedback_key",
-        "code_extraction_strategy",
-        "code_extractor",
-        *(n for n in JUDGE_ORDER if n not in ("prompt", "feedback_key")),
+        "prompt feedback_key code_extraction_strategy code_extractor judge model system "
+        "continuous choices use_reasoning few_shot_examples max_retries samples score_weighting"
     ),
     leaves_out=("output_schema", "structured_output_kwargs"),
     async_annotations={"code_extractor": "Callable[[Any], Any] | None"},

@@ -314,16 +314,8 @@ create_pairwise_llm_as_judge, create_async_pairwise_llm_as_judge = judge_factori
     _pairwise,
     (_as_is, _as_is),
     order=(
-        "prompt",
-        "feedback_key",
-        "judge",
-        "model",
-        "system",
-        "criteria",
-        "allow_ties",
-        "swap_positions",
-        "max_retries",
-        "samples",
+        "prompt feedback_key judge model system criteria allow_ties swap_positions "
+        "max_retries samples"
     ),
     doc="""Create an evaluator that asks an LLM which of two outputs is better.
 

@@ -63,9 +63,11 @@ FAITHFULNESS_PROMPT = load_prompt("rag_metrics/faithfulness.txt")
 CONTEXT_RELEVANCE_PROMPT = load_prompt("rag_metrics/context_relevance.txt")
 ANSWER_RELEVANCY_PROMPT = load_prompt("rag_metrics/answer_relevancy.txt")
 
-RAG_ORDER = ("model", "judge", "prompt", "system", "max_retries", "samples")
+RAG_ORDER = "model judge prompt system max_retries samples"
 """The order of the RAG judges' parameters (``timeout`` and options added later follow)."""
-_RELEVANCY_ORDER = ("model", "judge", "embeddings", "embedding_model", "strictness", *RAG_ORDER[2:])
+_RELEVANCY_ORDER = (
+    "model judge embeddings embedding_model strictness prompt system max_retries samples"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
