@@ -127,10 +127,10 @@ def judge_factories(
 
     ``options`` is the family's options type (its fields are the factories' parameters);
     ``order`` (names, or one string of them separated by spaces) the order of the parameters
-    0.2.2 and the signature snapshots fix, the other
-    fields following in their declaration order (so a new option lands last, where the
-    compatibility check allows it); ``leaves_out`` fields the family does not take; ``defaults``
-    the family's own defaults. ``build(spec, options)`` makes the evaluator of a sync or async
+    0.2.2 and the signature snapshots fix, the other fields following in their declaration
+    order (so a new option lands last, where the compatibility check allows it);
+    ``leaves_out`` fields the family does not take; ``defaults`` the family's own defaults
+    (a subclass may instead redeclare the field with its default). ``build(spec, options)`` makes the evaluator of a sync or async
     ``spec``; ``kinds`` turn it into the declared result types (their return annotations are
     the signatures'). ``async_annotations`` overrides an annotation in the async twin.
     """
@@ -146,9 +146,8 @@ def judge_factories(
     async_name = name.replace("create_", "create_async_", 1)
     takes = tuple(n for n in names if n in OPTIONS)
     own = {n: declared[n].default for n in takes if declared[n].default is not OPTIONS[n].default}
-    specs = declare(
-        name, async_name, takes, **own, **{n: defaults[n] for n in takes if n in defaults}
-    )
+    own.update((n, defaults[n]) for n in takes if n in defaults)
+    specs = declare(name, async_name, takes, **own)
     made = []
     for spec, kind in zip(specs, kinds, strict=True):
         returns = kind.__annotations__["return"]

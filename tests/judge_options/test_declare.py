@@ -21,6 +21,7 @@ class _WithNewOption(JudgeOptions):
     """JudgeOptions after someone adds one option: one field (its check would be the other
     edit)."""
 
+    feedback_key: str = "demo"  # a family default given by redeclaring the field
     new_option: int = 0
     own: str = "family"
 
@@ -53,8 +54,10 @@ def test_a_new_option_reaches_the_factories_last_where_compatibility_allows(
     derived: tuple[Any, Any],
 ) -> None:
     sync, asyn = derived
-    before = str(inspect.signature(create_llm_as_judge)).replace(
-        "prompt: 'Any'", "prompt: 'Any' = 'grade {outputs}'"
+    before = (
+        str(inspect.signature(create_llm_as_judge))
+        .replace("prompt: 'Any'", "prompt: 'Any' = 'grade {outputs}'")
+        .replace("'score'", "'demo'")
     )
     now = str(inspect.signature(sync))
     assert now.endswith(
@@ -80,6 +83,8 @@ def test_names_docs_module_and_registration(derived: tuple[Any, Any]) -> None:
     assert spec.async_twin == twin.name and twin.sync_twin == spec.name
     assert spec.takes[-1] == "timeout" and "new_option" not in spec.takes  # not a judge option
     assert spec.default("prompt") == "grade {outputs}"
+    assert spec.default("feedback_key") == "demo"
+    assert inspect.signature(sync).parameters["feedback_key"].default == "demo"
 
 
 def test_a_call_builds_the_checked_options_with_the_family_defaults(
