@@ -69,15 +69,16 @@ def default_text(value: Any) -> str:
     return repr(value)
 
 
-def judge_signature(factory: Any) -> str:
-    """A judge factory's parameters (without the options every judge gained) and return type."""
+def judge_signature(factory: Any, first: int | None = None) -> str:
+    """A judge factory's parameters (without the options every judge gained; only the ``first``
+    of them when given) and return type."""
     sig = inspect.signature(factory)
     params = [
         f"{p.name}: {p.annotation} = {default_text(p.default)}"
         for p in sig.parameters.values()
         if p.name not in NEW_JUDGE_OPTIONS
     ]
-    return ", ".join(params) + " -> " + str(sig.return_annotation)
+    return ", ".join(params[:first]) + " -> " + str(sig.return_annotation)
 
 
 def judge_snapshot() -> dict[str, str]:
