@@ -3,10 +3,11 @@
 The pairwise factories (``create_pairwise_llm_as_judge`` and its async twin) are defined in
 :mod:`openevals.pairwise.judge` and re-exported here, beside the single-output judge.
 
-Both factories forward their options to the one declaration in :mod:`openevals._judge.options`
-(checked at creation, sync/async rules included) and return the evaluator contract's shell around
-one :class:`~openevals._judge.core.JudgeCore`; the only difference between them is which driver
-runs the judge's flow.
+Both factories are derived (:mod:`openevals._judge.declare`) from the one declaration of the
+judge options, :class:`~openevals._judge.options.JudgeOptions` (checked at creation, sync/async
+rules included), and return the evaluator contract's shell around one
+:class:`~openevals._judge.core.JudgeCore`; the only difference between them is which driver runs
+the judge's flow.
 
 ``init_chat_model`` is the name model strings resolve through once it is replaced (e.g.
 ``unittest.mock.patch("openevals.llm.init_chat_model")``, as tests written for openevals 0.2.2

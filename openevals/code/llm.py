@@ -35,7 +35,7 @@ class CodeJudgeOptions(JudgeOptions):
     code_extractor: Callable[[Any], str | None] | None = None
 
     def __post_init__(self) -> None:
-        if not self.feedback_key:  # an empty key (or None) keeps the default, as in 0.2.2
+        if not self.feedback_key:  # an empty key (or None) keeps the default, as before
             object.__setattr__(self, "feedback_key", "code_correctness")
         super().__post_init__()
 
