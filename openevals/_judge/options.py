@@ -202,6 +202,8 @@ def judge_options(
             "score_weighting='logprobs' weights boolean and `choices` scores by the "
             "probabilities of their tokens; it cannot be combined with `output_schema`"
         )
+    if type(values) is JudgeOptions and not fixed and len(chosen) == len(OPTIONS):
+        return values  # already checked, every option as the factory took it
     chosen.update(fixed)
     return JudgeOptions(**chosen)
 
