@@ -21,12 +21,12 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from openevals._judge.options import FactorySpec, ScoreWeighting, check_weighted_choices, declare
+from openevals._judge.declare import EVALUATORS, judge_factories
+from openevals._judge.options import FactorySpec, JudgeOptions, check_weighted_choices
 from openevals._judge.schema import default_score_schema
 from openevals._judge.shell import Ask, JudgeCall, build_core, judge_evaluator
 from openevals._repr import show
 from openevals.prompts.quality import RUBRIC_PROMPT
-from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
     "RUBRIC_PROMPT",
@@ -225,24 +225,12 @@ def _prepare(criteria: tuple[Criterion, ...]) -> Any:
     return prepare
 
 
-RUBRIC_JUDGE, ASYNC_RUBRIC_JUDGE = declare(
-    "create_rubric_judge",
-    "create_async_rubric_judge",
-    takes=(
-        "prompt",
-        "judge",
-        "model",
-        "system",
-        "few_shot_examples",
-        "structured_output_kwargs",
-        "max_retries",
-        "samples",
-        "timeout",
-        "use_reasoning",
-        "score_weighting",
-    ),
-    prompt=RUBRIC_PROMPT,
-)
+@dataclass(frozen=True, kw_only=True)
+class RubricOptions(JudgeOptions):
+    """The rubric judge's options: its criteria, and the judge's (it sets the answer schema)."""
+
+    criteria: Mapping[str, Any] | Sequence[Criterion]
+    prompt: Any = RUBRIC_PROMPT
 
 
 def _check_weighting(criteria: tuple[Criterion, ...], score_weighting: Any) -> None:
@@ -260,16 +248,16 @@ def _check_weighting(criteria: tuple[Criterion, ...], score_weighting: Any) -> N
             check_weighted_choices(c.choices, f"the choices of criterion {show(c.name)}")
 
 
-def _rubric(spec: FactorySpec, criteria: Any, values: Mapping[str, Any]) -> Any:
+def _rubric(spec: FactorySpec, options: RubricOptions) -> Any:
     """The evaluator both public factories return: one judge call, one result per criterion."""
-    checked = _criteria(criteria)
-    use_reasoning = values["use_reasoning"]
+    checked = _criteria(options.criteria)
+    use_reasoning = options.use_reasoning
     if not isinstance(use_reasoning, bool):
         raise TypeError(f"`use_reasoning` must be True or False; got {show(use_reasoning)}")
-    _check_weighting(checked, values["score_weighting"])
+    _check_weighting(checked, options.score_weighting)
     core = build_core(
         spec,
-        values,
+        options,
         run_name="rubric_judge",
         output_schema=_answer_model(checked, use_reasoning),
     )
@@ -296,94 +284,38 @@ def _rubric(spec: FactorySpec, criteria: Any, values: Mapping[str, Any]) -> Any:
     return evaluator
 
 
-def create_rubric_judge(
-    *,
-    criteria: Mapping[str, Any] | Sequence[Criterion],
-    prompt: Any = RUBRIC_PROMPT,
-    judge: Any = None,
-    model: str | None = None,
-    system: str | None = None,
-    few_shot_examples: Sequence[FewShotExample] | None = None,
-    structured_output_kwargs: Mapping[str, Any] | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-    use_reasoning: bool = True,
-    score_weighting: ScoreWeighting | None = None,
-) -> SimpleEvaluator:
-    """A judge that grades every criterion of ``criteria`` in one model call.
+create_rubric_judge, create_async_rubric_judge = judge_factories(
+    "create_rubric_judge",
+    RubricOptions,
+    _rubric,
+    EVALUATORS,
+    order=(
+        "criteria prompt judge model system few_shot_examples structured_output_kwargs "
+        "max_retries samples timeout use_reasoning score_weighting"
+    ),
+    leaves_out=("feedback_key", "continuous", "choices", "output_schema"),
+    doc="""A judge that grades every criterion of ``criteria`` in one model call.
 
-    ``criteria`` maps each name to its description (a boolean criterion) or to a dict with
-    ``description``, ``kind`` (``"boolean"``, ``"continuous"``: 0-1, ``"choices"``) and
-    ``choices`` (numbers); a list of :class:`Criterion` works too. The evaluator takes
-    ``inputs``, ``outputs``, ``reference_outputs`` (and ``attachments``) and returns one result per
-    criterion, ``key`` = its name, ``comment`` = the shared reasoning, ``metadata["usage"]`` = the
-    call's tokens. The prompt gets ``{criteria}`` (the rendered list) besides the usual variables.
-    Other options are those of :func:`openevals.llm.create_llm_as_judge`; with ``samples=n`` each
-    criterion is voted (boolean, choices) or averaged (continuous) over the samples.
-    ``use_reasoning=False`` drops the reasoning field from the answer (``comment`` is then None).
-    ``score_weighting="logprobs"`` reads each grade from the probabilities of its tokens (G-Eval
-    style): a boolean criterion scores ``P(true)``, a ``choices`` criterion the
-    probability-weighted mean of its choices (whole numbers 0-999), with
-    ``metadata["score_probabilities"]``; samples are then averaged. It needs an OpenAI client or
-    an ``openai:`` model string and no continuous criterion.
+``criteria`` maps each name to its description (a boolean criterion) or to a dict with
+``description``, ``kind`` (``"boolean"``, ``"continuous"``: 0-1, ``"choices"``) and
+``choices`` (numbers); a list of :class:`Criterion` works too. The evaluator takes
+``inputs``, ``outputs``, ``reference_outputs`` (and ``attachments``) and returns one result per
+criterion, ``key`` = its name, ``comment`` = the shared reasoning, ``metadata["usage"]`` = the
+call's tokens. The prompt gets ``{criteria}`` (the rendered list) besides the usual variables.
+Other options are those of :func:`openevals.llm.create_llm_as_judge`; with ``samples=n`` each
+criterion is voted (boolean, choices) or averaged (continuous) over the samples.
+``use_reasoning=False`` drops the reasoning field from the answer (``comment`` is then None).
+``score_weighting="logprobs"`` reads each grade from the probabilities of its tokens (G-Eval
+style): a boolean criterion scores ``P(true)``, a ``choices`` criterion the
+probability-weighted mean of its choices (whole numbers 0-999), with
+``metadata["score_probabilities"]``; samples are then averaged. It needs an OpenAI client or
+an ``openai:`` model string and no continuous criterion.
 
-    Raises ValueError/TypeError for bad criteria or options at creation, and
-    :class:`~openevals._judge.errors.JudgeOutputError` when the judge's answer (after one repair
-    request) misses a criterion, adds an unknown one or gives a grade of the wrong kind.
-    """
-    return _rubric(  # type: ignore[no-any-return]
-        RUBRIC_JUDGE,
-        criteria,
-        dict(
-            prompt=prompt,
-            judge=judge,
-            model=model,
-            system=system,
-            few_shot_examples=few_shot_examples,
-            structured_output_kwargs=structured_output_kwargs,
-            max_retries=max_retries,
-            samples=samples,
-            timeout=timeout,
-            use_reasoning=use_reasoning,
-            score_weighting=score_weighting,
-        ),
-    )
-
-
-def create_async_rubric_judge(
-    *,
-    criteria: Mapping[str, Any] | Sequence[Criterion],
-    prompt: Any = RUBRIC_PROMPT,
-    judge: Any = None,
-    model: str | None = None,
-    system: str | None = None,
-    few_shot_examples: Sequence[FewShotExample] | None = None,
-    structured_output_kwargs: Mapping[str, Any] | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-    use_reasoning: bool = True,
-    score_weighting: ScoreWeighting | None = None,
-) -> SimpleAsyncEvaluator:
-    """The async twin of :func:`create_rubric_judge`."""
-    return _rubric(  # type: ignore[no-any-return]
-        ASYNC_RUBRIC_JUDGE,
-        criteria,
-        dict(
-            prompt=prompt,
-            judge=judge,
-            model=model,
-            system=system,
-            few_shot_examples=few_shot_examples,
-            structured_output_kwargs=structured_output_kwargs,
-            max_retries=max_retries,
-            samples=samples,
-            timeout=timeout,
-            use_reasoning=use_reasoning,
-            score_weighting=score_weighting,
-        ),
-    )
+Raises ValueError/TypeError for bad criteria or options at creation, and
+:class:`~openevals._judge.errors.JudgeOutputError` when the judge's answer (after one repair
+request) misses a criterion, adds an unknown one or gives a grade of the wrong kind.
+""",
+)
 
 
 class _MemoryCache:

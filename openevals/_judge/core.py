@@ -104,10 +104,10 @@ class JudgeCore:
             else f"llm_as_{options.feedback_key}_judge"
         )
         self.system = options.system
-        self.few_shot_examples = [dict(e) for e in options.few_shot_examples]
+        self.few_shot_examples = [dict(e) for e in options.few_shot_examples or ()]
         self.samples = options.samples
         self.weighted = options.score_weighting == "logprobs"
-        so_kwargs = dict(options.structured_output_kwargs)
+        so_kwargs = dict(options.structured_output_kwargs or {})
         so_kwargs.update(self.prompt.structured_kwargs)
         self.retry = RetryPolicy(max_retries=options.max_retries)
         self._lock = threading.Lock()

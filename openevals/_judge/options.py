@@ -1,21 +1,25 @@
 """The judge's options, declared once, and the checks every judge factory runs at creation.
 
-Every judge factory (``create_llm_as_judge``, the trajectory, code, RAG and pairwise judges, sync and
-async) keeps its own explicit keyword parameters (so help(), IDEs and ``inspect.signature`` show
-them), but it declares here which judge options it takes and with which defaults
-(:class:`FactorySpec`), and forwards its arguments with :func:`judge_options`. The checks, the
-cross-option rules and the sync/async rules therefore exist once; a test compares every factory's
-signature with its declaration, so the two cannot drift apart.
+:class:`ModelOptions` (what every judge takes: its prompt, model and request options) and
+:class:`JudgeOptions` (those plus how a score is asked for and read) are the declaration: each
+field's annotation and default are what every judge factory's signature shows, and
+``__post_init__`` converts and checks them. A family's public ``create_x`` / ``create_async_x``
+factories are derived from an options type (one of these, or a subclass adding the family's own
+options) by :func:`openevals._judge.declare.judge_factories`, which also registers their
+:class:`FactorySpec` here. Adding a judge option is one field and its check, in this file.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal
 
 from openevals._repr import show
+
+if TYPE_CHECKING:
+    from openevals.types import FewShotExample
 
 ScoreWeighting = Literal["logprobs"]
 """How a score is read from the judge's answer: ``None`` (the answer's own value) or
@@ -23,11 +27,50 @@ ScoreWeighting = Literal["logprobs"]
 
 _MAX_SAMPLES = 128
 _MAX_WEIGHTED_CHOICE = 999
+_REQUIRED = {"required": True}
+"""Field metadata: the option has no default unless the family gives one (the prompt)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelOptions:
+    """The options of every judge: its prompt, the model it asks and how (checked on creation)."""
+
+    prompt: Any = field(default=None, metadata=_REQUIRED)
+    judge: Any = None
+    model: str | None = None
+    system: str | None = None
+    max_retries: int = 3
+    samples: int = 1
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, convert in _CONVERSIONS.items():
+            if hasattr(self, name):
+                object.__setattr__(self, name, convert(getattr(self, name)))
+        _check_model(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeOptions(ModelOptions):
+    """Every judge option: :class:`ModelOptions` plus how the score is asked for and read."""
+
+    feedback_key: str = "score"
+    continuous: bool = False
+    choices: Sequence[float] | None = None
+    use_reasoning: bool = True
+    few_shot_examples: Sequence[FewShotExample] | None = None
+    output_schema: Any = None
+    structured_output_kwargs: Mapping[str, Any] | None = None
+    score_weighting: ScoreWeighting | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_score(self)
 
 
 @dataclass(frozen=True)
 class Option:
-    """One judge option: its default and its annotation as the factories spell it."""
+    """One judge option as the factories spell it (derived from :class:`JudgeOptions`)."""
 
     name: str
     default: Any
@@ -36,26 +79,25 @@ class Option:
 
 
 OPTIONS: dict[str, Option] = {
-    o.name: o
-    for o in (
-        Option("prompt", None, "Any", required=True),
-        Option("feedback_key", "score", "str"),
-        Option("judge", None, "Any"),
-        Option("model", None, "str | None"),
-        Option("system", None, "str | None"),
-        Option("continuous", False, "bool"),
-        Option("choices", None, "Sequence[float] | None"),
-        Option("use_reasoning", True, "bool"),
-        Option("few_shot_examples", None, "Sequence[FewShotExample] | None"),
-        Option("output_schema", None, "Any"),
-        Option("structured_output_kwargs", None, "Mapping[str, Any] | None"),
-        Option("max_retries", 3, "int"),
-        Option("samples", 1, "int"),
-        Option("score_weighting", None, "ScoreWeighting | None"),
-        Option("timeout", None, "float | None"),
-    )
+    f.name: Option(f.name, f.default, str(f.type), bool(f.metadata.get("required")))
+    for f in fields(JudgeOptions)
 }
-"""Every judge option, with the default a factory uses unless its :class:`FactorySpec` says."""
+"""Every judge option by name, with the default a factory uses unless its spec says."""
+
+JUDGE_ORDER = (
+    "prompt feedback_key judge model system continuous choices use_reasoning "
+    "few_shot_examples output_schema structured_output_kwargs max_retries samples "
+    "score_weighting"
+)
+"""The order of ``create_llm_as_judge``'s parameters (0.2.2's, then the options added since;
+options added later follow in their declaration order), for ``judge_factories(order=...)``."""
+
+TRAJECTORY_ORDER = (
+    "prompt model feedback_key judge continuous choices use_reasoning "
+    "few_shot_examples system output_schema structured_output_kwargs max_retries "
+    "samples score_weighting"
+)
+"""The order of the (graph) trajectory judges' parameters (agentevals', then the new options)."""
 
 
 @dataclass(frozen=True)
@@ -115,38 +157,19 @@ def declare(
     return sync, asyn
 
 
-@dataclass(frozen=True)
-class JudgeOptions:
-    """The checked options of one judge (build it with :func:`judge_options`)."""
-
-    prompt: Any = None
-    feedback_key: str = "score"
-    judge: Any = None
-    model: str | None = None
-    system: str | None = None
-    continuous: bool = False
-    choices: tuple[float, ...] | None = None
-    use_reasoning: bool = True
-    few_shot_examples: tuple[dict[str, Any], ...] = ()
-    output_schema: Any = None
-    structured_output_kwargs: dict[str, Any] = field(default_factory=dict)
-    max_retries: int = 3
-    samples: int = 1
-    score_weighting: ScoreWeighting | None = None
-    timeout: float | None = None
-
-    def __post_init__(self) -> None:
-        _check(self)
-
-
-def judge_options(spec: FactorySpec, values: Mapping[str, Any], **fixed: Any) -> JudgeOptions:
+def judge_options(
+    spec: FactorySpec, values: Mapping[str, Any] | ModelOptions, **fixed: Any
+) -> JudgeOptions:
     """The checked :class:`JudgeOptions` of one factory call.
 
-    ``values`` holds the factory's parameters, by name; only the options ``spec`` takes are
-    read from it, the others keep their declared defaults. ``fixed`` sets options the factory
-    decides itself (e.g. the RAG metrics' output schema).
+    ``values`` holds the factory's options (its parameters by name, or its options object);
+    only the options ``spec`` takes are read from it, the others keep their declared defaults.
+    ``fixed`` sets options the factory decides itself (e.g. the RAG metrics' output schema).
     """
-    chosen: dict[str, Any] = {name: values[name] for name in spec.takes}
+    if isinstance(values, ModelOptions):
+        chosen: dict[str, Any] = {name: getattr(values, name) for name in spec.takes}
+    else:
+        chosen = {name: values[name] for name in spec.takes}
     samples = chosen.get("samples", 1)
     if chosen.get("output_schema") is not None and samples != 1 and isinstance(samples, int):
         # (Factories that set a schema themselves aggregate their samples on their own.)
@@ -161,10 +184,9 @@ def judge_options(spec: FactorySpec, values: Mapping[str, Any], **fixed: Any) ->
             "score_weighting='logprobs' weights boolean and `choices` scores by the "
             "probabilities of their tokens; it cannot be combined with `output_schema`"
         )
+    if type(values) is JudgeOptions and not fixed and len(chosen) == len(OPTIONS):
+        return values  # already checked, every option as the factory took it
     chosen.update(fixed)
-    for name, convert in _CONVERSIONS.items():
-        if name in chosen:
-            chosen[name] = convert(chosen[name])
     return JudgeOptions(**chosen)
 
 
@@ -240,18 +262,11 @@ _CONVERSIONS: dict[str, Callable[[Any], Any]] = {
 """Options checked and converted to their stored form before :class:`JudgeOptions` is built."""
 
 
-def _check(o: JudgeOptions) -> None:
-    if not isinstance(o.feedback_key, str) or not o.feedback_key:
-        raise ValueError(f"`feedback_key` must be a non-empty string, got {show(o.feedback_key)}")
+def _check_model(o: ModelOptions) -> None:
     if o.system is not None and not isinstance(o.system, str):
         raise TypeError(f"`system` must be a string, got {type(o.system).__name__}")
     if not isinstance(o.max_retries, int) or isinstance(o.max_retries, bool) or o.max_retries < 0:
         raise ValueError(f"`max_retries` must be an integer >= 0, got {show(o.max_retries)}")
-    if o.continuous and o.choices is not None:
-        raise ValueError(
-            "`continuous=True` and `choices` are mutually exclusive: continuous scores are any "
-            "float in [0, 1], choices restrict the score to a list; pass one of them"
-        )
     if o.judge is None and o.model is None:
         raise ValueError(
             "pass `model` (a 'provider:model' string such as 'openai:gpt-4.1-mini') or `judge` "
@@ -259,16 +274,22 @@ def _check(o: JudgeOptions) -> None:
         )
     if o.model is not None and not isinstance(o.model, str):
         raise TypeError(f"`model` must be a 'provider:model' string, got {type(o.model).__name__}")
-    _check_samples(o)
-
-
-def _check_samples(o: JudgeOptions) -> None:
     if isinstance(o.samples, bool) or not isinstance(o.samples, int):
         raise TypeError(f"`samples` must be an integer >= 1, got {show(o.samples)}")
     if not 1 <= o.samples <= _MAX_SAMPLES:
         raise ValueError(
             f"`samples` must be between 1 and {_MAX_SAMPLES} (how many times the judge is "
             f"asked), got {o.samples}"
+        )
+
+
+def _check_score(o: JudgeOptions) -> None:
+    if not isinstance(o.feedback_key, str) or not o.feedback_key:
+        raise ValueError(f"`feedback_key` must be a non-empty string, got {show(o.feedback_key)}")
+    if o.continuous and o.choices is not None:
+        raise ValueError(
+            "`continuous=True` and `choices` are mutually exclusive: continuous scores are any "
+            "float in [0, 1], choices restrict the score to a list; pass one of them"
         )
     if o.score_weighting is None:
         return

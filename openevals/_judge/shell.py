@@ -12,26 +12,28 @@ embeddings) yields its own steps and passes :class:`Steps` that perform them.
 after the other) or :func:`~openevals._drivers.adrive` (concurrently) behind the contract's
 shells, with the :class:`~openevals._contract.EvaluatorInfo` of :func:`judge_info`.
 
-In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exactly this)::
+In-package API (a new judge family, e.g. a multi-criteria rubric judge, uses exactly this; the
+public factories are derived by :func:`openevals._judge.declare.judge_factories`)::
 
-    SPEC, ASYNC_SPEC = declare("create_x", "create_async_x", takes=..., prompt=X_PROMPT)
+    def _x(spec, options):                            # preparation and result mapping
+        core = build_core(spec, options, run_name="x")
 
-    def _flow(core):                                  # preparation and result mapping
         def flow(*, inputs=None, outputs=None, **kw):
             outcomes = yield Ask((JudgeCall(inputs, outputs, None, kw, spec=X_SCHEMA),))
             return to_results(outcomes[0])
-        return flow
 
-    def create_x(*, prompt=X_PROMPT, model=None, ...):
-        core = build_core(SPEC, dict(prompt=prompt, model=model, ...), run_name="x")
-        return judge_evaluator(core, is_async=False, flow=_flow(core), raw=True)
+        return judge_evaluator(core, is_async=spec.is_async, flow=flow, raw=True)
+
+    create_x, create_async_x = judge_factories(
+        "create_x", JudgeOptions, _x, EVALUATORS, order=JUDGE_ORDER, prompt=X_PROMPT, doc="..."
+    )
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
 from openevals._contract import (
     EvaluatorInfo,
@@ -42,11 +44,10 @@ from openevals._contract import (
 )
 from openevals._drivers import adrive, drive
 from openevals._judge.core import JudgeCore, gather_all
-from openevals._judge.options import FactorySpec, check_async_use, judge_options
+from openevals._judge.options import FactorySpec, ModelOptions, check_async_use, judge_options
 from openevals._judge.steps import JudgeCall as JudgeCall
 from openevals._judge.steps import Outcome
 from openevals._repr import show
-from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 #: The attribute of a judge evaluator that carries its core (see :func:`judge_core`).
 CORE_ATTRIBUTE = "openevals_judge_core"
@@ -76,15 +77,16 @@ Flow = Callable[..., Generator[Any, Any, Any]]
 
 def build_core(
     spec: FactorySpec,
-    values: Mapping[str, Any],
+    values: Mapping[str, Any] | ModelOptions,
     *,
     run_name: str | None = None,
     **fixed: Any,
 ) -> JudgeCore:
     """A checked :class:`JudgeCore` for one call of the factory ``spec`` describes.
 
-    ``values`` are the factory's parameters, by name; ``fixed`` the options the factory
-    sets itself. Every check, the sync/async ones included, runs here, at creation.
+    ``values`` are the factory's options (its options object, or its parameters by name);
+    ``fixed`` the options the factory sets itself. Every check, the sync/async ones included,
+    runs here, at creation.
     """
     core = JudgeCore(judge_options(spec, values, **fixed), run_name=run_name)
     check_async_use(spec, async_prompt=core.is_async_prompt, async_client=core.has_async_client)
@@ -216,23 +218,6 @@ def judge_evaluator(
     evaluator = build(scorer, info, prepare=prepare, raw=raw, **make_options)
     attach_core(evaluator, core)
     return evaluator
-
-
-def sync_judge_evaluator(
-    core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None
-) -> SimpleEvaluator:
-    """:func:`judge_evaluator` of a sync factory asking once (the generic and trajectory
-    judges)."""
-    return cast(SimpleEvaluator, judge_evaluator(core, is_async=spec.is_async, prepare=prepare))
-
-
-def async_judge_evaluator(
-    core: JudgeCore, spec: FactorySpec, prepare: Prepare | None = None
-) -> SimpleAsyncEvaluator:
-    """:func:`judge_evaluator` of an async factory asking once."""
-    return cast(
-        SimpleAsyncEvaluator, judge_evaluator(core, is_async=spec.is_async, prepare=prepare)
-    )
 
 
 def attach_core(evaluator: Any, core: JudgeCore) -> None:

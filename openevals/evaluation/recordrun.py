@@ -96,7 +96,7 @@ def describe_evaluator(ev: RunEvaluator) -> dict[str, Any]:
             "choices": list(options.choices) if options.choices else None,
             "use_reasoning": options.use_reasoning,
             "samples": options.samples,
-            "few_shot_examples": len(options.few_shot_examples),
+            "few_shot_examples": len(options.few_shot_examples or ()),
             "system_hash": _hash(options.system) if options.system else None,
         }
     return out

@@ -11,12 +11,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from openevals._judge.options import ScoreWeighting, declare
-from openevals._judge.shell import async_judge_evaluator, build_core, sync_judge_evaluator
+from openevals._judge.declare import EVALUATORS, judge_factories
+from openevals._judge.options import TRAJECTORY_ORDER, FactorySpec, JudgeOptions
+from openevals._judge.shell import build_core, judge_evaluator
 from openevals._messages import to_json_text
 from openevals._repr import show
 from openevals.prompts.trajectory import GRAPH_TRAJECTORY_ACCURACY_PROMPT
-from openevals.types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
     "GRAPH_TRAJECTORY_ACCURACY_PROMPT",
@@ -123,98 +123,25 @@ REFERENCE_BLOCK = (
 )
 
 
-GRAPH_TRAJECTORY_JUDGE, ASYNC_GRAPH_TRAJECTORY_JUDGE = declare(
+def _graph_trajectory_judge(spec: FactorySpec, options: JudgeOptions) -> object:
+    """The evaluator both public factories return."""
+    core = build_core(spec, options)
+    return judge_evaluator(core, is_async=spec.is_async, prepare=_render_thread)
+
+
+create_graph_trajectory_llm_as_judge, create_async_graph_trajectory_llm_as_judge = judge_factories(
     "create_graph_trajectory_llm_as_judge",
-    "create_async_graph_trajectory_llm_as_judge",
+    JudgeOptions,
+    _graph_trajectory_judge,
+    EVALUATORS,
+    order=TRAJECTORY_ORDER,
     prompt=GRAPH_TRAJECTORY_ACCURACY_PROMPT,
     feedback_key="graph_trajectory_accuracy",
+    doc="""Grade a graph trajectory (``outputs``, with the turns' ``inputs``: a list, or the extracted
+thread dict with an ``inputs`` key), optionally against a reference graph trajectory
+(``reference_outputs``, whose own ``inputs`` are read from it). Key
+``graph_trajectory_accuracy``; the prompt gets ``{thread}`` and ``{reference_outputs}`` (empty
+without a reference). Takes the options of :func:`openevals.llm.create_llm_as_judge`. Raises
+ValueError/TypeError when the inputs, results and steps do not line up.
+""",
 )
-
-
-def create_graph_trajectory_llm_as_judge(
-    *,
-    prompt: Any = GRAPH_TRAJECTORY_ACCURACY_PROMPT,
-    model: str | None = None,
-    feedback_key: str = "graph_trajectory_accuracy",
-    judge: Any = None,
-    continuous: bool = False,
-    choices: Sequence[float] | None = None,
-    use_reasoning: bool = True,
-    few_shot_examples: Sequence[FewShotExample] | None = None,
-    system: str | None = None,
-    output_schema: Any = None,
-    structured_output_kwargs: Mapping[str, Any] | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    score_weighting: ScoreWeighting | None = None,
-    timeout: float | None = None,
-) -> SimpleEvaluator:
-    """Grade a graph trajectory (``outputs``, with the turns' ``inputs``: a list, or the extracted
-    thread dict with an ``inputs`` key), optionally against a reference graph trajectory
-    (``reference_outputs``, whose own ``inputs`` are read from it). Key
-    ``graph_trajectory_accuracy``; the prompt gets ``{thread}`` and ``{reference_outputs}`` (empty
-    without a reference). Takes the options of :func:`openevals.llm.create_llm_as_judge`. Raises
-    ValueError/TypeError when the inputs, results and steps do not line up."""
-    core = build_core(
-        GRAPH_TRAJECTORY_JUDGE,
-        dict(
-            prompt=prompt,
-            model=model,
-            feedback_key=feedback_key,
-            judge=judge,
-            continuous=continuous,
-            choices=choices,
-            use_reasoning=use_reasoning,
-            few_shot_examples=few_shot_examples,
-            system=system,
-            output_schema=output_schema,
-            structured_output_kwargs=structured_output_kwargs,
-            max_retries=max_retries,
-            samples=samples,
-            score_weighting=score_weighting,
-            timeout=timeout,
-        ),
-    )
-    return sync_judge_evaluator(core, GRAPH_TRAJECTORY_JUDGE, _render_thread)
-
-
-def create_async_graph_trajectory_llm_as_judge(
-    *,
-    prompt: Any = GRAPH_TRAJECTORY_ACCURACY_PROMPT,
-    model: str | None = None,
-    feedback_key: str = "graph_trajectory_accuracy",
-    judge: Any = None,
-    continuous: bool = False,
-    choices: Sequence[float] | None = None,
-    use_reasoning: bool = True,
-    few_shot_examples: Sequence[FewShotExample] | None = None,
-    system: str | None = None,
-    output_schema: Any = None,
-    structured_output_kwargs: Mapping[str, Any] | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    score_weighting: ScoreWeighting | None = None,
-    timeout: float | None = None,
-) -> SimpleAsyncEvaluator:
-    """The async twin of :func:`create_graph_trajectory_llm_as_judge`."""
-    core = build_core(
-        ASYNC_GRAPH_TRAJECTORY_JUDGE,
-        dict(
-            prompt=prompt,
-            model=model,
-            feedback_key=feedback_key,
-            judge=judge,
-            continuous=continuous,
-            choices=choices,
-            use_reasoning=use_reasoning,
-            few_shot_examples=few_shot_examples,
-            system=system,
-            output_schema=output_schema,
-            structured_output_kwargs=structured_output_kwargs,
-            max_retries=max_retries,
-            samples=samples,
-            score_weighting=score_weighting,
-            timeout=timeout,
-        ),
-    )
-    return async_judge_evaluator(core, ASYNC_GRAPH_TRAJECTORY_JUDGE, _render_thread)

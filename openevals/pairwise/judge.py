@@ -23,7 +23,8 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openevals._judge.options import FactorySpec, declare
+from openevals._judge.declare import judge_factories
+from openevals._judge.options import FactorySpec, ModelOptions
 from openevals._judge.samples import majority
 from openevals._judge.shell import Ask, JudgeCall, build_core, judge_evaluator
 from openevals._judge.steps import Outcome
@@ -44,13 +45,17 @@ __all__ = [
     "create_pairwise_llm_as_judge",
 ]
 
-PAIRWISE_JUDGE, ASYNC_PAIRWISE_JUDGE = declare(
-    "create_pairwise_llm_as_judge",
-    "create_async_pairwise_llm_as_judge",
-    ("prompt", "feedback_key", "judge", "model", "system", "max_retries", "samples", "timeout"),
-    prompt=PAIRWISE_PREFERENCE_PROMPT,
-    feedback_key="pairwise_preference",
-)
+
+@dataclass(frozen=True, kw_only=True)
+class PairwiseOptions(ModelOptions):
+    """The pairwise judge's options: the judge's, and how the two outputs are compared."""
+
+    prompt: Any = PAIRWISE_PREFERENCE_PROMPT
+    feedback_key: str = "pairwise_preference"
+    criteria: str | None = None
+    allow_ties: bool = True
+    swap_positions: bool = True
+
 
 _SCORE = {"A": (1.0, 0.0), "B": (0.0, 1.0), "tie": (0.5, 0.5)}
 _SWAPPED = {"A": "B", "B": "A", "tie": "tie"}
@@ -259,10 +264,10 @@ def _comparative(
     """The signature LangSmith reads (it passes ``runs`` only to evaluators naming it)."""
 
 
-def _pairwise(spec: FactorySpec, values: dict[str, Any]) -> Any:
-    """The evaluator both public factories return, from their parameters (by name)."""
-    feedback_key, criteria = values["feedback_key"], values["criteria"]
-    swap, allow_ties = values["swap_positions"], values["allow_ties"]
+def _pairwise(spec: FactorySpec, options: PairwiseOptions) -> Any:
+    """The evaluator both public factories return."""
+    feedback_key, criteria = options.feedback_key, options.criteria
+    swap, allow_ties = options.swap_positions, options.allow_ties
     if not isinstance(feedback_key, str) or not feedback_key:
         raise ValueError(f"`feedback_key` must be a non-empty str; got {show(feedback_key)}")
     if criteria is not None and not isinstance(criteria, str):
@@ -272,7 +277,7 @@ def _pairwise(spec: FactorySpec, values: dict[str, Any]) -> Any:
     if not isinstance(allow_ties, bool):
         raise TypeError(f"`allow_ties` must be a bool; got {show(allow_ties)}")
     core = build_core(
-        spec, values, run_name="pairwise_llm_as_judge", output_schema=_verdict_schema(allow_ties)
+        spec, options, run_name="pairwise_llm_as_judge", output_schema=_verdict_schema(allow_ties)
     )
 
     def flow(
@@ -299,87 +304,38 @@ def _pairwise(spec: FactorySpec, values: dict[str, Any]) -> Any:
     )
 
 
-def create_pairwise_llm_as_judge(
-    *,
-    prompt: Any = PAIRWISE_PREFERENCE_PROMPT,
-    feedback_key: str = "pairwise_preference",
-    judge: Any = None,
-    model: str | None = None,
-    system: str | None = None,
-    criteria: str | None = None,
-    allow_ties: bool = True,
-    swap_positions: bool = True,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> Any:
-    """Create an evaluator that asks an LLM which of two outputs is better.
-
-    Args:
-        prompt: the comparison prompt, with ``{inputs}``, ``{output_a}``, ``{output_b}`` and
-            optionally ``{reference_outputs}`` and ``{criteria}`` (default: overall preference;
-            see also ``PAIRWISE_HELPFULNESS_PROMPT`` and ``PAIRWISE_CORRECTNESS_PROMPT``). Any
-            prompt kind that ``create_llm_as_judge`` takes works.
-        feedback_key: the key of the returned result.
-        judge, model, system, max_retries: as for ``create_llm_as_judge``.
-        criteria: extra criteria to weigh, inserted into the prompt's ``{criteria}`` block.
-        allow_ties: offer the judge a "tie" verdict.
-        swap_positions: judge each comparison in both orders (recommended); disagreeing verdicts
-            become a tie, flagged in metadata.
-        samples: ask the judge this many times per order; the majority preference is that
-            order's verdict (a tied vote is a tie), and ``metadata["samples"]`` lists the
-            preferences of each order.
-
-    Call it with ``inputs``, ``outputs`` (two outputs: a list, or a dict of system name ->
-    output), optional ``reference_outputs``; inside ``langsmith.evaluate_comparative`` it also
-    receives ``runs`` and keys its scores by run id.
-    """
-    return _pairwise(
-        PAIRWISE_JUDGE,
-        dict(
-            prompt=prompt,
-            feedback_key=feedback_key,
-            judge=judge,
-            model=model,
-            system=system,
-            criteria=criteria,
-            allow_ties=allow_ties,
-            swap_positions=swap_positions,
-            max_retries=max_retries,
-            samples=samples,
-            timeout=timeout,
-        ),
-    )
+def _as_is(evaluator: Any) -> Any:
+    return evaluator
 
 
-def create_async_pairwise_llm_as_judge(
-    *,
-    prompt: Any = PAIRWISE_PREFERENCE_PROMPT,
-    feedback_key: str = "pairwise_preference",
-    judge: Any = None,
-    model: str | None = None,
-    system: str | None = None,
-    criteria: str | None = None,
-    allow_ties: bool = True,
-    swap_positions: bool = True,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> Any:
-    """Async twin of :func:`create_pairwise_llm_as_judge`; both orders are judged concurrently."""
-    return _pairwise(
-        ASYNC_PAIRWISE_JUDGE,
-        dict(
-            prompt=prompt,
-            feedback_key=feedback_key,
-            judge=judge,
-            model=model,
-            system=system,
-            criteria=criteria,
-            allow_ties=allow_ties,
-            swap_positions=swap_positions,
-            max_retries=max_retries,
-            samples=samples,
-            timeout=timeout,
-        ),
-    )
+create_pairwise_llm_as_judge, create_async_pairwise_llm_as_judge = judge_factories(
+    "create_pairwise_llm_as_judge",
+    PairwiseOptions,
+    _pairwise,
+    (_as_is, _as_is),
+    order=(
+        "prompt feedback_key judge model system criteria allow_ties swap_positions "
+        "max_retries samples"
+    ),
+    doc="""Create an evaluator that asks an LLM which of two outputs is better.
+
+Args:
+    prompt: the comparison prompt, with ``{inputs}``, ``{output_a}``, ``{output_b}`` and
+        optionally ``{reference_outputs}`` and ``{criteria}`` (default: overall preference;
+        see also ``PAIRWISE_HELPFULNESS_PROMPT`` and ``PAIRWISE_CORRECTNESS_PROMPT``). Any
+        prompt kind that ``create_llm_as_judge`` takes works.
+    feedback_key: the key of the returned result.
+    judge, model, system, max_retries: as for ``create_llm_as_judge``.
+    criteria: extra criteria to weigh, inserted into the prompt's ``{criteria}`` block.
+    allow_ties: offer the judge a "tie" verdict.
+    swap_positions: judge each comparison in both orders (recommended); disagreeing verdicts
+        become a tie, flagged in metadata.
+    samples: ask the judge this many times per order; the majority preference is that
+        order's verdict (a tied vote is a tie), and ``metadata["samples"]`` lists the
+        preferences of each order.
+
+Call it with ``inputs``, ``outputs`` (two outputs: a list, or a dict of system name ->
+output), optional ``reference_outputs``; inside ``langsmith.evaluate_comparative`` it also
+receives ``runs`` and keys its scores by run id.
+""",
+)

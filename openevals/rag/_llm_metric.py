@@ -16,13 +16,12 @@ import statistics
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from openevals._judge.core import JudgeCore
 from openevals._judge.shell import Ask, JudgeCall, Steps, judge_evaluator
 from openevals._judge.steps import Outcome
 from openevals._messages import normalize_final_app_outputs_as_string, to_json_text
-from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 Prepared = dict[str, Any]
 
@@ -152,14 +151,6 @@ def build_evaluator(metric: LLMMetric, *, is_async: bool) -> Any:
         feedback_keys=metric.feedback_keys or None,
         raw=False,
     )
-
-
-def build_sync_evaluator(metric: LLMMetric) -> SimpleEvaluator:
-    return cast(SimpleEvaluator, build_evaluator(metric, is_async=False))
-
-
-def build_async_evaluator(metric: LLMMetric) -> SimpleAsyncEvaluator:
-    return cast(SimpleAsyncEvaluator, build_evaluator(metric, is_async=True))
 
 
 def _context_text(item: Any, index: int) -> str:

@@ -22,27 +22,27 @@ Every factory also takes ``samples=n``: the judge answers n times and the scores
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from openevals._judge.answers import MAX_ANSWER_CHARS
 from openevals._judge.core import JudgeCore
+from openevals._judge.declare import EVALUATORS, judge_factories
 from openevals._judge.errors import JudgeOutputError
-from openevals._judge.options import FactorySpec, declare
+from openevals._judge.options import FactorySpec, ModelOptions
 from openevals._judge.shell import build_core
 from openevals._matching import maximum_bipartite_matching
 from openevals._repr import show
 from openevals.prompts._loader import load_prompt
 from openevals.rag._llm_metric import (
     LLMMetric,
-    build_async_evaluator,
-    build_sync_evaluator,
+    build_evaluator,
     context_list,
     render_contexts,
     require_text,
     with_usage,
 )
-from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
 __all__ = [
     "ANSWER_CORRECTNESS_PROMPT",
@@ -59,37 +59,28 @@ __all__ = [
     "create_faithfulness_evaluator",
 ]
 
-_TAKES = ("model", "judge", "prompt", "system", "max_retries", "samples", "timeout")
-
 ANSWER_CORRECTNESS_PROMPT = load_prompt("rag_metrics/answer_correctness.txt")
 FAITHFULNESS_PROMPT = load_prompt("rag_metrics/faithfulness.txt")
 CONTEXT_RELEVANCE_PROMPT = load_prompt("rag_metrics/context_relevance.txt")
 ANSWER_RELEVANCY_PROMPT = load_prompt("rag_metrics/answer_relevancy.txt")
 
-CORRECTNESS, ASYNC_CORRECTNESS = declare(
-    "create_answer_correctness_evaluator",
-    "create_async_answer_correctness_evaluator",
-    _TAKES,
-    prompt=ANSWER_CORRECTNESS_PROMPT,
+RAG_ORDER = "model judge prompt system max_retries samples"
+"""The order of the RAG judges' parameters (``timeout`` and options added later follow)."""
+_RELEVANCY_ORDER = (
+    "model judge embeddings embedding_model strictness prompt system max_retries samples"
 )
-FAITHFULNESS, ASYNC_FAITHFULNESS = declare(
-    "create_faithfulness_evaluator",
-    "create_async_faithfulness_evaluator",
-    _TAKES,
-    prompt=FAITHFULNESS_PROMPT,
-)
-CONTEXT_RELEVANCE, ASYNC_CONTEXT_RELEVANCE = declare(
-    "create_context_relevance_evaluator",
-    "create_async_context_relevance_evaluator",
-    _TAKES,
-    prompt=CONTEXT_RELEVANCE_PROMPT,
-)
-ANSWER_RELEVANCY, ASYNC_ANSWER_RELEVANCY = declare(
-    "create_answer_relevancy_evaluator",
-    "create_async_answer_relevancy_evaluator",
-    _TAKES,
-    prompt=ANSWER_RELEVANCY_PROMPT,
-)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RelevancyOptions(ModelOptions):
+    """The options of the answer relevancy judge: the judge's, and how it embeds questions."""
+
+    embeddings: Any = None
+    embedding_model: str | None = None
+    strictness: int = 3
+
+
+_O = TypeVar("_O", bound=ModelOptions)
 
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 
@@ -162,9 +153,20 @@ QUESTIONS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _metric_core(spec: FactorySpec, values: dict[str, Any], key: str, schema: Any) -> JudgeCore:
+def _metric_core(spec: FactorySpec, options: ModelOptions, key: str, schema: Any) -> JudgeCore:
     """The judge of one metric: the factory's options plus the metric's key and answer schema."""
-    return build_core(spec, values, run_name=key, feedback_key=key, output_schema=schema)
+    return build_core(spec, options, run_name=key, feedback_key=key, output_schema=schema)
+
+
+def _evaluator(
+    metric: Callable[[FactorySpec, _O], LLMMetric],
+) -> Callable[[FactorySpec, _O], object]:
+    """The builder of a metric's public factories: its evaluator, sync or async as ``spec``."""
+
+    def build(spec: FactorySpec, options: _O) -> object:
+        return build_evaluator(metric(spec, options), is_async=spec.is_async)
+
+    return build
 
 
 def _ratio(numerator: int, denominator: int, *, other_empty: bool) -> float:
@@ -233,72 +235,29 @@ def _compute_correctness(answer: dict[str, Any], _: Any, __: Any) -> dict[str, A
     }
 
 
-def _correctness_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
+def _correctness_metric(spec: FactorySpec, options: ModelOptions) -> LLMMetric:
     return LLMMetric(
-        core=_metric_core(spec, values, "answer_correctness", CLAIMS_SCHEMA),
+        core=_metric_core(spec, options, "answer_correctness", CLAIMS_SCHEMA),
         prepare=_prepare_correctness,
         compute=_compute_correctness,
         feedback_keys=("answer_recall", "answer_precision", "answer_f1"),
     )
 
 
-def create_answer_correctness_evaluator(
-    *,
-    model: str | None = None,
-    judge: Any = None,
-    prompt: Any = ANSWER_CORRECTNESS_PROMPT,
-    system: str | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> SimpleEvaluator:
-    """Claim-level correctness of ``outputs`` against ``reference_outputs`` (graphrag-eval).
+create_answer_correctness_evaluator, create_async_answer_correctness_evaluator = judge_factories(
+    "create_answer_correctness_evaluator",
+    ModelOptions,
+    _evaluator(_correctness_metric),
+    EVALUATORS,
+    order=RAG_ORDER,
+    prompt=ANSWER_CORRECTNESS_PROMPT,
+    doc="""Claim-level correctness of ``outputs`` against ``reference_outputs`` (graphrag-eval).
 
-    Returns three results: ``answer_recall`` (matched / reference claims), ``answer_precision``
-    (matched / answer claims) and ``answer_f1``; each carries the claim counts, the claims, the
-    matches and the judge's reason in ``metadata``.
-    """
-    return build_sync_evaluator(
-        _correctness_metric(
-            CORRECTNESS,
-            dict(
-                model=model,
-                judge=judge,
-                prompt=prompt,
-                system=system,
-                max_retries=max_retries,
-                samples=samples,
-                timeout=timeout,
-            ),
-        )
-    )
-
-
-def create_async_answer_correctness_evaluator(
-    *,
-    model: str | None = None,
-    judge: Any = None,
-    prompt: Any = ANSWER_CORRECTNESS_PROMPT,
-    system: str | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_answer_correctness_evaluator`."""
-    return build_async_evaluator(
-        _correctness_metric(
-            ASYNC_CORRECTNESS,
-            dict(
-                model=model,
-                judge=judge,
-                prompt=prompt,
-                system=system,
-                max_retries=max_retries,
-                samples=samples,
-                timeout=timeout,
-            ),
-        )
-    )
+Returns three results: ``answer_recall`` (matched / reference claims), ``answer_precision``
+(matched / answer claims) and ``answer_f1``; each carries the claim counts, the claims, the
+matches and the judge's reason in ``metadata``.
+""",
+)
 
 
 # --------------------------------------------------------------------------- faithfulness
@@ -339,70 +298,27 @@ def _compute_faithfulness(answer: dict[str, Any], _: Any, __: Any) -> Any:
     return (score, comment, metadata)
 
 
-def _faithfulness_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
+def _faithfulness_metric(spec: FactorySpec, options: ModelOptions) -> LLMMetric:
     return LLMMetric(
-        core=_metric_core(spec, values, "faithfulness", STATEMENTS_SCHEMA),
+        core=_metric_core(spec, options, "faithfulness", STATEMENTS_SCHEMA),
         prepare=lambda kw: _prepare_with_context(kw, needs_outputs=True),
         compute=_compute_faithfulness,
     )
 
 
-def create_faithfulness_evaluator(
-    *,
-    model: str | None = None,
-    judge: Any = None,
-    prompt: Any = FAITHFULNESS_PROMPT,
-    system: str | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> SimpleEvaluator:
-    """Fraction of the answer's statements that can be inferred from ``context`` (Haystack).
+create_faithfulness_evaluator, create_async_faithfulness_evaluator = judge_factories(
+    "create_faithfulness_evaluator",
+    ModelOptions,
+    _evaluator(_faithfulness_metric),
+    EVALUATORS,
+    order=RAG_ORDER,
+    prompt=FAITHFULNESS_PROMPT,
+    doc="""Fraction of the answer's statements that can be inferred from ``context`` (Haystack).
 
-    Call with ``outputs`` (the answer), ``context`` (a string or list of passages) and optionally
-    ``inputs`` (the question). Key ``faithfulness``; statements and verdicts go to ``metadata``.
-    """
-    return build_sync_evaluator(
-        _faithfulness_metric(
-            FAITHFULNESS,
-            dict(
-                model=model,
-                judge=judge,
-                prompt=prompt,
-                system=system,
-                max_retries=max_retries,
-                samples=samples,
-                timeout=timeout,
-            ),
-        )
-    )
-
-
-def create_async_faithfulness_evaluator(
-    *,
-    model: str | None = None,
-    judge: Any = None,
-    prompt: Any = FAITHFULNESS_PROMPT,
-    system: str | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_faithfulness_evaluator`."""
-    return build_async_evaluator(
-        _faithfulness_metric(
-            ASYNC_FAITHFULNESS,
-            dict(
-                model=model,
-                judge=judge,
-                prompt=prompt,
-                system=system,
-                max_retries=max_retries,
-                samples=samples,
-                timeout=timeout,
-            ),
-        )
-    )
+Call with ``outputs`` (the answer), ``context`` (a string or list of passages) and optionally
+``inputs`` (the question). Key ``faithfulness``; statements and verdicts go to ``metadata``.
+""",
+)
 
 
 # --------------------------------------------------------------------------- context relevance
@@ -434,8 +350,8 @@ def _compute_context_relevance(answer: dict[str, Any], prepared: dict[str, Any],
     return (score, comment, metadata)
 
 
-def _context_relevance_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
-    core = _metric_core(spec, values, "context_relevance", CONTEXTS_SCHEMA)
+def _context_relevance_metric(spec: FactorySpec, options: ModelOptions) -> LLMMetric:
+    core = _metric_core(spec, options, "context_relevance", CONTEXTS_SCHEMA)
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         if kwargs.get("inputs") is None:
@@ -453,74 +369,31 @@ def _context_relevance_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMM
     )
 
 
-def create_context_relevance_evaluator(
-    *,
-    model: str | None = None,
-    judge: Any = None,
-    prompt: Any = CONTEXT_RELEVANCE_PROMPT,
-    system: str | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> SimpleEvaluator:
-    """Which retrieved passages help answer the question (Haystack's context relevance).
+create_context_relevance_evaluator, create_async_context_relevance_evaluator = judge_factories(
+    "create_context_relevance_evaluator",
+    ModelOptions,
+    _evaluator(_context_relevance_metric),
+    EVALUATORS,
+    order=RAG_ORDER,
+    prompt=CONTEXT_RELEVANCE_PROMPT,
+    doc="""Which retrieved passages help answer the question (Haystack's context relevance).
 
-    Call with ``inputs`` (the question) and ``context`` (passages). A passage scores 1 when the
-    judge finds statements in it relevant to the question; the score is the mean over passages, and
-    ``metadata["results"]`` lists each passage's relevant statements and score.
-    """
-    return build_sync_evaluator(
-        _context_relevance_metric(
-            CONTEXT_RELEVANCE,
-            dict(
-                model=model,
-                judge=judge,
-                prompt=prompt,
-                system=system,
-                max_retries=max_retries,
-                samples=samples,
-                timeout=timeout,
-            ),
-        )
-    )
-
-
-def create_async_context_relevance_evaluator(
-    *,
-    model: str | None = None,
-    judge: Any = None,
-    prompt: Any = CONTEXT_RELEVANCE_PROMPT,
-    system: str | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_context_relevance_evaluator`."""
-    return build_async_evaluator(
-        _context_relevance_metric(
-            ASYNC_CONTEXT_RELEVANCE,
-            dict(
-                model=model,
-                judge=judge,
-                prompt=prompt,
-                system=system,
-                max_retries=max_retries,
-                samples=samples,
-                timeout=timeout,
-            ),
-        )
-    )
+Call with ``inputs`` (the question) and ``context`` (passages). A passage scores 1 when the
+judge finds statements in it relevant to the question; the score is the mean over passages, and
+``metadata["results"]`` lists each passage's relevant statements and score.
+""",
+)
 
 
 # --------------------------------------------------------------------------- answer relevancy
 
 
-def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMetric:
-    strictness = values["strictness"]
-    embeddings, embedding_model = values["embeddings"], values["embedding_model"]
+def _answer_relevancy_metric(spec: FactorySpec, options: RelevancyOptions) -> LLMMetric:
+    strictness = options.strictness
+    embeddings, embedding_model = options.embeddings, options.embedding_model
     if isinstance(strictness, bool) or not isinstance(strictness, int) or strictness < 1:
         raise ValueError(f"`strictness` must be an integer >= 1, got {show(strictness)}")
-    core = _metric_core(spec, values, "answer_relevancy", QUESTIONS_SCHEMA)
+    core = _metric_core(spec, options, "answer_relevancy", QUESTIONS_SCHEMA)
 
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         question = require_text(kwargs.get("inputs"), "inputs")
@@ -572,74 +445,19 @@ def _answer_relevancy_metric(spec: FactorySpec, values: dict[str, Any]) -> LLMMe
     )
 
 
-def create_answer_relevancy_evaluator(
-    *,
-    model: str | None = None,
-    judge: Any = None,
-    embeddings: Any = None,
-    embedding_model: str | None = None,
-    strictness: int = 3,
-    prompt: Any = ANSWER_RELEVANCY_PROMPT,
-    system: str | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> SimpleEvaluator:
-    """How well ``outputs`` addresses the question ``inputs`` (ragas' answer relevancy).
+create_answer_relevancy_evaluator, create_async_answer_relevancy_evaluator = judge_factories(
+    "create_answer_relevancy_evaluator",
+    RelevancyOptions,
+    _evaluator(_answer_relevancy_metric),
+    EVALUATORS,
+    order=_RELEVANCY_ORDER,
+    prompt=ANSWER_RELEVANCY_PROMPT,
+    doc="""How well ``outputs`` addresses the question ``inputs`` (ragas' answer relevancy).
 
-    The judge writes ``strictness`` questions the answer responds to (and flags noncommittal
-    answers, which score 0); the score is the mean cosine similarity between the embedding of the
-    real question and those of the generated ones. Embeddings come from ``embeddings`` (a LangChain
-    ``Embeddings``) or ``embedding_model`` (``"openai:text-embedding-3-small"``,
-    ``"local:all-MiniLM-L6-v2"``; default: the offline local model).
-    """
-    return build_sync_evaluator(
-        _answer_relevancy_metric(
-            ANSWER_RELEVANCY,
-            dict(
-                model=model,
-                judge=judge,
-                embeddings=embeddings,
-                embedding_model=embedding_model,
-                strictness=strictness,
-                prompt=prompt,
-                system=system,
-                max_retries=max_retries,
-                samples=samples,
-                timeout=timeout,
-            ),
-        )
-    )
-
-
-def create_async_answer_relevancy_evaluator(
-    *,
-    model: str | None = None,
-    judge: Any = None,
-    embeddings: Any = None,
-    embedding_model: str | None = None,
-    strictness: int = 3,
-    prompt: Any = ANSWER_RELEVANCY_PROMPT,
-    system: str | None = None,
-    max_retries: int = 3,
-    samples: int = 1,
-    timeout: float | None = None,
-) -> SimpleAsyncEvaluator:
-    """Async twin of :func:`create_answer_relevancy_evaluator`."""
-    return build_async_evaluator(
-        _answer_relevancy_metric(
-            ASYNC_ANSWER_RELEVANCY,
-            dict(
-                model=model,
-                judge=judge,
-                embeddings=embeddings,
-                embedding_model=embedding_model,
-                strictness=strictness,
-                prompt=prompt,
-                system=system,
-                max_retries=max_retries,
-                samples=samples,
-                timeout=timeout,
-            ),
-        )
-    )
+The judge writes ``strictness`` questions the answer responds to (and flags noncommittal
+answers, which score 0); the score is the mean cosine similarity between the embedding of the
+real question and those of the generated ones. Embeddings come from ``embeddings`` (a LangChain
+``Embeddings``) or ``embedding_model`` (``"openai:text-embedding-3-small"``,
+``"local:all-MiniLM-L6-v2"``; default: the offline local model).
+""",
+)

@@ -37,14 +37,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "openevals"
 
 
 def _declaring_modules() -> tuple[str, ...]:
-    """Every module of the package that declares judge factories (a module-level ``declare(...)``
-    call), found by reading the source: a new judge family needs no entry here."""
+    """Every module of the package that declares judge factories (a module-level
+    ``judge_factories(...)`` call), found by reading the source: a new judge family needs no
+    entry here."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
             value = getattr(node, "value", None)
-            if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "declare":
+            if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "judge_factories":
                 parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
                 found.append(".".join(p for p in parts if p != "__init__"))
                 break
@@ -68,15 +69,16 @@ def default_text(value: Any) -> str:
     return repr(value)
 
 
-def judge_signature(factory: Any) -> str:
-    """A judge factory's parameters (without the options every judge gained) and return type."""
+def judge_signature(factory: Any, first: int | None = None) -> str:
+    """A judge factory's parameters (without the options every judge gained; only the ``first``
+    of them when given) and return type."""
     sig = inspect.signature(factory)
     params = [
         f"{p.name}: {p.annotation} = {default_text(p.default)}"
         for p in sig.parameters.values()
         if p.name not in NEW_JUDGE_OPTIONS
     ]
-    return ", ".join(params) + " -> " + str(sig.return_annotation)
+    return ", ".join(params[:first]) + " -> " + str(sig.return_annotation)
 
 
 def judge_snapshot() -> dict[str, str]:
