@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openevals._repr import show
+
 _Build = Callable[[int], Any]
 
 
@@ -90,7 +92,7 @@ def _compile(node: Sequence[Any], found: _Columns) -> _Build:
     if kind == "l":
         parts = [_compile(sub, found) for sub in node[1]]
         return lambda i: [build(i) for build in parts]
-    raise ValueError(f"run store: a stored chunk has an unknown shape node {kind!r}")
+    raise ValueError(f"run store: a stored chunk has an unknown shape node {show(kind)}")
 
 
 def decode_rows(
