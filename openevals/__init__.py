@@ -130,7 +130,7 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "openevals.evaluation.runner",
     "Trials": "openevals.evaluation.trials",
     "aevaluate": "openevals.evaluation.runner",
-    "map_columns": "openevals.evaluation.mapping",
+    "map_columns": "openevals.data.mapping",
     "compare": "openevals.comparison.paired",
     "acompare": "openevals.comparison.paired",
     "Comparison": "openevals.comparison.paired",
@@ -146,7 +146,7 @@ if TYPE_CHECKING:
         aevaluate as aevaluate,
         evaluate as evaluate,
     )
-    from openevals.evaluation.mapping import (
+    from openevals.data.mapping import (
         map_columns as map_columns,
     )
     from openevals.evaluation.trials import (

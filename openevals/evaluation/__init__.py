@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     "acompare": "openevals.comparison.paired",
     "Comparison": "openevals.comparison.paired",
     "aevaluate": "openevals.evaluation.runner",
-    "map_columns": "openevals.evaluation.mapping",
+    "map_columns": "openevals.data.mapping",
     "EvaluationResult": "openevals.evaluation.result",
     "EvaluationInterrupted": "openevals.evaluation.result",
     "EvaluatorFailing": "openevals.evaluation.failfast",
@@ -101,7 +101,7 @@ if TYPE_CHECKING:
     from openevals.evaluation.failfast import (
         EvaluatorFailing as EvaluatorFailing,
     )
-    from openevals.evaluation.mapping import (
+    from openevals.data.mapping import (
         map_columns as map_columns,
     )
     from openevals.evaluation.runner import (

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
+from openevals.data.encoding import storable_text
 from openevals.evaluation.evaluators import RunEvaluator
-from openevals.evaluation.records import storable_text
 from openevals.evaluation.result import EvaluationResult
 from openevals.store.runs import RunStore, StoredRun, open_store
 

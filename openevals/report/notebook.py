@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from openevals.calibration.report import CalibrationReport
     from openevals.evaluation.result import EvaluationResult
 
-from openevals.evaluation.failfast import describe_common
+from openevals.report.progress import describe_common
 
 __all__ = ["InlineReport", "calibration_summary_html", "result_summary_html"]
 

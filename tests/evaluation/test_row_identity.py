@@ -14,8 +14,8 @@ import pytest
 
 from openevals import evaluate
 from openevals.cli import main
+from openevals.data.row_ids import ID_RULE
 from openevals.data.rows import load_rows
-from openevals.evaluation.row_ids import ID_RULE
 
 pd = pytest.importorskip("pandas")
 
