@@ -21,7 +21,7 @@ import ray.data
 
 from openevals.data.rows import Row, iter_rows, normalize_row
 from openevals.data.sources import check_arrow_schema, parquet_files, require
-from openevals.evaluation.engines._ray_engine import EvalWorker, ray_data_session, worker_env
+from openevals.evaluation.engines._ray_workers import EvalWorker, ray_data_session, worker_env
 from openevals.evaluation.engines.engine import RayEngine
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
 
