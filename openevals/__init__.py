@@ -133,7 +133,7 @@ _EXPORTS: dict[str, str] = {
     "map_columns": "openevals.data.mapping",
     "compare": "openevals.comparison.paired",
     "acompare": "openevals.comparison.paired",
-    "Comparison": "openevals.comparison.paired",
+    "Comparison": "openevals.comparison.results",
     "load_run": "openevals.evaluation.reopen",
 }
 
@@ -189,10 +189,10 @@ if TYPE_CHECKING:
         create_trajectory_match_evaluator as create_trajectory_match_evaluator,
     )
     from openevals.comparison.paired import (
-        Comparison as Comparison,
         acompare as acompare,
         compare as compare,
     )
+    from openevals.comparison.results import Comparison as Comparison
     from openevals.evaluation.reopen import load_run as load_run
     # isort: on
 

@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING
 from openevals import _lazy_exports
 
 _COMPARE = "openevals.comparison.paired"
-_GATE = "openevals.comparison.gate"
+_RESULTS = "openevals.comparison.results"
 
 _EXPORTS: dict[str, str] = {
     "compare": _COMPARE,
     "acompare": _COMPARE,
     "HeadToHead": "openevals.comparison.head_to_head",
-    "Comparison": _COMPARE,
-    "KeyComparison": _COMPARE,
-    "ChangedRow": _COMPARE,
-    "assert_no_regression": _GATE,
+    "Comparison": _RESULTS,
+    "KeyComparison": _RESULTS,
+    "ChangedRow": _RESULTS,
+    "assert_no_regression": _COMPARE,
     "sequential_compare": "openevals.comparison.sequential",
     "asequential_compare": "openevals.comparison.sequential",
     "SequentialComparison": "openevals.comparison.sequential",
@@ -38,14 +38,16 @@ if TYPE_CHECKING:
     # Explicit re-exports for type checkers; one line per name of the map.
     # isort: off
     from openevals.comparison.paired import (
+        acompare as acompare,
+        assert_no_regression as assert_no_regression,
+        compare as compare,
+    )
+    from openevals.comparison.results import (
         ChangedRow as ChangedRow,
         Comparison as Comparison,
         KeyComparison as KeyComparison,
-        acompare as acompare,
-        compare as compare,
     )
     from openevals.comparison.head_to_head import HeadToHead as HeadToHead
-    from openevals.comparison.gate import assert_no_regression as assert_no_regression
     from openevals.comparison.sequential import (
         SequentialComparison as SequentialComparison,
         asequential_compare as asequential_compare,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import jinja2
 
-    from openevals.comparison.paired import Comparison, KeyComparison
+    from openevals.comparison.results import Comparison, KeyComparison
 
 __all__ = ["render", "summary_html", "text_table", "write_report"]
 

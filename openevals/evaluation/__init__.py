@@ -20,7 +20,7 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "openevals.evaluation.runner",
     "compare": "openevals.comparison.paired",
     "acompare": "openevals.comparison.paired",
-    "Comparison": "openevals.comparison.paired",
+    "Comparison": "openevals.comparison.results",
     "aevaluate": "openevals.evaluation.runner",
     "map_columns": "openevals.data.mapping",
     "EvaluationResult": "openevals.evaluation.result",
@@ -118,10 +118,10 @@ if TYPE_CHECKING:
         Trials as Trials,
     )
     from openevals.comparison.paired import (
-        Comparison as Comparison,
         acompare as acompare,
         compare as compare,
     )
+    from openevals.comparison.results import Comparison as Comparison
     # isort: on
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
