@@ -149,9 +149,9 @@ def rows_ready(opened: RunStore, run: StoredRun) -> StoredRun:
             f"the rows of run {run.id} are in its output file {show(path, PATH_LIMIT)}, which no "
             "longer exists; restore the file to see them"
         )
-    from openevals.evaluation.reopen import load_run
+    from openevals.evaluation.runfile import load_run_file
 
-    fingerprint = _store_rows(opened, run.id, load_run(path))
+    fingerprint = _store_rows(opened, run.id, load_run_file(path))
     details = {**run.details, "rows_in": "store"}
     opened.update(run.id, details=details, fingerprint=run.fingerprint or fingerprint)
     return opened.run(run.id)

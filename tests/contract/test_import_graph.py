@@ -167,10 +167,23 @@ def _tree_parts(root: Path) -> set[str]:
     return parts
 
 
+BACK_EDGES = {
+    ("openevals.evaluation.result", "openevals.evaluation.reopen"): (
+        "EvaluationResult.load, a documented alias of load_run: the loader builds an "
+        "EvaluationResult, so a method of the class that calls it is a circle by construction"
+    ),
+}
+"""Imports allowed to close a circle, each with why. Nothing else may: the test fails on any
+circle that does not go through one of these, and on an entry whose import is gone."""
+
+
 def test_there_is_no_circle_between_modules() -> None:
     graph = import_graph()
     assert "openevals.report.html" in graph and len(graph) > 100
-    cycle = find_cycle(graph)
+    for module, target in BACK_EDGES:
+        assert target in graph[module], f"stale BACK_EDGES entry {module} -> {target}: remove it"
+    kept = {m: {t: ls for t, ls in e.items() if (m, t) not in BACK_EDGES} for m, e in graph.items()}
+    cycle = find_cycle(kept)
     assert cycle is None, "an import circle:\n" + describe_cycle(graph, cycle)
 
 
@@ -242,11 +255,13 @@ def test_the_layers_block_is_parsed() -> None:
 
 
 def test_generic_code_imports_no_section_owner() -> None:
-    """The generic report, notebook views and results know no calibration or pairwise code:
-    sections plug in through ``ReportSection``."""
-    for path in [*(PACKAGE / "report").glob("*.py"), PACKAGE / "evaluation" / "result.py"]:
+    """The generic report and notebook views know no calibration or pairwise code (sections plug
+    in through ``ReportSection``), and a run's result knows no calibration."""
+    for path in (PACKAGE / "report").glob("*.py"):
         imported = _imported_names(path.read_text(encoding="utf-8"))
         assert "calibration" not in imported and "pairwise" not in imported, path
+    result = _imported_names((PACKAGE / "evaluation" / "result.py").read_text(encoding="utf-8"))
+    assert "calibration" not in result
 
 
 def _imported_names(text: str) -> str:
