@@ -7,7 +7,7 @@ embedding call, and then a pure function that turns the answer into results. Tha
 for the sync and the async evaluator, and :data:`EMBED_STEPS` performs its embedding step. With
 ``samples=n`` the judge answers n times; each answer is computed into results, and the scores are
 averaged (``metadata["samples"]`` and ``metadata["std"]`` hold the spread; the comment and the
-rest of the metadata are the first sample's).
+rest of the metadata are the first sample's). The metrics' answer schemas are at the end.
 """
 
 from __future__ import annotations
@@ -207,3 +207,76 @@ def require_text(value: Any, name: str) -> str:
         return normalize_final_app_outputs_as_string(value)
     except (TypeError, ValueError):
         return to_json_text(value)
+
+
+# --------------------------------------------------------------------------- answer schemas
+
+_STR_LIST = {"type": "array", "items": {"type": "string"}}
+
+CLAIMS_SCHEMA: dict[str, Any] = {
+    "title": "claim_comparison",
+    "type": "object",
+    "properties": {
+        "reference_claims": _STR_LIST,
+        "answer_claims": _STR_LIST,
+        "reasoning": {"type": "string"},
+        "matches": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "reference_index": {"type": "integer"},
+                    "answer_index": {"type": "integer"},
+                },
+                "required": ["reference_index", "answer_index"],
+            },
+        },
+    },
+    "required": ["reference_claims", "answer_claims", "reasoning", "matches"],
+}
+
+STATEMENTS_SCHEMA: dict[str, Any] = {
+    "title": "statement_verdicts",
+    "type": "object",
+    "properties": {
+        "statements": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "statement": {"type": "string"},
+                    "reason": {"type": "string"},
+                    "supported": {"type": "boolean"},
+                },
+                "required": ["statement", "reason", "supported"],
+            },
+        }
+    },
+    "required": ["statements"],
+}
+
+CONTEXTS_SCHEMA: dict[str, Any] = {
+    "title": "context_relevance",
+    "type": "object",
+    "properties": {
+        "contexts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "index": {"type": "integer"},
+                    "relevant_statements": _STR_LIST,
+                },
+                "required": ["index", "relevant_statements"],
+            },
+        }
+    },
+    "required": ["contexts"],
+}
+
+QUESTIONS_SCHEMA: dict[str, Any] = {
+    "title": "generated_questions",
+    "type": "object",
+    "properties": {"questions": _STR_LIST, "noncommittal": {"type": "boolean"}},
+    "required": ["questions", "noncommittal"],
+}

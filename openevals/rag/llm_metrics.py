@@ -33,6 +33,10 @@ from openevals._matching import maximum_bipartite_matching
 from openevals._repr import show
 from openevals.prompts._loader import load_prompt
 from openevals.rag._llm_metric import (
+    CLAIMS_SCHEMA,
+    CONTEXTS_SCHEMA,
+    QUESTIONS_SCHEMA,
+    STATEMENTS_SCHEMA,
     LLMMetric,
     build_async_evaluator,
     build_sync_evaluator,
@@ -89,76 +93,6 @@ ANSWER_RELEVANCY, ASYNC_ANSWER_RELEVANCY = declare(
     _TAKES,
     prompt=ANSWER_RELEVANCY_PROMPT,
 )
-
-_STR_LIST = {"type": "array", "items": {"type": "string"}}
-
-CLAIMS_SCHEMA: dict[str, Any] = {
-    "title": "claim_comparison",
-    "type": "object",
-    "properties": {
-        "reference_claims": _STR_LIST,
-        "answer_claims": _STR_LIST,
-        "reasoning": {"type": "string"},
-        "matches": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "reference_index": {"type": "integer"},
-                    "answer_index": {"type": "integer"},
-                },
-                "required": ["reference_index", "answer_index"],
-            },
-        },
-    },
-    "required": ["reference_claims", "answer_claims", "reasoning", "matches"],
-}
-
-STATEMENTS_SCHEMA: dict[str, Any] = {
-    "title": "statement_verdicts",
-    "type": "object",
-    "properties": {
-        "statements": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "statement": {"type": "string"},
-                    "reason": {"type": "string"},
-                    "supported": {"type": "boolean"},
-                },
-                "required": ["statement", "reason", "supported"],
-            },
-        }
-    },
-    "required": ["statements"],
-}
-
-CONTEXTS_SCHEMA: dict[str, Any] = {
-    "title": "context_relevance",
-    "type": "object",
-    "properties": {
-        "contexts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "index": {"type": "integer"},
-                    "relevant_statements": _STR_LIST,
-                },
-                "required": ["index", "relevant_statements"],
-            },
-        }
-    },
-    "required": ["contexts"],
-}
-
-QUESTIONS_SCHEMA: dict[str, Any] = {
-    "title": "generated_questions",
-    "type": "object",
-    "properties": {"questions": _STR_LIST, "noncommittal": {"type": "boolean"}},
-    "required": ["questions", "noncommittal"],
-}
 
 
 def _metric_core(spec: FactorySpec, values: dict[str, Any], key: str, schema: Any) -> JudgeCore:
