@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["build"]
-
 _LISTED = 100
 
 

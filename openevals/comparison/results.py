@@ -1,7 +1,5 @@
-"""What :func:`~openevals.comparison.compare` returns: :class:`Comparison` (per-key
-:class:`KeyComparison`, :class:`ChangedRow`), and the per-key statistics and verdict it is built
-from (:func:`key_comparison`, :func:`verdict`). The gate (:mod:`.gate`) and the report
-(:mod:`.report`) read these; the pairing (:mod:`._pairs`) builds them."""
+"""What :func:`~openevals.comparison.compare` returns (:class:`Comparison`, per key
+:class:`KeyComparison`) and the per-key statistics and verdict it is built from."""
 
 from __future__ import annotations
 

@@ -49,16 +49,6 @@ GRAPHRAG_COLUMNS = {
 }
 """graphrag-eval's answer-correctness TSV columns and the fields they map to."""
 
-_INPUTS = {"question": "inputs", "user_input": "inputs", "input": "inputs", "query": "inputs"}
-_OUTPUTS = {"answer": "outputs", "response": "outputs", "actual_output": "outputs"}
-_REFERENCE = {
-    "ground_truth": "reference_outputs",
-    "ground_truths": "reference_outputs",
-    "reference": "reference_outputs",
-    "expected_output": "reference_outputs",
-}
-_CONTEXT = {"contexts": "context", "retrieved_contexts": "context", "retrieval_context": "context"}
-
 PRESETS: dict[str, dict[str, str]] = {
     "ragas": {
         "question": "inputs",
@@ -80,7 +70,8 @@ PRESETS: dict[str, dict[str, str]] = {
 }
 """The column names of ragas (0.1 and 0.2 datasets) and deepeval test cases, and their fields."""
 
-_KNOWN = {**_INPUTS, **_OUTPUTS, **_REFERENCE, **_CONTEXT}
+_KNOWN = {**PRESETS["ragas"], **PRESETS["deepeval"], "query": "inputs"}
+"""Column names other libraries use, and the field each one holds."""
 
 
 def naming_hint(columns: list[str]) -> str:

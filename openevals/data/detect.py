@@ -1,10 +1,6 @@
-"""Which reader a ``data=`` value goes to: :func:`open_source` and :func:`count_source`
-recognise the sources of :mod:`.sources` (DataFrames, Arrow tables, Parquet, Hugging Face
-datasets), of :mod:`.langsmith_source` and OTLP trace files (:mod:`openevals.traces`); anything
-else (a list of dicts, a JSONL/JSON/CSV/TSV file) is read by :mod:`.rows`. Data flows one way:
-rows asks this module, which opens a reader; the reader plans its columns once
-(:mod:`.columns`) and then streams rows; no reader calls back.
-"""
+"""Which reader a ``data=`` value goes to (tables, Parquet, Hugging Face, LangSmith, OTLP
+traces; else :mod:`.rows` reads it). Rows flow one way: rows asks this module, which opens a
+reader; the reader plans its columns once (:mod:`.columns`) and streams rows."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The one JSON encoding of records (the ``output=`` file, ``to_jsonl``, the report's text of a
-value, the run store), and a stretch of work without cyclic-GC passes for building many records
-at once. Both sit in the data layer because the writers (:mod:`.frames`) and the report need
-them as much as the runner does."""
+"""The one JSON encoding of records (the ``output=`` file, ``to_jsonl``, the report, the run
+store), and a stretch of work without cyclic-GC passes for building many records at once."""
 
 from __future__ import annotations
 

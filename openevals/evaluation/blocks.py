@@ -22,10 +22,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from openevals.data.columns import GRAPHRAG_COLUMNS
 from openevals.data.encoding import encode, no_gc_pauses
 from openevals.data.row_ids import RowIds, example_text, row_fingerprint
 from openevals.data.rows import (
-    GRAPHRAG_COLUMNS,
     check_id,
     group_of,
     storable_check,

@@ -1,8 +1,5 @@
-"""A finished run's ``output=`` file as an :class:`EvaluationResult` (:func:`load_run_file`),
-for :func:`~.reopen.load_run` and for copying a file's rows into a run store
-(:func:`~.recordrun.rows_ready`).
-
-A file is read with :func:`~.checkpoint.read_records` (the reader resume uses, so the last
+"""A finished run's ``output=`` file as an :class:`EvaluationResult`, for
+:func:`~.reopen.load_run` and :func:`~.recordrun.rows_ready`. A file is read with :func:`~.checkpoint.read_records` (the reader resume uses, so the last
 ``eval`` record of a row and evaluator wins, and a torn last line is skipped) and counted by
 :class:`~.stats.RunStats`, so aggregates, intervals, groups and the summary are computed exactly as
 a live run computes them. The reopened result's ``summary["reopened"]`` names its source;

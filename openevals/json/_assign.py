@@ -1,7 +1,5 @@
-"""Pairing the records of two lists for JSON match (:func:`pair_records`): canonical order,
-identical records first, then a maximum-weight assignment of the rest, weighed by
-:func:`openevals.json._pairing.weights` in plain Python or, for larger remainders, with numpy
-(:mod:`._vectorised`). The steps and why they are exact are in :mod:`._pairing`'s docstring."""
+"""Pairing the records of two lists for JSON match (:func:`pair_records`); the steps and why
+they are exact are in :mod:`._pairing`'s docstring."""
 
 from __future__ import annotations
 
@@ -11,8 +9,6 @@ from typing import Any, Final
 from openevals._matching import max_weight_assignment
 from openevals.json import _vectorised
 from openevals.json._pairing import Profile, canon_key, canonical, equal_values, plain_weights
-
-__all__ = ["MAX_PAIRS", "pair_records"]
 
 MAX_PAIRS: Final = 25_000_000
 """Most candidate pairs (unpaired outputs x unpaired references, after identical records are

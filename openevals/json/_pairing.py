@@ -36,18 +36,6 @@ from rapidfuzz.distance import Indel
 from openevals._repr import show
 from openevals._structure import equal, expand_plain, fold
 
-__all__ = [
-    "KeyView",
-    "PairKey",
-    "Profile",
-    "canon_key",
-    "canonical",
-    "equal_values",
-    "plain_weights",
-    "similarity_text",
-    "weights",
-]
-
 SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _MISSING: Final = object()
 

@@ -37,8 +37,6 @@ from openevals.json._pairing import (
     weights,
 )
 
-__all__ = ["dense_weights", "lexicographic_assignment"]
-
 _CHUNK_CELLS: Final = 1 << 20  # cells per block of rows
 _MAX_TIGHT: Final = 2_000_000  # more tight pairs than this: solve on the full weights instead
 

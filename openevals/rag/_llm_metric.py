@@ -24,8 +24,6 @@ from openevals._judge.steps import Outcome
 from openevals._messages import normalize_final_app_outputs_as_string, to_json_text
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
-__all__ = ["LLMMetric", "build_async_evaluator", "build_sync_evaluator", "render_contexts"]
-
 Prepared = dict[str, Any]
 
 

@@ -49,8 +49,6 @@ from openevals.evaluation.engines.worker import (
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 
-__all__ = ["aevaluate_on_ray", "evaluate_on_ray"]
-
 
 class _Session:
     """The Ray session of one run: joined, or started (and stopped) here."""

@@ -25,8 +25,6 @@ from openevals.evaluation.engines._ray_workers import EvalWorker, ray_data_sessi
 from openevals.evaluation.engines.engine import RayEngine
 from openevals.evaluation.engines.worker import RowOutcome, WorkItem
 
-__all__ = ["ParquetWorker", "parquet_stream"]
-
 
 class ParquetWorker(EvalWorker):
     """The engine's evaluation actor, fed Arrow batches of Parquet rows."""

@@ -20,8 +20,6 @@ from openevals.evaluation.engines._ray_cache import start_cache, stop_cache, wor
 from openevals.evaluation.engines.worker import WorkerRun, row_outcomes, write_part
 from openevals.evaluation.redact import is_secret_name
 
-__all__ = ["EvalWorker", "ray_data_session", "worker_env"]
-
 _FORWARDED_SUFFIXES = ("_BASE_URL", "_API_BASE")
 
 
