@@ -2,9 +2,9 @@
 
 ``_repr_html_`` of :class:`~openevals.evaluation.result.EvaluationResult` returns the small table
 built here (the figures, not the rows; a section owner such as calibration renders its own
-template with :func:`inline_html`); :meth:`EvaluationResult.show_report` returns an :class:`InlineReport`,
-whose ``_repr_html_`` is the whole HTML report in a sandboxed ``iframe`` (its styles and script
-stay inside it). The HTML comes from Jinja2 templates with autoescaping, so no cell text can
+template with :func:`inline_html`); :meth:`EvaluationResult.show_report` returns an
+:class:`InlineReport`, whose ``_repr_html_`` is the whole HTML report in a sandboxed ``iframe``
+(its styles and script stay inside it). The HTML comes from Jinja2 templates with autoescaping, so no cell text can
 inject markup.
 """
 
