@@ -33,7 +33,12 @@ from ray import cloudpickle
 
 from openevals.data.rows import Row
 from openevals.evaluation.blocks import block_of_rows
-from openevals.evaluation.engines._ray_workers import EvalWorker, ray_data_session, worker_env
+from openevals.evaluation.engines._ray_workers import (
+    EvalWorker,
+    parquet_stream,
+    ray_data_session,
+    worker_env,
+)
 from openevals.evaluation.engines.engine import RayEngine
 from openevals.evaluation.engines.local import LocalRun
 from openevals.evaluation.engines.ray_connect import probe_ray_address
@@ -124,8 +129,6 @@ class RayRun:
     async def _replay_all(self) -> None:
         previous = self.run.previous
         if not (previous.evals or previous.rows or self.parquet):  # nothing to resume
-            from openevals.evaluation.engines._ray_parquet import parquet_stream
-
             streamed = parquet_stream(self.data, self.engine, self._payload, self.run.cache)
             if streamed is not None:  # Parquet: Ray Data reads it on the workers
                 try:
