@@ -149,7 +149,7 @@ if TYPE_CHECKING:
         aevaluate as aevaluate,
         evaluate as evaluate,
     )
-    from openevals.evaluation.mapping import (
+    from openevals.data.mapping import (
         map_columns as map_columns,
     )
     from openevals.evaluation.trials import (
@@ -192,10 +192,10 @@ if TYPE_CHECKING:
         create_trajectory_match_evaluator as create_trajectory_match_evaluator,
     )
     from openevals.comparison.paired import (
-        Comparison as Comparison,
         acompare as acompare,
         compare as compare,
     )
+    from openevals.comparison.results import Comparison as Comparison
     from openevals.evaluation.reopen import load_run as load_run
     # isort: on
 

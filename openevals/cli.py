@@ -180,12 +180,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="stop starting rows once the estimated cost reaches USD (rerun to resume)",
     )
 
+    from openevals.calibration.cli import add_parser as add_calibrate_parser
     from openevals.comparison.cli import add_parser as add_compare_parser
     from openevals.viewer.runs_cli import add_parsers as add_runs_parsers
     from openevals.viewer.runs_cli import add_store_options
 
     add_store_options(run)
-    add_store_options(_calibrate_parser(sub))
+    add_store_options(add_calibrate_parser(sub))
     add_store_options(add_compare_parser(sub))
     add_runs_parsers(sub)
     from openevals.audit.cli import add_parser as add_audit_parser
@@ -199,39 +200,6 @@ def _build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("evaluators", help="list evaluator names")
     return parser
-
-
-def _calibrate_parser(sub: Any) -> Any:
-    cal = sub.add_parser("calibrate", help="measure a judge's agreement with human labels")
-    cal.add_argument(
-        "data",
-        help="labelled dataset (.jsonl, .json, .csv or .tsv), or runs:RUN for the labels given "
-        "to a stored run in `openevals view` (runs:latest, runs:7, runs:TAG)",
-    )
-    cal.add_argument("--labeller", metavar="NAME", help="with runs:RUN, only this person's labels")
-    which = cal.add_mutually_exclusive_group(required=True)
-    which.add_argument(
-        "--judge", metavar="NAME[:option=value...]", help="judge spec, e.g. llm:CORRECTNESS_PROMPT"
-    )
-    which.add_argument("--judge-function", metavar="MODULE:FUNCTION", help="a Python evaluator")
-    cal.add_argument(
-        "--label", default="label", metavar="COLUMN", help="human label column (default: label)"
-    )
-    cal.add_argument("--reason", metavar="COLUMN", help="column with the human's reason")
-    cal.add_argument("--label-type", choices=("boolean", "categorical", "continuous"))
-    cal.add_argument("--choices", metavar="A,B,...", help="every categorical label, in order")
-    cal.add_argument("--feedback-key", metavar="KEY", help="the judge result to compare")
-    cal.add_argument(
-        "--tolerance", type=float, default=0.2, help="continuous: disagreement above this gap"
-    )
-    cal.add_argument("--model", metavar="PROVIDER:MODEL", help="judge model for llm:... judges")
-    cal.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
-    cal.add_argument("--output", metavar="FILE", help="JSONL results; a rerun resumes from it")
-    cal.add_argument("--report", metavar="FILE", help="HTML report with the calibration section")
-    cal.add_argument("--json", metavar="FILE", help="write the agreement report as JSON")
-    cal.add_argument("--cache", metavar="FILE", nargs="?", const=True, help="SQLite judge cache")
-    cal.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return cal
 
 
 def _load_target(spec: str, option: str = "--target") -> Callable[..., Any]:
@@ -385,7 +353,9 @@ def _run(
         for stats in result.trial_stats().values():
             print(stats)
     if "run_id" in result.summary:
-        _tag(store, result.summary["run_id"], tags)
+        from openevals.viewer.runs_cli import tag_run
+
+        tag_run(store, result.summary["run_id"], tags)
     failures = [
         (row["index"], name, entry.get("error") or {})
         for row in (result.rows if result.summary["pairs"]["failed"] else ())
@@ -455,21 +425,6 @@ def _calibrations(paths: Sequence[str]) -> list[Any]:
         return [load_calibration(path) for path in paths]
     except ValueError as exc:
         raise UsageError(f"--calibration: {exc}") from None
-
-
-def _store_option(args: argparse.Namespace) -> Any:
-    from openevals.store.runs import store_option
-
-    return store_option(args)
-
-
-def _tag(store: Any, run_id: int, tags: Sequence[str]) -> None:
-    from openevals.store.runs import open_store
-
-    with open_store(store) as opened:
-        if tags:
-            opened.tag(run_id, *tags)
-        print(f"Recorded: run {run_id} in {opened.location}")
 
 
 def _traces(path: str, per: str) -> Any:
@@ -544,21 +499,9 @@ def _check_paths(args: argparse.Namespace) -> None:
     for option in ("output", "report", "json"):
         prepare_output_file(getattr(args, option, None), f"--{option}")
     if args.command in ("run", "calibrate", "compare"):
-        _check_store(args)
+        from openevals.viewer.runs_cli import check_store
 
-
-def _check_store(args: argparse.Namespace) -> None:
-    """The run store opens (before any model call), and tags are valid."""
-    from openevals.store.runs import check_tags, open_store, store_option
-
-    store = store_option(args)
-    if store is None:
-        return
-    try:
-        check_tags(args.tag)
-        open_store(store).close()
-    except (ValueError, TypeError, ImportError, OSError) as exc:
-        raise UsageError(f"--store: {exc}") from None
+        check_store(args, UsageError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -571,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(argv) if argv is not None else None)
         _check_paths(args)
         if args.command == "run":
+            from openevals.store.runs import store_option
+
             return _run(
                 _traces(args.data, args.traces) if args.traces else args.data,
                 args.evaluator,
@@ -591,7 +536,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 calibration=args.calibration,
                 dry_run=args.dry_run,
                 trials=(args.trials, args.judge_repeats),
-                store=_store_option(args),
+                store=store_option(args),
                 tags=args.tag,
                 max_cost=args.max_cost,
             )

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import inspect
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from openevals._contract import is_async_callable
 from openevals._judge.answers import extract_json_object
 from openevals._judge.clients import LoopClients
 from openevals._judge.errors import (
@@ -429,7 +429,7 @@ def _create_replaced(client: Any) -> bool:
 def is_async_client(client: Any) -> bool:
     """Is ``client`` (anything with ``chat.completions.create``) an async OpenAI-style client?"""
     completions = client.chat.completions
-    return inspect.iscoroutinefunction(completions.create) or any(
+    return is_async_callable(completions.create) or any(
         type(obj).__name__.startswith("Async") for obj in (client, completions)
     )
 
@@ -455,5 +455,5 @@ def _traced_llm_call(model_name: str | None, payload: Any, call: Any) -> Any:
         name="ChatOpenAI",
         run_type="llm",
         metadata={"ls_provider": "openai", "ls_model_name": model_name, "ls_model_type": "chat"},
-    )(achat_completion if inspect.iscoroutinefunction(call) else chat_completion)
+    )(achat_completion if is_async_callable(call) else chat_completion)
     return run(payload.get("messages"), **{k: v for k, v in payload.items() if k != "messages"})

@@ -419,3 +419,34 @@ def continuous_agreement(
         confidence=confidence,
         notes=tuple(notes),
     )
+
+
+_CATEGORICAL_NAMES = (
+    ("accuracy", "accuracy"),
+    ("kappa", "Cohen's kappa"),
+    ("weighted_kappa", "weighted kappa (quadratic)"),
+    ("fail_precision", "fail precision"),
+    ("fail_recall", "fail recall"),
+)
+_CONTINUOUS_NAMES = (
+    ("pearson", "Pearson r"),
+    ("spearman", "Spearman rho"),
+    ("kendall", "Kendall tau-b"),
+    ("mae", "MAE"),
+    ("bias", "bias (judge - human)"),
+)
+
+
+def figures_of(agreement: CategoricalAgreement | ContinuousAgreement) -> list[tuple[str, Any]]:
+    """``(attribute, Estimate)`` of every figure reported for ``agreement`` (in display order)."""
+    names = _CATEGORICAL_NAMES if isinstance(agreement, CategoricalAgreement) else _CONTINUOUS_NAMES
+    out = []
+    for attr, _ in names:
+        value = getattr(agreement, attr)
+        if value is not None:
+            out.append((attr, value))
+    return out
+
+
+def figure_label(attr: str) -> str:
+    return dict(_CATEGORICAL_NAMES + _CONTINUOUS_NAMES).get(attr, attr)

@@ -8,7 +8,41 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["run_calibrate"]
+__all__ = ["add_parser", "run_calibrate"]
+
+
+def add_parser(sub: Any) -> Any:
+    """The ``calibrate`` subcommand's parser (the caller adds the run-store options)."""
+    cal = sub.add_parser("calibrate", help="measure a judge's agreement with human labels")
+    cal.add_argument(
+        "data",
+        help="labelled dataset (.jsonl, .json, .csv or .tsv), or runs:RUN for the labels given "
+        "to a stored run in `openevals view` (runs:latest, runs:7, runs:TAG)",
+    )
+    cal.add_argument("--labeller", metavar="NAME", help="with runs:RUN, only this person's labels")
+    which = cal.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--judge", metavar="NAME[:option=value...]", help="judge spec, e.g. llm:CORRECTNESS_PROMPT"
+    )
+    which.add_argument("--judge-function", metavar="MODULE:FUNCTION", help="a Python evaluator")
+    cal.add_argument(
+        "--label", default="label", metavar="COLUMN", help="human label column (default: label)"
+    )
+    cal.add_argument("--reason", metavar="COLUMN", help="column with the human's reason")
+    cal.add_argument("--label-type", choices=("boolean", "categorical", "continuous"))
+    cal.add_argument("--choices", metavar="A,B,...", help="every categorical label, in order")
+    cal.add_argument("--feedback-key", metavar="KEY", help="the judge result to compare")
+    cal.add_argument(
+        "--tolerance", type=float, default=0.2, help="continuous: disagreement above this gap"
+    )
+    cal.add_argument("--model", metavar="PROVIDER:MODEL", help="judge model for llm:... judges")
+    cal.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
+    cal.add_argument("--output", metavar="FILE", help="JSONL results; a rerun resumes from it")
+    cal.add_argument("--report", metavar="FILE", help="HTML report with the calibration section")
+    cal.add_argument("--json", metavar="FILE", help="write the agreement report as JSON")
+    cal.add_argument("--cache", metavar="FILE", nargs="?", const=True, help="SQLite judge cache")
+    cal.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return cal
 
 
 def _choices(text: str | None) -> list[str] | None:

@@ -26,15 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals._stats import Estimate, bootstrap_weights, estimate
-from openevals.calibration.agreement import CategoricalAgreement, ContinuousAgreement
+from openevals.calibration.agreement import (
+    CategoricalAgreement,
+    ContinuousAgreement,
+    figure_label,
+    figures_of,
+)
 from openevals.calibration.fewshot import as_example, select_disagreements
 from openevals.calibration.labels import LabelledData
 from openevals.calibration.report import (
     DEFAULT_TOLERANCE,
     JudgedRow,
     agreement_of,
-    figure_label,
-    figures_of,
     judged_rows,
 )
 from openevals.calibration.run import Settings, judge_spec

@@ -29,6 +29,8 @@ from openevals.calibration.agreement import (
     ContinuousAgreement,
     categorical_agreement,
     continuous_agreement,
+    figure_label,
+    figures_of,
 )
 from openevals.calibration.labels import LabelledData, LabelledRow, LabelType
 from openevals.evaluation.redact import Redactor
@@ -181,7 +183,7 @@ class CalibrationReport:
 
     def _repr_html_(self) -> str:
         """The figures and the confusion matrix, as a notebook shows the report."""
-        from openevals.report.notebook import calibration_summary_html
+        from openevals.calibration.report_section import calibration_summary_html
 
         return calibration_summary_html(self)
 
@@ -199,37 +201,6 @@ def _row_dict(row: JudgedRow) -> dict[str, Any]:
         "outputs": row.outputs,
         "reference_outputs": row.reference_outputs,
     }
-
-
-_CATEGORICAL_NAMES = (
-    ("accuracy", "accuracy"),
-    ("kappa", "Cohen's kappa"),
-    ("weighted_kappa", "weighted kappa (quadratic)"),
-    ("fail_precision", "fail precision"),
-    ("fail_recall", "fail recall"),
-)
-_CONTINUOUS_NAMES = (
-    ("pearson", "Pearson r"),
-    ("spearman", "Spearman rho"),
-    ("kendall", "Kendall tau-b"),
-    ("mae", "MAE"),
-    ("bias", "bias (judge - human)"),
-)
-
-
-def figures_of(agreement: CategoricalAgreement | ContinuousAgreement) -> list[tuple[str, Any]]:
-    """``(attribute, Estimate)`` of every figure reported for ``agreement`` (in display order)."""
-    names = _CATEGORICAL_NAMES if isinstance(agreement, CategoricalAgreement) else _CONTINUOUS_NAMES
-    out = []
-    for attr, _ in names:
-        value = getattr(agreement, attr)
-        if value is not None:
-            out.append((attr, value))
-    return out
-
-
-def figure_label(attr: str) -> str:
-    return dict(_CATEGORICAL_NAMES + _CONTINUOUS_NAMES).get(attr, attr)
 
 
 # --------------------------------------------------------------------------- building

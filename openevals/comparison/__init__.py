@@ -20,14 +20,16 @@ if TYPE_CHECKING:
     # The exports: one ``name as name`` per exported name (read at run time too).
     # isort: off
     from openevals.comparison.paired import (
+        acompare as acompare,
+        assert_no_regression as assert_no_regression,
+        compare as compare,
+    )
+    from openevals.comparison.results import (
         ChangedRow as ChangedRow,
         Comparison as Comparison,
         KeyComparison as KeyComparison,
-        acompare as acompare,
-        compare as compare,
     )
     from openevals.comparison.head_to_head import HeadToHead as HeadToHead
-    from openevals.comparison.gate import assert_no_regression as assert_no_regression
     from openevals.comparison.sequential import (
         SequentialComparison as SequentialComparison,
         asequential_compare as asequential_compare,

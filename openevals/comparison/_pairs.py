@@ -11,7 +11,7 @@ from openevals.comparison import stats
 from openevals.comparison._runs import ERROR, NAN, VALUE, KeyScores, RunScores, row_details
 from openevals.comparison._unpaired import same_inputs, unpaired_notes
 from openevals.comparison.corrected import PairCalibration, corrected_difference
-from openevals.comparison.paired import (
+from openevals.comparison.results import (
     ChangedRow,
     Comparison,
     KeyComparison,

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openevals._repr import show
 from openevals.comparison._unpaired import unpaired_gate
 from openevals.comparison.stats import NOT_FINITE
 
 if TYPE_CHECKING:
-    from openevals.comparison.paired import Comparison
+    from openevals.comparison.results import Comparison
 
-__all__ = ["assert_no_regression", "check", "failures", "parse_max_drop"]
+__all__ = ["check", "failures", "parse_max_drop"]
 
 
 def _check_drops(max_drop: Mapping[str, float] | None) -> dict[str, float]:
@@ -103,29 +103,6 @@ def check(
         raise AssertionError(
             "the candidate regressed:\n  " + "\n  ".join(tripped) + "\n\n" + str(comparison)
         )
-
-
-def assert_no_regression(
-    baseline: Any,
-    candidate: Any,
-    *,
-    fail_on_regression: bool = True,
-    max_drop: Mapping[str, float] | None = None,
-    allow_unpaired: float = 0.0,
-    **options: Any,
-) -> Comparison:
-    """For pytest: compare the runs (``options`` go to :func:`compare`) and fail the test with
-    the per-key table when a gate trips; returns the comparison otherwise."""
-    from openevals.comparison.paired import compare
-
-    comparison = compare(baseline, candidate, **options)
-    check(
-        comparison,
-        fail_on_regression=fail_on_regression,
-        max_drop=max_drop,
-        allow_unpaired=allow_unpaired,
-    )
-    return comparison
 
 
 def parse_max_drop(items: list[str]) -> dict[str, float]:

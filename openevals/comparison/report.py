@@ -16,7 +16,7 @@ from openevals.report.templating import environment, number
 if TYPE_CHECKING:
     import jinja2
 
-    from openevals.comparison.paired import Comparison, KeyComparison
+    from openevals.comparison.results import Comparison, KeyComparison
 
 __all__ = ["render", "summary_html", "text_table", "write_report"]
 

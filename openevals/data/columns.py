@@ -26,11 +26,66 @@ from dataclasses import dataclass
 from typing import Any
 
 from openevals._repr import show
-from openevals._structure import fold
-from openevals.data.rows import FIELDS, GRAPHRAG_COLUMNS, decode_cell
-from openevals.evaluation.mapping import naming_hint
+from openevals._structure import fold, load_json
 
-__all__ = ["ABSENT", "ColumnPlan", "plan_columns"]
+__all__ = [
+    "ABSENT",
+    "FIELDS",
+    "GRAPHRAG_COLUMNS",
+    "PRESETS",
+    "ColumnPlan",
+    "decode_cell",
+    "naming_hint",
+    "plan_columns",
+]
+
+FIELDS = ("inputs", "outputs", "reference_outputs")
+"""The three standard evaluator arguments."""
+
+GRAPHRAG_COLUMNS = {
+    "Question": "inputs",
+    "Actual answer": "outputs",
+    "Reference answer": "reference_outputs",
+}
+"""graphrag-eval's answer-correctness TSV columns and the fields they map to."""
+
+PRESETS: dict[str, dict[str, str]] = {
+    "ragas": {
+        "question": "inputs",
+        "user_input": "inputs",
+        "answer": "outputs",
+        "response": "outputs",
+        "ground_truth": "reference_outputs",
+        "ground_truths": "reference_outputs",
+        "reference": "reference_outputs",
+        "contexts": "context",
+        "retrieved_contexts": "context",
+    },
+    "deepeval": {
+        "input": "inputs",
+        "actual_output": "outputs",
+        "expected_output": "reference_outputs",
+        "retrieval_context": "context",
+    },
+}
+"""The column names of ragas (0.1 and 0.2 datasets) and deepeval test cases, and their fields."""
+
+_KNOWN = {**PRESETS["ragas"], **PRESETS["deepeval"], "query": "inputs"}
+"""Column names other libraries use, and the field each one holds."""
+
+
+def naming_hint(columns: list[str]) -> str:
+    """A sentence suggesting :func:`map_columns` for columns named as ragas / deepeval name
+    them (``""`` when none is)."""
+    known = {name: _KNOWN[name] for name in columns if name in _KNOWN}
+    if not known:
+        return ""
+    return (
+        f". The columns {sorted(known)} look like ragas/deepeval names: pass "
+        f"map_columns(data, {show(known)}) (or map_columns(data, 'ragas') / 'deepeval') to "
+        "evaluate"
+    )
+
 
 ABSENT: Any = object()
 """A missing cell (the field is left out of the row)."""
@@ -95,6 +150,21 @@ def _children(value: Any, column: str, source: str) -> list[Any] | None:
         if callable(tolist):
             return list(tolist())
     return None
+
+
+def decode_cell(value: str) -> Any:
+    """A text cell holding a JSON object or array (``{...}`` / ``[...]``) decoded, else as is.
+
+    Decoded at any depth (a cell nested deeper than Python's recursion limit becomes that deep
+    value, which the run then records as an error row naming the row and field, as it does for
+    such a value in a list of dicts)."""
+    text = value.strip()
+    if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+        try:
+            return load_json(text)  # at any depth: a row nested too deep is reported on the row
+        except ValueError:
+            return value
+    return value
 
 
 class _Deeper(Exception):
@@ -185,6 +255,14 @@ def _scalar(value: Any, column: str, source: str) -> Any:
         if value.dtype.kind == "M":  # numpy.datetime64
             return ABSENT if str(value) == "NaT" else str(value)
     raise _unsupported(value, column, source)
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A record a table source could not build (a cell with no plain form; ``reason`` names the
+    column): a ``TypeError`` naming the row where rows are read, an error row in a batch run."""
+
+    reason: str
 
 
 @dataclass(frozen=True)

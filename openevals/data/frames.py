@@ -36,9 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals._text import first_surrogate, replace_surrogates
+from openevals.data.encoding import no_gc_pauses
 from openevals.data.sources import require
-from openevals.evaluation.loop import no_gc_pauses
-from openevals.evaluation.store import ResultRows
 
 if TYPE_CHECKING:
     from openevals.evaluation.result import EvaluationResult
@@ -148,7 +147,7 @@ def long_columns(
     if failed is None:
         failed = any(r.get("status") == "error" for r in rows)
     fallback = _keys_by_evaluator(rows) if failed else {}
-    parts: Iterable[Any] = rows.iter_parts() if isinstance(rows, ResultRows) else [rows]
+    parts: Iterable[Any] = rows.iter_parts() if hasattr(rows, "iter_parts") else [rows]
     for part in parts:
         direct = getattr(part, "long_columns", None)
         found = direct(grouped) if direct is not None else None

@@ -35,12 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
-from openevals._structure import load_json
-from openevals.evaluation.row_ids import RowIds, outputs_of, row_fingerprint
+from openevals.data.columns import FIELDS, GRAPHRAG_COLUMNS, Unreadable, decode_cell
+from openevals.data.row_ids import RowIds, outputs_of, row_fingerprint
 
 __all__ = [
-    "FIELDS",
-    "GRAPHRAG_COLUMNS",
     "MISSING",
     "Row",
     "RowDataError",
@@ -48,7 +46,6 @@ __all__ = [
     "Unreadable",
     "check_id",
     "count_rows",
-    "decode_cell",
     "field_at",
     "group_of",
     "iter_rows",
@@ -59,16 +56,6 @@ __all__ = [
     "resolve_path",
     "storable_check",
 ]
-
-FIELDS = ("inputs", "outputs", "reference_outputs")
-"""The three standard evaluator arguments."""
-
-GRAPHRAG_COLUMNS = {
-    "Question": "inputs",
-    "Actual answer": "outputs",
-    "Reference answer": "reference_outputs",
-}
-"""graphrag-eval's answer-correctness TSV columns and the fields they map to."""
 
 _SUFFIXES = {
     ".jsonl": "jsonl",
@@ -117,14 +104,6 @@ class Row:
 class RowDataError(ValueError):
     """A row holds a value that cannot be stored as JSON text, or is not a row at all (recorded
     on the row's evaluations, naming its index and field; the run goes on)."""
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    """A record a table source could not build (a cell with no plain form; ``reason`` names the
-    column): a ``TypeError`` naming the row here, an error row in a batch run."""
-
-    reason: str
 
 
 # Rows are checked with the encoder the records use (``str()`` for non-JSON objects).
@@ -326,21 +305,6 @@ def _read_json(path: Path) -> Iterator[Any]:
     yield from doc
 
 
-def decode_cell(value: str) -> Any:
-    """A text cell holding a JSON object or array (``{...}`` / ``[...]``) decoded, else as is.
-
-    Decoded at any depth (a cell nested deeper than Python's recursion limit becomes that deep
-    value, which the run then records as an error row naming the row and field, as it does for
-    such a value in a list of dicts)."""
-    text = value.strip()
-    if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
-        try:
-            return load_json(text)  # at any depth: a row nested too deep is reported on the row
-        except ValueError:
-            return value
-    return value
-
-
 def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
     parts = dotted.split(".")
     node = target
@@ -426,11 +390,15 @@ def raw_source(data: Any) -> tuple[Iterator[Any], str, bool, Any, frozenset[str]
     ``owned``: the records are made by the reader (files, tables), not the caller's own objects;
     ``known``: for Arrow-backed sources, which records are storable by construction
     (:class:`~openevals.data.sources.Known`), else ``None``; ``fields``: a table's fields."""
-    from openevals.data.sources import open_source
-    from openevals.evaluation.mapping import MappedData
+    from openevals.data.detect import open_source
+    from openevals.data.mapping import MappedData
 
-    if isinstance(data, MappedData):  # map_columns(data, ...)
-        return data.raw_source()
+    if isinstance(data, MappedData):  # map_columns(data, ...): fields unknown if renamed per record
+        renamed = data.renamed()
+        if renamed is not None:
+            return raw_source(renamed)
+        raw, source, _, _, _ = raw_source(data.data)
+        return data.records(raw), source, True, None, None
     opened = open_source(data)  # DataFrames, Parquet, Hugging Face / LangSmith datasets
     if opened is not None:
         return iter(opened.records()), opened.name, True, opened.known, opened.fields
@@ -548,11 +516,11 @@ def count_rows(data: Any) -> int | None:
 
     For files this is a quick pass over the file (no JSON decoding for JSONL).
     """
-    from openevals.data.sources import NOT_A_SOURCE, count_source
-    from openevals.evaluation.mapping import MappedData
+    from openevals.data.detect import NOT_A_SOURCE, count_source
+    from openevals.data.mapping import MappedData
 
     if isinstance(data, MappedData):
-        return data.count()
+        return count_rows(data.data)
     counted = count_source(data)  # the sources of openevals.data.sources
     if counted is not NOT_A_SOURCE:
         return counted  # type: ignore[no-any-return]

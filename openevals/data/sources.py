@@ -37,17 +37,13 @@ from types import ModuleType
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
-from openevals.data.columns import ColumnPlan, plan_columns
-from openevals.data.rows import Unreadable
+from openevals.data.columns import ColumnPlan, Unreadable, plan_columns
 
 __all__ = [
-    "NOT_A_SOURCE",
     "PARQUET_SUFFIXES",
     "TRACE_SUFFIXES",
     "Source",
-    "count_source",
     "library_kind",
-    "open_source",
     "parquet_files",
 ]
 
@@ -56,9 +52,6 @@ PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 
 TRACE_SUFFIXES = (".otlp.json", ".otlp.jsonl", ".otlp.pb", ".otlp.binpb")
 """File name endings read as OTLP traces (:mod:`openevals.traces`)."""
-
-NOT_A_SOURCE: Any = object()
-"""What :func:`count_source` returns for data it does not handle."""
 
 _BATCH_ROWS = 4096
 _GLOB_CHARS = ("*", "?", "[")
@@ -143,7 +136,7 @@ def library_kind(data: Any) -> str | None:
     return None
 
 
-def _as_text_path(data: Any) -> str | None:
+def text_path(data: Any) -> str | None:
     if isinstance(data, os.PathLike):
         text = os.fspath(data)
         return text if isinstance(text, str) else None
@@ -159,7 +152,7 @@ def parquet_files(data: Any) -> list[Path] | None:
             no Parquet file.
         ValueError: a glob matching files that are not Parquet.
     """
-    text = _as_text_path(data)
+    text = text_path(data)
     if text is None or text.startswith("langsmith://"):
         return None
     path = Path(text)
@@ -191,83 +184,6 @@ def parquet_files(data: Any) -> list[Path] | None:
             )
         return matched
     return None
-
-
-def _is_traces(data: Any, text: str | None) -> bool:
-    if text is not None:
-        return text.lower().endswith(TRACE_SUFFIXES)
-    return type(data).__module__ == "openevals.traces.source"
-
-
-def open_source(data: Any) -> Source | None:
-    """``data`` opened as a :class:`Source`, or ``None`` when it is a plain list / text file.
-
-    Opening checks what can be checked before the first row: columns, column types, duplicate
-    ids of in-memory tables, Parquet footers, that a LangSmith dataset exists.
-
-    Raises:
-        TypeError, ValueError, FileNotFoundError: bad input, naming the column or file.
-        ImportError: the library the source needs is missing (naming the extra).
-    """
-    text = _as_text_path(data)
-    if _is_traces(data, text):
-        from openevals.traces.source import open_traces_source
-
-        name, records = open_traces_source(data)
-        return Source(name=name, records=records)
-    if text is not None:
-        if text.startswith("langsmith://"):
-            from openevals.data.langsmith_source import parse_uri
-
-            return parse_uri(text).open()
-        files = parquet_files(text)
-        return None if files is None else _parquet_source(text, files)
-    kind = library_kind(data)
-    if kind == "pandas":
-        return _pandas_source(data)
-    if kind == "polars":
-        return _polars_source(data)
-    if kind == "arrow":
-        return _arrow_source(data)
-    if kind == "hf":
-        return _hf_source(data)
-    from openevals.data.langsmith_source import open_examples
-
-    return open_examples(data)
-
-
-def count_source(data: Any) -> Any:
-    """The number of rows of a source (``None`` if unknown), or :data:`NOT_A_SOURCE`.
-
-    Reads no rows and makes no network call (Parquet footers only).
-    """
-    text = _as_text_path(data)
-    if _is_traces(data, text):
-        return None
-    if text is not None:
-        if text.startswith("langsmith://"):
-            return None
-        try:
-            files = parquet_files(text)
-        except (OSError, ValueError):
-            return None
-        if files is None:
-            return NOT_A_SOURCE
-        try:
-            return sum(_open_parquet(f).metadata.num_rows for f in files)
-        except ValueError:
-            return None
-    try:
-        kind = library_kind(data)
-    except TypeError:
-        return None
-    if kind is None:
-        from openevals.data.langsmith_source import LangSmithDataset
-
-        return None if isinstance(data, LangSmithDataset) else NOT_A_SOURCE
-    if kind == "hf" and type(data).__name__ == "IterableDataset":
-        return None
-    return len(data)
 
 
 # --------------------------------------------------------------------------- shared checks
@@ -315,7 +231,7 @@ _PANDAS_BAD_KINDS = {
 }
 
 
-def _pandas_source(df: Any) -> Source:
+def pandas_source(df: Any) -> Source:
     require("pandas", "pandas", "a pandas DataFrame")
     name = "pandas DataFrame"
     plan = plan_columns(df.columns, name)
@@ -335,7 +251,7 @@ def _pandas_source(df: Any) -> Source:
     return Source(name=name, records=records, fields=plan.fields)
 
 
-def _polars_source(df: Any) -> Source:
+def polars_source(df: Any) -> Source:
     pl = require("polars", "polars", "a polars DataFrame")
     name = "polars DataFrame"
     plan = plan_columns(df.columns, name)
@@ -400,7 +316,7 @@ def check_arrow_schema(pa: ModuleType, schema: Any, source: str) -> ColumnPlan:
     return plan
 
 
-def _arrow_source(table: Any) -> Source:
+def arrow_source(table: Any) -> Source:
     pa = require("pyarrow", "parquet", "a pyarrow Table")
     name = f"pyarrow {type(table).__name__}"
     plan = check_arrow_schema(pa, table.schema, name)
@@ -417,7 +333,7 @@ def _arrow_source(table: Any) -> Source:
     return Source(name=name, records=records, known=known, fields=plan.fields)
 
 
-def _open_parquet(path: Path) -> Any:
+def open_parquet(path: Path) -> Any:
     require("pyarrow", "parquet", "Reading Parquet")
     pa = importlib.import_module("pyarrow")
     pq = importlib.import_module("pyarrow.parquet")
@@ -430,8 +346,9 @@ def _open_parquet(path: Path) -> Any:
         ) from None
 
 
-def parquet_batches(path: Path, known: Known | None = None) -> Iterator[Any]:
-    """Stream the row dicts of one Parquet file, one record batch in memory at a time.
+def parquet_batches(path: Path, plan: ColumnPlan, known: Known | None = None) -> Iterator[Any]:
+    """Stream the row dicts of one Parquet file, one record batch in memory at a time, mapped by
+    ``plan`` (the file's :func:`check_arrow_schema`, made once when the dataset was opened).
 
     Raises:
         ValueError: the file is corrupt or truncated (naming it), or has a column layout the
@@ -439,9 +356,7 @@ def parquet_batches(path: Path, known: Known | None = None) -> Iterator[Any]:
         TypeError: a column type with no plain form.
     """
     pa = require("pyarrow", "parquet", "Reading Parquet")
-    handle = _open_parquet(path)
-    plan = check_arrow_schema(pa, handle.schema_arrow, str(path))
-    batches = handle.iter_batches(batch_size=_BATCH_ROWS)
+    batches = open_parquet(path).iter_batches(batch_size=_BATCH_ROWS)
     while True:
         try:
             batch = next(batches)
@@ -496,18 +411,18 @@ def arrow_records(plan: ColumnPlan, batch: Any, known: Known | None = None) -> l
     return list(_zip_records(plan, [column.to_pylist() for column in columns]))
 
 
-def _parquet_source(text: str, files: list[Path]) -> Source:
+def parquet_source(text: str, files: list[Path]) -> Source:
     pa = require("pyarrow", "parquet", "Reading Parquet")
-    handles = [_open_parquet(path) for path in files]  # corrupt footers fail now
-    fields: frozenset[str] = frozenset()
-    for path, handle in zip(files, handles):  # noqa: B905 - same length
-        fields |= check_arrow_schema(pa, handle.schema_arrow, str(path)).fields
-    del handles
-
+    # Corrupt footers fail now; each file's columns are planned here, once, then rows stream.
+    plans = [check_arrow_schema(pa, open_parquet(path).schema_arrow, str(path)) for path in files]
+    fields = frozenset[str]().union(*(plan.fields for plan in plans))
     known = Known()
 
     def records() -> Iterator[dict[str, Any]]:
-        return itertools.chain.from_iterable(parquet_batches(path, known=known) for path in files)
+        return itertools.chain.from_iterable(
+            parquet_batches(path, plan, known=known)
+            for path, plan in zip(files, plans)  # noqa: B905 - same length
+        )
 
     return Source(name=text, records=records, known=known, fields=fields)
 
@@ -515,7 +430,7 @@ def _parquet_source(text: str, files: list[Path]) -> Source:
 # --------------------------------------------------------------------------- Hugging Face
 
 
-def _hf_source(dataset: Any) -> Source:
+def hf_source(dataset: Any) -> Source:
     datasets = require("datasets", "datasets", "a Hugging Face dataset")
     pa = require("pyarrow", "datasets", "a Hugging Face dataset")
     streamed = isinstance(dataset, datasets.IterableDataset)

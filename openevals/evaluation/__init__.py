@@ -67,7 +67,7 @@ if TYPE_CHECKING:
         DataSourceFailed as DataSourceFailed,
         EvaluatorFailing as EvaluatorFailing,
     )
-    from openevals.evaluation.mapping import (
+    from openevals.data.mapping import (
         map_columns as map_columns,
     )
     from openevals.evaluation.runner import (
@@ -84,10 +84,10 @@ if TYPE_CHECKING:
         Trials as Trials,
     )
     from openevals.comparison.paired import (
-        Comparison as Comparison,
         acompare as acompare,
         compare as compare,
     )
+    from openevals.comparison.results import Comparison as Comparison
     # isort: on
 
 __all__, __getattr__, __dir__ = _lazy_exports(__name__, globals())

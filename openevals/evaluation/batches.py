@@ -24,7 +24,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from openevals._contract import display_name
 from openevals._repr import show
-from openevals.data.rows import FIELDS
+from openevals.data.columns import FIELDS
 from openevals.evaluation.records import Recorder, ResultRow
 
 __all__ = [

@@ -22,8 +22,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from openevals.data.columns import GRAPHRAG_COLUMNS
+from openevals.data.encoding import encode, no_gc_pauses
+from openevals.data.row_ids import RowIds, example_text, row_fingerprint
 from openevals.data.rows import (
-    GRAPHRAG_COLUMNS,
     check_id,
     group_of,
     storable_check,
@@ -31,17 +33,14 @@ from openevals.data.rows import (
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
 from openevals.evaluation.evaluators import Outcome, usage_of
-from openevals.evaluation.loop import no_gc_pauses
 from openevals.evaluation.pricing import estimate_cost
 from openevals.evaluation.records import (
     ErrorInfo,
     Evaluation,
     Recorder,
     ResultRow,
-    encode,
     row_record,
 )
-from openevals.evaluation.row_ids import RowIds, example_text, row_fingerprint
 
 if TYPE_CHECKING:
     from openevals.data.rows import Row, RowReader
@@ -304,7 +303,7 @@ def _scalar(value: Any) -> str | None:
 class _EvalLines:
     """One evaluator's ``eval`` lines of a block, written as text from their constant parts;
     a pair that is not plain (an error, usage, a structured score or comment) goes through the
-    record encoder. Either way the text is what :func:`~.records.encode` writes for the line."""
+    record encoder. Either way the text is what :func:`~openevals.data.encoding.encode` writes for the line."""
 
     def __init__(self, block: ColumnBlock, number: int) -> None:
         self.block, self.number = block, number
@@ -387,7 +386,7 @@ async def run_blocks(run: BlockRun) -> None:
     forms = pure_batch_forms(run.evaluators)
     resumed = bool(run.previous.evals or run.previous.rows)
     while True:
-        with no_gc_pauses():  # the collector runs between blocks (see loop.no_gc_pauses)
+        with no_gc_pauses():  # the collector runs between blocks (see data.encoding.no_gc_pauses)
             more = await _one_block(run, forms, resumed)
         if not more:
             return

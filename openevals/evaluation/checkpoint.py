@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
+from openevals.data.encoding import escape_surrogates
+from openevals.data.row_ids import ID_RULE
 from openevals.data.rows import Row
-from openevals.evaluation.records import escape_surrogates
-from openevals.evaluation.row_ids import ID_RULE
 
 __all__ = ["Checkpoint", "Previous", "read_records"]
 

@@ -25,7 +25,8 @@ from openevals._contract import (
 )
 from openevals._judge.cache import active_cache
 from openevals._repr import show
-from openevals.data.rows import GRAPHRAG_COLUMNS, MISSING, field_at
+from openevals.data.columns import GRAPHRAG_COLUMNS
+from openevals.data.rows import MISSING, field_at
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.fingerprint import evaluator_fingerprint
 from openevals.evaluation.pricing import add_usage, normalize_usage

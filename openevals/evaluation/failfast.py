@@ -30,7 +30,6 @@ __all__ = [
     "ErrorTally",
     "EvaluatorFailing",
     "FailFast",
-    "describe_common",
 ]
 
 FAIL_FAST_AFTER = 5
@@ -146,12 +145,3 @@ class ErrorTally:
             {"evaluator": name, "type": kind, "message": message, "count": count}
             for (name, kind, message), count in ranked
         ]
-
-
-def describe_common(common: Sequence[Mapping[str, Any]], width: int = 120) -> list[str]:
-    """One line per entry of :meth:`ErrorTally.common`: ``"5x judge: KeyError: ..."``."""
-    lines = []
-    for item in common:
-        text = f"{item['count']}x {item['evaluator']}: {item['type']}: {item['message']}"
-        lines.append(text if len(text) <= width else text[: width - 3] + "...")
-    return lines

@@ -5,7 +5,6 @@
   waits for its clean-up.
 * :class:`Offload` - a thread pool for sync evaluators and targets that carries the caller's
   context variables (so the judge cache reaches the thread).
-* :func:`no_gc_pauses` - a stretch of work without cyclic-GC passes.
 """
 
 from __future__ import annotations
@@ -16,14 +15,13 @@ import concurrent.futures
 import contextlib
 import contextvars
 import functools
-import gc
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["LoopThread", "Offload", "no_gc_pauses", "run_on_loop"]
+__all__ = ["LoopThread", "Offload", "run_on_loop"]
 
 
 class LoopThread:
@@ -125,17 +123,3 @@ class Offload:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
-
-
-@contextlib.contextmanager
-def no_gc_pauses() -> Iterator[None]:
-    """Build many records without cyclic-GC passes: each pass would walk every record still
-    alive (the caller's dataset, the rows built so far), for no garbage. Used around one block
-    of rows or one table at a time, so the collector runs between them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

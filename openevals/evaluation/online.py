@@ -51,8 +51,8 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from openevals._repr import show
+from openevals.data.row_ids import row_fingerprint
 from openevals.evaluation.records import Recorder
-from openevals.evaluation.row_ids import row_fingerprint
 from openevals.traces.model import Trace, TraceError
 from openevals.traces.rows import agent_spans, trace_row
 from openevals.traces.sdk import spans_from_sdk

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import PATH_LIMIT, show
-from openevals.data.rows import FIELDS
+from openevals.data.columns import FIELDS
+from openevals.data.encoding import escape_surrogates, storable_text
 from openevals.evaluation.evaluators import RunEvaluator
-from openevals.evaluation.records import escape_surrogates, storable_text
 from openevals.evaluation.result import EvaluationResult
 from openevals.store.runs import RowChunk, RunStore, StoredRun, open_store
 
@@ -360,9 +360,9 @@ def rows_ready(opened: RunStore, run: StoredRun) -> StoredRun:
             f"the rows of run {run.id} are in its output file {show(path, PATH_LIMIT)}, which no "
             "longer exists; restore the file to see them"
         )
-    from openevals.evaluation.reopen import load_run
+    from openevals.evaluation.runfile import load_run_file
 
-    fingerprint = _store_rows(opened, run.id, load_run(path).rows)
+    fingerprint = _store_rows(opened, run.id, load_run_file(path).rows)
     details = {**run.details, "rows_in": "store"}
     opened.update(run.id, details=details, fingerprint=run.fingerprint or fingerprint)
     return opened.run(run.id)

@@ -1,4 +1,5 @@
-"""The records of a batch run, their one JSON encoding, and where secrets are taken out.
+"""The records of a batch run and where secrets are taken out (their one JSON encoding is
+:mod:`openevals.data.encoding`).
 
 In memory, a run produces *result rows* (:class:`ResultRow`, the dicts in
 ``EvaluationResult.rows``), each holding one :class:`Evaluation` per evaluator. The ``output=``
@@ -26,15 +27,14 @@ scores, progress, batch metrics or the result see it), every ``output=`` line
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal, TypedDict
 
-from openevals.data.rows import FIELDS, placeholder
+from openevals.data.columns import FIELDS
+from openevals.data.encoding import encode
+from openevals.data.row_ids import ID_RULE
 from openevals.evaluation.redact import Redactor
-from openevals.evaluation.row_ids import ID_RULE
 
 __all__ = [
     "CacheCounts",
@@ -43,11 +43,8 @@ __all__ = [
     "Recorder",
     "ResultRow",
     "TargetInfo",
-    "encode",
     "error_type",
-    "escape_surrogates",
     "row_record",
-    "storable_text",
 ]
 
 Status = Literal["success", "error"]
@@ -109,56 +106,8 @@ class ResultRow(_ResultRowBase, total=False):
     status: Status
 
 
-# Built once (json.dumps builds an encoder on every call with these options).
-_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 _EVAL_FILE_KEYS = tuple(k for k in Evaluation.__annotations__ if k != "resumed")
 _ROW_FILE_KEYS = ("inputs", "outputs", "reference_outputs", "extra", "group", "target")
-
-
-def encode(record: Any) -> str:
-    """The one JSON encoding of records (no trailing newline), ``str()`` fallback.
-
-    A value that cannot be stored as JSON (a cycle, nesting too deep for the encoder) is
-    replaced by a bounded text naming it (:func:`~.data.placeholder`), so one bad value never
-    costs a record. Lone surrogates are escaped by :func:`storable_text`.
-    """
-    try:
-        return _JSON.encode(record)
-    except (ValueError, RecursionError, TypeError):
-        return _JSON.encode(_storable(record, 4))
-
-
-def _storable(value: Any, depth: int) -> Any:
-    try:
-        _JSON.encode(value)
-    except (ValueError, RecursionError, TypeError):
-        pass
-    else:
-        return value
-    if depth > 0 and isinstance(value, dict):
-        return {str(k): _storable(v, depth - 1) for k, v in value.items()}
-    if depth > 0 and isinstance(value, (list, tuple)):
-        return [_storable(v, depth - 1) for v in value]
-    return placeholder(value)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def escape_surrogates(text: str) -> str:
-    """JSON text with each lone surrogate written as its ``\\uXXXX`` escape: valid UTF-8 that
-    decodes back to the same strings (surrogates only occur inside JSON strings)."""
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def storable_text(record: Any) -> str:
-    """:func:`encode`, made safe to write as UTF-8 (see :func:`escape_surrogates`)."""
-    text = encode(record)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return escape_surrogates(text)
-    return text
 
 
 def error_type(evaluation: Mapping[str, Any]) -> str:

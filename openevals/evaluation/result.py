@@ -68,7 +68,7 @@ class EvaluationResult:
 
     def to_jsonl(self, path: str | os.PathLike[str] | None = None) -> str | None:
         """The rows as JSON Lines: written to ``path`` (returns ``None``), or returned as a str."""
-        from openevals.evaluation.records import storable_text
+        from openevals.data.encoding import storable_text
 
         if path is None:
             return "".join(storable_text(row) + "\n" for row in self.rows)
@@ -212,7 +212,7 @@ class EvaluationResult:
             f"<EvaluationResult{state} rows={len(self.rows)} "
             f"errors={self.summary.get('pairs', {}).get('failed', 0)} {keys}>"
         )
-        from openevals.evaluation.failfast import describe_common
+        from openevals.report.progress import describe_common
 
         common = describe_common(self.summary.get("common_errors") or [])
         return text + "".join(f"\n  {line}" for line in common)

@@ -29,8 +29,8 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
+from openevals.data.row_ids import RowIds
 from openevals.evaluation.records import ResultRow
-from openevals.evaluation.row_ids import RowIds
 
 __all__ = ["SPILL_AFTER", "Part", "ResultRows", "RowStore"]
 

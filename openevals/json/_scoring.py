@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from openevals._repr import show
-from openevals.json._pairing import equal_values, pair_records
+from openevals.json._assign import pair_records
+from openevals.json._pairing import equal_values
 from openevals.json._types import EMPTY_RECORD_KEY, RubricRequest, RubricVerdict, Score
 
 _KEY_PREFIX = "json_match"

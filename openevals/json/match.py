@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
 from openevals._declare import async_twin
 from openevals._judge.shell import attach_core
-from openevals.json._pairing import MAX_PAIRS
+from openevals.json._assign import MAX_PAIRS
 from openevals.json._rubric import _rubric_scorers
 from openevals.json._scoring import _KEY_PREFIX, _build_core, _JsonMatchCore
 from openevals.json._types import (

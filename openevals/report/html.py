@@ -165,7 +165,7 @@ def json_text(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
-        from openevals.evaluation.records import encode
+        from openevals.data.encoding import encode
 
         return encode(value)
 

@@ -1,10 +1,10 @@
 """Notebook views: the summary tables Jupyter shows for results, and the full report inline.
 
-``_repr_html_`` of :class:`~openevals.evaluation.result.EvaluationResult` and of
-:class:`~openevals.calibration.report.CalibrationReport` return the small tables built here (the
-figures, not the rows); :meth:`EvaluationResult.show_report` returns an :class:`InlineReport`,
-whose ``_repr_html_`` is the whole HTML report in a sandboxed ``iframe`` (its styles and script
-stay inside it). The HTML comes from Jinja2 templates with autoescaping, so no cell text can
+``_repr_html_`` of :class:`~openevals.evaluation.result.EvaluationResult` returns the small table
+built here (the figures, not the rows; a section owner such as calibration renders its own
+template with :func:`inline_html`); :meth:`EvaluationResult.show_report` returns an
+:class:`InlineReport`, whose ``_repr_html_`` is the whole HTML report in a sandboxed ``iframe``
+(its styles and script stay inside it). The HTML comes from Jinja2 templates with autoescaping, so no cell text can
 inject markup.
 """
 
@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import jinja2
 
-    from openevals.calibration.report import CalibrationReport
     from openevals.evaluation.result import EvaluationResult
 
-from openevals.evaluation.failfast import describe_common
+from openevals.report.progress import describe_common
 
-__all__ = ["InlineReport", "calibration_summary_html", "result_summary_html"]
+__all__ = ["InlineReport", "inline_html", "interval_text", "number_text", "result_summary_html"]
 
 _RESULT = """\
 <div class="openevals-summary">
@@ -50,25 +49,6 @@ _RESULT = """\
 </div>
 """
 
-_CALIBRATION = """\
-<div class="openevals-calibration">
-<p><strong>CalibrationReport</strong>: judge key <code>{{ key }}</code> against labels
-<code>{{ label }}</code> ({{ label_type }}, {{ n }} rows{% if failed %}, {{ failed }} judge
-errors{% endif %})</p>
-<table>
-<thead><tr><th style="text-align:left">figure</th><th>value</th><th>{{ pct }}% CI</th></tr></thead>
-<tbody>{% for f in figures %}
-<tr><td style="text-align:left">{{ f.label }}</td><td>{{ f.value }}</td><td>{{ f.ci }}</td></tr>
-{% endfor %}</tbody></table>
-{% if confusion %}<p>Confusion (rows: human, columns: judge)</p>
-<table><thead><tr><th></th>{% for l in labels %}<th>{{ l }}</th>{% endfor %}</tr></thead>
-<tbody>{% for label, counts in confusion %}<tr><th>{{ label }}</th>
-{% for c in counts %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>{% endif %}
-<p>{{ disagreements }} disagreements{% if disagreements %} (<code>.disagreements</code>, most
-severe first){% endif %}; full report: <code>.report_html(path)</code>.</p>
-</div>
-"""
-
 
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
@@ -76,10 +56,23 @@ def _environment() -> jinja2.Environment:
 
     from openevals.report.templating import environment
 
-    return environment(jinja2.DictLoader({"result": _RESULT, "calibration": _CALIBRATION}))
+    return environment(jinja2.DictLoader({"result": _RESULT}))
 
 
-def _num(value: Any) -> str:
+@functools.lru_cache(maxsize=8)
+def _inline_template(source: str) -> jinja2.Template:
+    return _environment().from_string(source)
+
+
+def inline_html(template: str, **values: Any) -> str:
+    """``template`` (Jinja2 source, compiled once) rendered with ``values``, autoescaped: how a
+    section owner (calibration's ``_repr_html_``) makes its notebook view without this module
+    knowing it."""
+    return _inline_template(template).render(**values)
+
+
+def number_text(value: Any) -> str:
+    """A figure as a table cell: 3 decimals (3 significant digits from 1000), ``-`` for none."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -89,9 +82,10 @@ def _num(value: Any) -> str:
     return str(value)
 
 
-def _ci(interval: Any) -> str:
+def interval_text(interval: Any) -> str:
+    """``[low, high]`` as a table cell, ``-`` when there is no interval."""
     if isinstance(interval, (list, tuple)) and len(interval) == 2:
-        return f"[{_num(interval[0])}, {_num(interval[1])}]"
+        return f"[{number_text(interval[0])}, {number_text(interval[1])}]"
     return "-"
 
 
@@ -105,10 +99,10 @@ def result_summary_html(result: EvaluationResult) -> str:
         {
             "key": key,
             "count": stats.get("count", 0),
-            "mean": _num(stats.get("mean")),
-            "ci": _ci(stats.get("ci95")),
-            "min": _num(stats.get("min")),
-            "max": _num(stats.get("max")),
+            "mean": number_text(stats.get("mean")),
+            "ci": interval_text(stats.get("ci95")),
+            "min": number_text(stats.get("min")),
+            "max": number_text(stats.get("max")),
             "corrected": corrected_cells(stats.get("corrected")),
         }
         for key, stats in result.aggregates.items()
@@ -130,43 +124,6 @@ def result_summary_html(result: EvaluationResult) -> str:
             groups=len(groups),
             errors=sorted(by_evaluator.items()),
             common=describe_common(summary.get("common_errors") or [], width=300),
-        )
-    )
-
-
-def calibration_summary_html(report: CalibrationReport) -> str:
-    """The figures (with intervals) and the confusion matrix of a calibration report."""
-    from openevals.calibration.agreement import CategoricalAgreement
-    from openevals.calibration.report import figure_label, figures_of
-
-    agreement = report.agreement
-    figures = [
-        {
-            "label": figure_label(attr),
-            "value": _num(est.value) if est.value is not None else (est.note or "-"),
-            "ci": _ci((est.low, est.high)) if est.low is not None else "-",
-        }
-        for attr, est in figures_of(agreement)
-    ]
-    confusion: list[tuple[str, list[int]]] = []
-    labels: list[str] = []
-    if isinstance(agreement, CategoricalAgreement):
-        labels = [str(x) for x in agreement.labels]
-        confusion = [(label, list(row)) for label, row in zip(labels, agreement.confusion)]  # noqa: B905
-    return (
-        _environment()
-        .get_template("calibration")
-        .render(
-            key=report.feedback_key,
-            label=report.label,
-            label_type=report.label_type,
-            n=report.n,
-            failed=len(report.failed),
-            pct=round(agreement.confidence * 100),
-            figures=figures,
-            labels=labels,
-            confusion=confusion,
-            disagreements=len(report.disagreements),
         )
     )
 

@@ -15,10 +15,8 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
-
-from openevals.evaluation.failfast import describe_common
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,12 +30,22 @@ __all__ = [
     "RichProgress",
     "RunState",
     "concurrency_label",
+    "describe_common",
     "make_progress",
     "print_summary",
     "summary_table",
 ]
 
 _MAX_LIVE_KEYS = 12
+
+
+def describe_common(common: Sequence[Mapping[str, Any]], width: int = 120) -> list[str]:
+    """One line per entry of :meth:`ErrorTally.common`: ``"5x judge: KeyError: ..."``."""
+    lines = []
+    for item in common:
+        text = f"{item['count']}x {item['evaluator']}: {item['type']}: {item['message']}"
+        lines.append(text if len(text) <= width else text[: width - 3] + "...")
+    return lines
 
 
 class RunState(Protocol):

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from openevals._repr import show
 
-__all__ = ["add_parsers", "add_store_options", "run_runs", "run_view"]
+__all__ = ["add_parsers", "add_store_options", "check_store", "run_runs", "run_view", "tag_run"]
 
 
 def add_store_options(parser: Any) -> None:
@@ -26,6 +27,30 @@ def add_store_options(parser: Any) -> None:
     parser.add_argument(
         "--tag", action="append", default=[], metavar="TAG", help="tag the recorded run"
     )
+
+
+def check_store(args: argparse.Namespace, usage_error: type[Exception]) -> None:
+    """The run store opens (before any model call), and tags are valid."""
+    from openevals.store.runs import check_tags, open_store, store_option
+
+    store = store_option(args)
+    if store is None:
+        return
+    try:
+        check_tags(args.tag)
+        open_store(store).close()
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        raise usage_error(f"--store: {exc}") from None
+
+
+def tag_run(store: Any, run_id: int, tags: Sequence[str]) -> None:
+    """Tag a run ``openevals run --store`` recorded, and say where it is."""
+    from openevals.store.runs import open_store
+
+    with open_store(store) as opened:
+        if tags:
+            opened.tag(run_id, *tags)
+        print(f"Recorded: run {run_id} in {opened.location}")
 
 
 def add_parsers(sub: Any) -> None:

@@ -62,7 +62,7 @@ def test_a_planted_improvement_on_2000_boolean_rows_is_found() -> None:
 def test_false_positive_rate_over_200_seeds_stays_near_alpha(kind: str) -> None:
     """Two runs of 2,000 rows with no real difference (each run re-draws its noise): the test of
     each key type rejects at alpha 0.05 in 2% to 8% of 200 seeds."""
-    from openevals.comparison.paired import key_comparison
+    from openevals.comparison.results import key_comparison
 
     rejections = 0
     for seed in range(200):

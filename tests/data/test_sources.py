@@ -17,8 +17,8 @@ import pytest
 
 import openevals
 from openevals.calibration import calibrate
+from openevals.data.detect import open_source
 from openevals.data.rows import count_rows, iter_rows, load_rows
-from openevals.data.sources import open_source
 
 
 def _rows(data: Any) -> list[dict[str, Any]]:
@@ -132,6 +132,28 @@ def test_parquet_directory_and_glob_read_in_sorted_order(tmp_path: Path) -> None
     assert _rows(tmp_path / "part") == EXPECTED
     assert _rows(str(tmp_path / "part" / "*.parquet")) == EXPECTED
     assert count_rows(tmp_path / "part") == 3
+
+
+def test_a_parquet_dataset_plans_its_columns_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening plans each file's columns (and fails early on a bad layout); reading then streams
+    rows through those plans instead of planning every file again (issue 34 item 4)."""
+    import openevals.data.sources as sources
+
+    (tmp_path / "part").mkdir()
+    _parquet(tmp_path / "part", "a.parquet", {k: v[:2] for k, v in FRAME.items()})
+    _parquet(tmp_path / "part", "b.parquet", {k: v[2:] for k, v in FRAME.items()})
+    planned: list[str] = []
+    real = sources.check_arrow_schema
+
+    def counting(pa_module: Any, schema: Any, source: str) -> Any:
+        planned.append(Path(source).name)
+        return real(pa_module, schema, source)
+
+    monkeypatch.setattr(sources, "check_arrow_schema", counting)
+    assert _rows(tmp_path / "part") == EXPECTED
+    assert planned == ["a.parquet", "b.parquet"]
 
 
 def test_parquet_is_read_in_record_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openevals.data.columns import plan_columns
-from openevals.data.rows import FIELDS, load_rows
+from openevals.data.columns import FIELDS, plan_columns
+from openevals.data.rows import load_rows
 
 NAMES = st.text(alphabet="abcdefgh_", min_size=1, max_size=4)
 KINDS = ("str", "int", "float", "bool")

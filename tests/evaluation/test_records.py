@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from openevals.data.encoding import encode
 from openevals.evaluation import evaluate
-from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo, encode
+from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo
 from openevals.exact import exact_match
 
 DATA = [

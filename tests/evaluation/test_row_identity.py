@@ -14,8 +14,8 @@ import pytest
 
 from openevals import evaluate
 from openevals.cli import main
+from openevals.data.row_ids import ID_RULE
 from openevals.data.rows import load_rows
-from openevals.evaluation.row_ids import ID_RULE
 
 pd = pytest.importorskip("pandas")
 
@@ -142,7 +142,7 @@ def test_compare_says_when_unpaired_rows_look_like_changed_examples_and_the_gate
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from openevals.comparison import compare
-    from openevals.comparison.gate import assert_no_regression
+    from openevals.comparison.paired import assert_no_regression
 
     v1, v2 = tmp_path / "v1.jsonl", tmp_path / "v2.jsonl"
     evaluate(_frame(["yes"] * 30), ["exact_match"], output=v1, progress=False)

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openevals import evaluate, exact_match, levenshtein_distance
+from openevals.data.encoding import encode
 from openevals.evaluation import blocks, store
 from openevals.evaluation.blocks import ColumnBlock, EvalColumn, _EvalLines
-from openevals.evaluation.records import Recorder, encode
+from openevals.evaluation.records import Recorder
 from openevals.evaluation.store import ResultRows, RowStore
 
 

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Indel
 
-from openevals.json import _pairing, _scoring, create_json_match_evaluator
+from openevals.json import _assign, _pairing, _scoring, create_json_match_evaluator
 from openevals.json.match import MAX_PAIRS
 
 # Values whose == agrees with their text (no 1 / 1.0 / True look-alikes): the identical-first
@@ -93,8 +93,8 @@ def test_every_path_finds_an_optimal_pairing(
         refs = [*refs, dict(outs[0])]  # an identical record for the identical-first step
     with pytest.MonkeyPatch.context() as patch:
         for name, value in PATHS[path].items():
-            patch.setattr(_pairing, name, value)
-        pairs = _pairing.pair_records(
+            patch.setattr(_assign, name, value)
+        pairs = _assign.pair_records(
             outs, refs, exclude_keys=frozenset(), rubric=dict.fromkeys(rubric, "criteria")
         )
     assert len(pairs) == min(len(outs), len(refs))
@@ -136,10 +136,10 @@ def test_results_are_those_of_the_optimal_pairing(
 def test_numpy_and_python_paths_choose_the_same_pairs(
     outs: list[Any], refs: list[Any], seed: int
 ) -> None:
-    python = _pairing.pair_records(outs, refs, exclude_keys=frozenset(), rubric={})
+    python = _assign.pair_records(outs, refs, exclude_keys=frozenset(), rubric={})
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_pairing, "_PYTHON_PAIRS", 0)
-        dense = _pairing.pair_records(outs, refs, exclude_keys=frozenset(), rubric={})
+        patch.setattr(_assign, "_PYTHON_PAIRS", 0)
+        dense = _assign.pair_records(outs, refs, exclude_keys=frozenset(), rubric={})
     assert sorted(python) == sorted(dense)
     # ... and neither depends on the order of the lists
     shuffled_outs, shuffled_refs = list(outs), list(refs)
@@ -189,14 +189,14 @@ def test_half_different_large_lists_pair_each_record_with_its_original() -> None
     for record in outputs[::2]:
         record["name"] = "someone-else"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_pairing, "_LARGE_PAIRS", 10_000)
-        pairs = _pairing.pair_records(outputs, reference, exclude_keys=frozenset(), rubric={})
+        patch.setattr(_assign, "_LARGE_PAIRS", 10_000)
+        pairs = _assign.pair_records(outputs, reference, exclude_keys=frozenset(), rubric={})
     assert sorted(pairs) == [(i, i) for i in range(1_500)]
 
 
 def test_remainder_above_the_limit_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     assert MAX_PAIRS == 25_000_000
-    monkeypatch.setattr(_pairing, "MAX_PAIRS", 20)
+    monkeypatch.setattr(_assign, "MAX_PAIRS", 20)
     outputs = [{"v": i} for i in range(6)]
     reference = [{"v": -i - 1} for i in range(4)] + [{"v": 0}]
     with pytest.raises(ValueError) as caught:

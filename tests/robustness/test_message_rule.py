@@ -41,7 +41,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ),
     ("json/_pairing.py", "value"): "a canonical sort/identity key of a scalar, not a message",
     ("json/_pairing.py", "x"): "a canonical sort/identity key of a scalar, not a message",
-    ("json/_pairing.py", "k"): "a tie-break sort key, not a message",
+    ("json/_assign.py", "k"): "a tie-break sort key, not a message",
     ("rag/_steps_compare.py", "value"): "a canonical identity key, not a message",
     ("calibration/fewshot.py", "row.human"): "a grouping key of labels, not a message",
     ("calibration/fewshot.py", "row.judge"): "a grouping key of labels, not a message",

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from openevals import aevaluate, evaluate, exact_match
+from openevals.data.encoding import escape_surrogates, storable_text
 from openevals.data.rows import RowDataError, iter_rows
-from openevals.evaluation.records import escape_surrogates, storable_text
 
 DEEP = 2_000
 

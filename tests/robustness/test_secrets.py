@@ -22,11 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openevals.cli import main
+from openevals.data.encoding import encode
+from openevals.data.row_ids import ID_RULE, row_fingerprint
 from openevals.evaluation import BatchMetrics, EvaluatorSpec, aevaluate, evaluate
 from openevals.evaluation.evaluators import prepare_evaluators
-from openevals.evaluation.records import encode
 from openevals.evaluation.redact import REDACTED, Redactor, is_secret_name
-from openevals.evaluation.row_ids import ID_RULE, row_fingerprint
 from openevals.exact import exact_match
 from openevals.report.html import render_report
 from openevals.report.progress import RichProgress, print_summary

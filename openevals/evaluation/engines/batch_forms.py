@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openevals.data.rows import FIELDS
+from openevals.data.columns import FIELDS
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, counting_cache, normalize_many
 
 __all__ = ["BatchForm", "batch_form", "run_batch_form"]

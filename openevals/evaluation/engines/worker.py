@@ -345,8 +345,8 @@ def finish_parts(folder: str | os.PathLike[str] | None, result: Any) -> None:
     """Mark a finished ``RayEngine(parquet=)`` folder complete: ``_SUCCESS``, holding the summary."""
     if folder is None:
         return
+    from openevals.data.encoding import storable_text
     from openevals.data.frames import atomic_write
-    from openevals.evaluation.records import storable_text
 
     text = storable_text(result.to_dict())
     atomic_write(Path(folder) / SUCCESS, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))

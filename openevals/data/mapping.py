@@ -21,54 +21,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from openevals._repr import show
+from openevals.data.columns import PRESETS
+from openevals.data.sources import library_kind
 
-__all__ = ["PRESETS", "MappedData", "map_columns", "naming_hint"]
-
-_INPUTS = {"question": "inputs", "user_input": "inputs", "input": "inputs", "query": "inputs"}
-_OUTPUTS = {"answer": "outputs", "response": "outputs", "actual_output": "outputs"}
-_REFERENCE = {
-    "ground_truth": "reference_outputs",
-    "ground_truths": "reference_outputs",
-    "reference": "reference_outputs",
-    "expected_output": "reference_outputs",
-}
-_CONTEXT = {"contexts": "context", "retrieved_contexts": "context", "retrieval_context": "context"}
-
-PRESETS: dict[str, dict[str, str]] = {
-    "ragas": {
-        "question": "inputs",
-        "user_input": "inputs",
-        "answer": "outputs",
-        "response": "outputs",
-        "ground_truth": "reference_outputs",
-        "ground_truths": "reference_outputs",
-        "reference": "reference_outputs",
-        "contexts": "context",
-        "retrieved_contexts": "context",
-    },
-    "deepeval": {
-        "input": "inputs",
-        "actual_output": "outputs",
-        "expected_output": "reference_outputs",
-        "retrieval_context": "context",
-    },
-}
-"""The column names of ragas (0.1 and 0.2 datasets) and deepeval test cases, and their fields."""
-
-_KNOWN = {**_INPUTS, **_OUTPUTS, **_REFERENCE, **_CONTEXT}
-
-
-def naming_hint(columns: list[str]) -> str:
-    """A sentence suggesting :func:`map_columns` for columns named as ragas / deepeval name
-    them (``""`` when none is)."""
-    known = {name: _KNOWN[name] for name in columns if name in _KNOWN}
-    if not known:
-        return ""
-    return (
-        f". The columns {sorted(known)} look like ragas/deepeval names: pass "
-        f"map_columns(data, {show(known)}) (or map_columns(data, 'ragas') / 'deepeval') to "
-        "evaluate"
-    )
+__all__ = ["PRESETS", "MappedData", "map_columns"]
 
 
 class MappedData:
@@ -83,26 +39,8 @@ class MappedData:
     def __repr__(self) -> str:
         return f"map_columns({type(self.data).__name__}, {show(self.columns)})"
 
-    def raw_source(self) -> tuple[Iterator[Any], str, bool, Any, frozenset[str] | None]:
-        """:func:`~.data.raw_source` of the renamed data (fields unknown when renamed per record)."""
-        from openevals.data.rows import raw_source
-
-        renamed = self.renamed()
-        if renamed is not None:
-            return raw_source(renamed)
-        raw, source, _, _, _ = raw_source(self.data)
-        return self.records(raw), source, True, None, None
-
-    def count(self) -> int | None:
-        """:func:`~.data.count_rows` of the data."""
-        from openevals.data.rows import count_rows
-
-        return count_rows(self.data)
-
     def renamed(self) -> Any:
         """The table renamed by its own library, or ``None`` for other sources."""
-        from openevals.data.sources import library_kind
-
         kind = library_kind(self.data)
         if kind is None:
             return None
