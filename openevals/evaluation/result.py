@@ -58,14 +58,6 @@ class EvaluationResult:
     corrections: dict[str, Any] = field(default_factory=dict, repr=False)
     """After :meth:`corrected`: feedback key -> :class:`~openevals.trust.corrected.CorrectedMean`."""
 
-    @classmethod
-    def load(cls, source: str | os.PathLike[str] | int, *, store: Any = None) -> EvaluationResult:
-        """A finished run reopened from its ``output=`` file, or from a run store by id or tag
-        (``store=``); see :func:`openevals.load_run`."""
-        from openevals.evaluation.reopen import load_run
-
-        return load_run(source, store=store)
-
     def to_jsonl(self, path: str | os.PathLike[str] | None = None) -> str | None:
         """The rows as JSON Lines: written to ``path`` (returns ``None``), or returned as a str."""
         from openevals.data.encoding import storable_text
