@@ -153,6 +153,7 @@ def _minimal_context() -> dict[str, Any]:
         "grouped": False,
         "rows": [],
         "rows_total": 0,
+        "sections": [],
     }
 
 
@@ -205,7 +206,12 @@ def test_sections_are_passed_in_and_checked() -> None:
         "disagreements_total": 0,
         "failed": [],
     }
-    section = ReportSection(kind="calibration", values=values)
+    section = ReportSection(
+        kind="calibration",
+        values=values,
+        template=("openevals.calibration", "calibration.html.j2"),
+        single=True,
+    )
     page = render_report(result, sections=[section])
     assert "a &lt;note&gt;" in page and "against human labels" in page
     assert "against human labels" not in render_report(result)
