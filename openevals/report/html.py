@@ -4,14 +4,15 @@ One file, no external assets: inline CSS, inline SVG charts and a few lines of i
 (only for filtering the rows table; the page reads fine without it). Sections: summary (score
 statistics, evaluators with errors, tokens, cost and cache hits), a histogram per score, per-group
 bars with confidence-interval whiskers (with ``group_by``), dataset metrics, the optional
-sections given in ``sections=`` (:class:`ReportSection`: calibration against human labels comes
-from :mod:`openevals.calibration.report_section`, the pairwise ranking and win-rate matrix from
-:mod:`openevals.pairwise.report_section`; this module imports neither), and a filterable table of
-rows with scores, comments and errors.
+sections given in ``sections=`` in their order, and a filterable table of rows with scores,
+comments and errors.
 
 The page is the Jinja2 template ``templates/report.html.j2`` (shipped in the package) with
 autoescaping on; this module only turns the result into plain values for it (formatted numbers,
-chart geometry). Secrets never reach it: the runner removes them when it makes the records.
+chart geometry). Each :class:`ReportSection` brings its own template from its owner package's
+``templates/`` folder (calibration, pairwise, trials, the audit; this module imports none of
+them): it is rendered in the same kind of environment and the page places the HTML. Secrets
+never reach it: the runner removes them when it makes the records.
 """
 
 from __future__ import annotations
