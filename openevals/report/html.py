@@ -126,8 +126,16 @@ def _section_environment(package: str) -> jinja2.Environment:
 
 
 def _render_section(section: ReportSection) -> str:
+    import jinja2
+
     package, name = section.template
-    template = _section_environment(package).get_template(f"section/{name}")
+    try:
+        template = _section_environment(package).get_template(f"section/{name}")
+    except jinja2.TemplateNotFound as exc:
+        raise ValueError(
+            f"the {section.kind} section's template {name!r} is not in {package}'s templates/ "
+            "folder; check ReportSection.template"
+        ) from exc
     return template.render(section=section.values, text_limit=_TEXT_LIMIT)
 
 

@@ -98,6 +98,11 @@ def test_single_kinds_and_bad_templates_are_refused(
     missing = ReportSection(kind="one", values={}, template=("owner_no_such_pkg", "x.html.j2"))
     with pytest.raises(ValueError, match=r"owner_no_such_pkg.*no templates/ folder"):
         render_report(_result(), sections=[missing])
+    absent = ReportSection(kind="one", values={}, template=("owner_single_pkg", "two.html.j2"))
+    with pytest.raises(
+        ValueError, match=r"'two\.html\.j2' is not in owner_single_pkg's templates/"
+    ):
+        render_report(_result(), sections=[absent])
 
 
 def test_the_report_template_names_no_section_kind() -> None:
