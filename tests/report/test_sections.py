@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from openevals.evaluation.result import EvaluationResult
 from openevals.report.html import ReportSection, render_report
+from tests.report.test_report import calibration_section
 
 _NOTES = """\
 {%- from "report/macros.j2" import clip with context -%}
@@ -30,28 +30,6 @@ def _result() -> EvaluationResult:
     return EvaluationResult(rows=[], aggregates={}, summary={"pairs": {}}, evaluators=["e"])
 
 
-def _calibration() -> ReportSection:
-    values: dict[str, Any] = {
-        "label": "human",
-        "label_type": "boolean",
-        "feedback_key": "k",
-        "n": 1,
-        "confidence": 95,
-        "figures": [],
-        "notes": [],
-        "confusion": None,
-        "disagreements": [],
-        "disagreements_total": 0,
-        "failed": [],
-    }
-    return ReportSection(
-        kind="calibration",
-        values=values,
-        template=("openevals.calibration", "calibration.html.j2"),
-        single=True,
-    )
-
-
 def test_a_new_kind_renders_from_its_own_template_in_order_and_escaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -64,7 +42,7 @@ def test_a_new_kind_renders_from_its_own_template_in_order_and_escaped(
         template=template,
     )
     second = ReportSection(kind="notes", values={"title": "two", "notes": []}, template=template)
-    page = render_report(_result(), sections=[first, _calibration(), second])
+    page = render_report(_result(), sections=[first, calibration_section(notes=[]), second])
     headings = re.findall(r"<h2[^>]*>([^<]*)</h2>", page)
     at = headings.index("Notes: &lt;i&gt;one&lt;/i&gt;")
     assert headings[at : at + 4] == [
