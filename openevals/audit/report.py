@@ -115,7 +115,7 @@ class AuditReport:
 
 
 def audit_section(report: AuditReport) -> ReportSection:
-    """The audit section of the HTML report (the report template's ``audit`` block)."""
+    """The audit section of the HTML report (rendered with ``templates/audit.html.j2``)."""
     from openevals.report.html import ReportSection
 
     values = {
@@ -139,4 +139,4 @@ def audit_section(report: AuditReport) -> ReportSection:
         ],
         "notes": list(report.notes),
     }
-    return ReportSection(kind="audit", values=values)
+    return ReportSection(kind="audit", values=values, template=("openevals.audit", "audit.html.j2"))

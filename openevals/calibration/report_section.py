@@ -101,7 +101,12 @@ def calibration_section(report: CalibrationReport) -> ReportSection:
         "disagreements_total": len(report.disagreements),
         "failed": [{"index": f.index, "id": f.id, "error": f.error} for f in report.failed],
     }
-    return ReportSection(kind="calibration", values=values)
+    return ReportSection(
+        kind="calibration",
+        values=values,
+        template=("openevals.calibration", "calibration.html.j2"),
+        single=True,
+    )
 
 
 def calibration_summary_html(report: CalibrationReport) -> str:

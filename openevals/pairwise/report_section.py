@@ -49,6 +49,7 @@ def pairwise_sections(pairwise: Mapping[str, Any]) -> list[ReportSection]:
         sections.append(
             ReportSection(
                 kind="pairwise",
+                template=("openevals.pairwise", "pairwise.html.j2"),
                 values={
                     "evaluator": name,
                     "comparisons": summary.comparisons,

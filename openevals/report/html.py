@@ -4,14 +4,15 @@ One file, no external assets: inline CSS, inline SVG charts and a few lines of i
 (only for filtering the rows table; the page reads fine without it). Sections: summary (score
 statistics, evaluators with errors, tokens, cost and cache hits), a histogram per score, per-group
 bars with confidence-interval whiskers (with ``group_by``), dataset metrics, the optional
-sections given in ``sections=`` (:class:`ReportSection`: calibration against human labels comes
-from :mod:`openevals.calibration.report_section`, the pairwise ranking and win-rate matrix from
-:mod:`openevals.pairwise.report_section`; this module imports neither), and a filterable table of
-rows with scores, comments and errors.
+sections given in ``sections=`` in their order, and a filterable table of rows with scores,
+comments and errors.
 
 The page is the Jinja2 template ``templates/report.html.j2`` (shipped in the package) with
 autoescaping on; this module only turns the result into plain values for it (formatted numbers,
-chart geometry). Secrets never reach it: the runner removes them when it makes the records.
+chart geometry). Each :class:`ReportSection` brings its own template from its owner package's
+``templates/`` folder (calibration, pairwise, trials, the audit; this module imports none of
+them): it is rendered in the same kind of environment and the page places the HTML. Secrets
+never reach it: the runner removes them when it makes the records.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from openevals._repr import show
 
@@ -60,18 +61,40 @@ class ReportData(Protocol):
 
 @dataclass(frozen=True)
 class ReportSection:
-    """One optional section of the report, made by the package that owns its data.
+    """One optional section of the report, made by the package that owns its data, with its own
+    template.
 
     Attributes:
-        kind: which block of the template shows it: ``"calibration"`` (at most one per report),
-            ``"pairwise"`` (one per pairwise evaluator), ``"audit"`` (a judge audit, from
-            :mod:`openevals.audit.report`) or ``"trials"`` (repeated trials, from
-            :mod:`openevals.trust.report_section`).
-        values: plain, pre-formatted values for that block (the template autoescapes them).
+        kind: what the section is (``"calibration"``, ``"pairwise"``, ``"audit"``, ``"trials"``
+            or a new one); any non-empty text.
+        values: plain, pre-formatted values for the template, which reads them as ``section``
+            (autoescaped; ``text_limit`` and the shared macros of ``report/macros.j2`` are there
+            too).
+        template: ``(package, file name)``: the template in that package's ``templates/``
+            folder, e.g. ``("openevals.pairwise", "pairwise.html.j2")``.
+        single: at most one section of this kind per report (calibration).
     """
 
-    kind: Literal["calibration", "pairwise", "audit", "trials"]
+    kind: str
     values: Mapping[str, Any]
+    template: tuple[str, str]
+    single: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, str) or not self.kind:
+            raise ValueError(f"kind must be a non-empty string; got {show(self.kind)}")
+        if not isinstance(self.values, Mapping):
+            raise TypeError(f"values must be a mapping; got {show(self.values)}")
+        template = self.template
+        if not (
+            isinstance(template, tuple)
+            and len(template) == 2
+            and all(isinstance(part, str) and part for part in template)
+        ):
+            raise ValueError(
+                "template must be a (package, file name) tuple, e.g. "
+                f"('openevals.pairwise', 'pairwise.html.j2'); got {show(template)}"
+            )
 
 
 @functools.lru_cache(maxsize=1)
@@ -82,6 +105,38 @@ def _environment() -> jinja2.Environment:
 
     loader = jinja2.PackageLoader("openevals.report", "templates")
     return environment(loader, keep_trailing_newline=True)
+
+
+@functools.lru_cache(maxsize=32)
+def _section_environment(package: str) -> jinja2.Environment:
+    """The environment of one owner's section templates: its ``templates/`` folder as
+    ``section/`` and the report's (for ``macros.j2``) as ``report/``."""
+    import jinja2
+
+    from openevals.report.templating import environment
+
+    try:
+        owner = jinja2.PackageLoader(package, "templates")
+    except (ImportError, ValueError) as exc:
+        raise ValueError(
+            f"template names package {package!r}, which has no templates/ folder: {exc}"
+        ) from exc
+    report = jinja2.PackageLoader("openevals.report", "templates")
+    return environment(jinja2.PrefixLoader({"report": report, "section": owner}))
+
+
+def _render_section(section: ReportSection) -> str:
+    import jinja2
+
+    package, name = section.template
+    try:
+        template = _section_environment(package).get_template(f"section/{name}")
+    except jinja2.TemplateNotFound as exc:
+        raise ValueError(
+            f"the {section.kind} section's template {name!r} is not in {package}'s templates/ "
+            "folder; check ReportSection.template"
+        ) from exc
+    return template.render(section=section.values, text_limit=_TEXT_LIMIT)
 
 
 def render_report(
@@ -109,11 +164,14 @@ def render_report(
             "openevals.calibration.report_section.calibration_section or "
             "openevals.pairwise.report_section.pairwise_sections"
         )
-    calibration = [s.values for s in sections if s.kind == "calibration"]
-    if len(calibration) > 1:
-        raise ValueError(
-            f"sections holds {len(calibration)} calibration sections; pass at most one"
-        )
+    for kind in {s.kind for s in sections if s.single}:
+        count = sum(1 for s in sections if s.kind == kind)
+        if count > 1:
+            raise ValueError(f"sections holds {count} {kind} sections; pass at most one")
+    from markupsafe import Markup
+
+    # Each section is rendered (autoescaped) by its own template; the page places the HTML.
+    rendered = [Markup(_render_section(s)) for s in sections]
     summary = result.summary
     return (
         _environment()
@@ -138,10 +196,7 @@ def render_report(
             grouped=result.by_group is not None,
             rows=_rows(result, max_rows),
             rows_total=len(result.rows),
-            calibration=calibration[0] if calibration else None,
-            pairwise=[s.values for s in sections if s.kind == "pairwise"],
-            audit=[s.values for s in sections if s.kind == "audit"],
-            trials=[s.values for s in sections if s.kind == "trials"],
+            sections=rendered,
         )
     )
 

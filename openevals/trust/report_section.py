@@ -51,4 +51,8 @@ def trials_section(stats: Mapping[str, TrialStats]) -> ReportSection:
                 "notes": list(item.notes),
             }
         )
-    return ReportSection(kind="trials", values={"per_key": keys})
+    return ReportSection(
+        kind="trials",
+        values={"per_key": keys},
+        template=("openevals.trust", "trials.html.j2"),
+    )

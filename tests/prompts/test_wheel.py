@@ -146,7 +146,13 @@ from openevals.report import html as report
 from openevals.evaluation.result import EvaluationResult
 
 result = EvaluationResult(rows=[], aggregates={}, summary={"pairs": {}}, evaluators=["e<1>"])
-page = report.render_report(result, title="wheel <check>")
+audit = report.ReportSection(
+    kind="audit",
+    values={"rows": 2, "alpha": 0.05, "min_effect": 0.1, "confidence": 95, "tests": [],
+            "notes": ["wheel <note>"]},
+    template=("openevals.audit", "audit.html.j2"),
+)
+page = report.render_report(result, title="wheel <check>", sections=[audit])
 print(json.dumps({"report_file": report.__file__, "page": page}))
 """
 
@@ -155,8 +161,16 @@ def test_wheel_ships_the_report_template(installed: tuple[Path, Path]) -> None:
     wheel, site = installed
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    for name in ("report.html.j2", "report.css", "report.js"):
+    for name in ("report.html.j2", "report.css", "report.js", "macros.j2"):
         assert f"openevals/report/templates/{name}" in names
+    # Each report section's own template ships with its owner package.
+    for owner, name in [
+        ("calibration", "calibration.html.j2"),
+        ("pairwise", "pairwise.html.j2"),
+        ("trust", "trials.html.j2"),
+        ("audit", "audit.html.j2"),
+    ]:
+        assert f"openevals/{owner}/templates/{name}" in names
     # The installed copy renders from its own template (the repository is not on the path).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(site)
@@ -167,3 +181,4 @@ def test_wheel_ships_the_report_template(installed: tuple[Path, Path]) -> None:
     assert out["page"].startswith("<!DOCTYPE html>")
     assert "<title>wheel &lt;check&gt;</title>" in out["page"]
     assert "evaluators: e&lt;1&gt;" in out["page"]
+    assert "<h2>Judge audit</h2>" in out["page"] and "wheel &lt;note&gt;" in out["page"]

@@ -153,6 +153,7 @@ def _minimal_context() -> dict[str, Any]:
         "grouped": False,
         "rows": [],
         "rows_total": 0,
+        "sections": [],
     }
 
 
@@ -185,13 +186,10 @@ def test_report_and_result_do_not_import_each_other() -> None:
     assert "openevals.report.html" not in json.loads(alone.stdout)
 
 
-def test_sections_are_passed_in_and_checked() -> None:
+def calibration_section(*, notes: list[str]) -> Any:
+    """A calibration section of one row, no disagreements, with ``notes``."""
     from openevals.report.html import ReportSection
 
-    result = evaluate([{"outputs": "a", "reference_outputs": "a"}], [exact_match], progress=False)
-    assert result.report_sections() == []
-    with pytest.raises(TypeError, match="sections must be a sequence of ReportSection"):
-        render_report(result, sections=[{"kind": "pairwise"}])  # type: ignore[list-item]
     values = {
         "label": "human",
         "label_type": "boolean",
@@ -199,13 +197,26 @@ def test_sections_are_passed_in_and_checked() -> None:
         "n": 1,
         "confidence": 95,
         "figures": [],
-        "notes": ["a <note>"],
+        "notes": notes,
         "confusion": None,
         "disagreements": [],
         "disagreements_total": 0,
         "failed": [],
     }
-    section = ReportSection(kind="calibration", values=values)
+    return ReportSection(
+        kind="calibration",
+        values=values,
+        template=("openevals.calibration", "calibration.html.j2"),
+        single=True,
+    )
+
+
+def test_sections_are_passed_in_and_checked() -> None:
+    result = evaluate([{"outputs": "a", "reference_outputs": "a"}], [exact_match], progress=False)
+    assert result.report_sections() == []
+    with pytest.raises(TypeError, match="sections must be a sequence of ReportSection"):
+        render_report(result, sections=[{"kind": "pairwise"}])  # type: ignore[list-item]
+    section = calibration_section(notes=["a <note>"])
     page = render_report(result, sections=[section])
     assert "a &lt;note&gt;" in page and "against human labels" in page
     assert "against human labels" not in render_report(result)
