@@ -119,7 +119,7 @@ def _section_environment(package: str) -> jinja2.Environment:
         owner = jinja2.PackageLoader(package, "templates")
     except (ImportError, ValueError) as exc:
         raise ValueError(
-            f"template names package {package!r}, which has no templates/ folder: {exc}"
+            f"template names package {show(package)}, which has no templates/ folder: {exc}"
         ) from exc
     report = jinja2.PackageLoader("openevals.report", "templates")
     return environment(jinja2.PrefixLoader({"report": report, "section": owner}))
@@ -133,8 +133,8 @@ def _render_section(section: ReportSection) -> str:
         template = _section_environment(package).get_template(f"section/{name}")
     except jinja2.TemplateNotFound as exc:
         raise ValueError(
-            f"the {section.kind} section's template {name!r} is not in {package}'s templates/ "
-            "folder; check ReportSection.template"
+            f"the {show(section.kind)} section's template {show(name)} is not in the templates/ "
+            f"folder of package {show(package)}; check ReportSection.template"
         ) from exc
     return template.render(section=section.values, text_limit=_TEXT_LIMIT)
 

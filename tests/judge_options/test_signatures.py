@@ -60,9 +60,12 @@ def _declared() -> dict[str, Any]:
     return dict(FACTORIES)
 
 
-def test_every_judge_factory_is_declared() -> None:
+def test_every_recorded_judge_factory_is_still_declared() -> None:
+    # A judge added since the snapshot passes as it is (as a new deterministic factory does in
+    # tests/compat); ``python -m tests.contract.snapshot --update`` records it, so that later
+    # changes to it show. A recorded judge that is gone fails.
     declared = _declared()
-    assert {path.split(":")[1] for path in BEFORE} == set(declared)
+    assert {path.split(":")[1] for path in BEFORE} <= set(declared)
 
 
 def _disagreements(spec: Any, params: Any) -> list[str]:

@@ -78,7 +78,8 @@ def test_single_kinds_and_bad_templates_are_refused(
         render_report(_result(), sections=[missing])
     absent = ReportSection(kind="one", values={}, template=("owner_single_pkg", "two.html.j2"))
     with pytest.raises(
-        ValueError, match=r"'two\.html\.j2' is not in owner_single_pkg's templates/"
+        ValueError,
+        match=r"'two\.html\.j2' is not in the templates/ folder of package 'owner_single_pkg'",
     ):
         render_report(_result(), sections=[absent])
 
