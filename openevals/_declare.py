@@ -44,6 +44,7 @@ def derive(
     returns: str,
     doc: str,
     module: str | None = None,
+    drop: int = 0,
 ) -> Callable[_P, _R]:
     """A factory ``name`` taking the options of ``declared``: ``build(options)`` makes its result
     (``options``: every option by name, defaults filled in, a new dict per call that ``build``
@@ -51,8 +52,11 @@ def derive(
 
     ``returns`` is the derived factory's return annotation as text (the form
     ``from __future__ import annotations`` gives), ``doc`` its docstring, ``module`` its
-    ``__module__`` (default: the declaration's)."""
+    ``__module__`` (default: the declaration's). ``drop``: how many leading parameters of
+    ``declared`` (its data, e.g. ``outputs``) the factory leaves out; the caller then types the
+    result itself (``Concatenate`` strips them)."""
     signature = inspect.signature(declared)
+    signature = signature.replace(parameters=list(signature.parameters.values())[drop:])
     parameters = signature.parameters.values()
     defaults = {p.name: p.default for p in parameters}
     required = {p.name for p in parameters if p.default is p.empty}
@@ -72,7 +76,9 @@ def derive(
     factory.__signature__ = signature.replace(  # type: ignore[attr-defined]
         return_annotation=returns
     )
-    factory.__annotations__ = {**declared.__annotations__, "return": returns}
+    kept = {"return", *signature.parameters}
+    annotations = {k: v for k, v in declared.__annotations__.items() if k in kept}
+    factory.__annotations__ = {**annotations, "return": returns}
     factory.__wrapped__ = declared  # type: ignore[attr-defined]  # get_type_hints: its globals
     return factory
 

@@ -1,8 +1,8 @@
 """The async twin of a run function whose sync form spells out its options.
 
 The run functions (``evaluate``, ``calibrate``, ``cross_validate``, ``audit_judge``, ``compare``,
-``sequential_compare``) keep an explicit signature, written once on the sync function, so
-``help()``, IDEs and ``mypy --strict`` see every option. :func:`async_entry` makes the async
+``sequential_compare``, ``run_multiturn_simulation``) keep an explicit signature, written once on
+the sync function, so ``help()``, IDEs and ``mypy --strict`` see every option. :func:`async_entry` makes the async
 function from it: the same signature and module, and a call that binds its arguments to that
 signature (defaults applied) and awaits ``body(**arguments)``. The sync function passes its
 options by name, once, to the one function that builds its options object (``RunOptions.from_call``,

@@ -39,8 +39,8 @@ from openevals.code.base import (
     CheckScore,
     CheckTimeoutError,
     CodeEvaluator,
+    code_extraction,
 )
-from openevals.code.extraction import CodeExtraction
 
 MAX_FILES_PER_RUN = 400
 """Samples checked by one checker process; bigger batches run as several processes in a row."""
@@ -317,14 +317,27 @@ async def arun_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckS
 
 
 def typecheck_evaluator(
-    checker: TypeChecker, extraction: CodeExtraction, *, is_async: bool
+    checker: TypeChecker,
+    *,
+    is_async: bool,
+    code_extraction_strategy: Any,
+    code_extractor: Any,
+    model: Any,
+    client: Any,
 ) -> CodeEvaluator | AsyncCodeEvaluator:
     """A type-checking evaluator (with ``batch``, or ``abatch`` when ``is_async``) for
-    ``checker``, the code taken from ``outputs`` by ``extraction``.
+    ``checker``, the code taken from ``outputs`` as the factory's extraction options ask (they are
+    checked here): the one builder of the mypy and pyright factories, sync and async.
 
     Its key is ``<checker>_succeeded``; its run name ``<checker>_evaluator``, or
     ``<checker>_check`` when async (the names of the public release).
     """
+    extraction = code_extraction(
+        code_extraction_strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
+        model=model,
+        client=client,
+    )
     run_name = f"{checker.name}_check" if is_async else f"{checker.name}_evaluator"
     feedback_key = f"{checker.name}_succeeded"
     if is_async:

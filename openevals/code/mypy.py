@@ -27,11 +27,7 @@ from openevals.code._typecheck import (
     has_option,
     typecheck_evaluator,
 )
-from openevals.code.base import (
-    AsyncBatchCodeCheckEvaluator,
-    BatchCodeCheckEvaluator,
-    code_extraction,
-)
+from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator
 from openevals.code.extraction import CodeExtractionStrategy
 
 __all__ = ["DEFAULT_MYPY_CLI_ARGS", "create_async_mypy_evaluator", "create_mypy_evaluator"]
@@ -169,13 +165,11 @@ def create_mypy_evaluator(
     """
     evaluator = typecheck_evaluator(
         MypyChecker(mypy_cli_args, parameter="mypy_cli_args", timeout=timeout),
-        code_extraction(
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        ),
         is_async=False,
+        code_extraction_strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
+        model=model,
+        client=client,
     )
     return cast(BatchCodeCheckEvaluator, evaluator)
 
@@ -192,13 +186,11 @@ def create_async_mypy_evaluator(
     """Async twin of :func:`create_mypy_evaluator` (asyncio subprocess; ``abatch`` for batches)."""
     evaluator = typecheck_evaluator(
         MypyChecker(mypy_cli_args, parameter="mypy_cli_args", timeout=timeout),
-        code_extraction(
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        ),
         is_async=True,
+        code_extraction_strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
+        model=model,
+        client=client,
     )
     return cast(AsyncBatchCodeCheckEvaluator, evaluator)
 

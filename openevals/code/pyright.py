@@ -28,11 +28,7 @@ from openevals.code._typecheck import (
     has_option,
     typecheck_evaluator,
 )
-from openevals.code.base import (
-    AsyncBatchCodeCheckEvaluator,
-    BatchCodeCheckEvaluator,
-    code_extraction,
-)
+from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator
 from openevals.code.extraction import CodeExtractionStrategy
 
 __all__ = [
@@ -165,13 +161,11 @@ def create_pyright_evaluator(
     """
     evaluator = typecheck_evaluator(
         PyrightChecker(pyright_cli_args, timeout=timeout),
-        code_extraction(
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        ),
         is_async=False,
+        code_extraction_strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
+        model=model,
+        client=client,
     )
     return cast(BatchCodeCheckEvaluator, evaluator)
 
@@ -188,13 +182,11 @@ def create_async_pyright_evaluator(
     """Async twin of :func:`create_pyright_evaluator` (asyncio subprocess; ``abatch``)."""
     evaluator = typecheck_evaluator(
         PyrightChecker(pyright_cli_args, timeout=timeout),
-        code_extraction(
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        ),
         is_async=True,
+        code_extraction_strategy=code_extraction_strategy,
+        code_extractor=code_extractor,
+        model=model,
+        client=client,
     )
     return cast(AsyncBatchCodeCheckEvaluator, evaluator)
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from openevals._drivers import adrive, drive
+from openevals._entry import async_entry
 from openevals._messages import convert_to_openai_message, is_langchain_message, to_json_text
 from openevals._repr import show
 from openevals._structure import MAX_DEPTH, check, load_json
@@ -479,37 +480,26 @@ def run_multiturn_simulation(
     return _traced(run, traced)()
 
 
-async def run_multiturn_simulation_async(
-    *,
-    app: Callable[..., Any],
-    user: Callable[..., Any] | Sequence[Any],
-    max_turns: int | None = None,
-    trajectory_evaluators: Sequence[Callable[..., Any]] | None = None,
-    stopping_condition: Callable[..., Any] | None = None,
-    reference_outputs: Any = None,
-    thread_id: str | None = None,
-) -> MultiturnSimulationResult:
-    """Async twin of :func:`run_multiturn_simulation`.
-
-    ``app``, ``user``, ``stopping_condition`` and the evaluators may each be sync or async; only
-    what returns an awaitable is awaited.
-    """
-    simulation, traced = _planned(
-        dict(
-            app=app,
-            user=user,
-            max_turns=max_turns,
-            trajectory_evaluators=trajectory_evaluators,
-            stopping_condition=stopping_condition,
-            reference_outputs=reference_outputs,
-            thread_id=thread_id,
-        )
-    )
+async def _simulate_async(**arguments: Any) -> MultiturnSimulationResult:
+    """The body of ``run_multiturn_simulation_async``: its arguments by name."""
+    simulation, traced = _planned(arguments)
 
     async def run() -> MultiturnSimulationResult:
         return await adrive(simulation, _aperform(traced))
 
     return await _traced(run, traced)()
+
+
+run_multiturn_simulation_async = async_entry(
+    run_multiturn_simulation,
+    _simulate_async,
+    name="run_multiturn_simulation_async",
+    doc="""Async twin of :func:`run_multiturn_simulation`.
+
+    ``app``, ``user``, ``stopping_condition`` and the evaluators may each be sync or async; only
+    what returns an awaitable is awaited.
+    """,
+)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

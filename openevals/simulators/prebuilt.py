@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from openevals._declare import async_twin
 from openevals._drivers import adrive, drive
 from openevals._judge.shell import attach_core
 from openevals._messages import (
@@ -207,23 +208,9 @@ def create_llm_simulated_user(
     return simulated_user
 
 
-def create_async_llm_simulated_user(
-    *,
-    system: str,
-    model: str | None = None,
-    client: BaseChatModel | None = None,
-    fixed_responses: Sequence[str | Any] | None = None,
-    timeout: float | None = None,
-) -> Callable[..., Awaitable[ChatCompletionMessage]]:
-    """Async twin of :func:`create_llm_simulated_user` (the model is called with ``ainvoke``)."""
-    core = _SimulatedUserCore(
-        system=system,
-        model=model,
-        client=client,
-        fixed_responses=fixed_responses,
-        timeout=timeout,
-        is_async=True,
-    )
+def _async_user(options: dict[str, Any]) -> Callable[..., Awaitable[ChatCompletionMessage]]:
+    """The async simulated user of ``create_async_llm_simulated_user(**options)``."""
+    core = _SimulatedUserCore(**options, is_async=True)
 
     async def simulated_user(
         trajectory: Any, *, turn_counter: int | None = None, **kwargs: Any
@@ -235,3 +222,11 @@ def create_async_llm_simulated_user(
 
     attach_core(simulated_user, core.judge)
     return simulated_user
+
+
+create_async_llm_simulated_user = async_twin(
+    create_llm_simulated_user,
+    _async_user,
+    returns="Callable[..., Awaitable[ChatCompletionMessage]]",
+    note="the model is called with ``ainvoke``",
+)

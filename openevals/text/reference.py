@@ -19,10 +19,10 @@ rate: lower is better, and it can exceed 100); ROUGE F-measures in 0-1.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ParamSpec
+from typing import Any, Concatenate, ParamSpec, cast
 
 from openevals._contract import EvaluatorInfo, run_scorer
-from openevals._declare import async_twin, evaluator_for
+from openevals._declare import async_twin, derive, evaluator_for
 from openevals._repr import show
 from openevals.text._metrics import (
     ROUGE_TYPES,
@@ -80,8 +80,8 @@ def _scorer(metric: Metric) -> Callable[..., Any]:
     return score
 
 
-def _evaluator(metric: Metric, factory: Callable[..., Any], *, is_async: bool) -> Any:
-    """The sync or async evaluator of ``metric``, documented like the sync ``factory``."""
+def _evaluator(metric: Metric, doc: str | None, *, is_async: bool) -> Any:
+    """The sync or async evaluator of ``metric``, documented by the sync factory's ``doc``."""
     return evaluator_for(
         is_async,
         _scorer(metric),
@@ -90,7 +90,7 @@ def _evaluator(metric: Metric, factory: Callable[..., Any], *, is_async: bool) -
         paired=True,
         name=f"{metric.name}_async" if is_async else metric.name,
         module=__name__,
-        doc=factory.__doc__,
+        doc=doc,
         returns="list[EvaluatorResult]" if metric.kind == "rouge" else None,
     )
 
@@ -101,9 +101,25 @@ def _async_twin(
     """``create_async_<metric>_evaluator``: the options of ``factory``, the async evaluator."""
 
     def build(options: dict[str, Any]) -> SimpleAsyncEvaluator:
-        return _evaluator(metric(**options), factory, is_async=True)  # type: ignore[no-any-return]
+        return _evaluator(  # type: ignore[no-any-return]
+            metric(**options), factory.__doc__, is_async=True
+        )
 
     return async_twin(factory, build, returns="SimpleAsyncEvaluator")
+
+
+def _sentence_form(
+    corpus: Callable[Concatenate[Any, Any, _P], object], metric: Callable[..., Metric], doc: str
+) -> Callable[_P, SimpleEvaluator]:
+    """``create_<metric>_evaluator``, documented by ``doc``: the options of the corpus function
+    ``corpus`` (those after ``outputs`` and ``reference_outputs``), the sentence-level evaluator."""
+
+    def build(options: dict[str, Any]) -> SimpleEvaluator:
+        return _evaluator(metric(**options), doc, is_async=False)  # type: ignore[no-any-return]
+
+    name = f"create_{corpus.__name__.removesuffix('_batch')}_evaluator"
+    factory = derive(corpus, build, name=name, returns="SimpleEvaluator", doc=doc, drop=2)
+    return cast(Callable[_P, SimpleEvaluator], factory)
 
 
 def _pairs(outputs: Any, reference_outputs: Any) -> tuple[list[str], list[list[str]]]:
@@ -153,7 +169,9 @@ def create_bleu_evaluator(
         max_ngram_order=max_ngram_order,
         effective_order=effective_order,
     )
-    return _evaluator(metric, create_bleu_evaluator, is_async=False)  # type: ignore[no-any-return]
+    return _evaluator(  # type: ignore[no-any-return]
+        metric, create_bleu_evaluator.__doc__, is_async=False
+    )
 
 
 create_async_bleu_evaluator = _async_twin(create_bleu_evaluator, bleu_metric)
@@ -186,34 +204,6 @@ def bleu_batch(
 # --------------------------------------------------------------------------- chrF / chrF++
 
 
-def create_chrf_evaluator(
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: int = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-    feedback_key: str | None = None,
-) -> SimpleEvaluator:
-    """Sentence chrF (sacrebleu, 0-100), key ``chrf``; ``word_order=2`` gives chrF++ (key
-    ``chrf++``). Options are sacrebleu's ``CHRF`` options. Raises ImportError naming the
-    ``[text]`` extra when sacrebleu is missing, ValueError/TypeError for a bad option."""
-    metric = chrf_metric(
-        char_order=char_order,
-        word_order=word_order,
-        beta=beta,
-        lowercase=lowercase,
-        whitespace=whitespace,
-        eps_smoothing=eps_smoothing,
-        feedback_key=feedback_key,
-    )
-    return _evaluator(metric, create_chrf_evaluator, is_async=False)  # type: ignore[no-any-return]
-
-
-create_async_chrf_evaluator = _async_twin(create_chrf_evaluator, chrf_metric)
-
-
 def chrf_batch(
     outputs: Sequence[Any],
     reference_outputs: Sequence[Any],
@@ -240,28 +230,17 @@ def chrf_batch(
     return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
 
 
+create_chrf_evaluator = _sentence_form(
+    chrf_batch,
+    chrf_metric,
+    """Sentence chrF (sacrebleu, 0-100), key ``chrf``; ``word_order=2`` gives chrF++ (key
+    ``chrf++``). Options are sacrebleu's ``CHRF`` options. Raises ImportError naming the
+    ``[text]`` extra when sacrebleu is missing, ValueError/TypeError for a bad option.""",
+)
+create_async_chrf_evaluator = _async_twin(create_chrf_evaluator, chrf_metric)
+
+
 # --------------------------------------------------------------------------- TER
-
-
-def create_ter_evaluator(
-    *,
-    normalized: bool = False,
-    no_punct: bool = False,
-    asian_support: bool = False,
-    case_sensitive: bool = False,
-) -> SimpleEvaluator:
-    """Sentence TER (sacrebleu; an edit rate in percent, lower is better), key ``ter``; metadata:
-    the number of edits and the reference length. Options are sacrebleu's ``TER`` options."""
-    metric = ter_metric(
-        normalized=normalized,
-        no_punct=no_punct,
-        asian_support=asian_support,
-        case_sensitive=case_sensitive,
-    )
-    return _evaluator(metric, create_ter_evaluator, is_async=False)  # type: ignore[no-any-return]
-
-
-create_async_ter_evaluator = _async_twin(create_ter_evaluator, ter_metric)
 
 
 def ter_batch(
@@ -284,30 +263,16 @@ def ter_batch(
     return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
 
 
+create_ter_evaluator = _sentence_form(
+    ter_batch,
+    ter_metric,
+    """Sentence TER (sacrebleu; an edit rate in percent, lower is better), key ``ter``; metadata:
+    the number of edits and the reference length. Options are sacrebleu's ``TER`` options.""",
+)
+create_async_ter_evaluator = _async_twin(create_ter_evaluator, ter_metric)
+
+
 # --------------------------------------------------------------------------- ROUGE
-
-
-def create_rouge_evaluator(
-    *,
-    rouge_types: Sequence[str] = ROUGE_TYPES,
-    use_stemmer: bool = False,
-    split_summaries: bool = False,
-    tokenizer: Any = None,
-) -> SimpleEvaluator:
-    """ROUGE F-measures (rouge-score, 0-1) of ``outputs`` against ``reference_outputs``: one result
-    per type in ``rouge_types`` (key = the type, e.g. ``rouge1``, ``rougeLsum``), precision and
-    recall in metadata. With several references, rouge-score's ``score_multi`` keeps the best one
-    per type. ``tokenizer`` (an object with ``tokenize(text)``) is passed to ``RougeScorer``."""
-    metric = rouge_metric(
-        rouge_types=rouge_types,
-        use_stemmer=use_stemmer,
-        split_summaries=split_summaries,
-        tokenizer=tokenizer,
-    )
-    return _evaluator(metric, create_rouge_evaluator, is_async=False)  # type: ignore[no-any-return]
-
-
-create_async_rouge_evaluator = _async_twin(create_rouge_evaluator, rouge_metric)
 
 
 def rouge_batch(
@@ -328,6 +293,17 @@ def rouge_batch(
         tokenizer=tokenizer,
     )
     return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
+
+
+create_rouge_evaluator = _sentence_form(
+    rouge_batch,
+    rouge_metric,
+    """ROUGE F-measures (rouge-score, 0-1) of ``outputs`` against ``reference_outputs``: one result
+    per type in ``rouge_types`` (key = the type, e.g. ``rouge1``, ``rougeLsum``), precision and
+    recall in metadata. With several references, rouge-score's ``score_multi`` keeps the best one
+    per type. ``tokenizer`` (an object with ``tokenize(text)``) is passed to ``RougeScorer``.""",
+)
+create_async_rouge_evaluator = _async_twin(create_rouge_evaluator, rouge_metric)
 
 
 # --------------------------------------------------------------------------- batch-runner metric

@@ -90,3 +90,18 @@ def test_evaluator_for_makes_the_form_asked_for() -> None:
     assert not inspect.iscoroutinefunction(sync) and inspect.iscoroutinefunction(made)
     assert (info_of(sync), info_of(made)) == (info, info.as_async())
     assert asyncio.run(made(outputs=1, reference_outputs=1)) == sync(outputs=1, reference_outputs=1)
+
+
+def thing_batch(outputs: list[Any], reference_outputs: list[Any], *, size: int = 3) -> int:
+    return size
+
+
+def test_drop_leaves_out_the_leading_data_parameters() -> None:
+    made = derive(
+        thing_batch, _options, name="create_x", returns="dict[str, Any]", doc="D.", drop=2
+    )
+    assert str(inspect.signature(made)) == "(*, size: 'int' = 3) -> 'dict[str, Any]'"
+    assert typing.get_type_hints(made) == {"size": int, "return": dict[str, Any]}
+    assert made(size=5) == {"size": 5}
+    with pytest.raises(TypeError):
+        made([], [], size=5)

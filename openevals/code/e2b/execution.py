@@ -142,22 +142,19 @@ def create_e2b_execution_evaluator(
 
     Returns results with key ``execution_succeeded``.
     """
-    plan = _plan(environment_variables, execution_command, sandbox_project_directory, timeout)
-    return cast(
-        CodeCheckEvaluator,
-        sandbox_evaluator(
-            sandbox,
-            plan,
-            _INFO,
-            dict(
-                code_extraction_strategy=code_extraction_strategy,
-                code_extractor=code_extractor,
-                model=model,
-                client=client,
-            ),
-            is_async=False,
+    evaluator = sandbox_evaluator(
+        sandbox,
+        _plan(environment_variables, execution_command, sandbox_project_directory, timeout),
+        _INFO,
+        dict(
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            model=model,
+            client=client,
         ),
+        is_async=False,
     )
+    return cast(CodeCheckEvaluator, evaluator)
 
 
 def create_async_e2b_execution_evaluator(
@@ -173,22 +170,19 @@ def create_async_e2b_execution_evaluator(
     client: Any = None,
 ) -> AsyncCodeCheckEvaluator:
     """Async twin of :func:`create_e2b_execution_evaluator`, for an ``AsyncSandbox``."""
-    plan = _plan(environment_variables, execution_command, sandbox_project_directory, timeout)
-    return cast(
-        AsyncCodeCheckEvaluator,
-        sandbox_evaluator(
-            sandbox,
-            plan,
-            _INFO,
-            dict(
-                code_extraction_strategy=code_extraction_strategy,
-                code_extractor=code_extractor,
-                model=model,
-                client=client,
-            ),
-            is_async=True,
+    evaluator = sandbox_evaluator(
+        sandbox,
+        _plan(environment_variables, execution_command, sandbox_project_directory, timeout),
+        _INFO,
+        dict(
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            model=model,
+            client=client,
         ),
+        is_async=True,
     )
+    return cast(AsyncCodeCheckEvaluator, evaluator)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

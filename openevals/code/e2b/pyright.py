@@ -111,22 +111,19 @@ def create_e2b_pyright_evaluator(
 
     Returns results with key ``pyright_succeeded``.
     """
-    plan = _plan(sandbox_project_directory, timeout)
-    return cast(
-        CodeCheckEvaluator,
-        sandbox_evaluator(
-            sandbox,
-            plan,
-            _INFO,
-            dict(
-                code_extraction_strategy=code_extraction_strategy,
-                code_extractor=code_extractor,
-                model=model,
-                client=client,
-            ),
-            is_async=False,
+    evaluator = sandbox_evaluator(
+        sandbox,
+        _plan(sandbox_project_directory, timeout),
+        _INFO,
+        dict(
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            model=model,
+            client=client,
         ),
+        is_async=False,
     )
+    return cast(CodeCheckEvaluator, evaluator)
 
 
 def create_async_e2b_pyright_evaluator(
@@ -140,22 +137,19 @@ def create_async_e2b_pyright_evaluator(
     client: Any = None,
 ) -> AsyncCodeCheckEvaluator:
     """Async twin of :func:`create_e2b_pyright_evaluator`, for an ``AsyncSandbox``."""
-    plan = _plan(sandbox_project_directory, timeout)
-    return cast(
-        AsyncCodeCheckEvaluator,
-        sandbox_evaluator(
-            sandbox,
-            plan,
-            _INFO,
-            dict(
-                code_extraction_strategy=code_extraction_strategy,
-                code_extractor=code_extractor,
-                model=model,
-                client=client,
-            ),
-            is_async=True,
+    evaluator = sandbox_evaluator(
+        sandbox,
+        _plan(sandbox_project_directory, timeout),
+        _INFO,
+        dict(
+            code_extraction_strategy=code_extraction_strategy,
+            code_extractor=code_extractor,
+            model=model,
+            client=client,
         ),
+        is_async=True,
     )
+    return cast(AsyncCodeCheckEvaluator, evaluator)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
