@@ -293,7 +293,7 @@ def _run(
     tags: Sequence[str] = (),
     max_cost: float | None = None,
 ) -> int:
-    from openevals.evaluation.failfast import EvaluatorFailing
+    from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
     from openevals.evaluation.pricing import Budget
     from openevals.evaluation.registry import SpecError, build_evaluator
     from openevals.evaluation.result import EvaluationInterrupted
@@ -339,6 +339,10 @@ def _run(
         if failing.result is None:  # pragma: no cover - evaluate always sets it
             raise
         result, stopped = failing.result, str(failing)
+    except DataSourceFailed as failed:  # the rows read before the failure were evaluated
+        if failed.result is not None and failed.rows_read:
+            print_summary(failed.result)
+        raise UsageError(str(failed)) from None
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
         raise UsageError(str(exc)) from None
     for found in labels:

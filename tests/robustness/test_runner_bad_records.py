@@ -197,10 +197,10 @@ def test_a_hugging_face_iterable_dataset_raising_mid_stream() -> None:
     assert "Hugging Face IterableDataset" in str(info.value)
 
 
-def test_a_corrupt_parquet_row_group_keeps_the_rows_before_it(tmp_path: Path) -> None:
+def _corrupt_parquet(tmp_path: Path, n: int = 6000, group: int = 4096) -> Path:
+    """A Parquet file whose second row group is damaged (the first one reads whole)."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    n, group = 6000, 4096  # the reader takes 4096 rows at a time: the first batch is whole
     table = pa.table(
         {
             "inputs": [f"q{i}" for i in range(n)],
@@ -215,6 +215,12 @@ def test_a_corrupt_parquet_row_group_keeps_the_rows_before_it(tmp_path: Path) ->
     start = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
     data[start : start + column.total_compressed_size] = b"\xff" * column.total_compressed_size
     path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_corrupt_parquet_row_group_keeps_the_rows_before_it(tmp_path: Path) -> None:
+    group = 4096  # the reader takes 4096 rows at a time: the first batch is whole
+    path = _corrupt_parquet(tmp_path, group=group)
     out = tmp_path / "run.jsonl"
     with pytest.raises(
         DataSourceFailed, match=r"(?s)after 4096 rows.*truncated or corrupt"
@@ -224,3 +230,16 @@ def test_a_corrupt_parquet_row_group_keeps_the_rows_before_it(tmp_path: Path) ->
     assert isinstance(info.value, ValueError)  # callers catching bad data still catch it
     evals = [line for line in out.read_text().splitlines() if '"kind": "eval"' in line]
     assert len(evals) == group
+
+
+def test_the_cli_shows_the_finished_rows_then_the_data_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openevals.cli import main
+
+    path = _corrupt_parquet(tmp_path)
+    code = main(["run", str(path), "-e", "exact_match", "--no-progress", "--no-store"])
+    out, err = capsys.readouterr()
+    assert code == 2  # a data error, never the gate's 1
+    assert "4096 rows, 0 with errors" in out  # the summary of what finished
+    assert "reading the data failed after 4096 rows" in err
