@@ -8,12 +8,13 @@ read from the store a page at a time (:class:`StoredRows`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Iterator
+from typing import Any
 
 from openevals.evaluation.records import ResultRow
 from openevals.evaluation.result import EvaluationResult
 from openevals.evaluation.runfile import load_run_file
+from openevals.evaluation.store import IndexedRows
 
 __all__ = ["StoredRows", "load_run"]
 
@@ -42,11 +43,12 @@ def load_run(source: str | os.PathLike[str] | int, *, store: Any = None) -> Eval
     return load_run_file(source)
 
 
-class StoredRows(Sequence[ResultRow]):
+class StoredRows(IndexedRows):
     """The rows of a stored run, read from the store a page at a time (``EvaluationResult.rows``
     of a run reopened from a store; ``list()`` it for a list)."""
 
     PAGE = 1024
+    _OWNER = "run"
 
     def __init__(self, store: Any, run_id: int, count: int) -> None:
         self._store, self._run_id, self._count = store, run_id, count
@@ -55,19 +57,7 @@ class StoredRows(Sequence[ResultRow]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, index: int) -> ResultRow: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[ResultRow]: ...
-
-    def __getitem__(self, index: int | slice) -> ResultRow | list[ResultRow]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._count))]
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError(f"row {index} out of range (the run has {self._count} rows)")
+    def _row_at(self, index: int) -> ResultRow:
         number = index // self.PAGE
         if self._page[0] != number:
             page = self._store.rows(self._run_id, offset=number * self.PAGE, limit=self.PAGE)

@@ -21,6 +21,7 @@ Only secret-free records reach the store (:mod:`.records` removes secrets first)
 
 from __future__ import annotations
 
+import abc
 import bisect
 import os
 import pickle
@@ -229,7 +230,37 @@ class RowStore:
         return sum(len(part) for part in self._parts) + loose + len(self._waiting)
 
 
-class ResultRows(Sequence[ResultRow]):
+class IndexedRows(Sequence[ResultRow]):
+    """Result rows looked up by position: the indexing (ints, negative ints, slices; the errors)
+    of :class:`ResultRows` and of a stored run's rows, each of which gives :meth:`_row_at`."""
+
+    __slots__ = ()
+    _OWNER = "result"  # what the rows belong to, in the IndexError message
+
+    @abc.abstractmethod
+    def _row_at(self, index: int) -> ResultRow:
+        """The row at ``index``, with ``0 <= index < len(self)``."""
+
+    @overload
+    def __getitem__(self, index: int) -> ResultRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ResultRow]: ...
+
+    def __getitem__(self, index: int | slice) -> ResultRow | list[ResultRow]:
+        count = len(self)
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(count))]
+        if not isinstance(index, int):
+            raise TypeError(f"result rows are indexed by int or slice; got {type(index).__name__}")
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError(f"row {index} out of range (the {self._OWNER} has {count} rows)")
+        return self._row_at(index)
+
+
+class ResultRows(IndexedRows):
     """The result rows of a run, in data order (``EvaluationResult.rows``; see the module docs).
 
     Read-only. Rows kept in memory as columns are built into dicts once, on first read; rows in
@@ -285,21 +316,7 @@ class ResultRows(Sequence[ResultRow]):
             self._cache = (number, rows)
         return rows
 
-    @overload
-    def __getitem__(self, index: int) -> ResultRow: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[ResultRow]: ...
-
-    def __getitem__(self, index: int | slice) -> ResultRow | list[ResultRow]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._total))]
-        if not isinstance(index, int):
-            raise TypeError(f"result rows are indexed by int or slice; got {type(index).__name__}")
-        if index < 0:
-            index += self._total
-        if not 0 <= index < self._total:
-            raise IndexError(f"row {index} out of range (the result has {self._total} rows)")
+    def _row_at(self, index: int) -> ResultRow:
         number = bisect.bisect_right(self._starts, index) - 1
         return self._part_rows(number)[index - self._starts[number]]
 
