@@ -193,14 +193,28 @@ def krippendorff_alpha(
         ValueError: fewer than 2 judges, judges of unequal length, votes that are not numbers,
             an unknown level, too many categories for a nominal/ordinal level.
     """
+    _check_alpha_options(level, resamples, confidence)
+    return _alpha_of(_matrix(data), level, resamples, seed, confidence)
+
+
+def _check_alpha_options(level: Any, resamples: int, confidence: float) -> None:
     if level not in _LEVELS:
         raise ValueError(f"`level` must be one of {_LEVELS}; got {show(level)}")
+    check_resampling(resamples, confidence)
+
+
+def _rated_rows(x: NDArray[np.float64]) -> int:
+    """How many rows (columns of ``x``) have at least 2 votes."""
     import numpy as np
 
-    check_resampling(resamples, confidence)
-    x = _matrix(data)
-    rows = int(((~np.isnan(x)).sum(0) >= 2).sum())
-    weights = bootstrap_weights(max(rows, 1), resamples, seed)
+    return int(((~np.isnan(x)).sum(0) >= 2).sum())
+
+
+def _alpha_of(
+    x: NDArray[np.float64], level: Level, resamples: int, seed: int, confidence: float
+) -> Estimate:
+    """:func:`krippendorff_alpha` of the checked judges x rows matrix ``x``."""
+    weights = bootstrap_weights(max(_rated_rows(x), 1), resamples, seed)
     values = (
         _alpha_interval(x, weights) if level == "interval" else _alpha_categories(x, weights, level)
     )
@@ -218,9 +232,13 @@ def effective_judges(data: Sequence[Sequence[Any]]) -> tuple[float | None, float
     such rows or a constant judge are left out), averaged and clipped to [0, 1]; ``(None,
     None)`` when no pair has a correlation.
     """
+    return _effective_of(_matrix(data))
+
+
+def _effective_of(x: NDArray[np.float64]) -> tuple[float | None, float | None]:
+    """:func:`effective_judges` of the judges x rows matrix ``x``."""
     import numpy as np
 
-    x = _matrix(data)
     k = x.shape[0]
     found = []
     for a in range(k):
@@ -248,18 +266,14 @@ def panel_agreement(
     confidence: float = 0.95,
 ) -> PanelAgreement:
     """Krippendorff's alpha and the effective number of judges of ``data`` (judges x rows)."""
-    import numpy as np
-
-    alpha = krippendorff_alpha(
-        data, level=level, resamples=resamples, seed=seed, confidence=confidence
-    )
-    x = _matrix(data)
-    effective, correlation = effective_judges(data)
+    _check_alpha_options(level, resamples, confidence)
+    x = _matrix(data)  # once, for both figures
+    effective, correlation = _effective_of(x)
     return PanelAgreement(
-        alpha=alpha,
+        alpha=_alpha_of(x, level, resamples, seed, confidence),
         level=level,
         effective_judges=effective,
         mean_correlation=correlation,
         judges=x.shape[0],
-        rows=int((np.sum(~np.isnan(x), axis=0) >= 2).sum()),
+        rows=_rated_rows(x),
     )
