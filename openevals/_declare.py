@@ -27,7 +27,7 @@ those the family's builder makes: their per-call path is the builder's alone.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
@@ -70,17 +70,66 @@ def derive(
         bound.apply_defaults()
         return build(bound.arguments)
 
-    factory.__name__ = factory.__qualname__ = name
-    factory.__module__ = declared.__module__ if module is None else module
-    factory.__doc__ = doc
-    factory.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        return_annotation=returns
-    )
     kept = {"return", *signature.parameters}
     annotations = {k: v for k, v in declared.__annotations__.items() if k in kept}
-    factory.__annotations__ = {**annotations, "return": returns}
+    _present(
+        factory,
+        name=name,
+        module=declared.__module__ if module is None else module,
+        doc=doc,
+        signature=signature.replace(return_annotation=returns),
+        annotations={**annotations, "return": returns},
+    )
     factory.__wrapped__ = declared  # type: ignore[attr-defined]  # get_type_hints: its globals
     return factory
+
+
+def async_entry(
+    sync: Callable[_P, _R], body: Callable[..., Awaitable[_R]], *, name: str, doc: str
+) -> Callable[_P, Coroutine[Any, Any, _R]]:
+    """``async def name(...)`` with the signature of the run function ``sync``: it binds a call's
+    arguments as ``sync`` would (``TypeError`` for a missing or unknown one) and awaits
+    ``body(**arguments)``.
+
+    The run functions (``evaluate``, ``calibrate``, ``cross_validate``, ``audit_judge``,
+    ``compare``, ``sequential_compare``, ``run_multiturn_simulation``) keep an explicit
+    signature, written once on the sync function; the sync function passes its options by
+    name, once, to the one function that builds its options object (``RunOptions.from_call``,
+    or a plan's ``_plan_of_call``), and ``body`` hands the same names to the same function.
+    Plans use :func:`openevals.evaluation.plans.async_plan_entry`, which builds on this."""
+    signature = inspect.signature(sync)
+
+    async def twin(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return await body(**bound.arguments)
+
+    _present(
+        twin,
+        name=name,
+        module=sync.__module__,
+        doc=doc,
+        signature=signature,
+        annotations=dict(sync.__annotations__),
+    )
+    return twin
+
+
+def _present(
+    function: Callable[..., Any],
+    *,
+    name: str,
+    module: str,
+    doc: str,
+    signature: inspect.Signature,
+    annotations: dict[str, Any],
+) -> None:
+    """Give a derived ``function`` its public face: name, module, docstring, signature."""
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = module
+    function.__doc__ = doc
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    function.__annotations__ = annotations
 
 
 def async_twin(

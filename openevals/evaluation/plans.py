@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from openevals._entry import async_entry
+from openevals._declare import async_entry
 
 if TYPE_CHECKING:
     from openevals.evaluation.result import EvaluationResult
@@ -62,7 +62,7 @@ def async_plan_entry(
 ) -> Callable[P, Coroutine[Any, Any, T]]:
     """``a<name>``, the async twin of the run function ``sync``, whose body is
     ``run_plan(plan(...))`` with its arguments by name: it runs ``plan(**arguments)`` with
-    :func:`arun_plan` (see :func:`openevals._entry.async_entry`)."""
+    :func:`arun_plan` (see :func:`openevals._declare.async_entry`)."""
 
     async def body(**arguments: Any) -> T:
         return await arun_plan(plan(**arguments))

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from openevals._entry import async_entry
+from openevals._declare import async_entry
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.engines.engine import Engine
 from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing

@@ -44,8 +44,8 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from openevals._declare import async_entry
 from openevals._drivers import adrive, drive
-from openevals._entry import async_entry
 from openevals._messages import convert_to_openai_message, is_langchain_message, to_json_text
 from openevals._repr import show
 from openevals._structure import MAX_DEPTH, check, load_json

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from openevals._entry import async_entry
+from openevals._declare import async_entry
 from openevals.audit.run import aaudit_judge, audit_judge
 from openevals.calibration.crossval import across_validate, cross_validate
 from openevals.calibration.run import acalibrate, calibrate
