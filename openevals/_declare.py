@@ -72,7 +72,7 @@ def derive(
 
     kept = {"return", *signature.parameters}
     annotations = {k: v for k, v in declared.__annotations__.items() if k in kept}
-    _present(
+    present(
         factory,
         name=name,
         module=declared.__module__ if module is None else module,
@@ -104,7 +104,7 @@ def async_entry(
         bound.apply_defaults()
         return await body(**bound.arguments)
 
-    _present(
+    present(
         twin,
         name=name,
         module=sync.__module__,
@@ -115,7 +115,7 @@ def async_entry(
     return twin
 
 
-def _present(
+def present(
     function: Callable[..., Any],
     *,
     name: str,

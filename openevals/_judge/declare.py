@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, fields
 from typing import Any, ParamSpec, TypeVar, cast
 
+from openevals._declare import present
 from openevals._judge.options import OPTIONS, FactorySpec, ModelOptions, declare
 from openevals._repr import show
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
@@ -84,6 +85,7 @@ def _factory(
     options: Callable[..., Any],
     build: Callable[[FactorySpec, Any], Any],
     kind: Callable[[Any], Any],
+    doc: str,
 ) -> Callable[..., Any]:
     """One public factory: keywords checked against ``signature``, then ``build``."""
     params = signature.parameters
@@ -102,12 +104,17 @@ def _factory(
             raise TypeError(f"{spec.name}() missing required keyword argument {show(missing[0])}")
         return kind(build(spec, options(**{**defaults, **given})))
 
-    factory.__signature__ = signature  # type: ignore[attr-defined]
-    factory.__annotations__ = {
-        **{n: p.annotation for n, p in params.items()},
-        "return": signature.return_annotation,
-    }
-    factory.__name__ = factory.__qualname__ = spec.name
+    present(
+        factory,
+        name=spec.name,
+        module=build.__module__,
+        doc=doc,
+        signature=signature,
+        annotations={
+            **{n: p.annotation for n, p in params.items()},
+            "return": signature.return_annotation,
+        },
+    )
     return factory
 
 
@@ -153,13 +160,11 @@ def judge_factories(
         returns = kind.__annotations__["return"]
         overrides = (async_annotations or {}) if spec.is_async else {}
         signature = _signature(declared, names, defaults, overrides, str(returns))
-        factory = _factory(spec, signature, options, cast(Any, build), kind)
-        factory.__module__ = build.__module__
-        factory.__doc__ = (
+        text = (
             f"The async twin of :func:`{name}`: the same options, an evaluator to await.\n\n{doc}"
             if spec.is_async
             else doc
         )
-        made.append(factory)
+        made.append(_factory(spec, signature, options, cast(Any, build), kind, text))
     sync, asyn = made
     return cast(Callable[P, S], sync), cast(Callable[P, A], asyn)
