@@ -57,6 +57,9 @@ class EvaluatorInfo:
             called or it cannot be named without resolving anything.
         pure: scoring is deterministic, cheap and does no I/O, so a batch runner may call it
             inline on the event loop instead of in a worker thread.
+        linear: with ``pure``, scoring takes time linear in the size of its input (an equality
+            check, not an alignment), so it stays inline even when the run has an
+            ``eval_timeout`` (which moves every other pure evaluator under the limit).
         judge: scoring calls an LLM judge (so judge caches, retries and token usage apply).
         is_async: the evaluator is a coroutine function.
         score_type: for a judge that answers with a score, what kind: ``"boolean"``,
@@ -72,6 +75,7 @@ class EvaluatorInfo:
     feedback_keys: tuple[str, ...] = ()
     model: str | None = None
     pure: bool = False
+    linear: bool = False
     judge: bool = False
     is_async: bool = False
     score_type: Literal["boolean", "continuous", "choices"] | None = None

@@ -31,7 +31,9 @@ def _score(*, outputs: Any, reference_outputs: Any) -> bool:
     return _canonical(outputs, "outputs") == _canonical(reference_outputs, "reference_outputs")
 
 
-_INFO = EvaluatorInfo(run_name="exact_match", feedback_keys=("exact_match",), pure=True)
+_INFO = EvaluatorInfo(
+    run_name="exact_match", feedback_keys=("exact_match",), pure=True, linear=True
+)
 
 exact_match = make_evaluator(
     _score,

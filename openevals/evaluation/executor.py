@@ -80,20 +80,17 @@ def under_timeout(
     evaluators: Sequence[RunEvaluator], eval_timeout: float | None
 ) -> list[RunEvaluator]:
     """The run's evaluators as they run under ``eval_timeout``: with a limit, every inline (pure)
-    evaluator except those whose time is linear in their input (``exact_match``) runs in the
-    thread pool under the limit instead of on the loop's thread, so that a long text (a BLEU,
-    chrF, TER or ROUGE pair, a Levenshtein distance) ends as a ``TimeoutError`` on its row at the
-    limit instead of holding up the run. Without a limit nothing changes."""
+    evaluator except those whose time is linear in their input (``EvaluatorInfo.linear``:
+    ``exact_match``) runs in the thread pool under the limit instead of on the loop's thread, so
+    that a long text (a BLEU, chrF, TER or ROUGE pair, a Levenshtein distance) ends as a
+    ``TimeoutError`` on its row at the limit instead of holding up the run. Without a limit
+    nothing changes."""
     if eval_timeout is None:
         return list(evaluators)
-    return [replace(ev, inline=False) if ev.inline and not _linear(ev) else ev for ev in evaluators]
-
-
-def _linear(ev: RunEvaluator) -> bool:
-    """Is ``ev`` one of the pure evaluators whose time is linear in their input?"""
-    from openevals.exact import exact_match
-
-    return ev.fn is exact_match
+    return [
+        replace(ev, inline=False) if ev.inline and not (ev.info and ev.info.linear) else ev
+        for ev in evaluators
+    ]
 
 
 class LiveCalls:
