@@ -7,8 +7,9 @@ from it, and :func:`derive` any other factory with the same options:
 * the derived factory has the declaration's real signature (``__signature__`` and
   ``__annotations__``, with its own return annotation), its own ``__name__``, ``__qualname__``,
   ``__module__`` and ``__doc__``, so ``help()``, IDEs and the signature snapshot see every option
-  (``__wrapped__`` is the declaration: ``typing.get_type_hints`` resolves the annotations in the
-  declaring module, which must bind the return annotation's names at run time);
+  (``__wrapped__`` is the declaration, or a declared dataclass's ``__init__``:
+  ``typing.get_type_hints`` resolves the annotations in the declaring module, which must bind
+  the return annotation's names at run time);
 * it is typed ``Callable[P, R]`` with ``P`` the declaration's parameters (``ParamSpec``), so
   ``mypy --strict`` checks every call of it as it checks calls of the declaration;
 * a call binds its arguments to the declaration's signature (a wrong or missing option raises the
@@ -54,7 +55,10 @@ def derive(
     ``from __future__ import annotations`` gives), ``doc`` its docstring, ``module`` its
     ``__module__`` (default: the declaration's). ``drop``: how many leading parameters of
     ``declared`` (its data, e.g. ``outputs``) the factory leaves out; the caller then types the
-    result itself (``Concatenate`` strips them)."""
+    result itself (``Concatenate`` strips them).
+
+    ``declared`` may be a dataclass: its fields (inherited ones included, in the constructor's
+    order) are the options, so several factories can share option declarations by inheritance."""
     signature = inspect.signature(declared)
     signature = signature.replace(parameters=list(signature.parameters.values())[drop:])
     parameters = signature.parameters.values()
@@ -70,8 +74,7 @@ def derive(
         bound.apply_defaults()
         return build(bound.arguments)
 
-    kept = {"return", *signature.parameters}
-    annotations = {k: v for k, v in declared.__annotations__.items() if k in kept}
+    annotations = {p.name: p.annotation for p in parameters if p.annotation is not p.empty}
     present(
         factory,
         name=name,
@@ -80,7 +83,9 @@ def derive(
         signature=signature.replace(return_annotation=returns),
         annotations={**annotations, "return": returns},
     )
-    factory.__wrapped__ = declared  # type: ignore[attr-defined]  # get_type_hints: its globals
+    # get_type_hints reads the globals of the declaration (a dataclass's: its generated __init__'s)
+    wrapped = vars(declared)["__init__"] if isinstance(declared, type) else declared
+    factory.__wrapped__ = wrapped  # type: ignore[attr-defined]
     return factory
 
 

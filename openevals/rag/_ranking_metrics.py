@@ -5,10 +5,10 @@
 common ones (with their defaults and accepted values), a one-line description and its formula
 (:mod:`openevals.rag._ranking_formulas`), which scores a single query as a batch of one.
 
-The public functions of :mod:`openevals.rag.ranking` keep explicit signatures, for readers and
-type checkers; ``tests/rag/test_ranking_table.py`` checks every one of them against this table
-(parameter names, order, kinds, defaults and annotations), and their docstrings are generated
-from it (:func:`documented`).
+The public functions of :mod:`openevals.rag.ranking` are derived from typed option dataclasses
+(for readers and type checkers); ``tests/rag/test_ranking_table.py`` checks every one of them
+against this table (parameter names, order, kinds, defaults and annotations), and their
+docstrings are generated from it (:func:`docstring`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal, TypeVar, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 from openevals._repr import show
 from openevals.rag import _ranking_formulas as formulas
@@ -215,8 +215,6 @@ def suite_options() -> tuple[Option, ...]:
 
 # --------------------------------------------------------------------------- docstrings
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
 
 def _options_doc(options: Sequence[Option]) -> str:
     lines = []
@@ -226,9 +224,8 @@ def _options_doc(options: Sequence[Option]) -> str:
     return "\n".join(lines)
 
 
-def documented(fn: _F) -> _F:
-    """Give a public ranking function its docstring, written from the table."""
-    name = fn.__name__
+def docstring(name: str) -> str:
+    """The docstring of the public ranking function ``name``, written from the table."""
     if name.endswith("_batch"):
         spec = BY_NAME[name.removesuffix("_batch")]
         head = (
@@ -247,8 +244,7 @@ def documented(fn: _F) -> _F:
         head = f"{spec.summary} Feedback key ``{spec.feedback_key}`` (``{spec.name}`` without k)."
         options = factory_options(spec)
     body = "" if name == "create_retrieval_evaluator" else f"\n\nScore: {spec.formula}."
-    fn.__doc__ = f"{head}{body}\n\nOptions (keyword-only):\n{_options_doc(options)}\n"
-    return fn
+    return f"{head}{body}\n\nOptions (keyword-only):\n{_options_doc(options)}\n"
 
 
 # --------------------------------------------------------------------------- configured metrics

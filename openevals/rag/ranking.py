@@ -30,7 +30,7 @@ from functools import partial
 from typing import Any, ParamSpec
 
 from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
-from openevals._declare import async_twin
+from openevals._declare import async_twin, derive
 from openevals.rag._items import ItemKey
 from openevals.rag._ranking_metrics import (
     DEFAULT_METRICS,
@@ -42,7 +42,7 @@ from openevals.rag._ranking_metrics import (
     Suite,
     build_metric,
     build_suite,
-    documented,
+    docstring,
 )
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -75,6 +75,7 @@ __all__ = [
 ]
 
 _P = ParamSpec("_P")
+_Q = ParamSpec("_Q")
 
 
 # --------------------------------------------------------------------------- shells
@@ -146,138 +147,105 @@ def _async_twin(factory: Callable[_P, SimpleEvaluator]) -> Callable[_P, SimpleAs
     return async_twin(factory, partial(_async, what), returns="SimpleAsyncEvaluator")
 
 
-# --------------------------------------------------------------------------- evaluators
+# --------------------------------------------------------------------------- options, declared once
+# Each public function is derived (openevals._declare.derive) from a dataclass whose fields are its
+# options; a dataclass's constructor takes its bases' fields first (the last base's first), and
+# keyword-only fields after positional ones. So each option is declared once, and a factory's
+# options read: k, the metric's own option, key, empty_reference, feedback_key.
 
 
-@documented
-def create_recall_evaluator(
-    *,
-    k: int | None = None,
-    mode: RecallMode = "multi_hit",
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-    feedback_key: str | None = None,
-) -> SimpleEvaluator:
-    return _sync(
-        "recall",
-        dict(k=k, mode=mode, key=key, empty_reference=empty_reference, feedback_key=feedback_key),
-    )
+@dataclass(frozen=True)
+class _Lists:
+    """The data of a batch form (its positional parameters)."""
+
+    retrieved_lists: Sequence[Any]
+    reference_lists: Sequence[Any]
 
 
-@documented
-def create_precision_evaluator(
-    *,
-    k: int | None = None,
-    denominator: PrecisionDenominator = "k",
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-    feedback_key: str | None = None,
-) -> SimpleEvaluator:
-    return _sync(
-        "precision",
-        dict(
-            k=k,
-            denominator=denominator,
-            key=key,
-            empty_reference=empty_reference,
-            feedback_key=feedback_key,
-        ),
-    )
+@dataclass(frozen=True, kw_only=True)
+class _Cutoff:
+    k: int | None = None
 
 
-@documented
-def create_hit_rate_evaluator(
-    *,
-    k: int | None = None,
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-    feedback_key: str | None = None,
-) -> SimpleEvaluator:
-    return _sync(
-        "hit_rate", dict(k=k, key=key, empty_reference=empty_reference, feedback_key=feedback_key)
-    )
+@dataclass(frozen=True, kw_only=True)
+class _Recall(_Cutoff):
+    mode: RecallMode = "multi_hit"
 
 
-@documented
-def create_reciprocal_rank_evaluator(
-    *,
-    k: int | None = None,
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-    feedback_key: str | None = None,
-) -> SimpleEvaluator:
-    return _sync(
-        "reciprocal_rank",
-        dict(k=k, key=key, empty_reference=empty_reference, feedback_key=feedback_key),
-    )
+@dataclass(frozen=True, kw_only=True)
+class _Precision(_Cutoff):
+    denominator: PrecisionDenominator = "k"
 
 
-@documented
-def create_average_precision_evaluator(
-    *,
-    k: int | None = None,
-    normalize_by: APNormalization = "relevant",
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-    feedback_key: str | None = None,
-) -> SimpleEvaluator:
-    return _sync(
-        "average_precision",
-        dict(
-            k=k,
-            normalize_by=normalize_by,
-            key=key,
-            empty_reference=empty_reference,
-            feedback_key=feedback_key,
-        ),
-    )
+@dataclass(frozen=True, kw_only=True)
+class _AveragePrecision(_Cutoff):
+    normalize_by: APNormalization = "relevant"
 
 
-@documented
-def create_ndcg_evaluator(
-    *,
-    k: int | None = None,
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-    feedback_key: str | None = None,
-) -> SimpleEvaluator:
-    return _sync(
-        "ndcg", dict(k=k, key=key, empty_reference=empty_reference, feedback_key=feedback_key)
-    )
+@dataclass(frozen=True, kw_only=True)
+class _Judging:
+    """The options after a metric's own: how items are judged, what an empty reference scores."""
+
+    key: ItemKey = None
+    empty_reference: EmptyReference = "zero"
 
 
-@documented
-def create_retrieval_evaluator(
-    *,
-    metrics: Sequence[str] = DEFAULT_METRICS,
-    k: int | Sequence[int] | None = None,
-    mode: RecallMode = "multi_hit",
-    denominator: PrecisionDenominator = "k",
-    normalize_by: APNormalization = "relevant",
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-) -> SimpleEvaluator:
-    return _sync(
-        "retrieval",
-        dict(
-            metrics=metrics,
-            k=k,
-            mode=mode,
-            denominator=denominator,
-            normalize_by=normalize_by,
-            key=key,
-            empty_reference=empty_reference,
-        ),
-    )
+@dataclass(frozen=True, kw_only=True)
+class _Keyed(_Judging):
+    feedback_key: str | None = None
 
 
-create_async_recall_evaluator = _async_twin(create_recall_evaluator)
-create_async_precision_evaluator = _async_twin(create_precision_evaluator)
-create_async_hit_rate_evaluator = _async_twin(create_hit_rate_evaluator)
-create_async_reciprocal_rank_evaluator = _async_twin(create_reciprocal_rank_evaluator)
-create_async_average_precision_evaluator = _async_twin(create_average_precision_evaluator)
-create_async_ndcg_evaluator = _async_twin(create_ndcg_evaluator)
-create_async_retrieval_evaluator = _async_twin(create_retrieval_evaluator)
+@dataclass(frozen=True, kw_only=True)
+class _RecallEvaluator(_Keyed, _Recall):
+    """Options of create_recall_evaluator."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _RecallBatch(_Judging, _Recall, _Lists):
+    """Arguments of recall_batch."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _PrecisionEvaluator(_Keyed, _Precision):
+    """Options of create_precision_evaluator."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _PrecisionBatch(_Judging, _Precision, _Lists):
+    """Arguments of precision_batch."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _AveragePrecisionEvaluator(_Keyed, _AveragePrecision):
+    """Options of create_average_precision_evaluator."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _AveragePrecisionBatch(_Judging, _AveragePrecision, _Lists):
+    """Arguments of average_precision_batch."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Evaluator(_Keyed, _Cutoff):
+    """Options of the factories of the metrics without an option of their own."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Batch(_Judging, _Cutoff, _Lists):
+    """Arguments of the batch forms of the metrics without an option of their own."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Retrieval:
+    """Options of create_retrieval_evaluator: every metric's own options."""
+
+    metrics: Sequence[str] = DEFAULT_METRICS
+    k: int | Sequence[int] | None = None
+    mode: RecallMode = "multi_hit"
+    denominator: PrecisionDenominator = "k"
+    normalize_by: APNormalization = "relevant"
+    key: ItemKey = None
+    empty_reference: EmptyReference = "zero"
 
 
 # --------------------------------------------------------------------------- batch forms
@@ -307,133 +275,56 @@ def _batch(what: str, arguments: Mapping[str, Any]) -> BatchScores:
     return BatchScores(key=metric.feedback_key, scores=scores, mean=mean, metadata=metadata)
 
 
-@documented
-def recall_batch(
-    retrieved_lists: Sequence[Any],
-    reference_lists: Sequence[Any],
-    *,
-    k: int | None = None,
-    mode: RecallMode = "multi_hit",
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-) -> BatchScores:
-    return _batch(
-        "recall",
-        dict(
-            retrieved_lists=retrieved_lists,
-            reference_lists=reference_lists,
-            k=k,
-            mode=mode,
-            key=key,
-            empty_reference=empty_reference,
-        ),
+# --------------------------------------------------------------------------- the public functions
+
+
+def _forms(
+    what: str, options: Callable[_P, object], arguments: Callable[_Q, object]
+) -> tuple[
+    Callable[_P, SimpleEvaluator], Callable[_P, SimpleAsyncEvaluator], Callable[_Q, BatchScores]
+]:
+    """``create_<what>_evaluator`` (taking ``options``), its async twin, and ``<what>_batch``
+    (taking ``arguments``), documented from the table."""
+    factory = derive(
+        options,
+        partial(_sync, what),
+        name=f"create_{what}_evaluator",
+        returns="SimpleEvaluator",
+        doc=docstring(f"create_{what}_evaluator"),
     )
-
-
-@documented
-def precision_batch(
-    retrieved_lists: Sequence[Any],
-    reference_lists: Sequence[Any],
-    *,
-    k: int | None = None,
-    denominator: PrecisionDenominator = "k",
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-) -> BatchScores:
-    return _batch(
-        "precision",
-        dict(
-            retrieved_lists=retrieved_lists,
-            reference_lists=reference_lists,
-            k=k,
-            denominator=denominator,
-            key=key,
-            empty_reference=empty_reference,
-        ),
+    batch = derive(
+        arguments,
+        partial(_batch, what),
+        name=f"{what}_batch",
+        returns="BatchScores",
+        doc=docstring(f"{what}_batch"),
     )
+    return factory, _async_twin(factory), batch
 
 
-@documented
-def hit_rate_batch(
-    retrieved_lists: Sequence[Any],
-    reference_lists: Sequence[Any],
-    *,
-    k: int | None = None,
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-) -> BatchScores:
-    return _batch(
-        "hit_rate",
-        dict(
-            retrieved_lists=retrieved_lists,
-            reference_lists=reference_lists,
-            k=k,
-            key=key,
-            empty_reference=empty_reference,
-        ),
-    )
-
-
-@documented
-def reciprocal_rank_batch(
-    retrieved_lists: Sequence[Any],
-    reference_lists: Sequence[Any],
-    *,
-    k: int | None = None,
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-) -> BatchScores:
-    return _batch(
-        "reciprocal_rank",
-        dict(
-            retrieved_lists=retrieved_lists,
-            reference_lists=reference_lists,
-            k=k,
-            key=key,
-            empty_reference=empty_reference,
-        ),
-    )
-
-
-@documented
-def average_precision_batch(
-    retrieved_lists: Sequence[Any],
-    reference_lists: Sequence[Any],
-    *,
-    k: int | None = None,
-    normalize_by: APNormalization = "relevant",
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-) -> BatchScores:
-    return _batch(
-        "average_precision",
-        dict(
-            retrieved_lists=retrieved_lists,
-            reference_lists=reference_lists,
-            k=k,
-            normalize_by=normalize_by,
-            key=key,
-            empty_reference=empty_reference,
-        ),
-    )
-
-
-@documented
-def ndcg_batch(
-    retrieved_lists: Sequence[Any],
-    reference_lists: Sequence[Any],
-    *,
-    k: int | None = None,
-    key: ItemKey = None,
-    empty_reference: EmptyReference = "zero",
-) -> BatchScores:
-    return _batch(
-        "ndcg",
-        dict(
-            retrieved_lists=retrieved_lists,
-            reference_lists=reference_lists,
-            k=k,
-            key=key,
-            empty_reference=empty_reference,
-        ),
-    )
+create_recall_evaluator, create_async_recall_evaluator, recall_batch = _forms(
+    "recall", _RecallEvaluator, _RecallBatch
+)
+create_precision_evaluator, create_async_precision_evaluator, precision_batch = _forms(
+    "precision", _PrecisionEvaluator, _PrecisionBatch
+)
+create_hit_rate_evaluator, create_async_hit_rate_evaluator, hit_rate_batch = _forms(
+    "hit_rate", _Evaluator, _Batch
+)
+create_reciprocal_rank_evaluator, create_async_reciprocal_rank_evaluator, reciprocal_rank_batch = (
+    _forms("reciprocal_rank", _Evaluator, _Batch)
+)
+(
+    create_average_precision_evaluator,
+    create_async_average_precision_evaluator,
+    average_precision_batch,
+) = _forms("average_precision", _AveragePrecisionEvaluator, _AveragePrecisionBatch)
+create_ndcg_evaluator, create_async_ndcg_evaluator, ndcg_batch = _forms("ndcg", _Evaluator, _Batch)
+create_retrieval_evaluator = derive(
+    _Retrieval,
+    partial(_sync, "retrieval"),
+    name="create_retrieval_evaluator",
+    returns="SimpleEvaluator",
+    doc=docstring("create_retrieval_evaluator"),
+)
+create_async_retrieval_evaluator = _async_twin(create_retrieval_evaluator)

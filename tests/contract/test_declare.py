@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import typing
 from typing import Any
@@ -105,3 +106,44 @@ def test_drop_leaves_out_the_leading_data_parameters() -> None:
     assert made(size=5) == {"size": 5}
     with pytest.raises(TypeError):
         made([], [], size=5)
+
+
+Colour = typing.Literal["red", "blue"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Data:
+    items: list[Any]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Size:
+    size: int = 3
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Painted(_Size, _Data):
+    colour: Colour = "red"
+
+
+def test_a_dataclass_declares_the_options_its_bases_included() -> None:
+    made = derive(_Painted, _options, name="paint", returns="dict[str, Any]", doc="D.")
+    assert str(inspect.signature(made)) == (
+        "(items: 'list[Any]', *, size: 'int' = 3, colour: 'Colour' = 'red') -> 'dict[str, Any]'"
+    )
+    assert made.__annotations__ == {
+        "items": "list[Any]",
+        "size": "int",
+        "colour": "Colour",
+        "return": "dict[str, Any]",
+    }
+    # The annotations resolve in the declaring module (Colour is bound only here).
+    assert typing.get_type_hints(made) == {
+        "items": list[Any],
+        "size": int,
+        "colour": Colour,
+        "return": dict[str, Any],
+    }
+    assert made([1], colour="blue") == {"items": [1], "size": 3, "colour": "blue"}
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        made([1], shade="dark")  # type: ignore[call-arg]
