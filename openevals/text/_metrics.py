@@ -189,9 +189,10 @@ def bleu_metric(
     smooth_method: str,
     smooth_value: float | None,
     max_ngram_order: int,
-    effective_order: bool,
+    effective_order: bool = False,
 ) -> Metric:
-    """sacrebleu BLEU with these options (the sentence form uses ``effective_order``)."""
+    """sacrebleu BLEU with these options (the sentence form uses ``effective_order``; the corpus
+    form leaves it off)."""
     metrics = require("sacrebleu.metrics", "sacrebleu")
     bleu_cls = metrics.BLEU
     _flag(lowercase, "lowercase")

@@ -19,7 +19,8 @@ rate: lower is better, and it can exceed 100); ROUGE F-measures in 0-1.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Concatenate, ParamSpec, cast
+from dataclasses import dataclass
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from openevals._contract import EvaluatorInfo, run_scorer
 from openevals._declare import async_twin, derive, evaluator_for
@@ -55,6 +56,7 @@ __all__ = [
 
 _PASSES = ("outputs", "reference_outputs")
 _P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def _info(metric: Metric) -> EvaluatorInfo:
@@ -111,15 +113,40 @@ def _async_twin(
 def _sentence_form(
     corpus: Callable[Concatenate[Any, Any, _P], object], metric: Callable[..., Metric], doc: str
 ) -> Callable[_P, SimpleEvaluator]:
-    """``create_<metric>_evaluator``, documented by ``doc``: the options of the corpus function
+    """``create_<metric>_evaluator``, documented by ``doc``: the options of the corpus declaration
     ``corpus`` (those after ``outputs`` and ``reference_outputs``), the sentence-level evaluator."""
 
     def build(options: dict[str, Any]) -> SimpleEvaluator:
         return _evaluator(metric(**options), doc, is_async=False)  # type: ignore[no-any-return]
 
-    name = f"create_{corpus.__name__.removesuffix('_batch')}_evaluator"
+    name = f"create_{metric.__name__.removesuffix('_metric')}_evaluator"
     factory = derive(corpus, build, name=name, returns="SimpleEvaluator", doc=doc, drop=2)
     return cast(Callable[_P, SimpleEvaluator], factory)
+
+
+def _one(result: Any) -> EvaluatorResult:
+    """The result kind of a corpus metric with one key."""
+    return cast(EvaluatorResult, result)
+
+
+def _each(result: Any) -> list[EvaluatorResult]:
+    """The result kind of corpus ROUGE: one result per type."""
+    return cast("list[EvaluatorResult]", result)
+
+
+def _corpus_form(
+    declared: Callable[_P, object], metric: Callable[..., Metric], kind: Callable[[Any], _R]
+) -> Callable[_P, _R]:
+    """``<metric>_batch``: the arguments of ``declared`` (``outputs``, ``reference_outputs`` and
+    the options), the corpus-level result as ``kind`` types it; documented by ``declared``."""
+
+    def build(options: dict[str, Any]) -> _R:
+        outputs, reference_outputs = options.pop("outputs"), options.pop("reference_outputs")
+        return kind(_corpus(metric(**options), outputs, reference_outputs))
+
+    name = f"{metric.__name__.removesuffix('_metric')}_batch"
+    returns = kind.__annotations__["return"]
+    return derive(declared, build, name=name, returns=returns, doc=declared.__doc__ or "")
 
 
 def _pairs(outputs: Any, reference_outputs: Any) -> tuple[list[str], list[list[str]]]:
@@ -144,92 +171,88 @@ def _corpus(metric: Metric, outputs: Any, reference_outputs: Any) -> Any:
     return run_scorer(_info(metric), lambda: _results(metric, values))
 
 
-# --------------------------------------------------------------------------- BLEU
+# --------------------------------------------------------------------------- options
+# Each public function is derived (openevals._declare.derive) from a dataclass whose fields are its
+# arguments; a corpus form's dataclass adds the options to _Corpus's data (positional, first).
 
 
-def create_bleu_evaluator(
-    *,
-    lowercase: bool = False,
-    tokenize: str | None = None,
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    max_ngram_order: int = 4,
-    effective_order: bool = True,
-) -> SimpleEvaluator:
+@dataclass(frozen=True)
+class _Corpus:
+    outputs: Sequence[Any]
+    reference_outputs: Sequence[Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _BleuCorpus(_Corpus):
+    """Corpus BLEU of the outputs against their references (sacrebleu's ``corpus_score``: n-gram
+    counts and lengths pooled over the corpus). ``reference_outputs[i]`` is a string or a list of
+    references for ``outputs[i]``. Returns one result, key ``bleu``."""
+
+    lowercase: bool = False
+    tokenize: str | None = None
+    smooth_method: str = "exp"
+    smooth_value: float | None = None
+    max_ngram_order: int = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class _BleuSentence(_BleuCorpus):
+    """The options of create_bleu_evaluator: the corpus options and ``effective_order``."""
+
+    effective_order: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ChrfCorpus(_Corpus):
+    """Corpus chrF / chrF++ (sacrebleu's ``corpus_score``: character n-gram statistics pooled over
+    the corpus). Returns one result, key ``chrf`` (``chrf++`` with ``word_order > 0``)."""
+
+    char_order: int = 6
+    word_order: int = 0
+    beta: int = 2
+    lowercase: bool = False
+    whitespace: bool = False
+    eps_smoothing: bool = False
+    feedback_key: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _TerCorpus(_Corpus):
+    """Corpus TER (sacrebleu's ``corpus_score``: total edits over total reference length).
+    Returns one result, key ``ter``."""
+
+    normalized: bool = False
+    no_punct: bool = False
+    asian_support: bool = False
+    case_sensitive: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class _RougeCorpus(_Corpus):
+    """Corpus ROUGE: per type, the mean F-measure over the pairs (mean precision and recall in
+    metadata), one result per type."""
+
+    rouge_types: Sequence[str] = ROUGE_TYPES
+    use_stemmer: bool = False
+    split_summaries: bool = False
+    tokenizer: Any = None
+
+
+# --------------------------------------------------------------------------- the public functions
+
+bleu_batch = _corpus_form(_BleuCorpus, bleu_metric, _one)
+create_bleu_evaluator = _sentence_form(
+    _BleuSentence,
+    bleu_metric,
     """Sentence BLEU (sacrebleu, 0-100) of ``outputs`` against ``reference_outputs`` (a string or
     a list of references), key ``bleu``; metadata: n-gram precisions, brevity penalty, lengths and
     sacrebleu's signature. Options are sacrebleu's ``BLEU`` options (``tokenize``: ``'13a'`` by
     default, ``'intl'``, ``'char'``, ``'zh'``, ``'none'``, ...). Raises ImportError naming the
-    ``[text]`` extra when sacrebleu is missing, ValueError/TypeError for a bad option."""
-    metric = bleu_metric(
-        lowercase=lowercase,
-        tokenize=tokenize,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        max_ngram_order=max_ngram_order,
-        effective_order=effective_order,
-    )
-    return _evaluator(  # type: ignore[no-any-return]
-        metric, create_bleu_evaluator.__doc__, is_async=False
-    )
-
-
+    ``[text]`` extra when sacrebleu is missing, ValueError/TypeError for a bad option.""",
+)
 create_async_bleu_evaluator = _async_twin(create_bleu_evaluator, bleu_metric)
 
-
-def bleu_batch(
-    outputs: Sequence[Any],
-    reference_outputs: Sequence[Any],
-    *,
-    lowercase: bool = False,
-    tokenize: str | None = None,
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    max_ngram_order: int = 4,
-) -> EvaluatorResult:
-    """Corpus BLEU of the outputs against their references (sacrebleu's ``corpus_score``: n-gram
-    counts and lengths pooled over the corpus). ``reference_outputs[i]`` is a string or a list of
-    references for ``outputs[i]``. Returns one result, key ``bleu``."""
-    metric = bleu_metric(
-        lowercase=lowercase,
-        tokenize=tokenize,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        max_ngram_order=max_ngram_order,
-        effective_order=False,
-    )
-    return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
-
-
-# --------------------------------------------------------------------------- chrF / chrF++
-
-
-def chrf_batch(
-    outputs: Sequence[Any],
-    reference_outputs: Sequence[Any],
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: int = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-    feedback_key: str | None = None,
-) -> EvaluatorResult:
-    """Corpus chrF / chrF++ (sacrebleu's ``corpus_score``: character n-gram statistics pooled over
-    the corpus). Returns one result, key ``chrf`` (``chrf++`` with ``word_order > 0``)."""
-    metric = chrf_metric(
-        char_order=char_order,
-        word_order=word_order,
-        beta=beta,
-        lowercase=lowercase,
-        whitespace=whitespace,
-        eps_smoothing=eps_smoothing,
-        feedback_key=feedback_key,
-    )
-    return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
-
-
+chrf_batch = _corpus_form(_ChrfCorpus, chrf_metric, _one)
 create_chrf_evaluator = _sentence_form(
     chrf_batch,
     chrf_metric,
@@ -239,30 +262,7 @@ create_chrf_evaluator = _sentence_form(
 )
 create_async_chrf_evaluator = _async_twin(create_chrf_evaluator, chrf_metric)
 
-
-# --------------------------------------------------------------------------- TER
-
-
-def ter_batch(
-    outputs: Sequence[Any],
-    reference_outputs: Sequence[Any],
-    *,
-    normalized: bool = False,
-    no_punct: bool = False,
-    asian_support: bool = False,
-    case_sensitive: bool = False,
-) -> EvaluatorResult:
-    """Corpus TER (sacrebleu's ``corpus_score``: total edits over total reference length).
-    Returns one result, key ``ter``."""
-    metric = ter_metric(
-        normalized=normalized,
-        no_punct=no_punct,
-        asian_support=asian_support,
-        case_sensitive=case_sensitive,
-    )
-    return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
-
-
+ter_batch = _corpus_form(_TerCorpus, ter_metric, _one)
 create_ter_evaluator = _sentence_form(
     ter_batch,
     ter_metric,
@@ -271,30 +271,7 @@ create_ter_evaluator = _sentence_form(
 )
 create_async_ter_evaluator = _async_twin(create_ter_evaluator, ter_metric)
 
-
-# --------------------------------------------------------------------------- ROUGE
-
-
-def rouge_batch(
-    outputs: Sequence[Any],
-    reference_outputs: Sequence[Any],
-    *,
-    rouge_types: Sequence[str] = ROUGE_TYPES,
-    use_stemmer: bool = False,
-    split_summaries: bool = False,
-    tokenizer: Any = None,
-) -> list[EvaluatorResult]:
-    """Corpus ROUGE: per type, the mean F-measure over the pairs (mean precision and recall in
-    metadata), one result per type."""
-    metric = rouge_metric(
-        rouge_types=rouge_types,
-        use_stemmer=use_stemmer,
-        split_summaries=split_summaries,
-        tokenizer=tokenizer,
-    )
-    return _corpus(metric, outputs, reference_outputs)  # type: ignore[no-any-return]
-
-
+rouge_batch = _corpus_form(_RougeCorpus, rouge_metric, _each)
 create_rouge_evaluator = _sentence_form(
     rouge_batch,
     rouge_metric,
@@ -354,7 +331,7 @@ def reference_batch_metric(name: str, **options: Any) -> CorpusBatchMetric:
 
     # name -> (its *_batch function, whose keyword options it takes; the metric builder)
     kinds: dict[str, tuple[Callable[..., Any], Callable[..., Metric]]] = {
-        "bleu": (bleu_batch, lambda **o: bleu_metric(**o, effective_order=False)),
+        "bleu": (bleu_batch, bleu_metric),
         "chrf": (chrf_batch, chrf_metric),
         "chrf++": (chrf_batch, chrf_metric),
         "ter": (ter_batch, ter_metric),
