@@ -82,7 +82,16 @@ class RelevancyOptions(ModelOptions):
 
 _O = TypeVar("_O", bound=ModelOptions)
 
-_STR_LIST = {"type": "array", "items": {"type": "string"}}
+_STR = {"type": "string"}
+_INT = {"type": "integer"}
+_STR_LIST = {"type": "array", "items": _STR}
+
+
+def _records(**properties: Any) -> dict[str, Any]:
+    """A JSON-schema array of objects with these properties, every one required."""
+    items = {"type": "object", "properties": properties, "required": list(properties)}
+    return {"type": "array", "items": items}
+
 
 CLAIMS_SCHEMA: dict[str, Any] = {
     "title": "claim_comparison",
@@ -90,18 +99,8 @@ CLAIMS_SCHEMA: dict[str, Any] = {
     "properties": {
         "reference_claims": _STR_LIST,
         "answer_claims": _STR_LIST,
-        "reasoning": {"type": "string"},
-        "matches": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "reference_index": {"type": "integer"},
-                    "answer_index": {"type": "integer"},
-                },
-                "required": ["reference_index", "answer_index"],
-            },
-        },
+        "reasoning": _STR,
+        "matches": _records(reference_index=_INT, answer_index=_INT),
     },
     "required": ["reference_claims", "answer_claims", "reasoning", "matches"],
 }
@@ -110,18 +109,7 @@ STATEMENTS_SCHEMA: dict[str, Any] = {
     "title": "statement_verdicts",
     "type": "object",
     "properties": {
-        "statements": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "statement": {"type": "string"},
-                    "reason": {"type": "string"},
-                    "supported": {"type": "boolean"},
-                },
-                "required": ["statement", "reason", "supported"],
-            },
-        }
+        "statements": _records(statement=_STR, reason=_STR, supported={"type": "boolean"})
     },
     "required": ["statements"],
 }
@@ -129,19 +117,7 @@ STATEMENTS_SCHEMA: dict[str, Any] = {
 CONTEXTS_SCHEMA: dict[str, Any] = {
     "title": "context_relevance",
     "type": "object",
-    "properties": {
-        "contexts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "index": {"type": "integer"},
-                    "relevant_statements": _STR_LIST,
-                },
-                "required": ["index", "relevant_statements"],
-            },
-        }
-    },
+    "properties": {"contexts": _records(index=_INT, relevant_statements=_STR_LIST)},
     "required": ["contexts"],
 }
 
