@@ -182,21 +182,15 @@ def _rouge_value(score: Any) -> tuple[float, dict[str, Any]]:
     }
 
 
-def bleu_metric(
-    *,
-    lowercase: bool,
-    tokenize: str | None,
-    smooth_method: str,
-    smooth_value: float | None,
-    max_ngram_order: int,
-    effective_order: bool = False,
-) -> Metric:
-    """sacrebleu BLEU with these options (the sentence form uses ``effective_order``; the corpus
-    form leaves it off)."""
+def bleu_metric(*, effective_order: bool = False, **options: Any) -> Metric:
+    """sacrebleu BLEU with ``options`` (those of ``bleu_batch``: ``lowercase``, ``tokenize``,
+    ``smooth_method``, ``smooth_value``, ``max_ngram_order``); the sentence form uses
+    ``effective_order``, the corpus form leaves it off."""
     metrics = require("sacrebleu.metrics", "sacrebleu")
     bleu_cls = metrics.BLEU
-    _flag(lowercase, "lowercase")
+    _flag(options["lowercase"], "lowercase")
     _flag(effective_order, "effective_order")
+    tokenize, smooth_method = options["tokenize"], options["smooth_method"]
     if tokenize is not None and (
         not isinstance(tokenize, str) or tokenize not in bleu_cls.TOKENIZERS
     ):
@@ -209,78 +203,38 @@ def bleu_metric(
             f"`smooth_method` must be one of {sorted(bleu_cls.SMOOTH_DEFAULTS)}; got "
             f"{show(smooth_method)}"
         )
+    smooth_value = options["smooth_value"]
     if smooth_value is not None and (
         isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float))
     ):
         raise TypeError(f"`smooth_value` must be a number or None; got {show(smooth_value)}")
-    _count(max_ngram_order, "max_ngram_order", low=1)
-    options = {
-        "lowercase": lowercase,
-        "tokenize": tokenize,
-        "smooth_method": smooth_method,
-        "smooth_value": smooth_value,
-        "max_ngram_order": max_ngram_order,
-    }
+    _count(options["max_ngram_order"], "max_ngram_order", low=1)
     corpus = bleu_cls(**options, effective_order=False)
     sentence = bleu_cls(**options, effective_order=effective_order)
     return Metric("bleu", ("bleu",), corpus, sentence, "sacrebleu")
 
 
-def chrf_metric(
-    *,
-    char_order: int,
-    word_order: int,
-    beta: int,
-    lowercase: bool,
-    whitespace: bool,
-    eps_smoothing: bool,
-    feedback_key: str | None,
-) -> Metric:
-    """sacrebleu chrF (``word_order=0``) or chrF++ (``word_order=2``) with these options."""
+def chrf_metric(*, feedback_key: str | None, **options: Any) -> Metric:
+    """sacrebleu chrF (``word_order=0``) or chrF++ (``word_order=2``) with ``options`` (those of
+    ``chrf_batch`` but ``feedback_key``: ``char_order``, ``word_order``, ``beta``, ``lowercase``,
+    ``whitespace``, ``eps_smoothing``)."""
     metrics = require("sacrebleu.metrics", "sacrebleu")
-    _count(char_order, "char_order", low=1)
-    _count(word_order, "word_order", low=0)
-    _count(beta, "beta", low=1)
-    for value, name in (
-        (lowercase, "lowercase"),
-        (whitespace, "whitespace"),
-        (eps_smoothing, "eps_smoothing"),
-    ):
-        _flag(value, name)
-    key = _key(feedback_key, "chrf++" if word_order > 0 else "chrf")
-    scorer = metrics.CHRF(
-        char_order=char_order,
-        word_order=word_order,
-        beta=beta,
-        lowercase=lowercase,
-        whitespace=whitespace,
-        eps_smoothing=eps_smoothing,
-    )
+    for name, low in (("char_order", 1), ("word_order", 0), ("beta", 1)):
+        _count(options[name], name, low=low)
+    for name in ("lowercase", "whitespace", "eps_smoothing"):
+        _flag(options[name], name)
+    key = _key(feedback_key, "chrf++" if options["word_order"] > 0 else "chrf")
+    scorer = metrics.CHRF(**options)
     return Metric("chrf", (key,), scorer, scorer, "sacrebleu")
 
 
-def ter_metric(
-    *,
-    normalized: bool,
-    no_punct: bool,
-    asian_support: bool,
-    case_sensitive: bool,
-) -> Metric:
-    """sacrebleu TER (an edit rate: lower is better) with these options."""
+def ter_metric(**flags: bool) -> Metric:
+    """sacrebleu TER (an edit rate: lower is better) with ``flags`` (those of ``ter_batch``:
+    ``normalized``, ``no_punct``, ``asian_support``, ``case_sensitive``)."""
     metrics = require("sacrebleu.metrics", "sacrebleu")
-    for value, name in (
-        (normalized, "normalized"),
-        (no_punct, "no_punct"),
-        (asian_support, "asian_support"),
-        (case_sensitive, "case_sensitive"),
-    ):
+    for name, value in flags.items():
         _flag(value, name)
-    scorer = metrics.TER(
-        normalized=normalized,
-        no_punct=no_punct,
-        asian_support=asian_support,
-        case_sensitive=case_sensitive,
-    )
+    scorer = metrics.TER(**flags)
     return Metric("ter", ("ter",), scorer, scorer, "sacrebleu")
 
 
