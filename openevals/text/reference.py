@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from openevals._contract import EvaluatorInfo, run_scorer
@@ -97,31 +98,20 @@ def _evaluator(metric: Metric, doc: str | None, *, is_async: bool) -> Any:
     )
 
 
-def _async_twin(
-    factory: Callable[_P, SimpleEvaluator], metric: Callable[..., Metric]
-) -> Callable[_P, SimpleAsyncEvaluator]:
-    """``create_async_<metric>_evaluator``: the options of ``factory``, the async evaluator."""
-
-    def build(options: dict[str, Any]) -> SimpleAsyncEvaluator:
-        return _evaluator(  # type: ignore[no-any-return]
-            metric(**options), factory.__doc__, is_async=True
-        )
-
-    return async_twin(factory, build, returns="SimpleAsyncEvaluator")
-
-
-def _sentence_form(
+def _sentence_forms(
     corpus: Callable[Concatenate[Any, Any, _P], object], metric: Callable[..., Metric], doc: str
-) -> Callable[_P, SimpleEvaluator]:
-    """``create_<metric>_evaluator``, documented by ``doc``: the options of the corpus declaration
-    ``corpus`` (those after ``outputs`` and ``reference_outputs``), the sentence-level evaluator."""
+) -> tuple[Callable[_P, SimpleEvaluator], Callable[_P, SimpleAsyncEvaluator]]:
+    """``create_<metric>_evaluator`` and its async twin, documented by ``doc``: the options of the
+    corpus declaration ``corpus`` (those after ``outputs`` and ``reference_outputs``), the
+    sentence-level evaluator."""
 
-    def build(options: dict[str, Any]) -> SimpleEvaluator:
-        return _evaluator(metric(**options), doc, is_async=False)  # type: ignore[no-any-return]
+    def build(options: dict[str, Any], *, is_async: bool = False) -> Any:
+        return _evaluator(metric(**options), doc, is_async=is_async)
 
     name = f"create_{metric.__name__.removesuffix('_metric')}_evaluator"
     factory = derive(corpus, build, name=name, returns="SimpleEvaluator", doc=doc, drop=2)
-    return cast(Callable[_P, SimpleEvaluator], factory)
+    sync = cast(Callable[_P, SimpleEvaluator], factory)
+    return sync, async_twin(sync, partial(build, is_async=True), returns="SimpleAsyncEvaluator")
 
 
 def _one(result: Any) -> EvaluatorResult:
@@ -241,7 +231,7 @@ class _RougeCorpus(_Corpus):
 # --------------------------------------------------------------------------- the public functions
 
 bleu_batch = _corpus_form(_BleuCorpus, bleu_metric, _one)
-create_bleu_evaluator = _sentence_form(
+create_bleu_evaluator, create_async_bleu_evaluator = _sentence_forms(
     _BleuSentence,
     bleu_metric,
     """Sentence BLEU (sacrebleu, 0-100) of ``outputs`` against ``reference_outputs`` (a string or
@@ -250,29 +240,26 @@ create_bleu_evaluator = _sentence_form(
     default, ``'intl'``, ``'char'``, ``'zh'``, ``'none'``, ...). Raises ImportError naming the
     ``[text]`` extra when sacrebleu is missing, ValueError/TypeError for a bad option.""",
 )
-create_async_bleu_evaluator = _async_twin(create_bleu_evaluator, bleu_metric)
 
 chrf_batch = _corpus_form(_ChrfCorpus, chrf_metric, _one)
-create_chrf_evaluator = _sentence_form(
+create_chrf_evaluator, create_async_chrf_evaluator = _sentence_forms(
     chrf_batch,
     chrf_metric,
     """Sentence chrF (sacrebleu, 0-100), key ``chrf``; ``word_order=2`` gives chrF++ (key
     ``chrf++``). Options are sacrebleu's ``CHRF`` options. Raises ImportError naming the
     ``[text]`` extra when sacrebleu is missing, ValueError/TypeError for a bad option.""",
 )
-create_async_chrf_evaluator = _async_twin(create_chrf_evaluator, chrf_metric)
 
 ter_batch = _corpus_form(_TerCorpus, ter_metric, _one)
-create_ter_evaluator = _sentence_form(
+create_ter_evaluator, create_async_ter_evaluator = _sentence_forms(
     ter_batch,
     ter_metric,
     """Sentence TER (sacrebleu; an edit rate in percent, lower is better), key ``ter``; metadata:
     the number of edits and the reference length. Options are sacrebleu's ``TER`` options.""",
 )
-create_async_ter_evaluator = _async_twin(create_ter_evaluator, ter_metric)
 
 rouge_batch = _corpus_form(_RougeCorpus, rouge_metric, _each)
-create_rouge_evaluator = _sentence_form(
+create_rouge_evaluator, create_async_rouge_evaluator = _sentence_forms(
     rouge_batch,
     rouge_metric,
     """ROUGE F-measures (rouge-score, 0-1) of ``outputs`` against ``reference_outputs``: one result
@@ -280,7 +267,6 @@ create_rouge_evaluator = _sentence_form(
     recall in metadata. With several references, rouge-score's ``score_multi`` keeps the best one
     per type. ``tokenizer`` (an object with ``tokenize(text)``) is passed to ``RougeScorer``.""",
 )
-create_async_rouge_evaluator = _async_twin(create_rouge_evaluator, rouge_metric)
 
 
 # --------------------------------------------------------------------------- batch-runner metric
