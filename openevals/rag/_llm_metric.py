@@ -106,12 +106,7 @@ def with_usage(metadata: dict[str, Any], usage: Mapping[str, int] | None) -> dic
 
 def _answers(outcome: Outcome) -> list[dict[str, Any]]:
     """One answer dict per judge sample; the token usage of all samples rides on each."""
-    answers = []
-    for value in outcome.values or [outcome.value]:
-        answer = dict(value)
-        answer["__usage__"] = outcome.usage
-        answers.append(answer)
-    return answers
+    return [{**value, "__usage__": outcome.usage} for value in outcome.values or [outcome.value]]
 
 
 def _mean_of(results: list[Any]) -> Any:
