@@ -3,9 +3,10 @@ precision and NDCG, as evaluators (sync and async) and as batch functions.
 
 This module is the public surface. Each metric is described once, in the table of
 :mod:`openevals.rag._ranking_metrics` (name, feedback key, formula, options and defaults, doc
-line); its formulas are pure functions in :mod:`openevals.rag._ranking_formulas`. The signatures
-below are explicit for readers and type checkers, checked against the table by a test, and their
-docstrings come from the table. The async twins take the signature of their sync factory.
+line); its formulas are pure functions in :mod:`openevals.rag._ranking_formulas`. The public
+functions are derived from the option dataclasses below (their signatures, for readers and type
+checkers, are the dataclasses' fields, checked against the table by a test), and their docstrings
+come from the table. The async twins take the signature of their sync factory.
 
 Conventions (see ``docs/rag-retrieval.md`` for the reasoning):
 
