@@ -28,6 +28,16 @@ _E2B = (
     "openevals.code.base:_create_base_code_evaluator"
 )
 
+# So do three of its deprecated trajectory evaluator modules.
+_DEPRECATED_TRAJECTORY = (
+    "typing:Any openevals.types:ChatCompletionMessage typing:Optional "
+    "typing:TYPE_CHECKING openevals.types:ToolArgsMatchMode "
+    "openevals.types:ToolArgsMatchOverrides typing:Union openevals.utils:_arun_evaluator "
+    "openevals.trajectory.utils:_is_trajectory_superset "
+    "openevals.trajectory.utils:_normalize_to_openai_messages_list "
+    "openevals.utils:_run_evaluator warnings:warn"
+)
+
 _TABLE: dict[str, str] = {
     "openevals.code.base": (
         "langchain_core.language_models.chat_models:BaseChatModel typing:Literal "
@@ -138,30 +148,9 @@ _TABLE: dict[str, str] = {
         "openevals.trajectory.utils:_normalize_to_openai_messages_list "
         "openevals.utils:_run_evaluator warnings:warn"
     ),
-    "openevals.trajectory.subset": (
-        "typing:Any openevals.types:ChatCompletionMessage typing:Optional "
-        "typing:TYPE_CHECKING openevals.types:ToolArgsMatchMode "
-        "openevals.types:ToolArgsMatchOverrides typing:Union openevals.utils:_arun_evaluator "
-        "openevals.trajectory.utils:_is_trajectory_superset "
-        "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-        "openevals.utils:_run_evaluator warnings:warn"
-    ),
-    "openevals.trajectory.superset": (
-        "typing:Any openevals.types:ChatCompletionMessage typing:Optional "
-        "typing:TYPE_CHECKING openevals.types:ToolArgsMatchMode "
-        "openevals.types:ToolArgsMatchOverrides typing:Union openevals.utils:_arun_evaluator "
-        "openevals.trajectory.utils:_is_trajectory_superset "
-        "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-        "openevals.utils:_run_evaluator warnings:warn"
-    ),
-    "openevals.trajectory.unordered": (
-        "typing:Any openevals.types:ChatCompletionMessage typing:Optional "
-        "typing:TYPE_CHECKING openevals.types:ToolArgsMatchMode "
-        "openevals.types:ToolArgsMatchOverrides typing:Union openevals.utils:_arun_evaluator "
-        "openevals.trajectory.utils:_is_trajectory_superset "
-        "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-        "openevals.utils:_run_evaluator warnings:warn"
-    ),
+    "openevals.trajectory.subset": _DEPRECATED_TRAJECTORY,
+    "openevals.trajectory.superset": _DEPRECATED_TRAJECTORY,
+    "openevals.trajectory.unordered": _DEPRECATED_TRAJECTORY,
     "openevals.trajectory.utils": (
         "langchain_core.messages:BaseMessage openevals.types:ChatCompletionMessage "
         "typing:Optional typing:Union "
