@@ -449,13 +449,7 @@ def run_scorer(
     For an evaluator's extra entry points (``batch``) whose results must look exactly like the
     evaluator's own: same run name, same feedback key, same tracing and pytest feedback.
     """
-    return _run_evaluator_untyped(
-        run_name=info.run_name,
-        scorer=scorer,
-        feedback_key=info.feedback_key,
-        return_raw_outputs=raw,
-        **kwargs,
-    )
+    return _runner(scorer, info, None, None, raw, _run_evaluator_untyped, _score_untraced)(kwargs)
 
 
 async def arun_scorer(
@@ -466,10 +460,5 @@ async def arun_scorer(
     **kwargs: Any,
 ) -> Any:
     """Async twin of :func:`run_scorer`; ``scorer`` may be sync or a coroutine function."""
-    return await _arun_evaluator_untyped(
-        run_name=info.run_name,
-        scorer=scorer,
-        feedback_key=info.feedback_key,
-        return_raw_outputs=raw,
-        **kwargs,
-    )
+    run = _runner(scorer, info, None, None, raw, _arun_evaluator_untyped, _ascore_untraced)
+    return await run(kwargs)
