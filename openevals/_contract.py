@@ -420,6 +420,34 @@ def make_async_evaluator(
     return cast(SimpleAsyncEvaluator, _named(_async_shell(scorer, info, how), info, how))
 
 
+def pair_evaluators(
+    scorer: Callable[..., Any],
+    info: EvaluatorInfo,
+    *,
+    name: str,
+    module: str,
+    doc: str,
+    async_doc: str | None = None,
+) -> tuple[SimpleEvaluator, SimpleAsyncEvaluator]:
+    """The deterministic evaluators of the public release: ``name(*, outputs,
+    reference_outputs, **kwargs)`` scoring ``scorer(outputs=..., reference_outputs=...)``, and its
+    async twin ``name + "_async"`` (docstring ``async_doc``, by default "Async twin of name")."""
+    sync = make_evaluator(
+        scorer, info, passes=_PAIR, paired=True, name=name, module=module, doc=doc
+    )
+    twin_doc = async_doc or f"Async twin of :func:`{name}`."
+    twin = make_async_evaluator(
+        scorer,
+        info.as_async(),
+        passes=_PAIR,
+        paired=True,
+        name=f"{name}_async",
+        module=module,
+        doc=twin_doc,
+    )
+    return sync, twin
+
+
 def run_scorer(
     info: EvaluatorInfo, scorer: Callable[..., Any], *, raw: bool = False, **kwargs: Any
 ) -> Any:
