@@ -28,14 +28,15 @@ _E2B = (
     "openevals.code.base:_create_base_code_evaluator"
 )
 
-# So do three of its deprecated trajectory evaluator modules.
+# So do its four deprecated trajectory evaluator modules, but for one or two names.
 _DEPRECATED_TRAJECTORY = (
-    "typing:Any openevals.types:ChatCompletionMessage typing:Optional "
-    "typing:TYPE_CHECKING openevals.types:ToolArgsMatchMode "
-    "openevals.types:ToolArgsMatchOverrides typing:Union openevals.utils:_arun_evaluator "
-    "openevals.trajectory.utils:_is_trajectory_superset "
+    "openevals.types:ChatCompletionMessage typing:Optional typing:TYPE_CHECKING "
+    "openevals.types:ToolArgsMatchMode openevals.types:ToolArgsMatchOverrides typing:Union "
+    "openevals.utils:_arun_evaluator openevals.utils:_run_evaluator warnings:warn "
     "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-    "openevals.utils:_run_evaluator warnings:warn"
+)
+_NOT_STRICT = (
+    _DEPRECATED_TRAJECTORY + "typing:Any openevals.trajectory.utils:_is_trajectory_superset"
 )
 
 _TABLE: dict[str, str] = {
@@ -141,16 +142,11 @@ _TABLE: dict[str, str] = {
         "openevals.trajectory.unordered:_scorer=trajectory_unordered_scorer"
     ),
     "openevals.trajectory.strict": (
-        "openevals.types:ChatCompletionMessage typing:Optional typing:TYPE_CHECKING "
-        "openevals.types:ToolArgsMatchMode openevals.types:ToolArgsMatchOverrides "
-        "typing:Union openevals.utils:_arun_evaluator "
-        "openevals.trajectory.utils:_get_matcher_for_tool_name "
-        "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-        "openevals.utils:_run_evaluator warnings:warn"
+        _DEPRECATED_TRAJECTORY + "openevals.trajectory.utils:_get_matcher_for_tool_name"
     ),
-    "openevals.trajectory.subset": _DEPRECATED_TRAJECTORY,
-    "openevals.trajectory.superset": _DEPRECATED_TRAJECTORY,
-    "openevals.trajectory.unordered": _DEPRECATED_TRAJECTORY,
+    "openevals.trajectory.subset": _NOT_STRICT,
+    "openevals.trajectory.superset": _NOT_STRICT,
+    "openevals.trajectory.unordered": _NOT_STRICT,
     "openevals.trajectory.utils": (
         "langchain_core.messages:BaseMessage openevals.types:ChatCompletionMessage "
         "typing:Optional typing:Union "
