@@ -23,7 +23,9 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypedDict, TypeVar, cast
+
+from typing_extensions import Unpack
 
 from openevals._repr import show
 from openevals.types import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator
@@ -216,32 +218,43 @@ def async_twin_of(evaluator: Any) -> Callable[..., Awaitable[Any]] | None:
     return twin
 
 
-def _named(
-    fn: F,
-    info: EvaluatorInfo,
-    name: str | None,
-    *,
-    returns: str | None = None,
-    doc: str | None = None,
-    module: str | None = None,
-    signature: Callable[..., Any] | None = None,
-) -> F:
-    fn.__name__ = fn.__qualname__ = name or "evaluator"
-    if signature is not None:
+class How(TypedDict, total=False):
+    """How :func:`make_evaluator` / :func:`make_async_evaluator` build an evaluator: the options
+    after ``scorer`` and ``info`` (see :func:`make_evaluator`), all optional."""
+
+    prepare: Prepare | None
+    passes: Sequence[str] | None
+    raw: bool
+    name: str | None
+    paired: bool
+    returns: str | None
+    doc: str | None
+    module: str | None
+    signature: Callable[..., Any] | None
+
+
+def _named(fn: F, info: EvaluatorInfo, how: How) -> F:
+    fn.__name__ = fn.__qualname__ = how.get("name") or "evaluator"
+    if (signature := how.get("signature")) is not None:
         # Callers that inspect parameter names (LangSmith passes `runs` to comparative
         # evaluators only when the signature names it) see this signature; the shell's **kwargs
         # receives such arguments.
         fn.__signature__ = inspect.signature(signature)  # type: ignore[attr-defined]
-    if returns is not None:
+    if (returns := how.get("returns")) is not None:
         fn.__annotations__ = {**fn.__annotations__, "return": returns}
-    if doc is not None:
+    if (doc := how.get("doc")) is not None:
         fn.__doc__ = doc
-    if module is not None:
+    if (module := how.get("module")) is not None:
         fn.__module__ = module
     return attach_info(fn, info)
 
 
 _PAIR = ("outputs", "reference_outputs")
+
+
+def _shape(how: How) -> tuple[Prepare | None, Sequence[str] | None, bool, bool]:
+    """``prepare``, ``passes``, ``raw`` and ``paired`` of ``how``, defaults filled in."""
+    return how.get("prepare"), how.get("passes"), how.get("raw", False), how.get("paired", False)
 
 
 def _runner(
@@ -281,14 +294,8 @@ def _runner(
     return run
 
 
-def _sync_shell(
-    scorer: Callable[..., Any],
-    info: EvaluatorInfo,
-    prepare: Prepare | None,
-    passes: Sequence[str] | None,
-    raw: bool,
-    paired: bool,
-) -> Callable[..., Any]:
+def _sync_shell(scorer: Callable[..., Any], info: EvaluatorInfo, how: How) -> Callable[..., Any]:
+    prepare, passes, raw, paired = _shape(how)
     if prepare is None and passes is not None and tuple(passes) == _PAIR and not raw:
         # The common deterministic case (a scorer of outputs and reference_outputs): no call
         # dict to build and filter.
@@ -343,13 +350,9 @@ def _sync_shell(
 
 
 def _async_shell(
-    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
-    info: EvaluatorInfo,
-    prepare: Prepare | None,
-    passes: Sequence[str] | None,
-    raw: bool,
-    paired: bool,
+    scorer: Callable[..., Any] | Callable[..., Awaitable[Any]], info: EvaluatorInfo, how: How
 ) -> Callable[..., Any]:
+    prepare, passes, raw, paired = _shape(how)
     run = _runner(scorer, info, prepare, passes, raw, _arun_evaluator_untyped, _ascore_untraced)
     if paired:
 
@@ -373,18 +376,7 @@ def _async_shell(
 
 
 def make_evaluator(
-    scorer: Callable[..., Any],
-    info: EvaluatorInfo,
-    *,
-    prepare: Prepare | None = None,
-    passes: Sequence[str] | None = None,
-    raw: bool = False,
-    name: str | None = None,
-    paired: bool = False,
-    returns: str | None = None,
-    doc: str | None = None,
-    module: str | None = None,
-    signature: Callable[..., Any] | None = None,
+    scorer: Callable[..., Any], info: EvaluatorInfo, **how: Unpack[How]
 ) -> SimpleEvaluator:
     """Turn a sync ``scorer`` into the public evaluator ``(*, inputs, outputs, reference_outputs, **kw)``.
 
@@ -411,24 +403,13 @@ def make_evaluator(
     """
     if info.is_async:
         raise ValueError(f"make_evaluator builds sync evaluators; {show(info.run_name)} is async")
-    shell = _sync_shell(scorer, info, prepare, passes, raw, paired)
-    named = _named(shell, info, name, returns=returns, doc=doc, module=module, signature=signature)
-    return cast(SimpleEvaluator, named)
+    return cast(SimpleEvaluator, _named(_sync_shell(scorer, info, how), info, how))
 
 
 def make_async_evaluator(
     scorer: Callable[..., Any] | Callable[..., Awaitable[Any]],
     info: EvaluatorInfo,
-    *,
-    prepare: Prepare | None = None,
-    passes: Sequence[str] | None = None,
-    raw: bool = False,
-    name: str | None = None,
-    paired: bool = False,
-    returns: str | None = None,
-    doc: str | None = None,
-    module: str | None = None,
-    signature: Callable[..., Any] | None = None,
+    **how: Unpack[How],
 ) -> SimpleAsyncEvaluator:
     """Async twin of :func:`make_evaluator`; ``scorer`` may be sync or a coroutine function."""
     if not info.is_async:
@@ -436,9 +417,35 @@ def make_async_evaluator(
             f"make_async_evaluator builds async evaluators; mark {show(info.run_name)} "
             "is_async=True"
         )
-    shell = _async_shell(scorer, info, prepare, passes, raw, paired)
-    named = _named(shell, info, name, returns=returns, doc=doc, module=module, signature=signature)
-    return cast(SimpleAsyncEvaluator, named)
+    return cast(SimpleAsyncEvaluator, _named(_async_shell(scorer, info, how), info, how))
+
+
+def pair_evaluators(
+    scorer: Callable[..., Any],
+    info: EvaluatorInfo,
+    *,
+    name: str,
+    module: str,
+    doc: str,
+    async_doc: str | None = None,
+) -> tuple[SimpleEvaluator, SimpleAsyncEvaluator]:
+    """The deterministic evaluators of the public release: ``name(*, outputs,
+    reference_outputs, **kwargs)`` scoring ``scorer(outputs=..., reference_outputs=...)``, and its
+    async twin ``name + "_async"`` (docstring ``async_doc``, by default "Async twin of name")."""
+    sync = make_evaluator(
+        scorer, info, passes=_PAIR, paired=True, name=name, module=module, doc=doc
+    )
+    twin_doc = async_doc or f"Async twin of :func:`{name}`."
+    twin = make_async_evaluator(
+        scorer,
+        info.as_async(),
+        passes=_PAIR,
+        paired=True,
+        name=f"{name}_async",
+        module=module,
+        doc=twin_doc,
+    )
+    return sync, twin
 
 
 def run_scorer(
@@ -449,13 +456,7 @@ def run_scorer(
     For an evaluator's extra entry points (``batch``) whose results must look exactly like the
     evaluator's own: same run name, same feedback key, same tracing and pytest feedback.
     """
-    return _run_evaluator_untyped(
-        run_name=info.run_name,
-        scorer=scorer,
-        feedback_key=info.feedback_key,
-        return_raw_outputs=raw,
-        **kwargs,
-    )
+    return _runner(scorer, info, None, None, raw, _run_evaluator_untyped, _score_untraced)(kwargs)
 
 
 async def arun_scorer(
@@ -466,10 +467,5 @@ async def arun_scorer(
     **kwargs: Any,
 ) -> Any:
     """Async twin of :func:`run_scorer`; ``scorer`` may be sync or a coroutine function."""
-    return await _arun_evaluator_untyped(
-        run_name=info.run_name,
-        scorer=scorer,
-        feedback_key=info.feedback_key,
-        return_raw_outputs=raw,
-        **kwargs,
-    )
+    run = _runner(scorer, info, None, None, raw, _arun_evaluator_untyped, _ascore_untraced)
+    return await run(kwargs)

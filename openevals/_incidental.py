@@ -28,6 +28,17 @@ _E2B = (
     "openevals.code.base:_create_base_code_evaluator"
 )
 
+# So do its four deprecated trajectory evaluator modules, but for one or two names.
+_DEPRECATED_TRAJECTORY = (
+    "openevals.types:ChatCompletionMessage typing:Optional typing:TYPE_CHECKING "
+    "openevals.types:ToolArgsMatchMode openevals.types:ToolArgsMatchOverrides typing:Union "
+    "openevals.utils:_arun_evaluator openevals.utils:_run_evaluator warnings:warn "
+    "openevals.trajectory.utils:_normalize_to_openai_messages_list "
+)
+_NOT_STRICT = (
+    _DEPRECATED_TRAJECTORY + "typing:Any openevals.trajectory.utils:_is_trajectory_superset"
+)
+
 _TABLE: dict[str, str] = {
     "openevals.code.base": (
         "langchain_core.language_models.chat_models:BaseChatModel typing:Literal "
@@ -131,37 +142,11 @@ _TABLE: dict[str, str] = {
         "openevals.trajectory.unordered:_scorer=trajectory_unordered_scorer"
     ),
     "openevals.trajectory.strict": (
-        "openevals.types:ChatCompletionMessage typing:Optional typing:TYPE_CHECKING "
-        "openevals.types:ToolArgsMatchMode openevals.types:ToolArgsMatchOverrides "
-        "typing:Union openevals.utils:_arun_evaluator "
-        "openevals.trajectory.utils:_get_matcher_for_tool_name "
-        "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-        "openevals.utils:_run_evaluator warnings:warn"
+        _DEPRECATED_TRAJECTORY + "openevals.trajectory.utils:_get_matcher_for_tool_name"
     ),
-    "openevals.trajectory.subset": (
-        "typing:Any openevals.types:ChatCompletionMessage typing:Optional "
-        "typing:TYPE_CHECKING openevals.types:ToolArgsMatchMode "
-        "openevals.types:ToolArgsMatchOverrides typing:Union openevals.utils:_arun_evaluator "
-        "openevals.trajectory.utils:_is_trajectory_superset "
-        "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-        "openevals.utils:_run_evaluator warnings:warn"
-    ),
-    "openevals.trajectory.superset": (
-        "typing:Any openevals.types:ChatCompletionMessage typing:Optional "
-        "typing:TYPE_CHECKING openevals.types:ToolArgsMatchMode "
-        "openevals.types:ToolArgsMatchOverrides typing:Union openevals.utils:_arun_evaluator "
-        "openevals.trajectory.utils:_is_trajectory_superset "
-        "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-        "openevals.utils:_run_evaluator warnings:warn"
-    ),
-    "openevals.trajectory.unordered": (
-        "typing:Any openevals.types:ChatCompletionMessage typing:Optional "
-        "typing:TYPE_CHECKING openevals.types:ToolArgsMatchMode "
-        "openevals.types:ToolArgsMatchOverrides typing:Union openevals.utils:_arun_evaluator "
-        "openevals.trajectory.utils:_is_trajectory_superset "
-        "openevals.trajectory.utils:_normalize_to_openai_messages_list "
-        "openevals.utils:_run_evaluator warnings:warn"
-    ),
+    "openevals.trajectory.subset": _NOT_STRICT,
+    "openevals.trajectory.superset": _NOT_STRICT,
+    "openevals.trajectory.unordered": _NOT_STRICT,
     "openevals.trajectory.utils": (
         "langchain_core.messages:BaseMessage openevals.types:ChatCompletionMessage "
         "typing:Optional typing:Union "

@@ -106,29 +106,26 @@ def normalize_to_openai_messages_list(messages: Any) -> list[dict[str, Any]]:
     """Normalise a message, list of messages or ``{"messages": [...]}`` into OpenAI-style dicts."""
     if messages is None:
         return []
-    if isinstance(messages, Mapping):
-        if "messages" in messages and "role" not in messages:
-            inner = messages["messages"]
-            if not isinstance(inner, Sequence) or isinstance(inner, (str, bytes)):
-                raise ValueError(
-                    "expected {'messages': [...]} to hold a list of messages, got "
-                    f"{type(inner).__name__}"
-                )
-            return [convert_to_openai_message(m) for m in inner]
-        if "role" in messages:
-            return [convert_to_openai_message(messages)]
-        raise ValueError(
-            "expected a message dict with 'role', or a container {'messages': [...]}; got a dict "
-            f"with keys {show(sorted(messages))}"
-        )
-    if is_langchain_message(messages):
+    if (isinstance(messages, Mapping) and "role" in messages) or is_langchain_message(messages):
         return [convert_to_openai_message(messages)]
-    if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)):
-        return [convert_to_openai_message(m) for m in messages]
-    raise TypeError(
-        "expected a list of chat messages (OpenAI dicts or LangChain messages), a single message, "
-        f"or {{'messages': [...]}}; got {type(messages).__name__}"
-    )
+    if isinstance(messages, Mapping):
+        if "messages" not in messages:
+            raise ValueError(
+                "expected a message dict with 'role', or a container {'messages': [...]}; got a "
+                f"dict with keys {show(sorted(messages))}"
+            )
+        messages = messages["messages"]
+        if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+            raise ValueError(
+                "expected {'messages': [...]} to hold a list of messages, got "
+                f"{type(messages).__name__}"
+            )
+    elif not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        raise TypeError(
+            "expected a list of chat messages (OpenAI dicts or LangChain messages), a single "
+            f"message, or {{'messages': [...]}}; got {type(messages).__name__}"
+        )
+    return [convert_to_openai_message(m) for m in messages]
 
 
 def _jsonable_leaf(value: Any) -> Any:

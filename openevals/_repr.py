@@ -10,6 +10,7 @@ For small plain values its text is exactly ``repr(value)``.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any, Final
 
 LIMIT: Final = 120
@@ -61,11 +62,7 @@ def _opening(value: Any) -> tuple[str, str, list[Any], bool] | None:
             return opened, closed, list(value.items())[: _ITEMS + 1], True
         return opened, closed, list(value[: _ITEMS + 1]), False
     if kind is set or kind is frozenset:
-        items = []
-        for item in value:  # never list() a huge set whole
-            items.append(item)
-            if len(items) > _ITEMS:
-                break
+        items = list(islice(value, _ITEMS + 1))  # never list() a huge set whole
         if kind is frozenset:
             return "frozenset({", "})", items, False
         return "{", "}", items, False

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from openevals._contract import (
-    EvaluatorInfo,
-    attach_pair_batch,
-    make_async_evaluator,
-    make_evaluator,
-)
+from openevals._contract import EvaluatorInfo, attach_pair_batch, pair_evaluators
 from openevals._structure import encode_json
 
 __all__ = ["exact_match", "exact_match_async"]
@@ -35,11 +30,9 @@ _INFO = EvaluatorInfo(
     run_name="exact_match", feedback_keys=("exact_match",), pure=True, linear=True
 )
 
-exact_match = make_evaluator(
+exact_match, exact_match_async = pair_evaluators(
     _score,
     _INFO,
-    passes=("outputs", "reference_outputs"),
-    paired=True,
     name="exact_match",
     module=__name__,
     doc="""Score True when ``outputs`` and ``reference_outputs`` serialise to the same JSON.
@@ -50,20 +43,7 @@ exact_match = make_evaluator(
     accepted and ignored.
     """,
 )
-
-
 attach_pair_batch(exact_match, _score, "exact_match")
-
-
-exact_match_async = make_async_evaluator(
-    _score,
-    _INFO.as_async(),
-    passes=("outputs", "reference_outputs"),
-    paired=True,
-    name="exact_match_async",
-    module=__name__,
-    doc="Async twin of :func:`exact_match`.",
-)
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
     from openevals._incidental import incidental

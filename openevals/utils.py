@@ -13,7 +13,7 @@ import contextlib
 import inspect
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
@@ -258,91 +258,29 @@ def _log_feedback(results: list[EvaluatorResult]) -> None:
 # --------------------------------------------------------------------------- runners
 
 
-def _feedback_scope(run_name: str, in_test: bool) -> contextlib.AbstractContextManager[Any]:
-    """Inside a ``@pytest.mark.langsmith`` test, the feedback run that results are logged to."""
+@contextlib.contextmanager
+def _tracing(
+    run_name: str, raw: bool, ls_framework: str, kwargs: dict[str, Any]
+) -> Iterator[Callable[[Any], Any]]:
+    """The scope of one traced call: inside a ``@pytest.mark.langsmith`` test, the feedback run
+    that results are logged to. Yields ``finish(out)``, which annotates the ambient run with the
+    results (``out``) and, in a LangSmith test, logs every result as feedback."""
+    in_test = _langsmith_test_case() is not None
+
+    def finish(out: Any) -> Any:
+        results = [] if raw else _as_list(out)
+        _annotate_ambient_run(run_name, results, in_test, kwargs, ls_framework)
+        if in_test and results:
+            _log_feedback(results)
+        return out
+
     if not in_test:
-        return contextlib.nullcontext()
+        yield finish
+        return
     from langsmith import testing as t
 
-    return t.trace_feedback(name=run_name)
-
-
-def _after_trace(
-    out: Any,
-    *,
-    run_name: str,
-    return_raw_outputs: bool,
-    in_test: bool,
-    ls_framework: str,
-    kwargs: dict[str, Any],
-) -> Any:
-    """Annotate the ambient run and, in a LangSmith test, log every result as feedback."""
-    results = [] if return_raw_outputs else _as_list(out)
-    _annotate_ambient_run(run_name, results, in_test, kwargs, ls_framework)
-    if in_test and results:
-        _log_feedback(results)
-    return out
-
-
-def _run_traced(
-    *,
-    run_name: str,
-    scorer: Callable[..., Any],
-    feedback_key: str,
-    return_raw_outputs: bool,
-    ls_framework: str,
-    kwargs: dict[str, Any],
-) -> Any:
-    from langsmith import traceable
-
-    in_test = _langsmith_test_case() is not None
-
-    # The traced run covers scoring and result mapping, so its outputs are the results.
-    def score(**kw: Any) -> Any:
-        raw = scorer(**kw)
-        return raw if return_raw_outputs else _to_results(feedback_key, raw)
-
-    with _feedback_scope(run_name, in_test):
-        out = traceable(name=run_name)(score)(**kwargs)
-        return _after_trace(
-            out,
-            run_name=run_name,
-            return_raw_outputs=return_raw_outputs,
-            in_test=in_test,
-            ls_framework=ls_framework,
-            kwargs=kwargs,
-        )
-
-
-async def _arun_traced(
-    *,
-    run_name: str,
-    scorer: Callable[..., Any],
-    feedback_key: str,
-    return_raw_outputs: bool,
-    ls_framework: str,
-    kwargs: dict[str, Any],
-) -> Any:
-    from langsmith import traceable
-
-    in_test = _langsmith_test_case() is not None
-
-    async def score(**kw: Any) -> Any:
-        raw = scorer(**kw)
-        if inspect.isawaitable(raw):
-            raw = await raw
-        return raw if return_raw_outputs else _to_results(feedback_key, raw)
-
-    with _feedback_scope(run_name, in_test):
-        out = await traceable(name=run_name)(score)(**kwargs)
-        return _after_trace(
-            out,
-            run_name=run_name,
-            return_raw_outputs=return_raw_outputs,
-            in_test=in_test,
-            ls_framework=ls_framework,
-            kwargs=kwargs,
-        )
+    with t.trace_feedback(name=run_name):
+        yield finish
 
 
 def _score_untraced(
@@ -377,17 +315,17 @@ def _run_evaluator_untyped(
     **kwargs: Any,
 ) -> Any:
     """Run ``scorer(**kwargs)`` and map its return value to results (or pass it through raw)."""
-    if _traced():
-        out = _run_traced(
-            run_name=run_name,
-            scorer=scorer,
-            feedback_key=feedback_key,
-            return_raw_outputs=return_raw_outputs,
-            ls_framework=ls_framework,
-            kwargs=kwargs,
-        )
-    else:
+    if not _traced():
         out = _score_untraced(scorer, feedback_key, return_raw_outputs, kwargs)
+        return _report(run_name, kwargs, out)
+    from langsmith import traceable
+
+    # The traced run covers scoring and result mapping, so its outputs are the results.
+    def score(**kw: Any) -> Any:
+        return _score_untraced(scorer, feedback_key, return_raw_outputs, kw)
+
+    with _tracing(run_name, return_raw_outputs, ls_framework, kwargs) as finish:
+        out = finish(traceable(name=run_name)(score)(**kwargs))
     return _report(run_name, kwargs, out)
 
 
@@ -401,17 +339,16 @@ async def _arun_evaluator_untyped(
     **kwargs: Any,
 ) -> Any:
     """Async twin of :func:`_run_evaluator_untyped`; the scorer may be sync or async."""
-    if _traced():
-        out = await _arun_traced(
-            run_name=run_name,
-            scorer=scorer,
-            feedback_key=feedback_key,
-            return_raw_outputs=return_raw_outputs,
-            ls_framework=ls_framework,
-            kwargs=kwargs,
-        )
-    else:
+    if not _traced():
         out = await _ascore_untraced(scorer, feedback_key, return_raw_outputs, kwargs)
+        return _report(run_name, kwargs, out)
+    from langsmith import traceable
+
+    async def score(**kw: Any) -> Any:
+        return await _ascore_untraced(scorer, feedback_key, return_raw_outputs, kw)
+
+    with _tracing(run_name, return_raw_outputs, ls_framework, kwargs) as finish:
+        out = finish(await traceable(name=run_name)(score)(**kwargs))
     return _report(run_name, kwargs, out)
 
 

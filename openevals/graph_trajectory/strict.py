@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from openevals._contract import EvaluatorInfo, pair_evaluators
 from openevals._repr import show
 from openevals._structure import encode_json
 
@@ -103,22 +103,6 @@ _DOC = """True when ``outputs`` took exactly the steps of ``reference_outputs``:
     graph trajectories (``{"steps": [[...], ...]}``; ``results`` and ``inputs`` are not compared).
     Raises ValueError when either is None, TypeError for another shape."""
 
-graph_trajectory_strict_match = make_evaluator(
-    _score,
-    _INFO,
-    passes=("outputs", "reference_outputs"),
-    paired=True,
-    name="graph_trajectory_strict_match",
-    module=__name__,
-    doc=_DOC,
-)
-
-graph_trajectory_strict_match_async = make_async_evaluator(
-    _score,
-    _INFO.as_async(),
-    passes=("outputs", "reference_outputs"),
-    paired=True,
-    name="graph_trajectory_strict_match_async",
-    module=__name__,
-    doc=_DOC,
+graph_trajectory_strict_match, graph_trajectory_strict_match_async = pair_evaluators(
+    _score, _INFO, name="graph_trajectory_strict_match", module=__name__, doc=_DOC, async_doc=_DOC
 )

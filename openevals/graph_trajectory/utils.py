@@ -104,18 +104,14 @@ def extract_langgraph_trajectory_from_snapshots(
     steps.reverse()
     for turn in steps:
         turn.reverse()
-    if len(inputs) != len(results):
-        warnings.warn(
-            "Trajectory parsing may be incomplete: inputs and results have different lengths "
-            f"({len(inputs)} and {len(results)})",
-            stacklevel=2,
-        )
-    elif len(inputs) != len(steps):
-        warnings.warn(
-            "Trajectory parsing may be incomplete: inputs and steps have different lengths "
-            f"({len(inputs)} and {len(steps)})",
-            stacklevel=2,
-        )
+    for label, other in (("results", results), ("steps", steps)):  # the first mismatch only
+        if len(inputs) != len(other):
+            warnings.warn(
+                f"Trajectory parsing may be incomplete: inputs and {label} have different "
+                f"lengths ({len(inputs)} and {len(other)})",
+                stacklevel=2,
+            )
+            break
     trajectory = GraphTrajectory(inputs=[], results=results, steps=steps)
     return {"inputs": inputs, "outputs": trajectory}
 

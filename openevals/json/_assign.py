@@ -56,13 +56,9 @@ def pair_records(
     n, m = len(out_order), len(ref_order)
     if n * m > MAX_PAIRS:
         raise _too_many(n, m, len(pairs))
-    key_rank: dict[Hashable, int] = {}
-    for side in compared:
-        for record in side:
-            for k in record:
-                key_rank.setdefault(k, 0)
-    ordered_keys = sorted(key_rank, key=lambda k: (canon_key(k), repr(k)))
-    key_rank = {k: rank for rank, k in enumerate(ordered_keys)}
+    every_key = dict.fromkeys(k for side in compared for record in side for k in record)
+    ordered_keys = sorted(every_key, key=lambda k: (canon_key(k), repr(k)))
+    key_rank: dict[Hashable, int] = {k: rank for rank, k in enumerate(ordered_keys)}
     out_profiles = [
         Profile(outs[i], f"outputs[{i}]", key_rank, exclude_keys, rubric) for i in out_order
     ]

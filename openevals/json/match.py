@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
-from openevals._declare import async_twin
+from openevals._contract import EvaluatorInfo
+from openevals._declare import async_twin, evaluator_for
 from openevals._judge.shell import attach_core
 from openevals.json._assign import MAX_PAIRS
 from openevals.json._rubric import _rubric_scorers
@@ -57,16 +57,15 @@ _RUN_NAME = "json_match_evaluator"
 # --------------------------------------------------------------------------- shells
 
 
-def _info(core: _JsonMatchCore, *, is_async: bool) -> EvaluatorInfo:
-    """Deterministic, but pairing long lists is not cheap (never pure); a judge with a rubric."""
+def _shell(scorer: Any, core: _JsonMatchCore, *, is_async: bool) -> Any:
+    """The evaluator of ``scorer``. Its info: deterministic, but pairing long lists is not cheap
+    (never pure); a judge with a rubric."""
     keys = (f"{_KEY_PREFIX}:{core.aggregator}",) if core.aggregator is not None else ()
-    return EvaluatorInfo(
-        run_name=_RUN_NAME,
-        feedback_keys=keys,
-        model=_model_label(core) if core.rubric else None,
-        judge=bool(core.rubric),
-        is_async=is_async,
+    model = _model_label(core) if core.rubric else None
+    info = EvaluatorInfo(
+        run_name=_RUN_NAME, feedback_keys=keys, model=model, judge=bool(core.rubric)
     )
+    return evaluator_for(is_async, scorer, info, passes=_PASSES, returns=_RETURNS, module=__name__)
 
 
 def _model_label(core: _JsonMatchCore) -> str | None:
@@ -88,10 +87,7 @@ def _sync_evaluator(core: _JsonMatchCore, grade: RubricScorer) -> JsonMatchEvalu
         verdicts = [grade(request) for request in plan.requests]
         return core.finish(plan, verdicts, _traced_run_id())
 
-    evaluator = make_evaluator(
-        scorer, _info(core, is_async=False), passes=_PASSES, returns=_RETURNS, module=__name__
-    )
-    return cast(JsonMatchEvaluator, evaluator)
+    return cast(JsonMatchEvaluator, _shell(scorer, core, is_async=False))
 
 
 def _async_evaluator(core: _JsonMatchCore, agrade: AsyncRubricScorer) -> AsyncJsonMatchEvaluator:
@@ -100,10 +96,7 @@ def _async_evaluator(core: _JsonMatchCore, agrade: AsyncRubricScorer) -> AsyncJs
         verdicts = await asyncio.gather(*map(agrade, plan.requests))
         return core.finish(plan, verdicts, _traced_run_id())
 
-    evaluator = make_async_evaluator(
-        scorer, _info(core, is_async=True), passes=_PASSES, returns=_RETURNS, module=__name__
-    )
-    return cast(AsyncJsonMatchEvaluator, evaluator)
+    return cast(AsyncJsonMatchEvaluator, _shell(scorer, core, is_async=True))
 
 
 def create_json_match_evaluator(

@@ -416,16 +416,9 @@ def _planned(
 
     options = dict(arguments)
     reference_outputs = options.pop("reference_outputs")
-    evaluators, thread_id = _validate(**options)
-    simulation = _simulation(
-        app=options["app"],
-        user=options["user"],
-        max_turns=options["max_turns"],
-        stopping_condition=options["stopping_condition"],
-        evaluators=evaluators,
-        reference_outputs=reference_outputs,
-        thread_id=thread_id,
-    )
+    evaluators, options["thread_id"] = _validate(**options)
+    del options["trajectory_evaluators"]  # checked, as `evaluators`
+    simulation = _simulation(evaluators=evaluators, reference_outputs=reference_outputs, **options)
     return simulation, _needs_langsmith()
 
 

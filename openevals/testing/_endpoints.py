@@ -189,19 +189,17 @@ class _Endpoints:
             usage.update(reply.usage)
             if "total_tokens" not in reply.usage:
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        completion_id = f"chatcmpl-fake{next(self._ids)}"
-        created = int(time.time())
-        if body.get("stream"):
-            return self._stream_outcome(completion_id, created, body, message, finish, usage, reply)
-        payload = {
-            "id": completion_id,
+        base = {
+            "id": f"chatcmpl-fake{next(self._ids)}",
             "object": "chat.completion",
-            "created": created,
+            "created": int(time.time()),
             "model": body["model"],
             "system_fingerprint": "fp_fake",
-            "choices": self._choices(body, message, finish, usage),
-            "usage": usage,
         }
+        if body.get("stream"):
+            return _stream_outcome(base, body, message, finish, usage, reply)
+        choices = self._choices(body, message, finish, usage)
+        payload = {**base, "choices": choices, "usage": usage}
         return _json_outcome(200, payload, headers=reply.headers, delay=reply.delay)
 
     # ------------------------------------------------------------------ n and logprobs
@@ -261,15 +259,7 @@ class _Endpoints:
             queue = self._logprobs_scripts
             script = queue.popleft() if queue else None
         tokens = re.findall(r"\s*[A-Za-z_]+|\s*\d+|\s*[^\sA-Za-z_\d]|\s+", content)
-        entries = [
-            {
-                "token": t,
-                "logprob": 0.0,
-                "bytes": list(t.encode()),
-                "top_logprobs": [{"token": t, "logprob": 0.0, "bytes": list(t.encode())}],
-            }
-            for t in tokens
-        ]
+        entries = [{**_token(t), "top_logprobs": [_token(t)]} for t in tokens]
         if script:
             hits = [i for i, t in enumerate(tokens) if t.strip() in script]
             if hits:
@@ -277,11 +267,7 @@ class _Endpoints:
                 space = entry["token"][: len(entry["token"]) - len(entry["token"].lstrip())]
                 entry["logprob"] = math.log(script[entry["token"].strip()])
                 entry["top_logprobs"] = [
-                    {
-                        "token": space + t,
-                        "logprob": math.log(p),
-                        "bytes": list((space + t).encode()),
-                    }
+                    _token(space + t, math.log(p))
                     for t, p in sorted(script.items(), key=lambda kv: -kv[1])
                 ]
         return {"content": entries, "refusal": None}
@@ -337,47 +323,6 @@ class _Endpoints:
             },
         }
 
-    def _stream_outcome(
-        self,
-        completion_id: str,
-        created: int,
-        body: dict[str, Any],
-        message: dict[str, Any],
-        finish: str,
-        usage: dict[str, int],
-        reply: Reply,
-    ) -> _Outcome:
-        base = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": body["model"],
-            "system_fingerprint": "fp_fake",
-        }
-
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            return {
-                **base,
-                "choices": [
-                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-                ],
-            }
-
-        events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
-        for piece in re.findall(r"\s*\S+\s*|\s+", message.get("content") or ""):
-            events.append(chunk({"content": piece}))
-        for index, call in enumerate(message.get("tool_calls", [])):
-            events.append(chunk({"tool_calls": [{"index": index, **call}]}))
-        events.append(chunk({}, finish))
-        options = body.get("stream_options")
-        if isinstance(options, Mapping) and options.get("include_usage"):
-            events.append({**base, "choices": [], "usage": usage})
-        data = "".join(f"data: {_json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
-        merged = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        if reply.headers:
-            merged.update(reply.headers)
-        return _Outcome(200, data.encode("utf-8"), headers=merged, delay=reply.delay)
-
     def _embeddings(self, body: dict[str, Any]) -> _Outcome:
         with self._lock:
             scripted = self._embedding_queue.popleft() if self._embedding_queue else None
@@ -414,3 +359,43 @@ class _Endpoints:
         if scripted is not None:
             return _json_outcome(200, payload, headers=scripted.headers, delay=scripted.delay)
         return _json_outcome(200, payload)
+
+
+def _stream_outcome(
+    base: dict[str, Any],
+    body: dict[str, Any],
+    message: dict[str, Any],
+    finish: str,
+    usage: dict[str, int],
+    reply: Reply,
+) -> _Outcome:
+    """The completion as server-sent events; ``base``: the fields every chunk carries."""
+    base = {**base, "object": "chat.completion.chunk"}
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {
+            **base,
+            "choices": [
+                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            ],
+        }
+
+    events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
+    for piece in re.findall(r"\s*\S+\s*|\s+", message.get("content") or ""):
+        events.append(chunk({"content": piece}))
+    for index, call in enumerate(message.get("tool_calls", [])):
+        events.append(chunk({"tool_calls": [{"index": index, **call}]}))
+    events.append(chunk({}, finish))
+    options = body.get("stream_options")
+    if isinstance(options, Mapping) and options.get("include_usage"):
+        events.append({**base, "choices": [], "usage": usage})
+    data = "".join(f"data: {_json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    merged = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    if reply.headers:
+        merged.update(reply.headers)
+    return _Outcome(200, data.encode("utf-8"), headers=merged, delay=reply.delay)
+
+
+def _token(text: str, logprob: float = 0.0) -> dict[str, Any]:
+    """One token's entry of ``logprobs.content``."""
+    return {"token": text, "logprob": logprob, "bytes": list(text.encode())}

@@ -143,18 +143,13 @@ class Reply:
             raise TypeError(
                 f"Reply `body` must be bytes, str, dict or list; got {type(self.body).__name__}"
             )
-        if self.status >= 400 and (
-            self.content is not None or self.json is not None or self.tool_calls is not None
-        ):
+        message = self.content is not None or self.json is not None or self.tool_calls is not None
+        if self.status >= 400 and message:
             raise ValueError(
                 f"Reply with error `status` {self.status} cannot carry `content`, `json` or "
                 "`tool_calls`; use `body` for the error payload"
             )
-        if (
-            self.body is not None
-            and self.status < 400
-            and (self.content is not None or self.json is not None or self.tool_calls is not None)
-        ):
+        if self.body is not None and self.status < 400 and message:
             raise ValueError(
                 "Reply `body` replaces the whole response; do not combine it with `content`, "
                 "`json` or `tool_calls`"

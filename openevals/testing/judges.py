@@ -3,7 +3,7 @@ fake server answering from a script, so a test knows every verdict in advance.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
@@ -54,13 +54,6 @@ def scripted_judge(
     scripted = [_answer(item, i) for i, item in enumerate(answers)]
     for answer in scripted:
         server.queue_chat(json=answer)
-    if use_async:
-        return create_async_llm_as_judge(
-            prompt=prompt,
-            judge=async_openai_client(server, max_retries=0),
-            model=model,
-            **options,
-        )
-    return create_llm_as_judge(
-        prompt=prompt, judge=openai_client(server, max_retries=0), model=model, **options
-    )
+    create: Callable[..., Any] = create_async_llm_as_judge if use_async else create_llm_as_judge
+    client = (async_openai_client if use_async else openai_client)(server, max_retries=0)
+    return create(prompt=prompt, judge=client, model=model, **options)

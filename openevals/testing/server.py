@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import math
 import socket
 import socketserver
@@ -51,6 +50,7 @@ from openevals.testing._protocol import (
     _check_dim,
     _error_outcome,
     _hash_unit_vector,
+    _json_outcome,
     _Outcome,
     _route,
     make_reply,
@@ -142,15 +142,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _bad_request(self, why: str) -> None:
         """Answer 400 (an OpenAI-style error body) and close: the rest of the stream is unframed."""
-        body = json.dumps(
-            {"error": {"message": f"malformed request: {why}", "type": "invalid_request_error"}}
-        ).encode()
-        self.send_response(400)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
+        error = {"error": {"message": f"malformed request: {why}", "type": "invalid_request_error"}}
+        self._reply(_json_outcome(400, error, headers={"Connection": "close"}), None, 0.0)
         self.close_connection = True
 
     def _handle(self) -> None:

@@ -61,13 +61,12 @@ def _is_trajectory_superset(
     tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
 ) -> bool:
     """True when every reference tool call is matched by a distinct output tool call."""
-    return _scorer_for_mode(
-        "superset",
-        outputs=outputs,
-        reference_outputs=reference_outputs,
+    config = MatchConfig(
+        trajectory_match_mode="superset",
         tool_args_match_mode=tool_args_match_mode,
         tool_args_match_overrides=tool_args_match_overrides,
     )
+    return evaluate_trajectories(config, outputs, reference_outputs)[0]
 
 
 def deprecated_info(key: str) -> EvaluatorInfo:
@@ -108,22 +107,6 @@ def _deprecated_run(
     config = MatchConfig(trajectory_match_mode=mode, tool_args_match_mode=args_mode)
     scorer = make_scorer(config)
     return runner(info, scorer, outputs=outputs, reference_outputs=reference_outputs, **kwargs)
-
-
-def _scorer_for_mode(
-    mode: str,
-    *,
-    outputs: Any,
-    reference_outputs: Any,
-    tool_args_match_mode: ToolArgsMatchMode,
-    tool_args_match_overrides: ToolArgsMatchOverrides | None,
-) -> bool:
-    config = MatchConfig(
-        trajectory_match_mode=mode,
-        tool_args_match_mode=tool_args_match_mode,
-        tool_args_match_overrides=tool_args_match_overrides,
-    )
-    return evaluate_trajectories(config, outputs, reference_outputs)[0]
 
 
 def _deprecated_evaluators(
@@ -169,13 +152,12 @@ def _legacy_scorer(mode: str, args_mode: ToolArgsMatchMode = "ignore") -> Callab
         tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
         **kwargs: Any,
     ) -> bool:
-        return _scorer_for_mode(
-            mode,
-            outputs=outputs,
-            reference_outputs=reference_outputs,
+        config = MatchConfig(
+            trajectory_match_mode=mode,
             tool_args_match_mode=tool_args_match_mode,
             tool_args_match_overrides=tool_args_match_overrides,
         )
+        return evaluate_trajectories(config, outputs, reference_outputs)[0]
 
     return _scorer
 
