@@ -6,12 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from rapidfuzz.distance import Levenshtein
 
-from openevals._contract import (
-    EvaluatorInfo,
-    attach_pair_batch,
-    make_async_evaluator,
-    make_evaluator,
-)
+from openevals._contract import EvaluatorInfo, attach_pair_batch, pair_evaluators
 from openevals._structure import encode_json
 
 __all__ = ["levenshtein_distance", "levenshtein_distance_async", "levenshtein_similarity"]
@@ -46,11 +41,9 @@ _INFO = EvaluatorInfo(
     run_name="levenshtein_distance", feedback_keys=("levenshtein_distance",), pure=True
 )
 
-levenshtein_distance = make_evaluator(
+levenshtein_distance, levenshtein_distance_async = pair_evaluators(
     _score,
     _INFO,
-    passes=("outputs", "reference_outputs"),
-    paired=True,
     name="levenshtein_distance",
     module=__name__,
     doc="""Normalised edit similarity in [0, 1] (1.0 = identical), key ``levenshtein_distance``.
@@ -59,20 +52,7 @@ levenshtein_distance = make_evaluator(
     contains itself raises ``ValueError`` naming the parameter.
     """,
 )
-
-
 attach_pair_batch(levenshtein_distance, _score, "levenshtein_distance")
-
-
-levenshtein_distance_async = make_async_evaluator(
-    _score,
-    _INFO.as_async(),
-    passes=("outputs", "reference_outputs"),
-    paired=True,
-    name="levenshtein_distance_async",
-    module=__name__,
-    doc="Async twin of :func:`levenshtein_distance`.",
-)
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)
     from openevals._incidental import incidental
