@@ -33,7 +33,7 @@ from openevals.calibration.agreement import (
     figures_of,
 )
 from openevals.calibration.fewshot import as_example, select_disagreements
-from openevals.calibration.labels import LabelledData
+from openevals.calibration.labels import LabelledData, load_labelled
 from openevals.calibration.report import (
     DEFAULT_TOLERANCE,
     JudgedRow,
@@ -145,18 +145,17 @@ def _plan(
     settings: Settings,
 ) -> Plan[CrossValidation]:
     baseline = judge_spec(judge_factory([]), settings.model, "judge", keep_name=False)
-    labelled = settings.load(data, baseline.evaluator)  # checks before any model call
+    labelled = load_labelled(data, settings, baseline.evaluator)  # checks before any model call
     if k > len(labelled.rows):
         raise ValueError(
             f"`k` ({k}) is larger than the number of labelled rows ({len(labelled.rows)})"
         )
-    tolerance = float(settings.tolerance)
     continuous = labelled.label_type == "continuous"
     by_id = labelled.by_id()
     before_result: EvaluationResult = yield BatchRun(
         [row.as_data() for row in labelled.rows], [baseline], settings.runner
     )
-    before_rows, _ = judged_rows(labelled, before_result, "judge", settings.feedback_key, tolerance)
+    before_rows, _ = judged_rows(labelled, before_result, "judge", settings)
     scored_before = {r.id: r for r in before_rows}
     folds: list[Fold] = []
     pairs: list[tuple[JudgedRow, JudgedRow]] = []
@@ -173,7 +172,7 @@ def _plan(
         after_result = yield BatchRun(
             [by_id[i].as_data() for i in held_out], [spec], settings.runner
         )
-        after_rows, _ = judged_rows(labelled, after_result, name, settings.feedback_key, tolerance)
+        after_rows, _ = judged_rows(labelled, after_result, name, settings)
         fold_pairs = [(scored_before[r.id], r) for r in after_rows if r.id in scored_before]
         pairs.extend(fold_pairs)
         folds.append(
@@ -202,9 +201,8 @@ def _summary(
     pairs.sort(key=lambda p: p[0].index)
     before_rows = [b for b, _ in pairs]
     after_rows = [a for _, a in pairs]
-    options = {"resamples": settings.resamples, "seed": settings.seed}
-    before = agreement_of(labelled, before_rows, confidence=settings.confidence, **options)
-    after = agreement_of(labelled, after_rows, confidence=settings.confidence, **options)
+    before = agreement_of(labelled, before_rows, settings)
+    after = agreement_of(labelled, after_rows, settings)
     continuous = labelled.label_type == "continuous"
     diff = np.array(_primary(after_rows, continuous)) - np.array(_primary(before_rows, continuous))
     weights = bootstrap_weights(len(diff), settings.resamples, settings.seed)

@@ -22,12 +22,15 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from openevals._contract import info_of
 from openevals._repr import show
 from openevals.calibration.agreement import sorted_labels
 from openevals.data.rows import MISSING, Row, field_at, iter_rows
+
+if TYPE_CHECKING:
+    from openevals.calibration.run import Settings
 
 __all__ = [
     "JudgeScores",
@@ -202,17 +205,12 @@ def _take(fields: dict[str, Any], path: str) -> Any:
     return value
 
 
-def load_labelled(
-    data: Any,
-    *,
-    label: str,
-    reason: str | None,
-    label_type: str | None,
-    choices: Sequence[Hashable] | None,
-    label_map: Mapping[Any, Any] | None,
-    judge: JudgeScores,
-) -> LabelledData:
-    """Read ``data``, pull out the label (and reason) column and check it against ``judge``."""
+def load_labelled(data: Any, settings: Settings, judge: Any) -> LabelledData:
+    """Read ``data``, pull out the label (and reason) column and check it against the scores of
+    the evaluator ``judge``."""
+    scores = judge_scores_of(judge, settings.judge_scores)
+    label, reason, label_type = settings.label, settings.reason, settings.label_type
+    label_map = settings.label_map
     if not isinstance(label, str) or not label:
         raise TypeError(f"`label` must be the name of the label column (a str); got {show(label)}")
     if reason is not None and (not isinstance(reason, str) or not reason):
@@ -256,7 +254,7 @@ def load_labelled(
             f"{len(missing)} row(s) have no label in column {show(label)} (rows {shown}); label "
             "them or leave them out of the data"
         )
-    return _typed(rows, label, label_type, choices, judge)
+    return _typed(rows, label, label_type, settings.choices, scores)
 
 
 def _mapped(value: Any, label_map: Mapping[Any, Any], index: int, label: str) -> Any:
