@@ -70,16 +70,24 @@ def _score(row: dict[str, Any], key: str) -> float | None:
 def _plan(
     data: Any,
     evaluators: Any,
-    key: str,
-    baseline: Callable[..., Any],
-    candidate: Callable[..., Any],
-    test: SequentialTest,
-    batch_size: int,
-    max_rows: int | None,
-    options: dict[str, Any],
+    *,
+    key: Any,
+    baseline: Any,
+    candidate: Any,
+    alpha: Any,
+    width: Any,
+    bounds: Any,
+    batch_size: Any,
+    max_rows: Any,
+    run_options: dict[str, Any] | None,
 ) -> Plan[SequentialComparison]:
+    """The plan of one call, its options checked first (each batch run gets ``run_options``,
+    progress off)."""
     from openevals.data.rows import iter_rows
 
+    test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
+    options = {"progress": False, **(run_options or {})}
+    _checked(key, baseline, candidate, batch_size, max_rows, options)
     rows = iter_rows(data)
     seen = 0
     exhausted = False
@@ -110,27 +118,6 @@ def _plan(
         width=test.width,
         stopped_early=not exhausted and (max_rows is None or seen < max_rows),
     )
-
-
-def _prepared(
-    data: Any,
-    evaluators: Any,
-    *,
-    key: Any,
-    baseline: Any,
-    candidate: Any,
-    alpha: Any,
-    width: Any,
-    bounds: Any,
-    batch_size: Any,
-    max_rows: Any,
-    run_options: dict[str, Any] | None,
-) -> Plan[SequentialComparison]:
-    """The checked plan of one call (each batch run gets ``run_options``, progress off)."""
-    test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
-    options = {"progress": False, **(run_options or {})}
-    _checked(key, baseline, candidate, batch_size, max_rows, options)
-    return _plan(data, evaluators, key, baseline, candidate, test, batch_size, max_rows, options)
 
 
 def _checked(
@@ -182,7 +169,7 @@ def sequential_compare(
         run_options: ``concurrency``, ``cache``, ``progress`` (default off), ``model`` for each
             batch run.
     """
-    plan = _prepared(
+    plan = _plan(
         data,
         evaluators,
         key=key,
@@ -200,6 +187,6 @@ def sequential_compare(
 
 asequential_compare = async_plan_entry(
     sequential_compare,
-    _prepared,
+    _plan,
     doc="Async twin of :func:`sequential_compare` (each batch runs through ``aevaluate``).",
 )
