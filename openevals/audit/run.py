@@ -168,14 +168,11 @@ def _scores(result: EvaluationResult, name: str, key: str | None) -> tuple[dict[
 
 def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[AuditReport]:
     """The plan of one audit_judge / aaudit_judge call (its options checked before any run)."""
-    return _plan(data, judge, Settings.from_call(**options))
-
-
-def _plan(data: Any, judge: Any, settings: Settings) -> Plan[AuditReport]:
     import numpy as np
 
     from openevals.data.rows import iter_rows
 
+    settings = Settings.from_call(**options)
     rows = _sample(list(iter_rows(data)), settings.sample, settings.seed)
     if len(rows) < 2:
         raise ValueError(f"`data` must hold at least 2 rows with `outputs`; got {len(rows)}")

@@ -137,13 +137,12 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _plan(
-    data: Any,
-    judge_factory: JudgeFactory,
-    k: int,
-    examples_per_fold: int,
-    settings: Settings,
+def _plan_of_call(
+    data: Any, judge_factory: JudgeFactory, *, k: int, examples_per_fold: int, **options: Any
 ) -> Plan[CrossValidation]:
+    """The plan of one cross_validate / across_validate call (every option checked first)."""
+    _checked(judge_factory, k, examples_per_fold)
+    settings = Settings.from_call(**options)
     baseline = judge_spec(judge_factory([]), settings.model, "judge", keep_name=False)
     labelled = load_labelled(data, settings, baseline.evaluator)  # checks before any model call
     if k > len(labelled.rows):
@@ -218,15 +217,6 @@ def _summary(
         n=len(pairs),
         left_out=len(labelled.rows) - len(pairs),
     )
-
-
-def _plan_of_call(
-    data: Any, judge_factory: JudgeFactory, *, k: int, examples_per_fold: int, **options: Any
-) -> Plan[CrossValidation]:
-    """The plan of one cross_validate / across_validate call (every option checked first)."""
-    _checked(judge_factory, k, examples_per_fold)
-    settings = Settings.from_call(**options)
-    return _plan(data, judge_factory, k, examples_per_fold, settings)
 
 
 def _checked(judge_factory: Any, k: Any, examples: Any) -> None:

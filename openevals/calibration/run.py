@@ -104,10 +104,7 @@ def judge_spec(
 
 def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[CalibrationReport]:
     """The plan of one calibrate / acalibrate call (its options checked before any run)."""
-    return _calibration_plan(data, judge, Settings.from_call(**options))
-
-
-def _calibration_plan(data: Any, judge: Any, settings: Settings) -> Plan[CalibrationReport]:
+    settings = Settings.from_call(**options)
     spec = judge_spec(judge, settings.model, "judge")
     labelled = load_labelled(data, settings, spec.evaluator)  # every check before the first call
     name = spec.name or "judge"
