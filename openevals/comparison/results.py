@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
-from openevals.comparison import stats
+from openevals.comparison import gate, stats
 
 if TYPE_CHECKING:
     import numpy as np
@@ -151,41 +151,8 @@ class Comparison:
             "head_to_head": None if self.head_to_head is None else self.head_to_head.as_dict(),
         }
 
-    def failures(
-        self,
-        *,
-        fail_on_regression: bool = True,
-        max_drop: Mapping[str, float] | None = None,
-        allow_unpaired: float = 0.0,
-    ) -> list[str]:
-        """Why the candidate should not ship: significant regressions and drops beyond
-        ``max_drop`` (key -> largest allowed fall of its mean); empty when no gate trips.
-        ``UnpairedRowsError`` when more than ``allow_unpaired`` of the rows are unpaired."""
-        from openevals.comparison.gate import failures
-
-        return failures(
-            self,
-            fail_on_regression=fail_on_regression,
-            max_drop=max_drop,
-            allow_unpaired=allow_unpaired,
-        )
-
-    def check(
-        self,
-        *,
-        fail_on_regression: bool = True,
-        max_drop: Mapping[str, float] | None = None,
-        allow_unpaired: float = 0.0,
-    ) -> None:
-        """Raise ``AssertionError`` with the per-key table when a gate trips (for pytest)."""
-        from openevals.comparison.gate import check
-
-        check(
-            self,
-            fail_on_regression=fail_on_regression,
-            max_drop=max_drop,
-            allow_unpaired=allow_unpaired,
-        )
+    failures = gate.failures
+    check = gate.check
 
     def to_pandas(self) -> Any:
         """The per-key table as a ``pandas.DataFrame`` (needs ``openevals-suite[pandas]``): one
