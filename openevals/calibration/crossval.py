@@ -141,6 +141,8 @@ def _plan_of_call(
     data: Any, judge_factory: JudgeFactory, *, k: int, examples_per_fold: int, **options: Any
 ) -> Plan[CrossValidation]:
     """The plan of one cross_validate / across_validate call (every option checked first)."""
+    import numpy as np
+
     _checked(judge_factory, k, examples_per_fold)
     settings = Settings.from_call(**options)
     baseline = judge_spec(judge_factory([]), settings.model, "judge", keep_name=False)
@@ -184,35 +186,17 @@ def _plan_of_call(
                 after=_mean(_primary([a for _, a in fold_pairs], continuous)),
             )
         )
-    return _summary(labelled, settings, k, examples_per_fold, folds, pairs)
-
-
-def _summary(
-    labelled: LabelledData,
-    settings: Settings,
-    k: int,
-    examples_per_fold: int,
-    folds: list[Fold],
-    pairs: list[tuple[JudgedRow, JudgedRow]],
-) -> CrossValidation:
-    import numpy as np
-
     pairs.sort(key=lambda p: p[0].index)
-    before_rows = [b for b, _ in pairs]
-    after_rows = [a for _, a in pairs]
-    before = agreement_of(labelled, before_rows, settings)
-    after = agreement_of(labelled, after_rows, settings)
-    continuous = labelled.label_type == "continuous"
+    before_rows, after_rows = [b for b, _ in pairs], [a for _, a in pairs]
     diff = np.array(_primary(after_rows, continuous)) - np.array(_primary(before_rows, continuous))
     weights = bootstrap_weights(len(diff), settings.resamples, settings.seed)
-    change = estimate(weights @ diff / len(diff), settings.confidence, "")
     return CrossValidation(
         k=k,
         examples_per_fold=examples_per_fold,
         primary="mae" if continuous else "accuracy",
-        before=before,
-        after=after,
-        change=change,
+        before=agreement_of(labelled, before_rows, settings),
+        after=agreement_of(labelled, after_rows, settings),
+        change=estimate(weights @ diff / len(diff), settings.confidence, ""),
         folds=tuple(folds),
         n=len(pairs),
         left_out=len(labelled.rows) - len(pairs),
