@@ -189,19 +189,13 @@ class CalibrationReport:
         return calibration_summary_html(self)
 
 
+_ROW_FIELDS = ("index", "id", "human", "judge", "severity", "reasoning", "human_reason")
+_SEEN = ("inputs", "outputs", "reference_outputs")
+"""A disagreement in ``to_dict()``: its verdicts, then what the judge saw."""
+
+
 def _row_dict(row: JudgedRow) -> dict[str, Any]:
-    return {
-        "index": row.index,
-        "id": row.id,
-        "human": row.human,
-        "judge": row.judge,
-        "severity": row.severity,
-        "reasoning": row.reasoning,
-        "human_reason": row.human_reason,
-        "inputs": row.inputs,
-        "outputs": row.outputs,
-        "reference_outputs": row.reference_outputs,
-    }
+    return {name: getattr(row, name) for name in (*_ROW_FIELDS, *_SEEN)}
 
 
 # --------------------------------------------------------------------------- building
