@@ -76,23 +76,19 @@ def summarize(result: Any) -> HeadToHead:
     """The head-to-head figures from the judging run's pairwise summary."""
     summary = next(iter(result.pairwise.values()))
     record = next(iter(summary.pairs), None)
-    wins = ties = losses = 0
+    counts: tuple[int, int, int] = (0, 0, 0)
     rates: tuple[Any, Any, Any] = (None, None, None)
     if record is not None:
-        flip = record.a != "candidate"
-        wins, losses = (record.losses, record.wins) if flip else (record.wins, record.losses)
-        ties = record.ties
-        rates = (
-            (record.loss_rate, record.tie_rate, record.win_rate)
-            if flip
-            else (record.win_rate, record.tie_rate, record.loss_rate)
-        )
+        counts = (record.wins, record.ties, record.losses)
+        rates = (record.win_rate, record.tie_rate, record.loss_rate)
+        if record.a != "candidate":  # the record is from the baseline's side
+            counts, rates = counts[::-1], rates[::-1]
     return HeadToHead(
         comparisons=summary.comparisons,
         errors=summary.errors,
-        wins=wins,
-        ties=ties,
-        losses=losses,
+        wins=counts[0],
+        ties=counts[1],
+        losses=counts[2],
         win_rate=rates[0],
         tie_rate=rates[1],
         loss_rate=rates[2],
