@@ -195,21 +195,13 @@ def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[AuditReport]:
     found = []
     for index, name in enumerate(tests):
         probe = TESTS[name]
-        paired = [
-            (scores[f"{r.id}{_SEP}{probe.base}"], scores[f"{r.id}{_SEP}{probe.variant}"])
-            for r in rows
-            if f"{r.id}{_SEP}{probe.base}" in scores and f"{r.id}{_SEP}{probe.variant}" in scores
-        ]
-        base = np.array([b for b, _ in paired], dtype=np.float64)
-        variant = np.array([v for _, v in paired], dtype=np.float64)
+        ids = [(f"{r.id}{_SEP}{probe.base}", f"{r.id}{_SEP}{probe.variant}") for r in rows]
+        paired = [(scores[b], scores[v]) for b, v in ids if b in scores and v in scores]
+        base, variant = np.array(paired, dtype=np.float64).reshape(-1, 2).T
+        seed = settings.seed + index
         found.append(
             probe_result(
-                probe,
-                base,
-                variant,
-                alpha=settings.alpha,
-                resamples=settings.resamples,
-                seed=settings.seed + index,
+                probe, base, variant, alpha=settings.alpha, resamples=settings.resamples, seed=seed
             )
         )
     notes = (
