@@ -71,8 +71,10 @@ class Settings:
                     "`tests`: 'position' audits a pairwise judge and cannot be mixed with the "
                     "pointwise tests"
                 )
-        if isinstance(self.sample, bool) or not isinstance(self.sample, int) or self.sample < 2:
-            raise ValueError(f"`sample` must be an int >= 2; got {show(self.sample)}")
+        for name, least in (("sample", 2), ("resamples", 100)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"`{name}` must be an int >= {least}; got {show(value)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise TypeError(f"`seed` must be an int; got {show(self.seed)}")
         if not isinstance(self.alpha, float) or not 0.0 < self.alpha < 1.0:
@@ -82,12 +84,6 @@ class Settings:
         effect = self.min_effect
         if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not effect >= 0:
             raise ValueError(f"`min_effect` must be a number >= 0; got {show(effect)}")
-        if (
-            isinstance(self.resamples, bool)
-            or not isinstance(self.resamples, int)
-            or self.resamples < 100
-        ):
-            raise ValueError(f"`resamples` must be an int >= 100; got {show(self.resamples)}")
         if not isinstance(self.family, str) or not self.family:
             raise TypeError(f"`family` must be a non-empty str; got {show(self.family)}")
         from openevals.evaluation.options import RunOptions
