@@ -87,7 +87,22 @@ def _plan(
 
     test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
     options = {"progress": False, **(run_options or {})}
-    _checked(key, baseline, candidate, batch_size, max_rows, options)
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"`key` must be the feedback key to compare (a str); got {show(key)}")
+    for name, value in (("baseline", baseline), ("candidate", candidate)):
+        if not callable(value):
+            raise TypeError(
+                f"`{name}` must be a target function (inputs -> outputs); got {show(value)}"
+            )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"`batch_size` must be an int >= 1; got {show(batch_size)}")
+    if max_rows is not None and (
+        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
+    ):
+        raise ValueError(f"`max_rows` must be an int >= 1 or None; got {show(max_rows)}")
+    unknown = sorted(set(options) - {"concurrency", "cache", "progress", "model"})
+    if unknown:
+        raise ValueError(f"`run_options` takes concurrency, cache, progress, model; got {unknown}")
     rows = iter_rows(data)
     seen = 0
     exhausted = False
@@ -118,27 +133,6 @@ def _plan(
         width=test.width,
         stopped_early=not exhausted and (max_rows is None or seen < max_rows),
     )
-
-
-def _checked(
-    key: Any, baseline: Any, candidate: Any, batch_size: Any, max_rows: Any, options: Any
-) -> None:
-    if not isinstance(key, str) or not key:
-        raise TypeError(f"`key` must be the feedback key to compare (a str); got {show(key)}")
-    for name, value in (("baseline", baseline), ("candidate", candidate)):
-        if not callable(value):
-            raise TypeError(
-                f"`{name}` must be a target function (inputs -> outputs); got {show(value)}"
-            )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"`batch_size` must be an int >= 1; got {show(batch_size)}")
-    if max_rows is not None and (
-        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
-    ):
-        raise ValueError(f"`max_rows` must be an int >= 1 or None; got {show(max_rows)}")
-    unknown = sorted(set(options) - {"concurrency", "cache", "progress", "model"})
-    if unknown:
-        raise ValueError(f"`run_options` takes concurrency, cache, progress, model; got {unknown}")
 
 
 def sequential_compare(
