@@ -205,49 +205,35 @@ def key_comparison(
     """The comparison of one key on aligned pairs (verdict decided after Holm, by the caller)."""
     n = len(b)
     d = c - b
-    if n == 0:
-        return KeyComparison(
-            key=key,
-            kind=kind,
-            n=0,
-            baseline_mean=None,
-            candidate_mean=None,
-            difference=None,
-            ci_low=None,
-            ci_high=None,
-            ci_method="no pairs",
-            test="none",
-            statistic=None,
-            p_value=1.0,
-            p_adjusted=1.0,
-            verdict="underpowered",
-            detectable=None,
-            higher_is_better=higher,
-            excluded=dict(excluded),
-        )
-    low, high, ci_method = stats.paired_bootstrap_ci(
-        d, confidence=1.0 - alpha, resamples=resamples, seed=seed
-    )
+    # No pairs: no interval, no test, and the verdict is already known.
+    low = high = statistic = None
+    ci_method, name, p, verdict = "no pairs", "none", 1.0, "underpowered"
     flips_to_fail = flips_to_pass = 0
-    if kind == "boolean":
-        flips_to_fail = int(((b == 1) & (c == 0)).sum())
-        flips_to_pass = int(((b == 0) & (c == 1)).sum())
-    if test == "sign" or kind == "boolean":
-        ups, downs = int((d > 0).sum()), int((d < 0).sum())
-        name = "sign test" if test == "sign" else "exact McNemar"
-        p = stats.sign_test(ups, ups + downs)
-        statistic: float | None = float(min(ups, downs))
-    else:
-        statistic, p, method = stats.wilcoxon(d)
-        name = f"Wilcoxon signed-rank ({method})"
+    if n:
+        verdict = ""  # decided after Holm's adjustment, by the caller
+        low, high, ci_method = stats.paired_bootstrap_ci(
+            d, confidence=1.0 - alpha, resamples=resamples, seed=seed
+        )
+        if kind == "boolean":
+            flips_to_fail = int(((b == 1) & (c == 0)).sum())
+            flips_to_pass = int(((b == 0) & (c == 1)).sum())
+        if test == "sign" or kind == "boolean":
+            ups, downs = int((d > 0).sum()), int((d < 0).sum())
+            name = "sign test" if test == "sign" else "exact McNemar"
+            p = stats.sign_test(ups, ups + downs)
+            statistic = float(min(ups, downs))
+        else:
+            statistic, p, method = stats.wilcoxon(d)
+            name = f"Wilcoxon signed-rank ({method})"
     sd = float(d.std(ddof=1)) if n > 1 else 0.0
+    means = (float(b.mean()), float(c.mean()), float(d.mean())) if n else (None, None, None)
     return KeyComparison(
         key=key,
         kind=kind,
         n=n,
-        baseline_mean=float(b.mean()),
-        candidate_mean=float(c.mean()),
-        difference=float(d.mean()),
+        baseline_mean=means[0],
+        candidate_mean=means[1],
+        difference=means[2],
         ci_low=low,
         ci_high=high,
         ci_method=ci_method,
@@ -255,7 +241,7 @@ def key_comparison(
         statistic=statistic,
         p_value=p,
         p_adjusted=p,
-        verdict="",
+        verdict=verdict,
         detectable=stats.detectable_difference(sd, n, alpha=alpha),
         higher_is_better=higher,
         flips_to_fail=flips_to_fail,
