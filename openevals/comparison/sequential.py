@@ -116,12 +116,8 @@ def _plan(
         base = yield BatchRun(batch, evaluators, {**options, "target": baseline})
         cand = yield BatchRun(batch, evaluators, {**options, "target": candidate})
         by_id = {str(r["id"]): _score(r, key) for r in base.rows}
-        diffs = []
-        for row in cand.rows:
-            b, c = by_id.get(str(row["id"])), _score(row, key)
-            if b is not None and c is not None:
-                diffs.append(c - b)
-        test.update(diffs)
+        scored = [(by_id.get(str(row["id"])), _score(row, key)) for row in cand.rows]
+        test.update([c - b for b, c in scored if b is not None and c is not None])
     return SequentialComparison(
         key=key,
         decision=test.decision,
