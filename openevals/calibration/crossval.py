@@ -116,15 +116,11 @@ def make_folds(data: LabelledData, k: int, seed: int) -> list[list[str]]:
     for row in data.rows:
         key = repr(row.label) if data.label_type != "continuous" else None
         strata.setdefault(key, []).append(row.id)
-    folds: list[list[str]] = [[] for _ in range(k)]
-    position = 0
+    dealt: list[str] = []  # each stratum shuffled, then dealt round the folds in turn
     for key in sorted(strata, key=str):
-        ids = strata[key]
-        rng.shuffle(ids)
-        for row_id in ids:
-            folds[position % k].append(row_id)
-            position += 1
-    return folds
+        rng.shuffle(strata[key])
+        dealt += strata[key]
+    return [dealt[i::k] for i in range(k)]
 
 
 def _primary(rows: Sequence[JudgedRow], continuous: bool) -> list[float]:
