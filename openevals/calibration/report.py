@@ -391,8 +391,7 @@ def format_report(report: CalibrationReport, *, max_disagreements: int = 10) -> 
     for attr, est in figures_of(agreement):
         why = f"  ({est.note})" if est.value is None and est.note else ""
         lines.append(f"  {figure_label(attr):<22}{est}{why}")
-    for note in (*report.notes, *agreement.notes):
-        lines.append(f"  note: {note}")
+    lines += [f"  note: {note}" for note in (*report.notes, *agreement.notes)]
     if isinstance(agreement, CategoricalAgreement):
         labels = [_cell(x) for x in agreement.labels]
         width = max(6, *(len(x) for x in labels)) + 1

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from openevals.comparison.paired import Options
 
 _LISTED = 100
+_CHANGES = {"boolean": ("pass -> fail", "fail -> pass"), "continuous": ("down", "up")}
+"""A changed row's ``change`` by key kind: (the score fell, the score rose)."""
 
 
 def _aligned(run: RunScores, key: str, positions: NDArray[np.int64]) -> tuple[Any, Any]:
@@ -251,11 +253,7 @@ def _changed(
             d = np.where(both, vc - vb, 0.0)
         order = np.argsort(-np.abs(d), kind="stable")
         for index in order[d[order] != 0][:max_rows]:
-            if item.kind == "boolean":
-                change = "fail -> pass" if d[index] > 0 else "pass -> fail"
-            else:
-                change = "up" if d[index] > 0 else "down"
-            picked.append((item.key, int(index), change))
+            picked.append((item.key, int(index), _CHANGES[item.kind][bool(d[index] > 0)]))
     wanted = {shared[i] for _, i, _ in picked}
     details_b = row_details(base, wanted)
     details_c = row_details(cand, wanted)
