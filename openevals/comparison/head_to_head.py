@@ -39,12 +39,10 @@ class HeadToHead:
     """The judging run's :class:`~openevals.evaluation.EvaluationResult`."""
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if name != "result":
-                out[name] = value.as_dict() if isinstance(value, Estimate) else value
-        return out
+        values = {
+            name: getattr(self, name) for name in self.__dataclass_fields__ if name != "result"
+        }
+        return {name: v.as_dict() if isinstance(v, Estimate) else v for name, v in values.items()}
 
 
 def _records(run: RunScores, ids: list[str]) -> Iterator[dict[str, Any]]:

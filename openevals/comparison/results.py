@@ -146,7 +146,7 @@ class Comparison:
             "evaluators_only_in_baseline": list(self.evaluators_only_in_baseline),
             "evaluators_only_in_candidate": list(self.evaluators_only_in_candidate),
             "groups": {g: [k.as_dict() for k in ks] for g, ks in self.groups.items()},
-            "changed": [_row(r) for r in self.changed],
+            "changed": [{f: getattr(r, f) for f in r.__dataclass_fields__} for r in self.changed],
             "notes": list(self.notes),
             "head_to_head": None if self.head_to_head is None else self.head_to_head.as_dict(),
         }
@@ -182,10 +182,6 @@ class Comparison:
         from openevals.comparison.report import write_report
 
         return write_report(self, path, title=title)
-
-
-def _row(row: ChangedRow) -> dict[str, Any]:
-    return {name: getattr(row, name) for name in row.__dataclass_fields__}
 
 
 def key_comparison(
