@@ -52,21 +52,6 @@ def _whole(value: Any, name: str, minimum: int) -> int:
     return int(value)
 
 
-def _check_group_by(group_by: Any) -> None:
-    if group_by is None:
-        return
-    if not isinstance(group_by, str):
-        raise TypeError(
-            "`group_by` must be one row field name as a str (a dotted path such as "
-            f"'extra.topic' for a nested field), or None; got {type(group_by).__name__} "
-            f"{show(group_by)}"
-        )
-    if not group_by or any(not part for part in group_by.split(".")):
-        raise ValueError(
-            f"`group_by` must name a row field (e.g. 'topic' or 'extra.topic'); got {show(group_by)}"
-        )
-
-
 @dataclass
 class Options:
     """The options of one compare / acompare call (everything after the two runs), checked and
@@ -103,7 +88,17 @@ class Options:
             raise ValueError(f"`test` must be one of {TESTS}; got {show(test)}")
         _whole(self.resamples, "resamples", 100)
         _whole(self.max_rows, "max_rows", 0)
-        _check_group_by(self.group_by)
+        group_by = self.group_by
+        if group_by is not None and not isinstance(group_by, str):
+            raise TypeError(
+                "`group_by` must be one row field name as a str (a dotted path such as "
+                f"'extra.topic' for a nested field), or None; got {type(group_by).__name__} "
+                f"{show(group_by)}"
+            )
+        if isinstance(group_by, str) and not all(group_by.split(".")):
+            raise ValueError(
+                f"`group_by` must name a row field (e.g. 'topic' or 'extra.topic'); got {show(group_by)}"
+            )
         if isinstance(self.keys, str):
             raise TypeError(
                 f"`keys` must be a list of feedback keys; got the string {show(self.keys)}"
