@@ -266,8 +266,6 @@ def _row_id(line: bytes) -> str | None:
 
 def skipped_notes(run: RunScores) -> list[str]:
     """The comparison's notes on ``run``'s corrupt lines (the first ten, then a count)."""
-    if not run.skipped:
-        return []
     shown = [
         f"{run.label} run file {show(str(run.source), PATH_LIMIT)}, line {number} skipped: "
         f"{why}; the results it held are missing from the comparison"
