@@ -92,10 +92,8 @@ class Settings:
 
 
 def _pairwise_rows(rows: list[Row]) -> bool:
-    def pair(value: Any) -> bool:
-        return isinstance(value, (list, tuple)) and len(value) == 2
-
-    return all(pair(r.fields.get("outputs")) for r in rows)
+    outputs = [r.fields.get("outputs") for r in rows]
+    return all(isinstance(o, (list, tuple)) and len(o) == 2 for o in outputs)
 
 
 def _first_score(result: Any) -> float:
@@ -200,11 +198,7 @@ def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[AuditReport]:
                 probe, base, variant, alpha=settings.alpha, resamples=settings.resamples, seed=seed
             )
         )
-    notes = (
-        [f"{failed} judge call(s) failed or gave no number; their rows are left out"]
-        if failed
-        else []
-    )
+    failed_note = f"{failed} judge call(s) failed or gave no number; their rows are left out"
     return AuditReport(
         tests=tuple(verdicts(found, settings.alpha, settings.min_effect)),
         rows=len(rows),
@@ -213,7 +207,7 @@ def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[AuditReport]:
         family=settings.family,
         failed_calls=failed,
         result=result,
-        notes=tuple(notes),
+        notes=(failed_note,) if failed else (),
     )
 
 

@@ -40,8 +40,8 @@ def _number(value: Any, name: str, accepted: str) -> float:
     return float(value)
 
 
-def _whole(value: Any, name: str, minimum: int) -> int:
-    """``value`` as an int >= ``minimum``; ``TypeError`` / ``ValueError`` naming ``name``."""
+def _whole(value: Any, name: str, minimum: int) -> None:
+    """``TypeError`` / ``ValueError`` naming ``name`` unless ``value`` is an int >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(
             f"`{name}` must be a whole number >= {minimum}; got {type(value).__name__} "
@@ -49,7 +49,6 @@ def _whole(value: Any, name: str, minimum: int) -> int:
         )
     if value < minimum:
         raise ValueError(f"`{name}` must be a whole number >= {minimum}; got {show(value)}")
-    return int(value)
 
 
 @dataclass
