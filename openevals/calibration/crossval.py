@@ -162,7 +162,6 @@ def _plan_of_call(
         chosen = select_disagreements(
             training, examples_per_fold, continuous=continuous, seed=settings.seed + index
         )
-        example_rows = tuple(r.id for r in chosen)
         examples = [as_example(r) for r in chosen]
         name = f"judge+examples[fold {index}]"
         spec = judge_spec(judge_factory(list(examples)), settings.model, name, keep_name=False)
@@ -176,22 +175,22 @@ def _plan_of_call(
             Fold(
                 index=index,
                 held_out=tuple(held_out),
-                example_rows=example_rows,
+                example_rows=tuple(r.id for r in chosen),
                 examples=tuple(examples),
                 before=_mean(_primary([b for b, _ in fold_pairs], continuous)),
                 after=_mean(_primary([a for _, a in fold_pairs], continuous)),
             )
         )
     pairs.sort(key=lambda p: p[0].index)
-    before_rows, after_rows = [b for b, _ in pairs], [a for _, a in pairs]
-    diff = np.array(_primary(after_rows, continuous)) - np.array(_primary(before_rows, continuous))
+    held_before, held_after = [b for b, _ in pairs], [a for _, a in pairs]
+    diff = np.array(_primary(held_after, continuous)) - np.array(_primary(held_before, continuous))
     weights = bootstrap_weights(len(diff), settings.resamples, settings.seed)
     return CrossValidation(
         k=k,
         examples_per_fold=examples_per_fold,
         primary="mae" if continuous else "accuracy",
-        before=agreement_of(labelled, before_rows, settings),
-        after=agreement_of(labelled, after_rows, settings),
+        before=agreement_of(labelled, held_before, settings),
+        after=agreement_of(labelled, held_after, settings),
         change=estimate(weights @ diff / len(diff), settings.confidence, ""),
         folds=tuple(folds),
         n=len(pairs),
