@@ -104,8 +104,7 @@ def _first_score(result: Any) -> float:
             "the position test needs a pairwise judge (create_pairwise_llm_as_judge) returning "
             f"`scores` for the two answers; got {show(result)}"
         )
-    value = scores[0] if 0 in scores else next(iter(scores.values()))
-    return float(value)
+    return float(scores[0] if 0 in scores else next(iter(scores.values())))
 
 
 _FIRST = EvaluatorInfo(run_name="first_shown", feedback_keys=("first_shown",), judge=True)

@@ -214,8 +214,7 @@ def severity(data: LabelledData, human: Any, judge: Any, tolerance: float) -> fl
     if data.label_type == "boolean":
         return 1.0 if human is False else 0.5
     if data.ordered and len(data.labels) > 1:
-        position = {label: i for i, label in enumerate(data.labels)}
-        return abs(position[human] - position[judge]) / (len(data.labels) - 1)
+        return abs(data.labels.index(human) - data.labels.index(judge)) / (len(data.labels) - 1)
     return 1.0
 
 

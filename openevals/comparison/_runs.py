@@ -132,7 +132,6 @@ class RunScores:
                 scores.values[pos] /= count
             if self.clustered and scores.kinds == {"boolean"}:
                 scores.kinds = {"continuous"}
-        for scores in self.keys.values():
             for pos in self.errors.get(scores.evaluator, ()):
                 if pos >= len(scores.states) or scores.states[pos] == MISSING:
                     scores.put(pos, ERROR)
