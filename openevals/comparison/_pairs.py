@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -227,12 +228,9 @@ def _errors_as_keys(run: RunScores, other: RunScores) -> None:
 
 
 def _label(run: RunScores) -> str:
-    source = run.source
-    return (
-        str(source)
-        if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__")
-        else (f"{run.label} (EvaluationResult)")
-    )
+    if isinstance(run.source, (str, bytes, os.PathLike)):
+        return str(run.source)
+    return f"{run.label} (EvaluationResult)"
 
 
 def _changed(

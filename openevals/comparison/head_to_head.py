@@ -55,8 +55,7 @@ def _records(run: RunScores, ids: list[str]) -> Iterator[dict[str, Any]]:
                 yield {"row_id": row_id} if record is None else record
         return
     by_id = {str(rec.get("id")): rec for rec in source.rows}
-    for row_id in ids:
-        yield by_id[row_id]
+    yield from (by_id[row_id] for row_id in ids)
 
 
 def judge_rows(base: RunScores, cand: RunScores, shared: list[str]) -> Iterator[dict[str, Any]]:
