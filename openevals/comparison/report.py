@@ -209,8 +209,7 @@ def render(comparison: Comparison, *, title: str = "openevals comparison") -> st
 def write_report(comparison: Comparison, path: Any, *, title: str) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = render(comparison, title=title)
     partial = target.with_name(target.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
+    partial.write_text(render(comparison, title=title), encoding="utf-8")
     partial.replace(target)
     return target
