@@ -16,7 +16,7 @@ import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openevals._repr import show
 from openevals._stats import check_resampling
@@ -24,9 +24,6 @@ from openevals.calibration.labels import load_labelled
 from openevals.calibration.report import DEFAULT_TOLERANCE, CalibrationReport, build_report
 from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 from openevals.evaluation.spec import EvaluatorSpec
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["acalibrate", "calibrate"]
 
