@@ -71,8 +71,10 @@ class Settings:
                     "`tests`: 'position' audits a pairwise judge and cannot be mixed with the "
                     "pointwise tests"
                 )
-        if isinstance(self.sample, bool) or not isinstance(self.sample, int) or self.sample < 2:
-            raise ValueError(f"`sample` must be an int >= 2; got {show(self.sample)}")
+        for name, least in (("sample", 2), ("resamples", 100)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"`{name}` must be an int >= {least}; got {show(value)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise TypeError(f"`seed` must be an int; got {show(self.seed)}")
         if not isinstance(self.alpha, float) or not 0.0 < self.alpha < 1.0:
@@ -82,12 +84,6 @@ class Settings:
         effect = self.min_effect
         if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not effect >= 0:
             raise ValueError(f"`min_effect` must be a number >= 0; got {show(effect)}")
-        if (
-            isinstance(self.resamples, bool)
-            or not isinstance(self.resamples, int)
-            or self.resamples < 100
-        ):
-            raise ValueError(f"`resamples` must be an int >= 100; got {show(self.resamples)}")
         if not isinstance(self.family, str) or not self.family:
             raise TypeError(f"`family` must be a non-empty str; got {show(self.family)}")
         from openevals.evaluation.options import RunOptions
@@ -96,10 +92,8 @@ class Settings:
 
 
 def _pairwise_rows(rows: list[Row]) -> bool:
-    def pair(value: Any) -> bool:
-        return isinstance(value, (list, tuple)) and len(value) == 2
-
-    return all(pair(r.fields.get("outputs")) for r in rows)
+    outputs = [r.fields.get("outputs") for r in rows]
+    return all(isinstance(o, (list, tuple)) and len(o) == 2 for o in outputs)
 
 
 def _first_score(result: Any) -> float:
@@ -110,8 +104,7 @@ def _first_score(result: Any) -> float:
             "the position test needs a pairwise judge (create_pairwise_llm_as_judge) returning "
             f"`scores` for the two answers; got {show(result)}"
         )
-    value = scores[0] if 0 in scores else next(iter(scores.values()))
-    return float(value)
+    return float(scores[0] if 0 in scores else next(iter(scores.values())))
 
 
 _FIRST = EvaluatorInfo(run_name="first_shown", feedback_keys=("first_shown",), judge=True)
@@ -168,14 +161,11 @@ def _scores(result: EvaluationResult, name: str, key: str | None) -> tuple[dict[
 
 def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[AuditReport]:
     """The plan of one audit_judge / aaudit_judge call (its options checked before any run)."""
-    return _plan(data, judge, Settings.from_call(**options))
-
-
-def _plan(data: Any, judge: Any, settings: Settings) -> Plan[AuditReport]:
     import numpy as np
 
     from openevals.data.rows import iter_rows
 
+    settings = Settings.from_call(**options)
     rows = _sample(list(iter_rows(data)), settings.sample, settings.seed)
     if len(rows) < 2:
         raise ValueError(f"`data` must hold at least 2 rows with `outputs`; got {len(rows)}")
@@ -198,28 +188,16 @@ def _plan(data: Any, judge: Any, settings: Settings) -> Plan[AuditReport]:
     found = []
     for index, name in enumerate(tests):
         probe = TESTS[name]
-        paired = [
-            (scores[f"{r.id}{_SEP}{probe.base}"], scores[f"{r.id}{_SEP}{probe.variant}"])
-            for r in rows
-            if f"{r.id}{_SEP}{probe.base}" in scores and f"{r.id}{_SEP}{probe.variant}" in scores
-        ]
-        base = np.array([b for b, _ in paired], dtype=np.float64)
-        variant = np.array([v for _, v in paired], dtype=np.float64)
+        ids = [(f"{r.id}{_SEP}{probe.base}", f"{r.id}{_SEP}{probe.variant}") for r in rows]
+        paired = [(scores[b], scores[v]) for b, v in ids if b in scores and v in scores]
+        base, variant = np.array(paired, dtype=np.float64).reshape(-1, 2).T
+        seed = settings.seed + index
         found.append(
             probe_result(
-                probe,
-                base,
-                variant,
-                alpha=settings.alpha,
-                resamples=settings.resamples,
-                seed=settings.seed + index,
+                probe, base, variant, alpha=settings.alpha, resamples=settings.resamples, seed=seed
             )
         )
-    notes = (
-        [f"{failed} judge call(s) failed or gave no number; their rows are left out"]
-        if failed
-        else []
-    )
+    failed_note = f"{failed} judge call(s) failed or gave no number; their rows are left out"
     return AuditReport(
         tests=tuple(verdicts(found, settings.alpha, settings.min_effect)),
         rows=len(rows),
@@ -228,7 +206,7 @@ def _plan(data: Any, judge: Any, settings: Settings) -> Plan[AuditReport]:
         family=settings.family,
         failed_calls=failed,
         result=result,
-        notes=tuple(notes),
+        notes=(failed_note,) if failed else (),
     )
 
 

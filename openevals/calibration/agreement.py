@@ -440,12 +440,8 @@ _CONTINUOUS_NAMES = (
 def figures_of(agreement: CategoricalAgreement | ContinuousAgreement) -> list[tuple[str, Any]]:
     """``(attribute, Estimate)`` of every figure reported for ``agreement`` (in display order)."""
     names = _CATEGORICAL_NAMES if isinstance(agreement, CategoricalAgreement) else _CONTINUOUS_NAMES
-    out = []
-    for attr, _ in names:
-        value = getattr(agreement, attr)
-        if value is not None:
-            out.append((attr, value))
-    return out
+    figures = [(attr, getattr(agreement, attr)) for attr, _ in names]
+    return [(attr, value) for attr, value in figures if value is not None]
 
 
 def figure_label(attr: str) -> str:

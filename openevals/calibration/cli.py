@@ -46,9 +46,7 @@ def add_parser(sub: Any) -> Any:
 
 
 def _choices(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    items = [c.strip() for c in text.split(",") if c.strip()]
+    items = [c.strip() for c in (text or "").split(",") if c.strip()]
     return items or None
 
 

@@ -33,7 +33,7 @@ from openevals.calibration.agreement import (
     figures_of,
 )
 from openevals.calibration.fewshot import as_example, select_disagreements
-from openevals.calibration.labels import LabelledData
+from openevals.calibration.labels import LabelledData, load_labelled
 from openevals.calibration.report import (
     DEFAULT_TOLERANCE,
     JudgedRow,
@@ -116,15 +116,11 @@ def make_folds(data: LabelledData, k: int, seed: int) -> list[list[str]]:
     for row in data.rows:
         key = repr(row.label) if data.label_type != "continuous" else None
         strata.setdefault(key, []).append(row.id)
-    folds: list[list[str]] = [[] for _ in range(k)]
-    position = 0
+    dealt: list[str] = []  # each stratum shuffled, then dealt round the folds in turn
     for key in sorted(strata, key=str):
-        ids = strata[key]
-        rng.shuffle(ids)
-        for row_id in ids:
-            folds[position % k].append(row_id)
-            position += 1
-    return folds
+        rng.shuffle(strata[key])
+        dealt += strata[key]
+    return [dealt[i::k] for i in range(k)]
 
 
 def _primary(rows: Sequence[JudgedRow], continuous: bool) -> list[float]:
@@ -137,26 +133,26 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _plan(
-    data: Any,
-    judge_factory: JudgeFactory,
-    k: int,
-    examples_per_fold: int,
-    settings: Settings,
+def _plan_of_call(
+    data: Any, judge_factory: JudgeFactory, *, k: int, examples_per_fold: int, **options: Any
 ) -> Plan[CrossValidation]:
+    """The plan of one cross_validate / across_validate call (every option checked first)."""
+    import numpy as np
+
+    _checked(judge_factory, k, examples_per_fold)
+    settings = Settings.from_call(**options)
     baseline = judge_spec(judge_factory([]), settings.model, "judge", keep_name=False)
-    labelled = settings.load(data, baseline.evaluator)  # checks before any model call
+    labelled = load_labelled(data, settings, baseline.evaluator)  # checks before any model call
     if k > len(labelled.rows):
         raise ValueError(
             f"`k` ({k}) is larger than the number of labelled rows ({len(labelled.rows)})"
         )
-    tolerance = float(settings.tolerance)
     continuous = labelled.label_type == "continuous"
     by_id = labelled.by_id()
     before_result: EvaluationResult = yield BatchRun(
         [row.as_data() for row in labelled.rows], [baseline], settings.runner
     )
-    before_rows, _ = judged_rows(labelled, before_result, "judge", settings.feedback_key, tolerance)
+    before_rows, _ = judged_rows(labelled, before_result, "judge", settings)
     scored_before = {r.id: r for r in before_rows}
     folds: list[Fold] = []
     pairs: list[tuple[JudgedRow, JudgedRow]] = []
@@ -166,69 +162,40 @@ def _plan(
         chosen = select_disagreements(
             training, examples_per_fold, continuous=continuous, seed=settings.seed + index
         )
-        example_rows = tuple(r.id for r in chosen)
         examples = [as_example(r) for r in chosen]
         name = f"judge+examples[fold {index}]"
         spec = judge_spec(judge_factory(list(examples)), settings.model, name, keep_name=False)
         after_result = yield BatchRun(
             [by_id[i].as_data() for i in held_out], [spec], settings.runner
         )
-        after_rows, _ = judged_rows(labelled, after_result, name, settings.feedback_key, tolerance)
+        after_rows, _ = judged_rows(labelled, after_result, name, settings)
         fold_pairs = [(scored_before[r.id], r) for r in after_rows if r.id in scored_before]
         pairs.extend(fold_pairs)
         folds.append(
             Fold(
                 index=index,
                 held_out=tuple(held_out),
-                example_rows=example_rows,
+                example_rows=tuple(r.id for r in chosen),
                 examples=tuple(examples),
                 before=_mean(_primary([b for b, _ in fold_pairs], continuous)),
                 after=_mean(_primary([a for _, a in fold_pairs], continuous)),
             )
         )
-    return _summary(labelled, settings, k, examples_per_fold, folds, pairs)
-
-
-def _summary(
-    labelled: LabelledData,
-    settings: Settings,
-    k: int,
-    examples_per_fold: int,
-    folds: list[Fold],
-    pairs: list[tuple[JudgedRow, JudgedRow]],
-) -> CrossValidation:
-    import numpy as np
-
     pairs.sort(key=lambda p: p[0].index)
-    before_rows = [b for b, _ in pairs]
-    after_rows = [a for _, a in pairs]
-    options = {"resamples": settings.resamples, "seed": settings.seed}
-    before = agreement_of(labelled, before_rows, confidence=settings.confidence, **options)
-    after = agreement_of(labelled, after_rows, confidence=settings.confidence, **options)
-    continuous = labelled.label_type == "continuous"
-    diff = np.array(_primary(after_rows, continuous)) - np.array(_primary(before_rows, continuous))
+    held_before, held_after = [b for b, _ in pairs], [a for _, a in pairs]
+    diff = np.array(_primary(held_after, continuous)) - np.array(_primary(held_before, continuous))
     weights = bootstrap_weights(len(diff), settings.resamples, settings.seed)
-    change = estimate(weights @ diff / len(diff), settings.confidence, "")
     return CrossValidation(
         k=k,
         examples_per_fold=examples_per_fold,
         primary="mae" if continuous else "accuracy",
-        before=before,
-        after=after,
-        change=change,
+        before=agreement_of(labelled, held_before, settings),
+        after=agreement_of(labelled, held_after, settings),
+        change=estimate(weights @ diff / len(diff), settings.confidence, ""),
         folds=tuple(folds),
         n=len(pairs),
         left_out=len(labelled.rows) - len(pairs),
     )
-
-
-def _plan_of_call(
-    data: Any, judge_factory: JudgeFactory, *, k: int, examples_per_fold: int, **options: Any
-) -> Plan[CrossValidation]:
-    """The plan of one cross_validate / across_validate call (every option checked first)."""
-    _checked(judge_factory, k, examples_per_fold)
-    settings = Settings.from_call(**options)
-    return _plan(data, judge_factory, k, examples_per_fold, settings)
 
 
 def _checked(judge_factory: Any, k: Any, examples: Any) -> None:

@@ -22,12 +22,15 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from openevals._contract import info_of
 from openevals._repr import show
 from openevals.calibration.agreement import sorted_labels
 from openevals.data.rows import MISSING, Row, field_at, iter_rows
+
+if TYPE_CHECKING:
+    from openevals.calibration.run import Settings
 
 __all__ = [
     "JudgeScores",
@@ -202,24 +205,18 @@ def _take(fields: dict[str, Any], path: str) -> Any:
     return value
 
 
-def load_labelled(
-    data: Any,
-    *,
-    label: str,
-    reason: str | None,
-    label_type: str | None,
-    choices: Sequence[Hashable] | None,
-    label_map: Mapping[Any, Any] | None,
-    judge: JudgeScores,
-) -> LabelledData:
-    """Read ``data``, pull out the label (and reason) column and check it against ``judge``."""
+def load_labelled(data: Any, settings: Settings, judge: Any) -> LabelledData:
+    """Read ``data``, pull out the label (and reason) column and check it against the scores of
+    the evaluator ``judge``."""
+    scores = judge_scores_of(judge, settings.judge_scores)
+    label, reason, label_map = settings.label, settings.reason, settings.label_map
     if not isinstance(label, str) or not label:
         raise TypeError(f"`label` must be the name of the label column (a str); got {show(label)}")
     if reason is not None and (not isinstance(reason, str) or not reason):
         raise TypeError(f"`reason` must be a column name (str) or None; got {show(reason)}")
-    if label_type is not None and label_type not in LABEL_TYPES:
+    if settings.label_type not in (None, *LABEL_TYPES):
         raise ValueError(
-            f"`label_type` must be one of {LABEL_TYPES} or None; got {show(label_type)}"
+            f"`label_type` must be one of {LABEL_TYPES} or None; got {show(settings.label_type)}"
         )
     if label_map is not None and not isinstance(label_map, Mapping):
         raise TypeError(f"`label_map` must be a dict of raw label -> label; got {show(label_map)}")
@@ -256,7 +253,7 @@ def load_labelled(
             f"{len(missing)} row(s) have no label in column {show(label)} (rows {shown}); label "
             "them or leave them out of the data"
         )
-    return _typed(rows, label, label_type, choices, judge)
+    return _typed(rows, settings, scores)
 
 
 def _mapped(value: Any, label_map: Mapping[Any, Any], index: int, label: str) -> Any:
@@ -303,13 +300,8 @@ def _label_kind(values: Sequence[Any], label: str) -> str:
     return kinds.pop()
 
 
-def _typed(
-    rows: list[LabelledRow],
-    label: str,
-    label_type: str | None,
-    choices: Sequence[Hashable] | None,
-    judge: JudgeScores,
-) -> LabelledData:
+def _typed(rows: list[LabelledRow], settings: Settings, judge: JudgeScores) -> LabelledData:
+    label, label_type, choices = settings.label, settings.label_type, settings.choices
     values = [r.label for r in rows]
     kind = _label_kind(values, label)
     example = next(iter(values))

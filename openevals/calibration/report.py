@@ -36,6 +36,7 @@ from openevals.calibration.labels import LabelledData, LabelledRow, LabelType
 from openevals.evaluation.redact import Redactor
 
 if TYPE_CHECKING:
+    from openevals.calibration.run import Settings
     from openevals.evaluation.result import EvaluationResult
 
 __all__ = [
@@ -188,19 +189,13 @@ class CalibrationReport:
         return calibration_summary_html(self)
 
 
+_ROW_FIELDS = ("index", "id", "human", "judge", "severity", "reasoning", "human_reason")
+_SEEN = ("inputs", "outputs", "reference_outputs")
+"""A disagreement in ``to_dict()``: its verdicts, then what the judge saw."""
+
+
 def _row_dict(row: JudgedRow) -> dict[str, Any]:
-    return {
-        "index": row.index,
-        "id": row.id,
-        "human": row.human,
-        "judge": row.judge,
-        "severity": row.severity,
-        "reasoning": row.reasoning,
-        "human_reason": row.human_reason,
-        "inputs": row.inputs,
-        "outputs": row.outputs,
-        "reference_outputs": row.reference_outputs,
-    }
+    return {name: getattr(row, name) for name in (*_ROW_FIELDS, *_SEEN)}
 
 
 # --------------------------------------------------------------------------- building
@@ -219,8 +214,7 @@ def severity(data: LabelledData, human: Any, judge: Any, tolerance: float) -> fl
     if data.label_type == "boolean":
         return 1.0 if human is False else 0.5
     if data.ordered and len(data.labels) > 1:
-        position = {label: i for i, label in enumerate(data.labels)}
-        return abs(position[human] - position[judge]) / (len(data.labels) - 1)
+        return abs(data.labels.index(human) - data.labels.index(judge)) / (len(data.labels) - 1)
     return 1.0
 
 
@@ -243,11 +237,7 @@ def _pick(results: list[Mapping[str, Any]], key: str | None, evaluator: str) -> 
 
 
 def judged_rows(
-    data: LabelledData,
-    result: EvaluationResult,
-    evaluator: str,
-    feedback_key: str | None,
-    tolerance: float,
+    data: LabelledData, result: EvaluationResult, evaluator: str, settings: Settings
 ) -> tuple[list[JudgedRow], list[FailedRow]]:
     """Join the run's results with the labels (``data`` rows absent from ``result`` are skipped)."""
     labelled: dict[str, LabelledRow] = data.by_id()
@@ -269,7 +259,7 @@ def judged_rows(
             )
             continue
         try:
-            found = _pick(list(entry.get("results") or []), feedback_key, evaluator)
+            found = _pick(list(entry.get("results") or []), settings.feedback_key, evaluator)
             score = data.check_score(found.get("score"), row)
         except ValueError as exc:
             # Found after the model calls: the row is reported as not comparable, never dropped,
@@ -288,7 +278,7 @@ def judged_rows(
                 judge=score,
                 reasoning=None if comment is None else str(comment),
                 human_reason=None if row.reason is None else redactor.values(row.reason),
-                severity=severity(data, row.label, score, tolerance),
+                severity=severity(data, row.label, score, float(settings.tolerance)),
             )
         )
     judged.sort(key=lambda r: r.index)
@@ -296,14 +286,11 @@ def judged_rows(
 
 
 def agreement_of(
-    data: LabelledData,
-    rows: list[JudgedRow],
-    *,
-    resamples: int,
-    seed: int,
-    confidence: float,
+    data: LabelledData, rows: list[JudgedRow], settings: Settings
 ) -> CategoricalAgreement | ContinuousAgreement:
-    """The agreement figures of ``rows`` matched to the label type."""
+    """The agreement figures of ``rows`` matched to the label type (the bootstrap of
+    ``settings``)."""
+    resamples, seed, confidence = settings.resamples, settings.seed, settings.confidence
     human = [r.human for r in rows]
     judge = [r.judge for r in rows]
     if len(rows) < 2:
@@ -332,17 +319,10 @@ def agreement_of(
 
 
 def build_report(
-    data: LabelledData,
-    result: EvaluationResult,
-    *,
-    evaluator: str,
-    feedback_key: str | None,
-    tolerance: float,
-    resamples: int,
-    seed: int,
-    confidence: float,
+    data: LabelledData, result: EvaluationResult, evaluator: str, settings: Settings
 ) -> CalibrationReport:
-    judged, failed = judged_rows(data, result, evaluator, feedback_key, tolerance)
+    """The report of the judge ``evaluator``'s run over ``data``."""
+    judged, failed = judged_rows(data, result, evaluator, settings)
     unusable = [f for f in failed if f.error.startswith(_UNUSABLE)]
     if not judged and unusable:
         raise JudgeScoresError(unusable[0].error[len(_UNUSABLE) :], result)
@@ -352,7 +332,7 @@ def build_report(
             f"{failed[0].error}",
             result,
         )
-    agreement = agreement_of(data, judged, resamples=resamples, seed=seed, confidence=confidence)
+    agreement = agreement_of(data, judged, settings)
     disagreements = sorted(
         (r for r in judged if not r.agrees), key=lambda r: (-r.severity, r.index)
     )
@@ -364,7 +344,7 @@ def build_report(
             f"{len(unusable)} row(s) left out: their judge result cannot be compared with the "
             f"labels (see `failed`); first: {unusable[0].error[len(_UNUSABLE) :]}"
         )
-    key = feedback_key
+    key = settings.feedback_key
     if key is None:
         first = next((r for r in result.rows if r.get("evaluations", {}).get(evaluator)), None)
         results = (first or {}).get("evaluations", {}).get(evaluator, {}).get("results") or []
@@ -379,7 +359,7 @@ def build_report(
         disagreements=tuple(disagreements),
         failed=tuple(failed),
         result=result,
-        tolerance=tolerance if data.label_type == "continuous" else None,
+        tolerance=float(settings.tolerance) if data.label_type == "continuous" else None,
         notes=tuple(notes),
     )
 
@@ -410,8 +390,7 @@ def format_report(report: CalibrationReport, *, max_disagreements: int = 10) -> 
     for attr, est in figures_of(agreement):
         why = f"  ({est.note})" if est.value is None and est.note else ""
         lines.append(f"  {figure_label(attr):<22}{est}{why}")
-    for note in (*report.notes, *agreement.notes):
-        lines.append(f"  note: {note}")
+    lines += [f"  note: {note}" for note in (*report.notes, *agreement.notes)]
     if isinstance(agreement, CategoricalAgreement):
         labels = [_cell(x) for x in agreement.labels]
         width = max(6, *(len(x) for x in labels)) + 1

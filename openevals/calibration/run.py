@@ -16,17 +16,14 @@ import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openevals._repr import show
 from openevals._stats import check_resampling
-from openevals.calibration.labels import LabelledData, judge_scores_of, load_labelled
+from openevals.calibration.labels import load_labelled
 from openevals.calibration.report import DEFAULT_TOLERANCE, CalibrationReport, build_report
 from openevals.evaluation.plans import BatchRun, Plan, async_plan_entry, run_plan
 from openevals.evaluation.spec import EvaluatorSpec
-
-if TYPE_CHECKING:
-    from openevals.evaluation.result import EvaluationResult
 
 __all__ = ["acalibrate", "calibrate"]
 
@@ -78,30 +75,6 @@ class Settings:
 
         RunOptions(**self.runner)  # validates concurrency, cache, progress, output, ...
 
-    def load(self, data: Any, judge: Any) -> LabelledData:
-        """Read and check the labelled data against ``judge`` (no model call)."""
-        return load_labelled(
-            data,
-            label=self.label,
-            reason=self.reason,
-            label_type=self.label_type,
-            choices=self.choices,
-            label_map=self.label_map,
-            judge=judge_scores_of(judge, self.judge_scores),
-        )
-
-    def report(self, data: LabelledData, result: EvaluationResult, name: str) -> CalibrationReport:
-        return build_report(
-            data,
-            result,
-            evaluator=name,
-            feedback_key=self.feedback_key,
-            tolerance=float(self.tolerance),
-            resamples=self.resamples,
-            seed=self.seed,
-            confidence=self.confidence,
-        )
-
 
 def judge_spec(
     judge: Any, model: str | None, name: str, *, keep_name: bool = True
@@ -128,15 +101,12 @@ def judge_spec(
 
 def _plan_of_call(data: Any, judge: Any, **options: Any) -> Plan[CalibrationReport]:
     """The plan of one calibrate / acalibrate call (its options checked before any run)."""
-    return _calibration_plan(data, judge, Settings.from_call(**options))
-
-
-def _calibration_plan(data: Any, judge: Any, settings: Settings) -> Plan[CalibrationReport]:
+    settings = Settings.from_call(**options)
     spec = judge_spec(judge, settings.model, "judge")
-    labelled = settings.load(data, spec.evaluator)  # every check happens before the first call
+    labelled = load_labelled(data, settings, spec.evaluator)  # every check before the first call
     name = spec.name or "judge"
     result = yield BatchRun([row.as_data() for row in labelled.rows], [spec], settings.runner)
-    return settings.report(labelled, result, name)
+    return build_report(labelled, result, name, settings)
 
 
 def calibrate(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from openevals.comparison.paired import Options
+
 _LISTED = 100
+_CHANGES = {"boolean": ("pass -> fail", "fail -> pass"), "continuous": ("down", "up")}
+"""A changed row's ``change`` by key kind: (the score fell, the score rose)."""
 
 
 def _aligned(run: RunScores, key: str, positions: NDArray[np.int64]) -> tuple[Any, Any]:
@@ -64,21 +68,9 @@ def _holm(items: list[KeyComparison], alpha: float, min_effect: float) -> tuple[
 
 
 def build(
-    base: RunScores,
-    cand: RunScores,
-    *,
-    keys: Sequence[str] | None,
-    group_by: str | None,
-    alpha: float,
-    min_effect: float,
-    seed: int,
-    test: str,
-    lower: set[str],
-    resamples: int,
-    max_rows: int,
-    judged: bool = False,
-    calibration: PairCalibration | None = None,
+    base: RunScores, cand: RunScores, options: Options, calibration: PairCalibration | None
 ) -> Comparison:
+    """The comparison of two runs' scores under the checked ``options`` of :func:`compare`."""
     import numpy as np
 
     shared = [i for i in base.ids if i in cand.ids]
@@ -95,6 +87,7 @@ def build(
     _errors_as_keys(base, cand)
     _errors_as_keys(cand, base)
     common = [k for k in base.keys if k in cand.keys]
+    keys, alpha, min_effect = options.keys, options.alpha, options.min_effect
     if keys is not None:
         unknown = [k for k in keys if k not in base.keys and k not in cand.keys]
         if unknown:
@@ -103,9 +96,26 @@ def build(
                 f"{show(sorted(set(base.keys) | set(cand.keys)))}"
             )
         common = [k for k in keys if k in base.keys and k in cand.keys]
-    options: dict[str, Any] = dict(
-        alpha=alpha, min_effect=min_effect, seed=seed, test=test, resamples=resamples
-    )
+
+    def compared_key(
+        key: str, kind: str, chosen: Any, higher: bool, excluded: Any
+    ) -> KeyComparison:
+        vb, vc, _ = pairs[key]
+        with np.errstate(over="ignore", invalid="ignore"):  # huge scores: verdict() says so
+            return key_comparison(
+                key,
+                kind,
+                vb[chosen],
+                vc[chosen],
+                alpha=alpha,
+                min_effect=min_effect,
+                seed=options.seed,
+                test=options.test,
+                higher=higher,
+                resamples=options.resamples,
+                excluded=excluded,
+            )
+
     excluded_keys: dict[str, str] = {}
     items: list[KeyComparison] = []
     pairs: dict[str, tuple[Any, Any, Any]] = {}
@@ -127,13 +137,9 @@ def build(
         vc, sc = _aligned(cand, key, pc)
         both = (sb == VALUE) & (sc == VALUE)
         pairs[key] = (vb, vc, both)
-        higher = key not in lower
-        with np.errstate(over="ignore", invalid="ignore"):  # huge scores: verdict() says so
-            found = key_comparison(
-                key, kind, vb[both], vc[both], higher=higher, excluded=_excluded(sb, sc), **options
-            )
-        items.append(found)
-    if not items and not excluded_keys and not judged:
+        higher = key not in options.lower_is_better
+        items.append(compared_key(key, kind, both, higher, _excluded(sb, sc)))
+    if not items and not excluded_keys and options.judge is None:
         raise ValueError(
             "the runs have no feedback key in common to compare (baseline: "
             f"{show(sorted(base.keys))}, candidate: {show(sorted(cand.keys))})"
@@ -142,28 +148,18 @@ def build(
         items = _corrected(items, calibration, pairs, alpha)
     compared = _holm(items, alpha, min_effect)
     groups: dict[str, tuple[KeyComparison, ...]] = {}
-    if group_by is not None:
+    if options.group_by is not None:
         labels = np.array([str(base.groups[p]) for p in pb], dtype=object)
         for group in sorted(set(labels.tolist())):
             mask = labels == group
-            per_group = []
-            for item in items:
-                vb, vc, both = pairs[item.key]
-                chosen = both & mask
-                higher = item.higher_is_better
-                with np.errstate(over="ignore", invalid="ignore"):
-                    found = key_comparison(
-                        item.key,
-                        item.kind,
-                        vb[chosen],
-                        vc[chosen],
-                        higher=higher,
-                        excluded={},
-                        **options,
-                    )
-                per_group.append(found)
+            per_group = [
+                compared_key(
+                    item.key, item.kind, pairs[item.key][2] & mask, item.higher_is_better, {}
+                )
+                for item in items
+            ]
             groups[group] = _holm(per_group, alpha, min_effect)
-    changed = _changed(base, cand, shared, compared, pairs, max_rows)
+    changed = _changed(base, cand, shared, compared, pairs, options.max_rows)
     matched = same_inputs(base, cand, only_b, only_c)
     notes = unpaired_notes(base, cand, only_b, only_c, matched)
     for key, reason in excluded_keys.items():
@@ -189,7 +185,7 @@ def build(
         groups=groups,
         alpha=alpha,
         min_effect=min_effect,
-        seed=seed,
+        seed=options.seed,
         notes=tuple(notes),
     )
 
@@ -232,12 +228,9 @@ def _errors_as_keys(run: RunScores, other: RunScores) -> None:
 
 
 def _label(run: RunScores) -> str:
-    source = run.source
-    return (
-        str(source)
-        if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__")
-        else (f"{run.label} (EvaluationResult)")
-    )
+    if isinstance(run.source, (str, bytes, os.PathLike)):
+        return str(run.source)
+    return f"{run.label} (EvaluationResult)"
 
 
 def _changed(
@@ -258,11 +251,7 @@ def _changed(
             d = np.where(both, vc - vb, 0.0)
         order = np.argsort(-np.abs(d), kind="stable")
         for index in order[d[order] != 0][:max_rows]:
-            if item.kind == "boolean":
-                change = "fail -> pass" if d[index] > 0 else "pass -> fail"
-            else:
-                change = "up" if d[index] > 0 else "down"
-            picked.append((item.key, int(index), change))
+            picked.append((item.key, int(index), _CHANGES[item.kind][bool(d[index] > 0)]))
     wanted = {shared[i] for _, i, _ in picked}
     details_b = row_details(base, wanted)
     details_c = row_details(cand, wanted)

@@ -132,7 +132,6 @@ class RunScores:
                 scores.values[pos] /= count
             if self.clustered and scores.kinds == {"boolean"}:
                 scores.kinds = {"continuous"}
-        for scores in self.keys.values():
             for pos in self.errors.get(scores.evaluator, ()):
                 if pos >= len(scores.states) or scores.states[pos] == MISSING:
                     scores.put(pos, ERROR)
@@ -266,8 +265,6 @@ def _row_id(line: bytes) -> str | None:
 
 def skipped_notes(run: RunScores) -> list[str]:
     """The comparison's notes on ``run``'s corrupt lines (the first ten, then a count)."""
-    if not run.skipped:
-        return []
     shown = [
         f"{run.label} run file {show(str(run.source), PATH_LIMIT)}, line {number} skipped: "
         f"{why}; the results it held are missing from the comparison"

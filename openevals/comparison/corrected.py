@@ -69,8 +69,7 @@ def corrected_difference(
         order = [where[row_id] for row_id in base.ids]
         human = [cand.human[j] - b for j, b in zip(order, base.human, strict=True)]
         judge = [cand.judge[j] - b for j, b in zip(order, base.judge, strict=True)]
-        found = ppi_mean(human, judge, judge_differences, confidence=confidence)
-        return found
+        return ppi_mean(human, judge, judge_differences, confidence=confidence)
     return ppi_difference(
         (base.human, base.judge), (cand.human, cand.judge), judge_differences, confidence=confidence
     )

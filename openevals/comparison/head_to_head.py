@@ -39,12 +39,10 @@ class HeadToHead:
     """The judging run's :class:`~openevals.evaluation.EvaluationResult`."""
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if name != "result":
-                out[name] = value.as_dict() if isinstance(value, Estimate) else value
-        return out
+        values = {
+            name: getattr(self, name) for name in self.__dataclass_fields__ if name != "result"
+        }
+        return {name: v.as_dict() if isinstance(v, Estimate) else v for name, v in values.items()}
 
 
 def _records(run: RunScores, ids: list[str]) -> Iterator[dict[str, Any]]:
@@ -57,8 +55,7 @@ def _records(run: RunScores, ids: list[str]) -> Iterator[dict[str, Any]]:
                 yield {"row_id": row_id} if record is None else record
         return
     by_id = {str(rec.get("id")): rec for rec in source.rows}
-    for row_id in ids:
-        yield by_id[row_id]
+    yield from (by_id[row_id] for row_id in ids)
 
 
 def judge_rows(base: RunScores, cand: RunScores, shared: list[str]) -> Iterator[dict[str, Any]]:
@@ -76,23 +73,19 @@ def summarize(result: Any) -> HeadToHead:
     """The head-to-head figures from the judging run's pairwise summary."""
     summary = next(iter(result.pairwise.values()))
     record = next(iter(summary.pairs), None)
-    wins = ties = losses = 0
+    counts: tuple[int, int, int] = (0, 0, 0)
     rates: tuple[Any, Any, Any] = (None, None, None)
     if record is not None:
-        flip = record.a != "candidate"
-        wins, losses = (record.losses, record.wins) if flip else (record.wins, record.losses)
-        ties = record.ties
-        rates = (
-            (record.loss_rate, record.tie_rate, record.win_rate)
-            if flip
-            else (record.win_rate, record.tie_rate, record.loss_rate)
-        )
+        counts = (record.wins, record.ties, record.losses)
+        rates = (record.win_rate, record.tie_rate, record.loss_rate)
+        if record.a != "candidate":  # the record is from the baseline's side
+            counts, rates = counts[::-1], rates[::-1]
     return HeadToHead(
         comparisons=summary.comparisons,
         errors=summary.errors,
-        wins=wins,
-        ties=ties,
-        losses=losses,
+        wins=counts[0],
+        ties=counts[1],
+        losses=counts[2],
         win_rate=rates[0],
         tie_rate=rates[1],
         loss_rate=rates[2],

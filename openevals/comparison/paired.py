@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["acompare", "assert_no_regression", "compare"]
 
 TESTS = ("auto", "sign")
+_JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors", "engine", "budget")
 
 
 def _number(value: Any, name: str, accepted: str) -> float:
@@ -39,8 +40,8 @@ def _number(value: Any, name: str, accepted: str) -> float:
     return float(value)
 
 
-def _whole(value: Any, name: str, minimum: int) -> int:
-    """``value`` as an int >= ``minimum``; ``TypeError`` / ``ValueError`` naming ``name``."""
+def _whole(value: Any, name: str, minimum: int) -> None:
+    """``TypeError`` / ``ValueError`` naming ``name`` unless ``value`` is an int >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(
             f"`{name}` must be a whole number >= {minimum}; got {type(value).__name__} "
@@ -48,48 +49,80 @@ def _whole(value: Any, name: str, minimum: int) -> int:
         )
     if value < minimum:
         raise ValueError(f"`{name}` must be a whole number >= {minimum}; got {show(value)}")
-    return int(value)
 
 
-def _check_group_by(group_by: Any) -> None:
-    if group_by is None:
-        return
-    if not isinstance(group_by, str):
-        raise TypeError(
-            "`group_by` must be one row field name as a str (a dotted path such as "
-            f"'extra.topic' for a nested field), or None; got {type(group_by).__name__} "
-            f"{show(group_by)}"
-        )
-    if not group_by or any(not part for part in group_by.split(".")):
-        raise ValueError(
-            f"`group_by` must name a row field (e.g. 'topic' or 'extra.topic'); got {show(group_by)}"
-        )
+@dataclass
+class Options:
+    """The options of one compare / acompare call (everything after the two runs), checked and
+    normalised at creation: ``TypeError`` for an option of the wrong type, ``ValueError`` for one
+    out of range; both name the option."""
 
+    keys: Sequence[str] | None
+    group_by: str | None
+    alpha: float
+    min_effect: float
+    seed: int
+    test: str
+    lower_is_better: Sequence[str]
+    resamples: int
+    max_rows: int
+    judge: Any
+    judge_options: Mapping[str, Any] | None
+    calibration: Mapping[str, Any] | None
 
-def _check_options(
-    *,
-    alpha: Any,
-    min_effect: Any,
-    seed: Any,
-    test: Any,
-    resamples: Any,
-    max_rows: Any,
-    group_by: Any,
-) -> None:
-    """``TypeError`` for an option of the wrong type, ``ValueError`` for one out of range; both
-    name the option."""
-    if not 0.0 < _number(alpha, "alpha", "a float strictly between 0 and 1") < 1.0:
-        raise ValueError(f"`alpha` must be a float strictly between 0 and 1; got {show(alpha)}")
-    if _number(min_effect, "min_effect", "a finite number >= 0") < 0:
-        raise ValueError(f"`min_effect` must be a finite number >= 0; got {show(min_effect)}")
-    _whole(seed, "seed", 0)
-    if not isinstance(test, str):
-        raise TypeError(f"`test` must be one of {TESTS}; got {type(test).__name__} {show(test)}")
-    if test not in TESTS:
-        raise ValueError(f"`test` must be one of {TESTS}; got {show(test)}")
-    _whole(resamples, "resamples", 100)
-    _whole(max_rows, "max_rows", 0)
-    _check_group_by(group_by)
+    def __post_init__(self) -> None:
+        alpha, min_effect, test = self.alpha, self.min_effect, self.test
+        self.alpha = _number(alpha, "alpha", "a float strictly between 0 and 1")
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"`alpha` must be a float strictly between 0 and 1; got {show(alpha)}")
+        self.min_effect = _number(min_effect, "min_effect", "a finite number >= 0")
+        if self.min_effect < 0:
+            raise ValueError(f"`min_effect` must be a finite number >= 0; got {show(min_effect)}")
+        _whole(self.seed, "seed", 0)
+        if not isinstance(test, str):
+            raise TypeError(
+                f"`test` must be one of {TESTS}; got {type(test).__name__} {show(test)}"
+            )
+        if test not in TESTS:
+            raise ValueError(f"`test` must be one of {TESTS}; got {show(test)}")
+        _whole(self.resamples, "resamples", 100)
+        _whole(self.max_rows, "max_rows", 0)
+        group_by = self.group_by
+        if group_by is not None and not isinstance(group_by, str):
+            raise TypeError(
+                "`group_by` must be one row field name as a str (a dotted path such as "
+                f"'extra.topic' for a nested field), or None; got {type(group_by).__name__} "
+                f"{show(group_by)}"
+            )
+        if isinstance(group_by, str) and not all(group_by.split(".")):
+            raise ValueError(
+                f"`group_by` must name a row field (e.g. 'topic' or 'extra.topic'); got {show(group_by)}"
+            )
+        if isinstance(self.keys, str):
+            raise TypeError(
+                f"`keys` must be a list of feedback keys; got the string {show(self.keys)}"
+            )
+        lower = self.lower_is_better
+        if isinstance(lower, str):
+            raise TypeError(f"`lower_is_better` must be a list of keys; got {show(lower)}")
+        if self.keys is not None:
+            self.keys = _key_names(self.keys, "keys")
+        self.lower_is_better = _key_names(lower, "lower_is_better")
+        judge_options = self.judge_options
+        if judge_options is not None and not isinstance(judge_options, Mapping):
+            raise TypeError(
+                f"`judge_options` must be a dict of options for the judge's run; got "
+                f"{type(judge_options).__name__} {show(judge_options)}"
+            )
+        self.judge_options = dict(judge_options or {})
+        unknown = [name for name in self.judge_options if name not in _JUDGE_OPTIONS]
+        if unknown:
+            raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {show(unknown)}")
+        if self.judge is not None and not callable(self.judge):
+            raise TypeError(
+                f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got "
+                f"{show(self.judge)}"
+            )
 
 
 def _key_names(value: Any, name: str) -> list[str]:
@@ -177,95 +210,36 @@ def compare(
     return run_plan(plan)
 
 
-_JUDGE_OPTIONS = ("concurrency", "cache", "output", "progress", "retry_errors", "engine", "budget")
-
-
-def _flow(
-    baseline: Any,
-    candidate: Any,
-    *,
-    keys: Sequence[str] | None,
-    group_by: str | None,
-    alpha: float,
-    min_effect: float,
-    seed: int,
-    test: str,
-    lower_is_better: Sequence[str],
-    resamples: int,
-    max_rows: int,
-    judge: Any,
-    judge_options: Mapping[str, Any] | None,
-    calibration: Mapping[str, Any] | None,
-) -> Plan[Comparison]:
-    """The comparison as a plan: it yields one :class:`~openevals.evaluation.plans.BatchRun`
-    when ``judge`` is given."""
+def _flow(baseline: Any, candidate: Any, **options: Any) -> Plan[Comparison]:
+    """The comparison as a plan (its options checked first): it yields one
+    :class:`~openevals.evaluation.plans.BatchRun` when ``judge`` is given."""
     from openevals.comparison._pairs import build
     from openevals.comparison.corrected import pair_calibration
     from openevals.comparison.head_to_head import judge_rows, summarize
     from openevals.evaluation.plans import BatchRun
 
-    _check_options(
-        alpha=alpha,
-        min_effect=min_effect,
-        seed=seed,
-        test=test,
-        resamples=resamples,
-        max_rows=max_rows,
-        group_by=group_by,
-    )
-    if isinstance(keys, str):
-        raise TypeError(f"`keys` must be a list of feedback keys; got the string {show(keys)}")
-    if isinstance(lower_is_better, str):
-        raise TypeError(f"`lower_is_better` must be a list of keys; got {show(lower_is_better)}")
-    if keys is not None:
-        keys = _key_names(keys, "keys")
-    lower_is_better = _key_names(lower_is_better, "lower_is_better")
-    if judge_options is not None and not isinstance(judge_options, Mapping):
-        raise TypeError(
-            f"`judge_options` must be a dict of options for the judge's run; got "
-            f"{type(judge_options).__name__} {show(judge_options)}"
-        )
-    options = dict(judge_options or {})
-    unknown = [name for name in options if name not in _JUDGE_OPTIONS]
-    if unknown:
-        raise ValueError(f"`judge_options` takes {list(_JUDGE_OPTIONS)}; got {show(unknown)}")
-    if judge is not None and not callable(judge):
-        raise TypeError(
-            f"`judge` must be a pairwise judge (create_pairwise_llm_as_judge); got {show(judge)}"
-        )
+    checked = Options(**options)
     refuse_parquet(baseline, "baseline")
     refuse_parquet(candidate, "candidate")
-    calibrated = pair_calibration(calibration)
-    base = read_run(baseline, "baseline", group_by)
-    cand = read_run(candidate, "candidate", group_by)
+    calibrated = pair_calibration(checked.calibration)
+    base = read_run(baseline, "baseline", checked.group_by)
+    cand = read_run(candidate, "candidate", checked.group_by)
     for run in (base, cand):
         if not run.ids:
             raise ValueError(f"the {run.label} run is empty: it has no rows to compare")
-    comparison = build(
-        base,
-        cand,
-        keys=keys,
-        group_by=group_by,
-        alpha=float(alpha),
-        min_effect=float(min_effect),
-        seed=seed,
-        test=test,
-        lower=set(lower_is_better),
-        resamples=resamples,
-        max_rows=max_rows,
-        judged=judge is not None,
-        calibration=calibrated,
-    )
+    comparison = build(base, cand, checked, calibrated)
     corrupt = skipped_notes(base) + skipped_notes(cand)
     if corrupt:
         comparison = replace(comparison, notes=(*corrupt, *comparison.notes))
-    if judge is None:
+    if checked.judge is None:
         return comparison
     shared = [i for i in base.ids if i in cand.ids]
-    options.setdefault("progress", False)
-    result = yield BatchRun(
-        judge_rows(base, cand, shared), [judge], {**options, "systems": ["candidate", "baseline"]}
-    )
+    run_options = {
+        "progress": False,
+        **(checked.judge_options or {}),
+        "systems": ["candidate", "baseline"],
+    }
+    result = yield BatchRun(judge_rows(base, cand, shared), [checked.judge], run_options)
     return replace(comparison, head_to_head=summarize(result))
 
 

@@ -24,10 +24,6 @@ _TEXT = 300
 _PLOT_POINTS = 400
 
 
-def _num(value: float | None, digits: int = 4) -> str:
-    return number(value, f".{digits}g")
-
-
 def _ci(item: KeyComparison) -> str:
     if item.ci_low is None or item.ci_high is None:
         return "-"
@@ -38,8 +34,8 @@ def _line(item: KeyComparison) -> list[str]:
     return [
         item.key,
         str(item.n),
-        _num(item.baseline_mean),
-        _num(item.candidate_mean),
+        number(item.baseline_mean, ".4g"),
+        number(item.candidate_mean, ".4g"),
         "-" if item.difference is None else f"{item.difference:+.4g}",
         _ci(item),
         f"{item.p_adjusted:.3g}",
@@ -163,7 +159,7 @@ def render(comparison: Comparison, *, title: str = "openevals comparison") -> st
             "verdict": k.verdict,
             "test": k.test,
             "ci_method": k.ci_method,
-            "detectable": _num(k.detectable, 3),
+            "detectable": number(k.detectable, ".3g"),
             "flips": (k.flips_to_fail, k.flips_to_pass),
             "excluded": dict(k.excluded),
             "corrected": None if k.corrected is None else corrected_text(k),
@@ -213,8 +209,7 @@ def render(comparison: Comparison, *, title: str = "openevals comparison") -> st
 def write_report(comparison: Comparison, path: Any, *, title: str) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = render(comparison, title=title)
     partial = target.with_name(target.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
+    partial.write_text(render(comparison, title=title), encoding="utf-8")
     partial.replace(target)
     return target

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
-from openevals.comparison import stats
+from openevals.comparison import gate, stats
 
 if TYPE_CHECKING:
     import numpy as np
@@ -146,46 +146,13 @@ class Comparison:
             "evaluators_only_in_baseline": list(self.evaluators_only_in_baseline),
             "evaluators_only_in_candidate": list(self.evaluators_only_in_candidate),
             "groups": {g: [k.as_dict() for k in ks] for g, ks in self.groups.items()},
-            "changed": [_row(r) for r in self.changed],
+            "changed": [{f: getattr(r, f) for f in r.__dataclass_fields__} for r in self.changed],
             "notes": list(self.notes),
             "head_to_head": None if self.head_to_head is None else self.head_to_head.as_dict(),
         }
 
-    def failures(
-        self,
-        *,
-        fail_on_regression: bool = True,
-        max_drop: Mapping[str, float] | None = None,
-        allow_unpaired: float = 0.0,
-    ) -> list[str]:
-        """Why the candidate should not ship: significant regressions and drops beyond
-        ``max_drop`` (key -> largest allowed fall of its mean); empty when no gate trips.
-        ``UnpairedRowsError`` when more than ``allow_unpaired`` of the rows are unpaired."""
-        from openevals.comparison.gate import failures
-
-        return failures(
-            self,
-            fail_on_regression=fail_on_regression,
-            max_drop=max_drop,
-            allow_unpaired=allow_unpaired,
-        )
-
-    def check(
-        self,
-        *,
-        fail_on_regression: bool = True,
-        max_drop: Mapping[str, float] | None = None,
-        allow_unpaired: float = 0.0,
-    ) -> None:
-        """Raise ``AssertionError`` with the per-key table when a gate trips (for pytest)."""
-        from openevals.comparison.gate import check
-
-        check(
-            self,
-            fail_on_regression=fail_on_regression,
-            max_drop=max_drop,
-            allow_unpaired=allow_unpaired,
-        )
+    failures = gate.failures
+    check = gate.check
 
     def to_pandas(self) -> Any:
         """The per-key table as a ``pandas.DataFrame`` (needs ``openevals-suite[pandas]``): one
@@ -217,10 +184,6 @@ class Comparison:
         return write_report(self, path, title=title)
 
 
-def _row(row: ChangedRow) -> dict[str, Any]:
-    return {name: getattr(row, name) for name in row.__dataclass_fields__}
-
-
 def key_comparison(
     key: str,
     kind: str,
@@ -238,49 +201,35 @@ def key_comparison(
     """The comparison of one key on aligned pairs (verdict decided after Holm, by the caller)."""
     n = len(b)
     d = c - b
-    if n == 0:
-        return KeyComparison(
-            key=key,
-            kind=kind,
-            n=0,
-            baseline_mean=None,
-            candidate_mean=None,
-            difference=None,
-            ci_low=None,
-            ci_high=None,
-            ci_method="no pairs",
-            test="none",
-            statistic=None,
-            p_value=1.0,
-            p_adjusted=1.0,
-            verdict="underpowered",
-            detectable=None,
-            higher_is_better=higher,
-            excluded=dict(excluded),
-        )
-    low, high, ci_method = stats.paired_bootstrap_ci(
-        d, confidence=1.0 - alpha, resamples=resamples, seed=seed
-    )
+    # No pairs: no interval, no test, and the verdict is already known.
+    low = high = statistic = None
+    ci_method, name, p, verdict = "no pairs", "none", 1.0, "underpowered"
     flips_to_fail = flips_to_pass = 0
-    if kind == "boolean":
-        flips_to_fail = int(((b == 1) & (c == 0)).sum())
-        flips_to_pass = int(((b == 0) & (c == 1)).sum())
-    if test == "sign" or kind == "boolean":
-        ups, downs = int((d > 0).sum()), int((d < 0).sum())
-        name = "sign test" if test == "sign" else "exact McNemar"
-        p = stats.sign_test(ups, ups + downs)
-        statistic: float | None = float(min(ups, downs))
-    else:
-        statistic, p, method = stats.wilcoxon(d)
-        name = f"Wilcoxon signed-rank ({method})"
+    if n:
+        verdict = ""  # decided after Holm's adjustment, by the caller
+        low, high, ci_method = stats.paired_bootstrap_ci(
+            d, confidence=1.0 - alpha, resamples=resamples, seed=seed
+        )
+        if kind == "boolean":
+            flips_to_fail = int(((b == 1) & (c == 0)).sum())
+            flips_to_pass = int(((b == 0) & (c == 1)).sum())
+        if test == "sign" or kind == "boolean":
+            ups, downs = int((d > 0).sum()), int((d < 0).sum())
+            name = "sign test" if test == "sign" else "exact McNemar"
+            p = stats.sign_test(ups, ups + downs)
+            statistic = float(min(ups, downs))
+        else:
+            statistic, p, method = stats.wilcoxon(d)
+            name = f"Wilcoxon signed-rank ({method})"
     sd = float(d.std(ddof=1)) if n > 1 else 0.0
+    means = (float(b.mean()), float(c.mean()), float(d.mean())) if n else (None, None, None)
     return KeyComparison(
         key=key,
         kind=kind,
         n=n,
-        baseline_mean=float(b.mean()),
-        candidate_mean=float(c.mean()),
-        difference=float(d.mean()),
+        baseline_mean=means[0],
+        candidate_mean=means[1],
+        difference=means[2],
         ci_low=low,
         ci_high=high,
         ci_method=ci_method,
@@ -288,7 +237,7 @@ def key_comparison(
         statistic=statistic,
         p_value=p,
         p_adjusted=p,
-        verdict="",
+        verdict=verdict,
         detectable=stats.detectable_difference(sd, n, alpha=alpha),
         higher_is_better=higher,
         flips_to_fail=flips_to_fail,

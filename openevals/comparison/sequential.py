@@ -70,51 +70,6 @@ def _score(row: dict[str, Any], key: str) -> float | None:
 def _plan(
     data: Any,
     evaluators: Any,
-    key: str,
-    baseline: Callable[..., Any],
-    candidate: Callable[..., Any],
-    test: SequentialTest,
-    batch_size: int,
-    max_rows: int | None,
-    options: dict[str, Any],
-) -> Plan[SequentialComparison]:
-    from openevals.data.rows import iter_rows
-
-    rows = iter_rows(data)
-    seen = 0
-    exhausted = False
-    while test.decision == "undecided":
-        take = batch_size if max_rows is None else min(batch_size, max_rows - seen)
-        batch = [{**r.fields, "id": r.id} for r in itertools.islice(rows, max(take, 0))]
-        if not batch:
-            exhausted = True
-            break
-        seen += len(batch)
-        base = yield BatchRun(batch, evaluators, {**options, "target": baseline})
-        cand = yield BatchRun(batch, evaluators, {**options, "target": candidate})
-        by_id = {str(r["id"]): _score(r, key) for r in base.rows}
-        diffs = []
-        for row in cand.rows:
-            b, c = by_id.get(str(row["id"])), _score(row, key)
-            if b is not None and c is not None:
-                diffs.append(c - b)
-        test.update(diffs)
-    return SequentialComparison(
-        key=key,
-        decision=test.decision,
-        estimate=test.estimate,
-        low=test.low,
-        high=test.high,
-        rows=test.n,
-        alpha=test.alpha,
-        width=test.width,
-        stopped_early=not exhausted and (max_rows is None or seen < max_rows),
-    )
-
-
-def _prepared(
-    data: Any,
-    evaluators: Any,
     *,
     key: Any,
     baseline: Any,
@@ -126,16 +81,12 @@ def _prepared(
     max_rows: Any,
     run_options: dict[str, Any] | None,
 ) -> Plan[SequentialComparison]:
-    """The checked plan of one call (each batch run gets ``run_options``, progress off)."""
+    """The plan of one call, its options checked first (each batch run gets ``run_options``,
+    progress off)."""
+    from openevals.data.rows import iter_rows
+
     test = SequentialTest(alpha=alpha, width=width, bounds=bounds)
     options = {"progress": False, **(run_options or {})}
-    _checked(key, baseline, candidate, batch_size, max_rows, options)
-    return _plan(data, evaluators, key, baseline, candidate, test, batch_size, max_rows, options)
-
-
-def _checked(
-    key: Any, baseline: Any, candidate: Any, batch_size: Any, max_rows: Any, options: Any
-) -> None:
     if not isinstance(key, str) or not key:
         raise TypeError(f"`key` must be the feedback key to compare (a str); got {show(key)}")
     for name, value in (("baseline", baseline), ("candidate", candidate)):
@@ -152,6 +103,32 @@ def _checked(
     unknown = sorted(set(options) - {"concurrency", "cache", "progress", "model"})
     if unknown:
         raise ValueError(f"`run_options` takes concurrency, cache, progress, model; got {unknown}")
+    rows = iter_rows(data)
+    seen = 0
+    exhausted = False
+    while test.decision == "undecided":
+        take = batch_size if max_rows is None else min(batch_size, max_rows - seen)
+        batch = [{**r.fields, "id": r.id} for r in itertools.islice(rows, max(take, 0))]
+        if not batch:
+            exhausted = True
+            break
+        seen += len(batch)
+        base = yield BatchRun(batch, evaluators, {**options, "target": baseline})
+        cand = yield BatchRun(batch, evaluators, {**options, "target": candidate})
+        by_id = {str(r["id"]): _score(r, key) for r in base.rows}
+        scored = [(by_id.get(str(row["id"])), _score(row, key)) for row in cand.rows]
+        test.update([c - b for b, c in scored if b is not None and c is not None])
+    return SequentialComparison(
+        key=key,
+        decision=test.decision,
+        estimate=test.estimate,
+        low=test.low,
+        high=test.high,
+        rows=test.n,
+        alpha=test.alpha,
+        width=test.width,
+        stopped_early=not exhausted and (max_rows is None or seen < max_rows),
+    )
 
 
 def sequential_compare(
@@ -182,7 +159,7 @@ def sequential_compare(
         run_options: ``concurrency``, ``cache``, ``progress`` (default off), ``model`` for each
             batch run.
     """
-    plan = _prepared(
+    plan = _plan(
         data,
         evaluators,
         key=key,
@@ -200,6 +177,6 @@ def sequential_compare(
 
 asequential_compare = async_plan_entry(
     sequential_compare,
-    _prepared,
+    _plan,
     doc="Async twin of :func:`sequential_compare` (each batch runs through ``aevaluate``).",
 )
