@@ -146,13 +146,7 @@ class StoredRows:
 
     def count(self, run_id: int, **filters: Any) -> int:
         """How many rows :meth:`rows` would page through with these filters."""
-        chosen = RowFilters(
-            filters.get("search"),
-            filters.get("status"),
-            filters.get("key"),
-            filters.get("below"),
-            filters.get("above"),
-        )
+        chosen = RowFilters(**filters)
         if not chosen:
             with self._lock:
                 found = self.db.execute(

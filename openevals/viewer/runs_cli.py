@@ -121,13 +121,8 @@ def run_runs(args: argparse.Namespace, usage_error: type[Exception]) -> int:
 def _list(store: Any, args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    runs = store.runs(
-        dataset=args.dataset,
-        evaluator=args.evaluator,
-        tag=args.tag,
-        commit=args.commit,
-        limit=args.limit,
-    )
+    chosen = ("dataset", "evaluator", "tag", "commit", "limit")  # the `runs list` options
+    runs = store.runs(**{name: getattr(args, name) for name in chosen})
     table = Table(title=f"runs in {store.location}")
     for name in ("id", "kind", "when", "dataset", "evaluators", "rows", "errors", "commit", "tags"):
         table.add_column(name, justify="right" if name in ("id", "rows", "errors") else "left")
