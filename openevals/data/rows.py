@@ -214,11 +214,7 @@ def normalize_row(raw: Any, index: int, *, source: str = "data", ids: RowIds | N
 
 def resolve_path(data: Any) -> Path | None:
     """``data`` as a file path when it is one (``str`` or ``os.PathLike``), else ``None``."""
-    if isinstance(data, os.PathLike):
-        return Path(data)
-    if isinstance(data, str):
-        return Path(data)
-    return None
+    return Path(data) if isinstance(data, (str, os.PathLike)) else None
 
 
 def _format_of(path: Path) -> str:
