@@ -28,12 +28,13 @@ kept beside it as ``x.parquet.jsonl``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,19 @@ DEMO_EVALUATORS = (
 
 class UsageError(Exception):
     """Bad command-line usage (exit status 2)."""
+
+
+_DATA_ERRORS = (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError)
+"""What reading the data (or building the run) raises for a bad argument or file."""
+
+
+@contextlib.contextmanager
+def _usage_errors(*errors: type[Exception], prefix: str = "") -> Iterator[None]:
+    """Raise any of ``errors`` as a :class:`UsageError` (its message after ``prefix``)."""
+    try:
+        yield
+    except errors as exc:
+        raise UsageError(prefix + str(exc)) from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -250,10 +264,8 @@ def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
 
     if output is None or Path(output).suffix.lower() not in PARQUET_SUFFIXES:
         return None, output
-    try:  # before the run, not after it
+    with _usage_errors(ImportError):  # before the run, not after it
         require("pyarrow.parquet", "parquet", "--output FILE.parquet")
-    except ImportError as exc:
-        raise UsageError(str(exc)) from None
     return output, output + ".jsonl"
 
 
@@ -284,10 +296,8 @@ def _run(args: argparse.Namespace, title: str) -> int:
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1; got {args.concurrency}")
     table, output = _parquet_output(args.output)
-    try:
+    with _usage_errors(SpecError):
         specs = [build_evaluator(text, model=args.model) for text in args.evaluator]
-    except SpecError as exc:
-        raise UsageError(str(exc)) from None
     if not args.allow_empty:
         _refuse_empty(data)
     labels = _calibrations(args.calibration)
@@ -324,13 +334,11 @@ def _run(args: argparse.Namespace, title: str) -> int:
         if failed.result is not None and failed.rows_read:
             print_summary(failed.result)
         raise UsageError(str(failed)) from None
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
+    except _DATA_ERRORS as exc:
         raise UsageError(str(exc)) from None
     for found in labels:
-        try:
+        with _usage_errors(ValueError, prefix="--calibration: "):
             result = result.corrected(found)
-        except ValueError as exc:
-            raise UsageError(f"--calibration: {exc}") from None
     print_summary(result)
     if result.stopped:
         print(result.stopped.replace("output=", "--output"), file=sys.stderr)
@@ -376,10 +384,8 @@ def _dry_run(
     """Print what the run would cost (no model call, no target run)."""
     from openevals.evaluation.estimate import estimate_run_cost
 
-    try:
+    with _usage_errors(*_DATA_ERRORS):
         found = estimate_run_cost(data, list(specs), model=model, concurrency=concurrency)
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
-        raise UsageError(str(exc)) from None
     print(found)
     if target is not None:
         print(
@@ -406,19 +412,15 @@ def _calibrations(paths: Sequence[str]) -> list[Any]:
     """The ``--calibration`` files, read before any model call (a bad one is a usage error)."""
     from openevals.trust.labels import load_calibration
 
-    try:
+    with _usage_errors(ValueError, prefix="--calibration: "):
         return [load_calibration(path) for path in paths]
-    except ValueError as exc:
-        raise UsageError(f"--calibration: {exc}") from None
 
 
 def _traces(path: str, per: str) -> Any:
     from openevals.traces.source import read_traces
 
-    try:
+    with _usage_errors(ValueError, TypeError, FileNotFoundError):
         return read_traces(path, per=per)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _refuse_empty(data: Any) -> None:

@@ -27,6 +27,15 @@ NOT_A_SOURCE: Any = object()
 """What :func:`count_source` returns for data it does not handle."""
 
 
+_OPENERS = {
+    "pandas": pandas_source,
+    "polars": polars_source,
+    "arrow": arrow_source,
+    "hf": hf_source,
+}
+"""The opener of each :func:`library_kind`."""
+
+
 def _is_traces(data: Any, text: str | None) -> bool:
     if text is not None:
         return text.lower().endswith(TRACE_SUFFIXES)
@@ -55,15 +64,7 @@ def open_source(data: Any) -> Source | None:
         files = parquet_files(text)
         return None if files is None else parquet_source(text, files)
     kind = library_kind(data)
-    if kind == "pandas":
-        return pandas_source(data)
-    if kind == "polars":
-        return polars_source(data)
-    if kind == "arrow":
-        return arrow_source(data)
-    if kind == "hf":
-        return hf_source(data)
-    return open_examples(data)
+    return _OPENERS[kind](data) if kind is not None else open_examples(data)
 
 
 def count_source(data: Any) -> Any:
