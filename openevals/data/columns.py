@@ -163,6 +163,19 @@ def decode_cell(value: str) -> Any:
     return value
 
 
+def set_dotted(record: dict[str, Any], dotted: str, value: Any) -> None:
+    """``record["a"]["b"] = value`` for ``dotted`` ``"a.b"`` (any depth), making the dicts on the
+    way (in place of a value that is not one)."""
+    parts = dotted.split(".")
+    node = record
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[parts[-1]] = value
+
+
 class _Deeper(Exception):
     """A cell nested deeper than :data:`_SHALLOW` levels (converted by :func:`fold` instead)."""
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
-from openevals.data.columns import FIELDS, GRAPHRAG_COLUMNS, Unreadable, decode_cell
+from openevals.data.columns import FIELDS, GRAPHRAG_COLUMNS, Unreadable, decode_cell, set_dotted
 from openevals.data.row_ids import RowIds, outputs_of, row_fingerprint
 
 __all__ = [
@@ -301,18 +301,6 @@ def _read_json(path: Path) -> Iterator[Any]:
     yield from doc
 
 
-def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
-    parts = dotted.split(".")
-    node = target
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = {}
-            node[part] = child
-        node = child
-    node[parts[-1]] = value
-
-
 def _raise_csv_limit() -> None:
     limit = sys.maxsize
     while True:
@@ -357,7 +345,7 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
             for name, is_nested, cell in zip(names, nested, cells, strict=False):
                 value = decode_cell(cell)
                 if is_nested:
-                    _set_dotted(record, name, value)
+                    set_dotted(record, name, value)
                 else:
                     record[name] = value
             yield record
