@@ -334,8 +334,7 @@ def arrow_source(table: Any) -> Source:
 
 
 def open_parquet(path: Path) -> Any:
-    require("pyarrow", "parquet", "Reading Parquet")
-    pa = importlib.import_module("pyarrow")
+    pa = require("pyarrow", "parquet", "Reading Parquet")
     pq = importlib.import_module("pyarrow.parquet")
     try:
         return pq.ParquetFile(path)
