@@ -77,17 +77,9 @@ def _any_value(value: Any) -> Any:
 
 def _snake_value(value: Mapping[str, Any]) -> Any:
     """The snake_case field names of the protobuf JSON mapping (``string_value``...)."""
-    for snake, camel in (
-        ("string_value", "stringValue"),
-        ("int_value", "intValue"),
-        ("double_value", "doubleValue"),
-        ("bool_value", "boolValue"),
-        ("array_value", "arrayValue"),
-        ("kvlist_value", "kvlistValue"),
-        ("bytes_value", "bytesValue"),
-    ):
-        if snake in value:
-            return _any_value({camel: value[snake]})
+    for kind in ("string", "int", "double", "bool", "array", "kvlist", "bytes"):
+        if f"{kind}_value" in value:
+            return _any_value({f"{kind}Value": value[f"{kind}_value"]})
     return None
 
 
