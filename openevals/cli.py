@@ -303,7 +303,7 @@ def _run(args: argparse.Namespace, title: str) -> int:
     labels = _calibrations(args.calibration)
     repeat = _trials(args.trials, args.judge_repeats)
     if args.dry_run:
-        return _dry_run(data, specs, model=args.model, concurrency=args.concurrency, target=target)
+        return _dry_run(data, specs, args)
     interrupted = False
     stopped = ""
     try:
@@ -378,16 +378,14 @@ def _run(args: argparse.Namespace, title: str) -> int:
     return EXIT_OK
 
 
-def _dry_run(
-    data: str, specs: Sequence[Any], *, model: str | None, concurrency: int, target: Any
-) -> int:
+def _dry_run(data: Any, specs: list[Any], args: argparse.Namespace) -> int:
     """Print what the run would cost (no model call, no target run)."""
     from openevals.evaluation.estimate import estimate_run_cost
 
     with _usage_errors(*_DATA_ERRORS):
-        found = estimate_run_cost(data, list(specs), model=model, concurrency=concurrency)
+        found = estimate_run_cost(data, specs, model=args.model, concurrency=args.concurrency)
     print(found)
-    if target is not None:
+    if args.target is not None:
         print(
             "  note: the target was not run; the prompts hold the rows' own outputs (if any), "
             "so the estimate is low by the length of the answers the target would write"
