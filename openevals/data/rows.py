@@ -515,12 +515,8 @@ def count_rows(data: Any) -> int | None:
         return None
     fmt = _format_of(path)
     if fmt == "jsonl":
-        count = 0
         with path.open("rb") as fh:
-            for line in fh:
-                if line.strip():
-                    count += 1
-        return count
+            return sum(1 for line in fh if line.strip())
     if fmt == "json":
         return sum(1 for _ in _read_json(path))
     reader = _csv_cells(path, "," if fmt == "csv" else "\t")
