@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openevals._repr import show
+from openevals.report.progress import _fmt
 
 if TYPE_CHECKING:
     import jinja2
@@ -202,15 +202,9 @@ def render_report(
 
 
 def _num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
-        return f"{value:.{digits}f}"
-    return str(value)
+    return _fmt(value, digits)  # the summary table's figures
 
 
 def json_text(value: Any) -> str:

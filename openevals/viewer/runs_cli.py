@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from openevals._repr import show
+from openevals.report.progress import _fmt as _figure
 
 __all__ = ["add_parsers", "add_store_options", "check_store", "run_runs", "run_view", "tag_run"]
 
@@ -86,11 +87,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
+    """A figure as the run summary prints it (:mod:`openevals.report.progress`), ``-`` for NaN."""
+    return "-" if isinstance(value, float) and math.isnan(value) else _figure(value, digits)
 
 
 def _console() -> Any:
