@@ -379,11 +379,8 @@ def _scores(aggregates: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]
     out = []
     for key, stats in aggregates.items():
         ci = stats.get("ci95")
-        notes = []
-        if stats.get("skipped"):
-            notes.append(f"{stats['skipped']} skipped")
-        if stats.get("non_numeric"):
-            notes.append(f"{stats['non_numeric']} non-numeric")
+        counted = (("skipped", "skipped"), ("non_numeric", "non-numeric"))
+        notes = [f"{stats[name]} {label}" for name, label in counted if stats.get(name)]
         out.append(
             {
                 "key": key,
@@ -473,19 +470,20 @@ def _groups(result: ReportData) -> dict[str, Any] | None:
     if not by_group:
         return None
     per_group: Mapping[str, Any] = by_group["per_group"]
+    groups = list(per_group.items())
     micro, macro = by_group["micro"], by_group["macro"]["scores"]
     keys = list(result.aggregates)
-    charts = []
-    for key in keys[:_MAX_GROUP_CHARTS]:
-        groups = [(name, info["scores"].get(key, {})) for name, info in per_group.items()]
-        charts.append(
-            {
-                "key": key,
-                "macro": _num(macro.get(key, {}).get("mean")),
-                "micro": _num(micro["scores"].get(key, {}).get("mean")),
-                "chart": _group_chart(key, groups),
-            }
-        )
+    charts = [
+        {
+            "key": key,
+            "macro": _num(macro.get(key, {}).get("mean")),
+            "micro": _num(micro["scores"].get(key, {}).get("mean")),
+            "chart": _group_chart(
+                key, [(name, info["scores"].get(key, {})) for name, info in groups]
+            ),
+        }
+        for key in keys[:_MAX_GROUP_CHARTS]
+    ]
 
     def means(scores: Mapping[str, Any]) -> list[str]:
         return [_num(scores.get(k, {}).get("mean")) for k in keys]
