@@ -54,10 +54,10 @@ def open_source(data: Any) -> Source | None:
     """
     text = text_path(data)
     if _is_traces(data, text):
-        from openevals.traces.source import open_traces_source
+        from openevals.traces.source import TraceReader, read_traces
 
-        name, records = open_traces_source(data)
-        return Source(name=name, records=records)
+        reader = data if isinstance(data, TraceReader) else read_traces(data)
+        return Source(name=reader.name, records=reader.__iter__)
     if text is not None:
         if text.startswith("langsmith://"):
             return parse_uri(text).open()
