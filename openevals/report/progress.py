@@ -93,9 +93,7 @@ class CallbackProgress:
         self.fn(state.snapshot())
 
     def stop(self, state: RunState) -> None:
-        snap = state.snapshot(final=True)
-        snap["finished"] = True
-        self.fn(snap)
+        self.fn({**state.snapshot(final=True), "finished": True})
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

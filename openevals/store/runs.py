@@ -326,12 +326,11 @@ class RunStore(StoredRows):
             params.append(labeller)
         with self._lock:
             found = self.db.execute(sql + " ORDER BY id", params).fetchall()
-        newest: dict[tuple[str, str], Label] = {}
-        for rec in found:
-            label = Label(
-                int(rec[0]), int(rec[1]), rec[2], rec[3], json.loads(rec[4]), rec[5], rec[6]
-            )
-            newest[(label.row_id, label.labeller)] = label
+        labels = [
+            Label(int(rec[0]), int(rec[1]), rec[2], rec[3], json.loads(rec[4]), rec[5], rec[6])
+            for rec in found
+        ]
+        newest = {(label.row_id, label.labeller): label for label in labels}  # the newest wins
         return list(newest.values())
 
 
