@@ -28,12 +28,13 @@ kept beside it as ``x.parquet.jsonl``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,19 @@ DEMO_EVALUATORS = (
 
 class UsageError(Exception):
     """Bad command-line usage (exit status 2)."""
+
+
+_DATA_ERRORS = (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError)
+"""What reading the data (or building the run) raises for a bad argument or file."""
+
+
+@contextlib.contextmanager
+def _usage_errors(*errors: type[Exception], prefix: str = "") -> Iterator[None]:
+    """Raise any of ``errors`` as a :class:`UsageError` (its message after ``prefix``)."""
+    try:
+        yield
+    except errors as exc:
+        raise UsageError(prefix + str(exc)) from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -250,69 +264,46 @@ def _parquet_output(output: str | None) -> tuple[str | None, str | None]:
 
     if output is None or Path(output).suffix.lower() not in PARQUET_SUFFIXES:
         return None, output
-    try:  # before the run, not after it
+    with _usage_errors(ImportError):  # before the run, not after it
         require("pyarrow.parquet", "parquet", "--output FILE.parquet")
-    except ImportError as exc:
-        raise UsageError(str(exc)) from None
     return output, output + ".jsonl"
 
 
-def _engine(name: str, ray_address: str | None, eval_timeout: float | None) -> Any:
+def _engine(args: argparse.Namespace) -> Any:
     """The engine object of ``--engine``, ``--ray-address`` and ``--eval-timeout``."""
     from openevals.evaluation.engines.engine import LocalEngine, RayEngine
 
-    if name == "ray":
-        return RayEngine(address=ray_address, eval_timeout=eval_timeout)
-    if ray_address is not None:
+    if args.engine == "ray":
+        return RayEngine(address=args.ray_address, eval_timeout=args.eval_timeout)
+    if args.ray_address is not None:
         raise UsageError("--ray-address is only used with --engine ray; pass --engine ray too")
-    return LocalEngine(eval_timeout=eval_timeout)
+    return LocalEngine(eval_timeout=args.eval_timeout)
 
 
-def _run(
-    data: Any,
-    evaluators: Sequence[str],
-    *,
-    target: Callable[..., Any] | None,
-    concurrency: int,
-    group_by: str | None,
-    output: str | None,
-    report: str | None,
-    cache: Any,
-    model: str | None,
-    retry_errors: bool,
-    progress: bool,
-    title: str,
-    engine: str = "local",
-    ray_address: str | None = None,
-    allow_empty: bool = False,
-    eval_timeout: float | None = None,
-    calibration: Sequence[str] = (),
-    dry_run: bool = False,
-    trials: tuple[int, int] = (1, 1),
-    store: Any = None,
-    tags: Sequence[str] = (),
-    max_cost: float | None = None,
-) -> int:
+def _run(args: argparse.Namespace, title: str) -> int:
+    """``openevals run`` with the parsed ``args`` (``openevals demo`` runs through it too)."""
     from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
     from openevals.evaluation.pricing import Budget
     from openevals.evaluation.registry import SpecError, build_evaluator
     from openevals.evaluation.result import EvaluationInterrupted
     from openevals.evaluation.runner import evaluate
     from openevals.report.progress import print_summary
+    from openevals.store.runs import store_option
 
-    if concurrency < 1:
-        raise UsageError(f"--concurrency must be >= 1; got {concurrency}")
-    table, output = _parquet_output(output)
-    try:
-        specs = [build_evaluator(text, model=model) for text in evaluators]
-    except SpecError as exc:
-        raise UsageError(str(exc)) from None
-    if not allow_empty:
+    data = _traces(args.data, args.traces) if args.traces else args.data
+    target = _load_target(args.target) if args.target else None
+    store = store_option(args)
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be >= 1; got {args.concurrency}")
+    table, output = _parquet_output(args.output)
+    with _usage_errors(SpecError):
+        specs = [build_evaluator(text, model=args.model) for text in args.evaluator]
+    if not args.allow_empty:
         _refuse_empty(data)
-    labels = _calibrations(calibration)
-    repeat = _trials(*trials)
-    if dry_run:
-        return _dry_run(data, specs, model=model, concurrency=concurrency, target=target)
+    labels = _calibrations(args.calibration)
+    repeat = _trials(args.trials, args.judge_repeats)
+    if args.dry_run:
+        return _dry_run(data, specs, args)
     interrupted = False
     stopped = ""
     try:
@@ -320,14 +311,14 @@ def _run(
             data,
             specs,
             target=target,
-            concurrency=concurrency,
-            cache=cache,
-            group_by=group_by,
-            progress=progress,
+            concurrency=args.concurrency,
+            cache=args.cache,
+            group_by=args.group_by,
+            progress=not args.no_progress,
             output=output,
-            retry_errors=retry_errors,
-            engine=_engine(engine, ray_address, eval_timeout),
-            budget=Budget(max_cost=max_cost),
+            retry_errors=args.retry_errors,
+            engine=_engine(args),
+            budget=Budget(max_cost=args.max_cost),
             trials=repeat,
             store=store,
         )
@@ -343,13 +334,11 @@ def _run(
         if failed.result is not None and failed.rows_read:
             print_summary(failed.result)
         raise UsageError(str(failed)) from None
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
+    except _DATA_ERRORS as exc:
         raise UsageError(str(exc)) from None
     for found in labels:
-        try:
+        with _usage_errors(ValueError, prefix="--calibration: "):
             result = result.corrected(found)
-        except ValueError as exc:
-            raise UsageError(f"--calibration: {exc}") from None
     print_summary(result)
     if result.stopped:
         print(result.stopped.replace("output=", "--output"), file=sys.stderr)
@@ -359,7 +348,7 @@ def _run(
     if "run_id" in result.summary:
         from openevals.viewer.runs_cli import tag_run
 
-        tag_run(store, result.summary["run_id"], tags)
+        tag_run(store, result.summary["run_id"], args.tag)
     failures = [
         (row["index"], name, entry.get("error") or {})
         for row in (result.rows if result.summary["pairs"]["failed"] else ())
@@ -373,8 +362,8 @@ def _run(
         print(f"row {index} / {name}: {error.get('type', 'Error')}: {message}", file=sys.stderr)
     if len(failures) > 5:
         print(f"... and {len(failures) - 5} more failed evaluations", file=sys.stderr)
-    if report:
-        print(f"Report: {result.report_html(report, title=title)}")
+    if args.report:
+        print(f"Report: {result.report_html(args.report, title=title)}")
     if table is not None and not interrupted:
         print(f"Results: {result.to_parquet(table)} (run record: {output})")
     elif output:
@@ -389,18 +378,14 @@ def _run(
     return EXIT_OK
 
 
-def _dry_run(
-    data: str, specs: Sequence[Any], *, model: str | None, concurrency: int, target: Any
-) -> int:
+def _dry_run(data: Any, specs: list[Any], args: argparse.Namespace) -> int:
     """Print what the run would cost (no model call, no target run)."""
     from openevals.evaluation.estimate import estimate_run_cost
 
-    try:
-        found = estimate_run_cost(data, list(specs), model=model, concurrency=concurrency)
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
-        raise UsageError(str(exc)) from None
+    with _usage_errors(*_DATA_ERRORS):
+        found = estimate_run_cost(data, specs, model=args.model, concurrency=args.concurrency)
     print(found)
-    if target is not None:
+    if args.target is not None:
         print(
             "  note: the target was not run; the prompts hold the rows' own outputs (if any), "
             "so the estimate is low by the length of the answers the target would write"
@@ -425,19 +410,15 @@ def _calibrations(paths: Sequence[str]) -> list[Any]:
     """The ``--calibration`` files, read before any model call (a bad one is a usage error)."""
     from openevals.trust.labels import load_calibration
 
-    try:
+    with _usage_errors(ValueError, prefix="--calibration: "):
         return [load_calibration(path) for path in paths]
-    except ValueError as exc:
-        raise UsageError(f"--calibration: {exc}") from None
 
 
 def _traces(path: str, per: str) -> Any:
     from openevals.traces.source import read_traces
 
-    try:
+    with _usage_errors(ValueError, TypeError, FileNotFoundError):
         return read_traces(path, per=per)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _refuse_empty(data: Any) -> None:
@@ -468,20 +449,11 @@ def _demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     report = args.report or str(Path(tempfile.mkdtemp(prefix="openevals-demo-")) / "report.html")
-    return _run(
-        str(data),
-        evaluators,
-        target=None,
-        concurrency=8,
-        group_by="category",
-        output=args.output,
-        report=report,
-        cache=None,
-        model=None,
-        retry_errors=False,
-        progress=not args.no_progress,
-        title="openevals demo",
-    )
+    argv = ["run", str(data), "--concurrency=8", "--group-by=category", f"--report={report}"]
+    argv += [f"--evaluator={spec}" for spec in evaluators] + ["--no-store"]
+    argv += [f"--output={args.output}"] if args.output else []
+    argv += ["--no-progress"] if args.no_progress else []
+    return _run(_build_parser().parse_args(argv), title="openevals demo")
 
 
 def _list_evaluators() -> int:
@@ -518,32 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(argv) if argv is not None else None)
         _check_paths(args)
         if args.command == "run":
-            from openevals.store.runs import store_option
-
-            return _run(
-                _traces(args.data, args.traces) if args.traces else args.data,
-                args.evaluator,
-                target=_load_target(args.target) if args.target else None,
-                concurrency=args.concurrency,
-                group_by=args.group_by,
-                output=args.output,
-                report=args.report,
-                cache=args.cache,
-                model=args.model,
-                retry_errors=args.retry_errors,
-                progress=not args.no_progress,
-                title=f"openevals: {Path(args.data).name}",
-                engine=args.engine,
-                ray_address=args.ray_address,
-                allow_empty=args.allow_empty,
-                eval_timeout=args.eval_timeout,
-                calibration=args.calibration,
-                dry_run=args.dry_run,
-                trials=(args.trials, args.judge_repeats),
-                store=store_option(args),
-                tags=args.tag,
-                max_cost=args.max_cost,
-            )
+            return _run(args, title=f"openevals: {Path(args.data).name}")
         if args.command == "calibrate":
             from openevals.calibration.cli import run_calibrate
 

@@ -138,18 +138,14 @@ def _children(value: Any, column: str, source: str) -> list[Any] | None:
     list scalar), or ``None`` when ``value`` is not one."""
     if isinstance(value, (list, tuple)):
         return list(value)
-    if type(value).__module__ == "numpy":
-        if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:  # an array
-            if value.dtype.kind in "biufUO":
-                return list(value.tolist())
-            raise _unsupported(value, column, source)
+    if not _listlike(value):
         return None
-    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, bytearray, memoryview)):
-        # array-likes of other libraries (a polars Series in a list cell, an Arrow scalar list)
-        tolist = getattr(value, "tolist", None) or getattr(value, "to_list", None)
-        if callable(tolist):
-            return list(tolist())
-    return None
+    if type(value).__module__ == "numpy":  # an array
+        if value.dtype.kind in "biufUO":
+            return list(value.tolist())
+        raise _unsupported(value, column, source)
+    # array-likes of other libraries (a polars Series in a list cell, an Arrow scalar list)
+    return list((getattr(value, "tolist", None) or value.to_list)())
 
 
 def decode_cell(value: str) -> Any:
@@ -165,6 +161,19 @@ def decode_cell(value: str) -> Any:
         except ValueError:
             return value
     return value
+
+
+def set_dotted(record: dict[str, Any], dotted: str, value: Any) -> None:
+    """``record["a"]["b"] = value`` for ``dotted`` ``"a.b"`` (any depth), making the dicts on the
+    way (in place of a value that is not one)."""
+    parts = dotted.split(".")
+    node = record
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[parts[-1]] = value
 
 
 class _Deeper(Exception):

@@ -27,6 +27,15 @@ NOT_A_SOURCE: Any = object()
 """What :func:`count_source` returns for data it does not handle."""
 
 
+_OPENERS = {
+    "pandas": pandas_source,
+    "polars": polars_source,
+    "arrow": arrow_source,
+    "hf": hf_source,
+}
+"""The opener of each :func:`library_kind`."""
+
+
 def _is_traces(data: Any, text: str | None) -> bool:
     if text is not None:
         return text.lower().endswith(TRACE_SUFFIXES)
@@ -45,25 +54,17 @@ def open_source(data: Any) -> Source | None:
     """
     text = text_path(data)
     if _is_traces(data, text):
-        from openevals.traces.source import open_traces_source
+        from openevals.traces.source import TraceReader, read_traces
 
-        name, records = open_traces_source(data)
-        return Source(name=name, records=records)
+        reader = data if isinstance(data, TraceReader) else read_traces(data)
+        return Source(name=reader.name, records=reader.__iter__)
     if text is not None:
         if text.startswith("langsmith://"):
             return parse_uri(text).open()
         files = parquet_files(text)
         return None if files is None else parquet_source(text, files)
     kind = library_kind(data)
-    if kind == "pandas":
-        return pandas_source(data)
-    if kind == "polars":
-        return polars_source(data)
-    if kind == "arrow":
-        return arrow_source(data)
-    if kind == "hf":
-        return hf_source(data)
-    return open_examples(data)
+    return _OPENERS[kind](data) if kind is not None else open_examples(data)
 
 
 def count_source(data: Any) -> Any:

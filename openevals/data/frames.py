@@ -26,7 +26,6 @@ schema metadata holds the run's aggregates and summary under ``openevals``.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import tempfile
@@ -347,8 +346,7 @@ def _score_type(pa: Any, values: list[Any]) -> Any:
 
 def to_polars(result: EvaluationResult, *, wide: bool = False) -> Any:
     """``result`` as a ``polars.DataFrame`` (long form, or wide with ``wide=True``)."""
-    require("polars", "polars", "EvaluationResult.to_polars()")
-    pl = importlib.import_module("polars")
+    pl = require("polars", "polars", "EvaluationResult.to_polars()")
     return pl.from_arrow(to_arrow(result, wide=wide).replace_schema_metadata(None))
 
 

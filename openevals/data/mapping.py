@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from openevals._repr import show
-from openevals.data.columns import PRESETS
+from openevals.data.columns import FIELDS, PRESETS, set_dotted
 from openevals.data.sources import library_kind
 
 __all__ = ["PRESETS", "MappedData", "map_columns"]
@@ -91,17 +91,10 @@ class MappedData:
 
 def _put(record: dict[str, Any], target: str, value: Any) -> None:
     head, _, rest = target.partition(".")
-    if not rest or head not in ("inputs", "outputs", "reference_outputs"):
+    if rest and head in FIELDS:
+        set_dotted(record, target, value)
+    else:
         record[target] = value
-        return
-    node = record
-    parts = target.split(".")
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[parts[-1]] = value
 
 
 def _column_names(table: Any, kind: str) -> list[str]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from openevals._repr import PATH_LIMIT, show
-from openevals.data.columns import FIELDS, GRAPHRAG_COLUMNS, Unreadable, decode_cell
+from openevals.data.columns import FIELDS, GRAPHRAG_COLUMNS, Unreadable, decode_cell, set_dotted
 from openevals.data.row_ids import RowIds, outputs_of, row_fingerprint
 
 __all__ = [
@@ -214,11 +214,7 @@ def normalize_row(raw: Any, index: int, *, source: str = "data", ids: RowIds | N
 
 def resolve_path(data: Any) -> Path | None:
     """``data`` as a file path when it is one (``str`` or ``os.PathLike``), else ``None``."""
-    if isinstance(data, os.PathLike):
-        return Path(data)
-    if isinstance(data, str):
-        return Path(data)
-    return None
+    return Path(data) if isinstance(data, (str, os.PathLike)) else None
 
 
 def _format_of(path: Path) -> str:
@@ -305,18 +301,6 @@ def _read_json(path: Path) -> Iterator[Any]:
     yield from doc
 
 
-def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
-    parts = dotted.split(".")
-    node = target
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = {}
-            node[part] = child
-        node = child
-    node[parts[-1]] = value
-
-
 def _raise_csv_limit() -> None:
     limit = sys.maxsize
     while True:
@@ -361,7 +345,7 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[dict[str, Any]]:
             for name, is_nested, cell in zip(names, nested, cells, strict=False):
                 value = decode_cell(cell)
                 if is_nested:
-                    _set_dotted(record, name, value)
+                    set_dotted(record, name, value)
                 else:
                     record[name] = value
             yield record
@@ -531,12 +515,8 @@ def count_rows(data: Any) -> int | None:
         return None
     fmt = _format_of(path)
     if fmt == "jsonl":
-        count = 0
         with path.open("rb") as fh:
-            for line in fh:
-                if line.strip():
-                    count += 1
-        return count
+            return sum(1 for line in fh if line.strip())
     if fmt == "json":
         return sum(1 for _ in _read_json(path))
     reader = _csv_cells(path, "," if fmt == "csv" else "\t")

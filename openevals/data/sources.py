@@ -244,11 +244,7 @@ def pandas_source(df: Any) -> Source:
             )
     if "id" in plan.names:
         _check_ids(df["id"].tolist(), name)
-
-    def records() -> Iterator[Any]:
-        return _records(plan, df.itertuples(index=False, name=None))
-
-    return Source(name=name, records=records, fields=plan.fields)
+    return _frame_source(plan, lambda: df.itertuples(index=False, name=None))
 
 
 def polars_source(df: Any) -> Source:
@@ -263,11 +259,12 @@ def polars_source(df: Any) -> Source:
             )
     if "id" in plan.names:
         _check_ids(df.get_column("id").to_list(), name)
+    return _frame_source(plan, df.iter_rows)
 
-    def records() -> Iterator[Any]:
-        return _records(plan, df.iter_rows())
 
-    return Source(name=name, records=records, fields=plan.fields)
+def _frame_source(plan: ColumnPlan, rows: Callable[[], Iterable[Sequence[Any]]]) -> Source:
+    """A DataFrame's source: each pass maps the cells of ``rows()`` by ``plan``."""
+    return Source(name=plan.source, records=lambda: _records(plan, rows()), fields=plan.fields)
 
 
 # --------------------------------------------------------------------------- Arrow / Parquet
@@ -334,8 +331,7 @@ def arrow_source(table: Any) -> Source:
 
 
 def open_parquet(path: Path) -> Any:
-    require("pyarrow", "parquet", "Reading Parquet")
-    pa = importlib.import_module("pyarrow")
+    pa = require("pyarrow", "parquet", "Reading Parquet")
     pq = importlib.import_module("pyarrow.parquet")
     try:
         return pq.ParquetFile(path)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openevals._repr import show
+from openevals.report.progress import _fmt
 
 if TYPE_CHECKING:
     import jinja2
@@ -202,15 +202,9 @@ def render_report(
 
 
 def _num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
-        return f"{value:.{digits}f}"
-    return str(value)
+    return _fmt(value, digits)  # the summary table's figures
 
 
 def json_text(value: Any) -> str:
@@ -385,11 +379,8 @@ def _scores(aggregates: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]
     out = []
     for key, stats in aggregates.items():
         ci = stats.get("ci95")
-        notes = []
-        if stats.get("skipped"):
-            notes.append(f"{stats['skipped']} skipped")
-        if stats.get("non_numeric"):
-            notes.append(f"{stats['non_numeric']} non-numeric")
+        counted = (("skipped", "skipped"), ("non_numeric", "non-numeric"))
+        notes = [f"{stats[name]} {label}" for name, label in counted if stats.get(name)]
         out.append(
             {
                 "key": key,
@@ -479,19 +470,20 @@ def _groups(result: ReportData) -> dict[str, Any] | None:
     if not by_group:
         return None
     per_group: Mapping[str, Any] = by_group["per_group"]
+    groups = list(per_group.items())
     micro, macro = by_group["micro"], by_group["macro"]["scores"]
     keys = list(result.aggregates)
-    charts = []
-    for key in keys[:_MAX_GROUP_CHARTS]:
-        groups = [(name, info["scores"].get(key, {})) for name, info in per_group.items()]
-        charts.append(
-            {
-                "key": key,
-                "macro": _num(macro.get(key, {}).get("mean")),
-                "micro": _num(micro["scores"].get(key, {}).get("mean")),
-                "chart": _group_chart(key, groups),
-            }
-        )
+    charts = [
+        {
+            "key": key,
+            "macro": _num(macro.get(key, {}).get("mean")),
+            "micro": _num(micro["scores"].get(key, {}).get("mean")),
+            "chart": _group_chart(
+                key, [(name, info["scores"].get(key, {})) for name, info in groups]
+            ),
+        }
+        for key in keys[:_MAX_GROUP_CHARTS]
+    ]
 
     def means(scores: Mapping[str, Any]) -> list[str]:
         return [_num(scores.get(k, {}).get("mean")) for k in keys]

@@ -41,11 +41,11 @@ _MAX_LIVE_KEYS = 12
 
 def describe_common(common: Sequence[Mapping[str, Any]], width: int = 120) -> list[str]:
     """One line per entry of :meth:`ErrorTally.common`: ``"5x judge: KeyError: ..."``."""
-    lines = []
-    for item in common:
-        text = f"{item['count']}x {item['evaluator']}: {item['type']}: {item['message']}"
-        lines.append(text if len(text) <= width else text[: width - 3] + "...")
-    return lines
+    texts = [
+        f"{item['count']}x {item['evaluator']}: {item['type']}: {item['message']}"
+        for item in common
+    ]
+    return [text if len(text) <= width else text[: width - 3] + "..." for text in texts]
 
 
 class RunState(Protocol):
@@ -93,9 +93,7 @@ class CallbackProgress:
         self.fn(state.snapshot())
 
     def stop(self, state: RunState) -> None:
-        snap = state.snapshot(final=True)
-        snap["finished"] = True
-        self.fn(snap)
+        self.fn({**state.snapshot(final=True), "finished": True})
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -120,9 +118,8 @@ class _RunningTable:
         snap = self.state.snapshot()
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold dim")
         table.add_column("running", style="cyan", no_wrap=True)
-        table.add_column("n", justify="right")
-        table.add_column("mean", justify="right")
-        table.add_column("95% CI", justify="right")
+        for column in ("n", "mean", "95% CI"):
+            table.add_column(column, justify="right")
         running = snap.get("running", {})
         for key in list(running)[:_MAX_LIVE_KEYS]:
             stats = running[key]
@@ -337,9 +334,9 @@ def summary_table(result: EvaluationResult) -> Any:
     if result.by_group is not None:
         groups = Table(title="Groups", title_justify="left", header_style="bold")
         groups.add_column("group", no_wrap=True)
-        groups.add_column("ok rows", justify="right")
-        groups.add_column("error rows", justify="right")
         keys = list(result.aggregates)[:6]
+        for column in ("ok rows", "error rows"):
+            groups.add_column(column, justify="right")
         for key in keys:
             groups.add_column(f"{key} mean", justify="right", overflow="fold")
         for name, info in result.by_group["per_group"].items():

@@ -149,21 +149,12 @@ def connect(location: str) -> Database:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("PRAGMA foreign_keys=ON")
-        connection.executescript(
-            "BEGIN IMMEDIATE;" + _SCHEMA.format(id="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL")
-        )
-        try:
-            _chunk_old_rows(Database(connection, postgres=False))
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
+        return _create(Database(connection, postgres=False))
     except sqlite3.DatabaseError as exc:
         connection.close()
         raise ValueError(
             f"run store: {show(location, PATH_LIMIT)} is not a usable SQLite database ({exc})"
         ) from None
-    return Database(connection, postgres=False)
 
 
 def _postgres(url: str) -> Database:
@@ -173,15 +164,20 @@ def _postgres(url: str) -> Database:
         raise ImportError(
             "a PostgreSQL run store needs psycopg: pip install 'openevals[store-postgres]'"
         ) from None
-    connection = psycopg.connect(url, autocommit=True)
-    db = Database(connection, postgres=True)
+    return _create(Database(psycopg.connect(url, autocommit=True), postgres=True))
+
+
+def _create(db: Database) -> Database:
+    """Create the tables the store lacks and move old rows (:func:`_chunk_old_rows`), in one
+    transaction; returns ``db``."""
     with db.transaction():
-        cursor = connection.cursor()
-        cursor.execute("SELECT pg_advisory_xact_lock(5180437)")  # one schema creator at a time
-        for statement in _SCHEMA.format(id="BIGSERIAL PRIMARY KEY", real="DOUBLE PRECISION").split(
-            ";"
-        ):
-            cursor.execute(statement)
+        if db.postgres:
+            db.execute("SELECT pg_advisory_xact_lock(5180437)")  # one schema creator at a time
+            schema = _SCHEMA.format(id="BIGSERIAL PRIMARY KEY", real="DOUBLE PRECISION")
+        else:
+            schema = _SCHEMA.format(id="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL")
+        for statement in schema.split(";"):
+            db.execute(statement)
         _chunk_old_rows(db)
     return db
 

@@ -146,13 +146,7 @@ class StoredRows:
 
     def count(self, run_id: int, **filters: Any) -> int:
         """How many rows :meth:`rows` would page through with these filters."""
-        chosen = RowFilters(
-            filters.get("search"),
-            filters.get("status"),
-            filters.get("key"),
-            filters.get("below"),
-            filters.get("above"),
-        )
+        chosen = RowFilters(**filters)
         if not chosen:
             with self._lock:
                 found = self.db.execute(
@@ -198,7 +192,7 @@ class StoredRows:
         """Per chunk that has matching rows, in data order: its first position, the offsets
         of its matching rows, and (after a search) those rows decoded."""
         columns = "first_pos, n, errors, scores" + (", body, ids" if filters.needle else "")
-        where, params = ["run_id = ?", "first_pos > ?"], []
+        where, params = [], []
         if filters.needle is not None:
             where.append(f"body {self.db.like()} ? ESCAPE '\\'")
             params.append(_like_pattern(filters.needle))
@@ -208,26 +202,36 @@ class StoredRows:
             where.append("error_rows < n")
         elif filters.status is not None:  # no row has any other status
             return
-        sql = f"SELECT {columns} FROM row_chunks WHERE {' AND '.join(where)} "
-        sql += "ORDER BY first_pos LIMIT ?"
+        for record in self._scan(run_id, columns, where, params, _SCAN):
+            found = self._offsets(record, filters)
+            if found and filters.needle is not None:
+                span = range(found[0], found[-1] + 1)
+                decoded = decode_rows(record[4], span, ids=record[5], scores=record[3])
+                rows = dict(zip(span, decoded, strict=True))
+                found = [at for at in found if matches_text(rows[at], filters.needle)]
+                if found:
+                    yield int(record[0]), found, rows
+            elif found:
+                yield int(record[0]), found, None
+
+    def _scan(
+        self, run_id: int, columns: str, where: list[str], params: list[Any], size: int
+    ) -> Iterator[Any]:
+        """The run's chunk records (``columns``, first the position) that meet the conditions
+        ``where`` (with ``params``) in data order, read ``size`` chunks per query."""
+        conditions = "".join(f" AND {condition}" for condition in where)
+        sql = (
+            f"SELECT {columns} FROM row_chunks WHERE run_id = ? AND first_pos > ?{conditions} "
+            "ORDER BY first_pos LIMIT ?"
+        )
         last = -1
         while True:
             with self._lock:
-                batch = self.db.execute(sql, [run_id, last, *params, _SCAN]).fetchall()
-            for record in batch:
-                last = int(record[0])
-                found = self._offsets(record, filters)
-                if found and filters.needle is not None:
-                    span = range(found[0], found[-1] + 1)
-                    decoded = decode_rows(record[4], span, ids=record[5], scores=record[3])
-                    rows = dict(zip(span, decoded, strict=True))
-                    found = [at for at in found if matches_text(rows[at], filters.needle)]
-                    if found:
-                        yield last, found, rows
-                elif found:
-                    yield last, found, None
-            if len(batch) < _SCAN:
+                batch = self.db.execute(sql, [run_id, last, *params, size]).fetchall()
+            yield from batch
+            if len(batch) < size:
                 return
+            last = int(batch[-1][0])
 
     @staticmethod
     def _offsets(record: tuple[Any, ...], filters: RowFilters) -> list[int]:
@@ -268,16 +272,6 @@ class StoredRows:
 
     def iter_rows(self, run_id: int, *, chunk: int = _SCAN) -> Iterator[dict[str, Any]]:
         """Every row of a run in data order, ``chunk`` stored chunks read at a time."""
-        last = -1
-        while True:
-            with self._lock:
-                found = self.db.execute(
-                    "SELECT first_pos, body, ids, scores FROM row_chunks WHERE run_id = ? "
-                    "AND first_pos > ? ORDER BY first_pos LIMIT ?",
-                    (run_id, last, max(int(chunk), 1)),
-                ).fetchall()
-            for first, body, ids, scores in found:
-                yield from decode_rows(body, ids=ids, scores=scores)
-                last = int(first)
-            if len(found) < max(int(chunk), 1):
-                return
+        found = self._scan(run_id, "first_pos, body, ids, scores", [], [], max(int(chunk), 1))
+        for _, body, ids, scores in found:
+            yield from decode_rows(body, ids=ids, scores=scores)

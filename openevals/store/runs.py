@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -43,6 +43,12 @@ _RUN_COLUMNS = (
     "id, kind, created_at, name, dataset, fingerprint, git_commit, evaluators, models, row_count,"
     " error_rows, cost_usd, elapsed_sec, aggregates, details, output, complete"
 )
+# StoredRun's fields read from those columns that are not taken as they are stored.
+_READ: dict[str, Callable[[Any], Any]] = {
+    **dict.fromkeys(("id", "rows", "error_rows"), int),
+    **dict.fromkeys(("evaluators", "models", "aggregates", "details"), json.loads),
+    "complete": bool,
+}
 
 
 def _now() -> str:
@@ -281,25 +287,9 @@ class RunStore(StoredRows):
                 "SELECT tag FROM tags WHERE run_id = ? ORDER BY tag", (record[0],)
             )
         ]
+        named = zip(fields(StoredRun)[:-1], record, strict=True)  # _RUN_COLUMNS, in order
         return StoredRun(
-            id=int(record[0]),
-            kind=record[1],
-            created_at=record[2],
-            name=record[3],
-            dataset=record[4],
-            fingerprint=record[5],
-            git_commit=record[6],
-            evaluators=json.loads(record[7]),
-            models=json.loads(record[8]),
-            rows=int(record[9]),
-            error_rows=int(record[10]),
-            cost_usd=record[11],
-            elapsed_sec=record[12],
-            aggregates=json.loads(record[13]),
-            details=json.loads(record[14]),
-            output=record[15],
-            complete=bool(record[16]),
-            tags=tags,
+            **{f.name: _READ[f.name](v) if f.name in _READ else v for f, v in named}, tags=tags
         )
 
     # ------------------------------------------------------------------ labels
@@ -336,12 +326,11 @@ class RunStore(StoredRows):
             params.append(labeller)
         with self._lock:
             found = self.db.execute(sql + " ORDER BY id", params).fetchall()
-        newest: dict[tuple[str, str], Label] = {}
-        for rec in found:
-            label = Label(
-                int(rec[0]), int(rec[1]), rec[2], rec[3], json.loads(rec[4]), rec[5], rec[6]
-            )
-            newest[(label.row_id, label.labeller)] = label
+        labels = [
+            Label(int(rec[0]), int(rec[1]), rec[2], rec[3], json.loads(rec[4]), rec[5], rec[6])
+            for rec in found
+        ]
+        newest = {(label.row_id, label.labeller): label for label in labels}  # the newest wins
         return list(newest.values())
 
 

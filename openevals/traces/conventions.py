@@ -219,10 +219,7 @@ def _indexed(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
 
 
 def _flat_calls(fields: Mapping[str, Any], prefix: str, keys: tuple[str, str, str]) -> list[Any]:
-    calls = []
-    for call in _indexed(fields, prefix):
-        calls.append(_call(call.get(keys[0]), call.get(keys[1]), call.get(keys[2])))
-    return calls
+    return [_call(*(call.get(key) for key in keys)) for call in _indexed(fields, prefix)]
 
 
 def _openinference(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -396,27 +393,17 @@ def model_of(span: Span) -> str | None:
 def errors_of(span: Span) -> list[dict[str, Any]]:
     """The span's error status and ``exception`` events as ``{"span_id", "name", "type",
     "message"}``."""
-    errors = []
-    for event in span.events:
-        if event.name == "exception":
-            errors.append(
-                {
-                    "span_id": span.span_id,
-                    "name": span.name,
-                    "type": event.attributes.get("exception.type"),
-                    "message": event.attributes.get("exception.message"),
-                }
-            )
-    if span.status == "ERROR" and not errors:
-        errors.append(
-            {
-                "span_id": span.span_id,
-                "name": span.name,
-                "type": span.attributes.get("error.type"),
-                "message": span.status_message,
-            }
-        )
-    return errors
+    found = [
+        (event.attributes.get("exception.type"), event.attributes.get("exception.message"))
+        for event in span.events
+        if event.name == "exception"
+    ]
+    if span.status == "ERROR" and not found:
+        found.append((span.attributes.get("error.type"), span.status_message))
+    return [
+        {"span_id": span.span_id, "name": span.name, "type": kind, "message": message}
+        for kind, message in found
+    ]
 
 
 def span_io(span: Span) -> tuple[Any, Any]:

@@ -77,17 +77,9 @@ def _any_value(value: Any) -> Any:
 
 def _snake_value(value: Mapping[str, Any]) -> Any:
     """The snake_case field names of the protobuf JSON mapping (``string_value``...)."""
-    for snake, camel in (
-        ("string_value", "stringValue"),
-        ("int_value", "intValue"),
-        ("double_value", "doubleValue"),
-        ("bool_value", "boolValue"),
-        ("array_value", "arrayValue"),
-        ("kvlist_value", "kvlistValue"),
-        ("bytes_value", "bytesValue"),
-    ):
-        if snake in value:
-            return _any_value({camel: value[snake]})
+    for kind in ("string", "int", "double", "bool", "array", "kvlist", "bytes"):
+        if f"{kind}_value" in value:
+            return _any_value({f"{kind}Value": value[f"{kind}_value"]})
     return None
 
 
@@ -298,6 +290,11 @@ def read_batches(path: Path, *, strict: bool = True) -> Iterator[Batch]:
     return _proto_batches(path, strict=strict)
 
 
+def _batch(request: Any, source: str, where: str, strict: bool) -> Batch:
+    """The :class:`Batch` of the request read at ``where`` (see :func:`spans_of_request`)."""
+    return Batch(where, *spans_of_request(request, source=source, where=where, strict=strict))
+
+
 def _json_batches(path: Path, *, strict: bool) -> Iterator[Batch]:
     source = str(path)
     with path.open("rb") as fh:
@@ -319,16 +316,11 @@ def _json_batches(path: Path, *, strict: bool) -> Iterator[Batch]:
                 raise TraceError(f"{source} line {lineno} is not valid JSON ({exc})") from None
             if isinstance(request, list):
                 for index, item in enumerate(request):
-                    where = f"line {lineno} item {index}"
-                    spans, skipped = spans_of_request(
-                        item, source=source, where=where, strict=strict
-                    )
-                    yield Batch(where, spans, skipped)
+                    yield _batch(item, source, f"line {lineno} item {index}", strict)
                 continue
-            where = f"line {lineno}"
-            spans, skipped = spans_of_request(request, source=source, where=where, strict=strict)
+            batch = _batch(request, source, f"line {lineno}", strict)
             del request  # not alive while the next line is parsed
-            yield Batch(where, spans, skipped)
+            yield batch
 
 
 def _json_document(path: Path, *, strict: bool) -> Iterator[Batch]:
@@ -341,9 +333,7 @@ def _json_document(path: Path, *, strict: bool) -> Iterator[Batch]:
         ) from None
     requests = document if isinstance(document, list) else [document]
     for index, request in enumerate(requests):
-        where = f"request {index}"
-        spans, skipped = spans_of_request(request, source=source, where=where, strict=strict)
-        yield Batch(where, spans, skipped)
+        yield _batch(request, source, f"request {index}", strict)
 
 
 def _proto_batches(path: Path, *, strict: bool) -> Iterator[Batch]:
@@ -371,7 +361,5 @@ def _proto_batches(path: Path, *, strict: bool) -> Iterator[Batch]:
                     f"{source} {where}: the file ends {size - len(body)} bytes into a "
                     f"{size}-byte message (it is truncated); the messages before it were read"
                 )
-            request = request_from_bytes(body, f"{source} {where}")
-            spans, skipped = spans_of_request(request, source=source, where=where, strict=strict)
-            yield Batch(where, spans, skipped)
+            yield _batch(request_from_bytes(body, f"{source} {where}"), source, where, strict)
             index += 1

@@ -43,6 +43,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from openevals.traces.conventions import (
+    _call,
     decode,
     errors_of,
     langchain_message,
@@ -123,11 +124,7 @@ def _add_tool_result(
         if asked is not None:
             break
     if asked is None:
-        asked = {
-            "id": call_id or "",
-            "type": "function",
-            "function": {"name": call["name"], "arguments": call["arguments"]},
-        }
+        asked = _call(call_id or None, call["name"], call["arguments"])
         add({"role": "assistant", "content": "", "tool_calls": [asked]})
     elif asked.get("id") and ("tool", asked["id"]) in seen:
         return  # matched by name to a request whose result the conversation holds

@@ -298,10 +298,3 @@ def read_traces(
         max_spans=max_spans,
     )
     return TraceReader(source, options)
-
-
-def open_traces_source(data: Any) -> tuple[str, Callable[[], Iterator[dict[str, Any]]]]:
-    """``(name, records)`` of a traces file path or a :class:`TraceReader`, for the data
-    dispatch of :mod:`openevals.data.sources`."""
-    reader = data if isinstance(data, TraceReader) else read_traces(data)
-    return reader.name, lambda: iter(reader)

@@ -15,6 +15,7 @@ cookie). Row values are redacted (:func:`.pages.pretty`) and escaped by Jinja2's
 from __future__ import annotations
 
 import hmac
+import itertools
 import math
 import secrets
 from pathlib import Path
@@ -92,17 +93,11 @@ def create_app(store: RunStore, *, token: str | None = None, hosts: tuple[str, .
 
     def runs_page(request: Request) -> Response:
         q = request.query_params
-        filters = {
+        filters: dict[str, Any] = {
             name: (q.get(name) or "").strip() or None
             for name in ("dataset", "evaluator", "tag", "commit")
         }
-        runs = store.runs(
-            dataset=filters["dataset"],
-            evaluator=filters["evaluator"],
-            tag=filters["tag"],
-            commit=filters["commit"],
-            limit=500,
-        )
+        runs = store.runs(**filters, limit=500)
         datasets = sorted({r.dataset for r in store.runs(limit=1000) if r.dataset})
         return render(request, "runs.html", runs=runs, filters=filters, datasets=datasets)
 
@@ -123,11 +118,9 @@ def create_app(store: RunStore, *, token: str | None = None, hosts: tuple[str, .
         if len(labellers) >= 2:
             from openevals.calibration.labels_store import labeller_agreement
 
-            for i, first in enumerate(labellers):
-                for second in labellers[i + 1 :]:
-                    found = labeller_agreement(store, run.id, first, second)
-                    if found is not None:
-                        agreements.append((first, second, found))
+            pairs = itertools.combinations(labellers, 2)
+            found = [(a, b, labeller_agreement(store, run.id, a, b)) for a, b in pairs]
+            agreements = [pair for pair in found if pair[2] is not None]
         return render(
             request,
             "run.html",

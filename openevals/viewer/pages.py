@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from openevals.evaluation.redact import Redactor
@@ -73,13 +73,7 @@ class RowQuery:
         )
 
     def filters(self) -> dict[str, Any]:
-        return {
-            "search": self.search,
-            "status": self.status,
-            "key": self.key,
-            "below": self.below,
-            "above": self.above,
-        }
+        return {k: v for k, v in asdict(self).items() if k != "page"}
 
     def link(self, page: int) -> str:
         """The query string of another page with the same filters."""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from openevals._repr import show
+from openevals.report.progress import _fmt as _figure
 
 __all__ = ["add_parsers", "add_store_options", "check_store", "run_runs", "run_view", "tag_run"]
 
@@ -86,11 +87,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
+    """A figure as the run summary prints it (:mod:`openevals.report.progress`), ``-`` for NaN."""
+    return "-" if isinstance(value, float) and math.isnan(value) else _figure(value, digits)
 
 
 def _console() -> Any:
@@ -121,13 +119,8 @@ def run_runs(args: argparse.Namespace, usage_error: type[Exception]) -> int:
 def _list(store: Any, args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    runs = store.runs(
-        dataset=args.dataset,
-        evaluator=args.evaluator,
-        tag=args.tag,
-        commit=args.commit,
-        limit=args.limit,
-    )
+    chosen = ("dataset", "evaluator", "tag", "commit", "limit")  # the `runs list` options
+    runs = store.runs(**{name: getattr(args, name) for name in chosen})
     table = Table(title=f"runs in {store.location}")
     for name in ("id", "kind", "when", "dataset", "evaluators", "rows", "errors", "commit", "tags"):
         table.add_column(name, justify="right" if name in ("id", "rows", "errors") else "left")
