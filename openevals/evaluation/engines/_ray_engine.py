@@ -51,7 +51,6 @@ from openevals.evaluation.engines.worker import (
     row_outcomes,
     start_parts,
 )
-from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 
@@ -105,6 +104,7 @@ class RayRun:
                 f"cannot be pickled ({type(exc).__name__}: {exc}); build clients inside the "
                 "function, or pass a model string instead of a client object"
             ) from None
+        start_parts(self.engine.parquet)
 
     # ------------------------------------------------------------------ the run
     def run_blocking(self) -> None:
@@ -117,6 +117,12 @@ class RayRun:
 
     def result(self) -> EvaluationResult:
         return self.run.result()
+
+    def finished(self) -> EvaluationResult:
+        """The result of the finished run (its ``RayEngine(parquet=)`` folder marked complete)."""
+        result = self.run.result()
+        finish_parts(self.engine.parquet, result)
+        return result
 
     async def _schedule(self) -> None:
         self.executor = self.run.executor_for(self.replay)
@@ -134,10 +140,7 @@ class RayRun:
             if streamed is not None:  # Parquet: Ray Data reads it on the workers
                 try:
                     for row, self.replay.outcome in streamed:
-                        if self.stop.is_set():
-                            raise KeyboardInterrupt
-                        if self.run.over_budget():
-                            self.run.capped = True
+                        if self._stopping():
                             return
                         await self.executor.process_row(row)
                 finally:
@@ -149,24 +152,27 @@ class RayRun:
         try:
             if len(work) == len(rows):  # nothing resumed: replay batch by batch
                 for chunk_rows, done in chunks:
-                    if self.stop.is_set():
-                        raise KeyboardInterrupt
-                    if self.run.over_budget():  # later chunks are dropped, unrecorded
-                        self.run.capped = True
+                    if self._stopping():  # later chunks are dropped, unrecorded
                         return
                     await self._replay_chunk(chunk_rows, done)
                 return
             outcomes = (o for chunk_rows, done in chunks for o in row_outcomes(done))
             for row in rows:
-                if self.stop.is_set():
-                    raise KeyboardInterrupt
-                if self.run.over_budget():
-                    self.run.capped = True
+                if self._stopping():
                     return
                 self.replay.outcome = next(outcomes) if self._needs_work(row) else None
                 await self.executor.process_row(row)
         finally:
             chunks.close()
+
+    def _stopping(self) -> bool:
+        """Whether to stop before the next row: the budget's cap is reached (the run is then
+        capped); raises ``KeyboardInterrupt`` once the caller cancelled."""
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+        if self.run.over_budget():
+            self.run.capped = True
+        return self.run.capped
 
     async def _replay_chunk(
         self, rows: Sequence[Row], done: list[RowOutcome] | ColumnOutcomes
@@ -252,19 +258,13 @@ def ray_engine_of(options: RunOptions) -> RayEngine:
 def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
     """:func:`~openevals.evaluation.evaluate` with a :class:`RayEngine`."""
     run = RayRun(data, evaluators, options)
-    start_parts(run.engine.parquet)
     try:
-        run.run_blocking()
+        with run.run.failing():
+            run.run_blocking()
     except KeyboardInterrupt:
         run.run.interrupted = True
         raise EvaluationInterrupted(run.result()) from None
-    except (EvaluatorFailing, DataSourceFailed) as exc:
-        run.run.interrupted = True
-        exc.result = run.result()
-        raise
-    result = run.result()
-    finish_parts(run.engine.parquet, result)
-    return result
+    return run.finished()
 
 
 async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
@@ -272,19 +272,13 @@ async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> E
     thread; cancelling stops it after the current row (finished work stays in the ``output=``
     file)."""
     run = RayRun(data, evaluators, options)
-    start_parts(run.engine.parquet)
     task = asyncio.get_running_loop().run_in_executor(None, run.run_blocking)
     try:
-        await asyncio.shield(task)
+        with run.run.failing():
+            await asyncio.shield(task)
     except asyncio.CancelledError:
         run.stop.set()
         with contextlib.suppress(BaseException):
             await task
         raise
-    except (EvaluatorFailing, DataSourceFailed) as exc:
-        run.run.interrupted = True
-        exc.result = run.result()
-        raise
-    result = run.result()
-    finish_parts(run.engine.parquet, result)
-    return result
+    return run.finished()

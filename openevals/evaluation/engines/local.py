@@ -42,7 +42,7 @@ from openevals.evaluation.evaluators import (
     refuse_missing_outputs,
 )
 from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows, under_timeout
-from openevals.evaluation.failfast import DataSourceFailed
+from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.pairwise import PairwisePlan
@@ -215,6 +215,17 @@ class LocalRun:
         finally:
             self._close()
 
+    @contextlib.contextmanager
+    def failing(self) -> Iterator[None]:
+        """An :class:`EvaluatorFailing` or :class:`DataSourceFailed` raised inside (the run
+        stopped) leaves with the rows finished: its ``.result``."""
+        try:
+            yield
+        except (EvaluatorFailing, DataSourceFailed) as exc:
+            self.interrupted = True
+            exc.result = self.result()
+            raise
+
     async def _schedule(self) -> None:
         """Process every row: in blocks when the evaluators allow it, else row by row."""
         if self.columnar and columnar_fits(self):
@@ -312,4 +323,10 @@ class LocalRun:
         )
         if self.pairwise is not None:
             result.pairwise = self.pairwise.summarize(result.rows)
+        repeat = self.options.trials
+        if repeat is not None and repeat.active:
+            result.summary["trials"] = {
+                "trials": repeat.trials,
+                "judge_repeats": repeat.judge_repeats,
+            }
         return result
