@@ -29,6 +29,7 @@ from openevals.report.progress import ProgressSink
 
 if TYPE_CHECKING:
     from openevals.evaluation.blocks import ColumnBlock
+    from openevals.evaluation.executor import EngineRun
 
 __all__ = ["RunRecords"]
 
@@ -38,16 +39,14 @@ class RunRecords:
 
     def __init__(
         self,
-        evaluators: Sequence[RunEvaluator],
-        *,
-        group_by: str | None,
-        prices: Mapping[str, tuple[float, float]],
+        run: EngineRun,
         stats: RunStats,
-        recorder: Recorder,
-        batches: MetricBatches | None,
-        progress: ProgressSink | None,
-        output: Path | None,
+        *,
+        batches: MetricBatches | None = None,
+        progress: ProgressSink | None = None,
+        output: Path | None = None,
     ) -> None:
+        evaluators = run.evaluators
         self.names = [ev.name for ev in evaluators]
         self.fingerprints = {ev.name: ev.fingerprint for ev in evaluators}
         self._row_fps: dict[str, str] = {}  # rows in progress (with an ``output=`` file)
@@ -56,10 +55,10 @@ class RunRecords:
         )
         """Stops the run on identical first failures (``None``: a Ray worker's copy, whose
         outcomes the driver's records watch)."""
-        self.group_by = group_by
-        self.prices = prices
+        self.group_by = run.options.group_by
+        self.prices = run.prices
         self.stats = stats
-        self.recorder = recorder
+        self.recorder = run.recorder
         self.batches = batches
         self.progress = progress
         self.output = output

@@ -51,6 +51,7 @@ from openevals.evaluation.engines.worker import (
     row_outcomes,
     start_parts,
 )
+from openevals.evaluation.executor import RowExecutor
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 
@@ -125,7 +126,7 @@ class RayRun:
         return result
 
     async def _schedule(self) -> None:
-        self.executor = self.run.executor_for(self.replay)
+        self.executor = RowExecutor(self.run, self.replay, self.run.records)
         with _Session(self.engine.address, self.engine.connect_timeout):
             await self._replay_all()
 
