@@ -155,15 +155,11 @@ class ColumnBlock:
 
     def evaluation(self, number: int, pos: int) -> Evaluation:
         column = self.columns[number]
-        results, error, elapsed, counts = column.outcome(pos, self.cached)
         return Recorder.evaluation(
-            results,
-            error,
-            elapsed_sec=elapsed,
+            column.outcome(pos, self.cached),
             usage=column.usage.get(pos),
             cost_usd=column.cost.get(pos),
             model=self.models[number],
-            cache=None if counts is None else {"hits": counts[0], "misses": counts[1]},
         )
 
     def rows(self) -> list[ResultRow]:

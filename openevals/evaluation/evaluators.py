@@ -30,7 +30,7 @@ from openevals.data.rows import MISSING, field_at
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.fingerprint import evaluator_fingerprint
 from openevals.evaluation.pricing import add_usage, normalize_usage
-from openevals.evaluation.records import ErrorInfo
+from openevals.evaluation.records import Outcome
 from openevals.evaluation.spec import EvaluatorSpec
 
 __all__ = [
@@ -45,9 +45,6 @@ __all__ = [
 ]
 
 InThread = Callable[[Callable[[], Any]], Awaitable[Any]]
-
-Outcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]
-"""``(results, error, elapsed_sec, (cache hits, misses) or None)`` of one row x evaluator pair."""
 
 
 @dataclass(frozen=True)

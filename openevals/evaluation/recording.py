@@ -22,7 +22,7 @@ from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, usage_of
 from openevals.evaluation.failfast import FailFast
 from openevals.evaluation.pricing import estimate_cost
-from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo, row_record
+from openevals.evaluation.records import Recorder, ResultRow, TargetInfo, row_record
 from openevals.evaluation.stats import RunStats
 from openevals.evaluation.store import RowStore
 from openevals.report.progress import ProgressSink
@@ -142,21 +142,12 @@ class RunRecords:
         self.stats.record_reused_target()
 
     def pair(self, ev: RunEvaluator, rec: ResultRow, outcome: Outcome) -> None:
-        results, error, elapsed, counts = outcome
-        usage = usage_of(results)
+        usage = usage_of(outcome[0])
         model = ev.info.model if ev.info is not None else None
         cost = estimate_cost(model, usage, self.prices)
         if cost is not None:
             self.spent += cost
-        entry: Evaluation = self.recorder.evaluation(
-            results,
-            error,
-            elapsed_sec=elapsed,
-            usage=usage,
-            cost_usd=cost,
-            model=model,
-            cache=None if counts is None else {"hits": counts[0], "misses": counts[1]},
-        )
+        entry = Recorder.evaluation(outcome, usage=usage, cost_usd=cost, model=model)
         rec["evaluations"][ev.name] = entry
         self.stats.record_pair(ev.name, entry)
         if self.out is not None:
@@ -169,7 +160,7 @@ class RunRecords:
                 row_fp=self._row_fps[rec["id"]],
             )
             self._emit(self.recorder.line(line))
-        stop = self.failfast.observe(ev.name, error) if self.failfast is not None else None
+        stop = self.failfast.observe(ev.name, outcome[1]) if self.failfast is not None else None
         if stop is not None:
             raise stop
 
