@@ -92,8 +92,8 @@ class RayRun:
     def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
         self.run = LocalRun(data, evaluators, options)
         self.data = data
-        self.options = options
-        self.engine = ray_engine_of(options)
+        assert isinstance(options.engine, RayEngine)  # the runner sends only Ray runs here
+        self.engine = options.engine
         self.stop = threading.Event()
         self.replay = ReplayCalls()
         self.parquet = None if self.engine.parquet is None else str(self.engine.parquet)
@@ -246,14 +246,6 @@ class RayRun:
                 expected += 1
                 yield pickle.loads(result)
         del payload_ref
-
-
-def ray_engine_of(options: RunOptions) -> RayEngine:
-    """The run's :class:`RayEngine` (a Ray run is given one)."""
-    engine = options.engine
-    if not isinstance(engine, RayEngine):  # pragma: no cover - the runner checks
-        raise TypeError(f"a Ray run needs a RayEngine; got {type(engine).__name__}")
-    return engine
 
 
 def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:

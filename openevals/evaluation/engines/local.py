@@ -238,19 +238,15 @@ class LocalRun(EngineRun):
         reached: the run then stops there, and says so if rows were left)."""
         if self._exhausted or self.reader is None:
             return None
+        row = None
         try:
-            row = next(self.reader)
-            if self.over_budget():
-                self.capped = True
-                self._exhausted = True
-                return None
-            return row
-        except StopIteration:
-            self._exhausted = True
+            row = next(self.reader, None)
+        finally:
+            self._exhausted = row is None  # the data's end, or its failure (raised)
+        if row is not None and self.over_budget():
+            self.capped = self._exhausted = True
             return None
-        except BaseException:
-            self._exhausted = True
-            raise
+        return row
 
     # ------------------------------------------------------------------ blocks (see ..blocks)
     def block(self) -> AbstractContextManager[None]:
