@@ -162,6 +162,19 @@ class ColumnBlock:
             model=self.models[number],
         )
 
+    def _record(self, pos: int, evaluations: dict[str, Evaluation] | None = None) -> ResultRow:
+        """Row ``pos``'s result dict (:func:`~.records.row_record`)."""
+        groups = self.groups
+        group = groups[pos] if groups is not None else None
+        return row_record(
+            self.row_id(pos),
+            self.start + pos,
+            self.fields(pos),
+            group=group,
+            grouped=groups is not None,
+            evaluations=evaluations,
+        )
+
     def rows(self) -> list[ResultRow]:
         """The block as result dicts, as the per-row path makes them."""
         out: list[ResultRow] = []
@@ -169,14 +182,7 @@ class ColumnBlock:
             evaluations = {
                 name: self.evaluation(number, pos) for number, name in enumerate(self.names)
             }
-            rec = row_record(
-                self.row_id(pos),
-                self.start + pos,
-                self.fields(pos),
-                group=self.groups[pos] if self.groups is not None else None,
-                grouped=self.groups is not None,
-                evaluations=evaluations,
-            )
+            rec = self._record(pos, evaluations)
             failed = any(e["status"] != "success" for e in evaluations.values())
             rec["status"] = "error" if failed else "success"
             out.append(rec)
@@ -227,13 +233,7 @@ class ColumnBlock:
         writers = [_EvalLines(self, number) for number in range(len(self.names))]
         for pos in range(len(self.records)):
             row_id, index = self.row_id(pos), self.start + pos
-            rec = row_record(
-                row_id,
-                index,
-                self.fields(pos),
-                group=self.groups[pos] if self.groups is not None else None,
-                grouped=self.groups is not None,
-            )
+            rec = self._record(pos)
             row_fp = self.row_fps[pos] if self.row_fps else row_fingerprint(self.fields(pos))
             out.append(encode(Recorder.row_line(rec, row_fp)))
             text_id = _string(row_id)
