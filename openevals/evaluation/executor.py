@@ -135,6 +135,10 @@ class EngineRun:
         """The next normalised row, or ``None`` at the end."""
         raise NotImplementedError
 
+    async def anext_row(self) -> Row | None:
+        """:meth:`next_row`, for :func:`run_rows`."""
+        return self.next_row()
+
     def block(self) -> AbstractContextManager[None]:
         """Rows finished one by one inside are written and kept together."""
         raise NotImplementedError

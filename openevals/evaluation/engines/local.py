@@ -197,11 +197,7 @@ class LocalRun(EngineRun):
         the calls), while the others (judges) take the rows one by one."""
         forms = {} if self.target is not None else pure_batch_forms(self.evaluators)
         if not forms:
-
-            async def one() -> Row | None:
-                return self.next_row()
-
-            return one
+            return self.anext_row
         queue: deque[Row] = deque()
         lock = asyncio.Lock()
 

@@ -190,11 +190,7 @@ class WorkerRun(EngineRun):
                 return
             await batch_first(self, self.forms, rows)
             workers = max(1, min(self.options.concurrency, len(rows)))
-
-            async def next_row() -> Row | None:
-                return self.next_row()
-
-            await run_rows(self.executor, next_row, workers)
+            await run_rows(self.executor, self.anext_row, workers)
         finally:
             closed.set()
 
