@@ -224,9 +224,7 @@ class OnlineEvaluator(SpanProcessor):
             trace_id = f"{span.context.trace_id:032x}"
             if trace_id in self._done:
                 continue  # a late span of a trace already scored (or our evaluation span)
-            entry = open_traces.get(trace_id)
-            if entry is None:
-                entry = open_traces[trace_id] = ([], now, None)
+            entry = open_traces.setdefault(trace_id, ([], now, None))
             entry[0].append(span)
             self._held += 1
             while self._held > self.max_spans and open_traces:  # the oldest open trace goes
