@@ -39,6 +39,7 @@ from openevals.evaluation.records import (
     ResultRow,
     row_record,
 )
+from openevals.utils import _needs_langsmith
 
 if TYPE_CHECKING:
     from openevals.data.rows import Row, RowReader
@@ -71,12 +72,6 @@ def columnar_fits(run: EngineRun) -> bool:
         and bool(run.evaluators)
         and all(ev.inline for ev in run.evaluators)
     )
-
-
-def _tracing() -> bool:
-    from openevals.utils import _needs_langsmith
-
-    return _needs_langsmith()
 
 
 # --------------------------------------------------------------------------- the columns
@@ -335,7 +330,9 @@ class _EvalLines:
 def pure_batch_forms(evaluators: Sequence[RunEvaluator]) -> dict[str, BatchForm]:
     """The batch forms of the cheap pure (inline) evaluators, by name; none while LangSmith
     tracing is on (each call is then traced as usual)."""
-    found = {} if _tracing() else {ev.name: batch_form(ev) for ev in evaluators if ev.inline}
+    found = (
+        {} if _needs_langsmith() else {ev.name: batch_form(ev) for ev in evaluators if ev.inline}
+    )
     return {name: form for name, form in found.items() if form is not None}
 
 

@@ -212,42 +212,39 @@ class OnlineEvaluator(SpanProcessor):
 
     def _gather(self, now: float, *, flush: bool) -> None:
         with self._gathering:
-            self._gather_locked(now, flush=flush)
-
-    def _gather_locked(self, now: float, *, flush: bool) -> None:
-        spans = self._spans
-        open_traces = self._open
-        stats = self.stats
-        while spans:
-            span = spans.popleft()
-            stats["received"] += 1
-            trace_id = f"{span.context.trace_id:032x}"
-            if trace_id in self._done:
-                continue  # a late span of a trace already scored (or our evaluation span)
-            entry = open_traces.setdefault(trace_id, ([], now, None))
-            entry[0].append(span)
-            self._held += 1
-            while self._held > self.max_spans and open_traces:  # the oldest open trace goes
-                oldest = next(iter(open_traces))
-                self._held -= len(open_traces.pop(oldest)[0])
-                self._remember(oldest)
-                stats["dropped_traces"] += 1
-            if trace_id not in open_traces:
-                continue
-            parent = span.parent
-            if parent is None or parent.is_remote:
-                open_traces[trace_id] = (entry[0], entry[1], now)
-        for trace_id in list(open_traces):
-            members, first, rooted = open_traces[trace_id]
-            if rooted is not None and (flush or now - rooted >= self.settle):
-                del open_traces[trace_id]
-                self._held -= len(members)
-                self._finish(trace_id, members)
-            elif rooted is None and now - first >= self.trace_timeout:
-                del open_traces[trace_id]
-                self._held -= len(members)
-                self._remember(trace_id)
-                stats["expired_traces"] += 1
+            spans = self._spans
+            open_traces = self._open
+            stats = self.stats
+            while spans:
+                span = spans.popleft()
+                stats["received"] += 1
+                trace_id = f"{span.context.trace_id:032x}"
+                if trace_id in self._done:
+                    continue  # a late span of a trace already scored (or our evaluation span)
+                entry = open_traces.setdefault(trace_id, ([], now, None))
+                entry[0].append(span)
+                self._held += 1
+                while self._held > self.max_spans and open_traces:  # the oldest open trace goes
+                    oldest = next(iter(open_traces))
+                    self._held -= len(open_traces.pop(oldest)[0])
+                    self._remember(oldest)
+                    stats["dropped_traces"] += 1
+                if trace_id not in open_traces:
+                    continue
+                parent = span.parent
+                if parent is None or parent.is_remote:
+                    open_traces[trace_id] = (entry[0], entry[1], now)
+            for trace_id in list(open_traces):
+                members, first, rooted = open_traces[trace_id]
+                if rooted is not None and (flush or now - rooted >= self.settle):
+                    del open_traces[trace_id]
+                    self._held -= len(members)
+                    self._finish(trace_id, members)
+                elif rooted is None and now - first >= self.trace_timeout:
+                    del open_traces[trace_id]
+                    self._held -= len(members)
+                    self._remember(trace_id)
+                    stats["expired_traces"] += 1
 
     def _remember(self, trace_id: str) -> None:
         """Spans of this trace that still arrive are dropped (the last 65,536 ids are kept)."""
