@@ -116,9 +116,6 @@ class RayRun:
         finally:
             loop.close()
 
-    def result(self) -> EvaluationResult:
-        return self.run.result()
-
     def finished(self) -> EvaluationResult:
         """The result of the finished run (its ``RayEngine(parquet=)`` folder marked complete)."""
         result = self.run.result()
@@ -256,7 +253,7 @@ def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> Evaluati
             run.run_blocking()
     except KeyboardInterrupt:
         run.run.interrupted = True
-        raise EvaluationInterrupted(run.result()) from None
+        raise EvaluationInterrupted(run.run.result()) from None
     return run.finished()
 
 

@@ -36,7 +36,7 @@ from openevals.evaluation.executor import EngineRun, LiveCalls, RowExecutor, run
 from openevals.evaluation.loop import Offload, run_on_loop
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.recording import RunRecords
-from openevals.evaluation.records import ResultRow, TargetInfo
+from openevals.evaluation.records import ResultRow, TargetInfo, row_record
 from openevals.evaluation.stats import RunStats
 from openevals.utils import _needs_langsmith
 
@@ -112,13 +112,7 @@ class Capture:
         target: TargetInfo | None,
         target_ran: bool,
     ) -> ResultRow:
-        return {
-            "id": row.id,
-            "index": row.index,
-            "inputs": None,
-            "outputs": None,
-            "reference_outputs": None,
-        }
+        return row_record(row.id, row.index, {}, group=None, grouped=False)  # only its id is read
 
     def target(self, row: Row, fields: Mapping[str, Any], info: TargetInfo) -> None:
         self.outcomes[row.id].target = (dict(fields), info)
