@@ -186,10 +186,6 @@ class Limiter:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    @property
-    def cap(self) -> int:
-        return self.controller.cap
-
     def _open(self) -> bool:
         return self.held < self.controller.current and self.clock() >= self.controller.paused_until
 
@@ -262,7 +258,7 @@ class Slot:
 
     def __init__(self, limiter: Limiter) -> None:
         self.limiter = limiter
-        self.cap = limiter.cap
+        self.cap = limiter.controller.cap
         self.requests = 0  #: model requests reported through this slot
         self.error: BaseException | None = None  #: how the whole call failed, if it did
         #: Seconds the call spent waiting, not working: back-off sleeps of its judge and waits
