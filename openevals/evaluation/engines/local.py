@@ -102,7 +102,6 @@ class LocalRun(EngineRun):
 
     def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
         super().__init__(evaluators, options)
-        self.names = [ev.name for ev in self.evaluators]
         progress = make_progress(options.progress)
         reader = self.data_reader = RunReader(data)
         self.reader: RowReader | None = reader
@@ -111,9 +110,9 @@ class LocalRun(EngineRun):
         rows_total = count_rows(data) if progress is not None else None
         if rows_total is None and not isinstance(data, (str, os.PathLike)):
             rows_total = count_rows(data)
-        self.stats = RunStats(
-            self.names, group_by=options.group_by, rows_total=rows_total, live=progress is not None
-        )
+        names = [ev.name for ev in self.evaluators]
+        live = progress is not None
+        self.stats = RunStats(names, group_by=options.group_by, rows_total=rows_total, live=live)
         batches: MetricBatches | None = None
         if options.batch_metrics is not None and options.batch_metrics.metrics:
             batches = MetricBatches(options.batch_metrics, self.recorder)
@@ -222,7 +221,6 @@ class LocalRun(EngineRun):
         reader = self.data_reader
         if self.failure is None and reader.failure is not None:
             self.failure = DataSourceFailed(reader.source, reader.index, reader.failure)
-            self.failure.__cause__ = reader.failure
         return self.failure
 
     def over_budget(self) -> bool:
