@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import time
 from array import array
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,11 +126,13 @@ def median(values: Sequence[float]) -> float:
     n = len(values)
     if n == 0:
         raise ValueError("median needs at least one value; got an empty sequence")
-    ordered = sorted(map(float, values))
-    middle = n // 2
-    if n % 2:
-        return ordered[middle]
-    return midpoint(ordered[middle - 1], ordered[middle])
+    return _middle(sorted(map(float, values)))
+
+
+def _middle(ordered: Sequence[float]) -> float:
+    """The median of sorted ``ordered`` (not empty)."""
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else midpoint(ordered[middle - 1], ordered[middle])
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -226,14 +229,11 @@ def describe(values: Sequence[float], *, boolean: bool = False) -> dict[str, Any
     lo, hi = ordered[0], ordered[-1]
     mean = max(lo, min(mean, hi))
     ci, method = interval(values, mean, stdev, (lo, hi))
-    middle = n // 2
     out.update(
         {
             "sum": summed,
             "mean": mean,
-            "median": float(
-                ordered[middle] if n % 2 else midpoint(ordered[middle - 1], ordered[middle])
-            ),
+            "median": float(_middle(ordered)),
             "min": lo,
             "max": hi,
             "stdev": stdev,
@@ -329,17 +329,14 @@ class _KeyValues:
 class _Bucket:
     """Everything counted for one group (or for all rows)."""
 
-    keys: dict[str, _KeyValues] = field(default_factory=dict)
+    keys: defaultdict[str, _KeyValues] = field(default_factory=lambda: defaultdict(_KeyValues))
     rows_ok: int = 0
     rows_failed: int = 0
     errors: dict[str, int] = field(default_factory=dict)
 
     def add_scores(self, scores: Iterable[tuple[str, Any]]) -> None:
         for key, score in scores:
-            bucket = self.keys.get(key)
-            if bucket is None:
-                bucket = self.keys[key] = _KeyValues()
-            bucket.add(score)
+            self.keys[key].add(score)
 
     def add_rows(self, ok: int, failed: Iterable[Iterable[str]]) -> None:
         """:meth:`add_row` for ``ok`` rows without errors and one row per ``failed`` entry."""
@@ -377,8 +374,8 @@ class ScoreAggregator:
         self.grouped = grouped
         self.live = live  # keep the running statistics of online_snapshot (progress display)?
         self._all = _Bucket()
-        self._groups: dict[str, _Bucket] = {}
-        self.online: dict[str, OnlineStats] = {}
+        self._groups: defaultdict[str, _Bucket] = defaultdict(_Bucket)
+        self.online: defaultdict[str, OnlineStats] = defaultdict(OnlineStats)
         # key -> (count, when, interval, method) of the last live interval
         self._live_ci: dict[str, tuple[int, float, tuple[float, float], str]] = {}
 
@@ -394,15 +391,9 @@ class ScoreAggregator:
         for key, score in scores if self.live else ():
             number = numeric_score(score)
             if number is not None:
-                stats = self.online.get(key)
-                if stats is None:
-                    stats = self.online[key] = OnlineStats()
-                stats.add(number)
+                self.online[key].add(number)
         if self.grouped:
-            name = "(none)" if group is None else group
-            bucket = self._groups.get(name)
-            if bucket is None:
-                bucket = self._groups[name] = _Bucket()
+            bucket = self._groups["(none)" if group is None else group]
             bucket.add_scores(scores)
             bucket.add_row(failed_evaluators)
 
@@ -412,17 +403,12 @@ class ScoreAggregator:
         """Record finished rows at once (no groups): every score per feedback key, in row
         order, the number of rows without errors, and the failed evaluators of each other row."""
         for key, values in scores.items():
-            bucket = self._all.keys.get(key)
-            if bucket is None:
-                bucket = self._all.keys[key] = _KeyValues()
+            bucket = self._all.keys[key]
             before = len(bucket.values)
             bucket.add_many(values)
             numbers = bucket.values[before:] if self.live else ()  # the numeric scores
             if numbers:
-                stats = self.online.get(key)
-                if stats is None:
-                    stats = self.online[key] = OnlineStats()
-                stats.add_many(numbers)
+                self.online[key].add_many(numbers)
         self._all.add_rows(ok_rows, failed)
 
     def aggregates(self) -> dict[str, dict[str, Any]]:

@@ -244,15 +244,10 @@ class MetricBatches:
 
 def _columns(rows: Sequence[tuple[Mapping[str, Any], ResultRow]]) -> dict[str, list[Any]]:
     columns: dict[str, list[Any]] = {"id": [rec["id"] for _, rec in rows]}
-    for name in FIELDS:
-        columns[name] = [fields.get(name) for fields, _ in rows]
-    extra_names: list[str] = []
-    for fields, _ in rows:
-        for name in fields:
-            if name not in FIELDS and name not in columns and name not in extra_names:
-                extra_names.append(name)
-    for name in extra_names:
-        columns[name] = [fields.get(name) for fields, _ in rows]
+    # The three fields, then every other field in the order the rows first have it.
+    for name in dict.fromkeys([*FIELDS, *(name for fields, _ in rows for name in fields)]):
+        if name != "id":
+            columns[name] = [fields.get(name) for fields, _ in rows]
     columns["scores"] = [
         {res["key"]: res["score"] for e in rec["evaluations"].values() for res in e["results"]}
         for _, rec in rows

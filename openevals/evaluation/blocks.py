@@ -18,9 +18,8 @@ import asyncio
 import json
 import math
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from openevals.data.columns import GRAPHRAG_COLUMNS
 from openevals.data.encoding import encode, no_gc_pauses
@@ -30,7 +29,6 @@ from openevals.data.rows import (
     group_of,
     storable_check,
 )
-from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.engines.batch_forms import BatchForm, batch_form, run_batch_form
 from openevals.evaluation.evaluators import Outcome, usage_of
 from openevals.evaluation.pricing import estimate_cost
@@ -41,45 +39,16 @@ from openevals.evaluation.records import (
     ResultRow,
     row_record,
 )
+from openevals.utils import _needs_langsmith
 
 if TYPE_CHECKING:
     from openevals.data.rows import Row, RowReader
     from openevals.evaluation.evaluators import RunEvaluator
-    from openevals.evaluation.executor import LiveCalls, RowExecutor
-    from openevals.evaluation.options import RunOptions
-
-
-class BlockRun(Protocol):
-    """What the columnar path needs of a run (the local engine's, or a Ray worker's)."""
-
-    evaluators: list[RunEvaluator]
-    reader: RowReader | None
-    target: Any
-    pairwise: Any
-    cache: Any
-    recorder: Recorder
-    prices: dict[str, tuple[float, float]]
-    options: RunOptions
-    previous: Previous
-    executor: RowExecutor
-    calls: LiveCalls
-
-    def next_row(self) -> Row | None:
-        """The next normalised row (runs without a raw reader), or ``None`` at the end."""
-        ...
-
-    def block(self) -> AbstractContextManager[None]:
-        """Rows finished one by one inside are written and kept together."""
-        ...
-
-    def add_block(self, block: ColumnBlock) -> None:
-        """A scored block: counted, written and kept."""
-        ...
+    from openevals.evaluation.executor import EngineRun
 
 
 __all__ = [
     "BLOCK_ROWS",
-    "BlockRun",
     "ColumnBlock",
     "EvalColumn",
     "batch_first",
@@ -95,7 +64,7 @@ BLOCK_ROWS = 1024
 _ID = "id"
 
 
-def columnar_fits(run: BlockRun) -> bool:
+def columnar_fits(run: EngineRun) -> bool:
     """May ``run`` take the columnar path (every evaluator inline, no target, no systems)?"""
     return (
         run.target is None
@@ -103,12 +72,6 @@ def columnar_fits(run: BlockRun) -> bool:
         and bool(run.evaluators)
         and all(ev.inline for ev in run.evaluators)
     )
-
-
-def _tracing() -> bool:
-    from openevals.utils import _needs_langsmith
-
-    return _needs_langsmith()
 
 
 # --------------------------------------------------------------------------- the columns
@@ -187,15 +150,24 @@ class ColumnBlock:
 
     def evaluation(self, number: int, pos: int) -> Evaluation:
         column = self.columns[number]
-        results, error, elapsed, counts = column.outcome(pos, self.cached)
         return Recorder.evaluation(
-            results,
-            error,
-            elapsed_sec=elapsed,
+            column.outcome(pos, self.cached),
             usage=column.usage.get(pos),
             cost_usd=column.cost.get(pos),
             model=self.models[number],
-            cache=None if counts is None else {"hits": counts[0], "misses": counts[1]},
+        )
+
+    def _record(self, pos: int, evaluations: dict[str, Evaluation] | None = None) -> ResultRow:
+        """Row ``pos``'s result dict (:func:`~.records.row_record`)."""
+        groups = self.groups
+        group = groups[pos] if groups is not None else None
+        return row_record(
+            self.row_id(pos),
+            self.start + pos,
+            self.fields(pos),
+            group=group,
+            grouped=groups is not None,
+            evaluations=evaluations,
         )
 
     def rows(self) -> list[ResultRow]:
@@ -205,14 +177,7 @@ class ColumnBlock:
             evaluations = {
                 name: self.evaluation(number, pos) for number, name in enumerate(self.names)
             }
-            rec = row_record(
-                self.row_id(pos),
-                self.start + pos,
-                self.fields(pos),
-                group=self.groups[pos] if self.groups is not None else None,
-                grouped=self.groups is not None,
-                evaluations=evaluations,
-            )
+            rec = self._record(pos, evaluations)
             failed = any(e["status"] != "success" for e in evaluations.values())
             rec["status"] = "error" if failed else "success"
             out.append(rec)
@@ -263,13 +228,7 @@ class ColumnBlock:
         writers = [_EvalLines(self, number) for number in range(len(self.names))]
         for pos in range(len(self.records)):
             row_id, index = self.row_id(pos), self.start + pos
-            rec = row_record(
-                row_id,
-                index,
-                self.fields(pos),
-                group=self.groups[pos] if self.groups is not None else None,
-                grouped=self.groups is not None,
-            )
+            rec = self._record(pos)
             row_fp = self.row_fps[pos] if self.row_fps else row_fingerprint(self.fields(pos))
             out.append(encode(Recorder.row_line(rec, row_fp)))
             text_id = _string(row_id)
@@ -371,17 +330,13 @@ class _EvalLines:
 def pure_batch_forms(evaluators: Sequence[RunEvaluator]) -> dict[str, BatchForm]:
     """The batch forms of the cheap pure (inline) evaluators, by name; none while LangSmith
     tracing is on (each call is then traced as usual)."""
-    if _tracing():
-        return {}
-    forms: dict[str, BatchForm] = {}
-    for ev in evaluators:
-        form = batch_form(ev) if ev.inline else None
-        if form is not None:
-            forms[ev.name] = form
-    return forms
+    found = (
+        {} if _needs_langsmith() else {ev.name: batch_form(ev) for ev in evaluators if ev.inline}
+    )
+    return {name: form for name, form in found.items() if form is not None}
 
 
-async def run_blocks(run: BlockRun) -> None:
+async def run_blocks(run: EngineRun) -> None:
     """Process every row of ``run`` block by block (see the module docs)."""
     forms = pure_batch_forms(run.evaluators)
     resumed = bool(run.previous.evals or run.previous.rows)
@@ -393,7 +348,7 @@ async def run_blocks(run: BlockRun) -> None:
         await asyncio.sleep(0)
 
 
-async def _one_block(run: BlockRun, forms: dict[str, BatchForm], resumed: bool) -> bool:
+async def _one_block(run: EngineRun, forms: dict[str, BatchForm], resumed: bool) -> bool:
     """Read, score and record the next block; ``False`` at the end of the data."""
     reader = run.reader
     if reader is None:  # rows handed over already normalised (a distributed worker)
@@ -421,7 +376,7 @@ async def _one_block(run: BlockRun, forms: dict[str, BatchForm], resumed: bool) 
 
 
 def _plain_block(
-    run: BlockRun, reader: RowReader, start: int, raws: list[Any]
+    run: EngineRun, reader: RowReader, start: int, raws: list[Any]
 ) -> ColumnBlock | None:
     """``raws`` as a :class:`ColumnBlock` (not scored yet), or ``None`` when one of them needs
     the per-row code."""
@@ -457,7 +412,7 @@ def _plain_block(
 
 
 def block_of_rows(
-    run: BlockRun, rows: Sequence[Row], columns: list[EvalColumn] | None = None
+    run: EngineRun, rows: Sequence[Row], columns: list[EvalColumn] | None = None
 ) -> ColumnBlock:
     """A :class:`ColumnBlock` of consecutive normalised rows (their ids known), with the
     evaluators' ``columns`` when they are already scored."""
@@ -466,7 +421,7 @@ def block_of_rows(
 
 
 def _new_block(
-    run: BlockRun,
+    run: EngineRun,
     start: int,
     records: list[dict[str, Any]],
     ids: list[str | None],
@@ -489,7 +444,7 @@ def _new_block(
     return block
 
 
-async def _score_block(run: BlockRun, forms: dict[str, BatchForm], block: ColumnBlock) -> None:
+async def _score_block(run: EngineRun, forms: dict[str, BatchForm], block: ColumnBlock) -> None:
     size = len(block)
     fields: list[Mapping[str, Any]] = []  # the rows' fields (without ``id``), made when needed
     shared: dict[str, list[Any]] = {}  # columns of the records, read once for every form
@@ -512,7 +467,7 @@ async def _score_block(run: BlockRun, forms: dict[str, BatchForm], block: Column
 
 
 def _column(
-    run: BlockRun, ev: RunEvaluator, fields: Sequence[Mapping[str, Any]], outcomes: list[Any]
+    run: EngineRun, ev: RunEvaluator, fields: Sequence[Mapping[str, Any]], outcomes: list[Any]
 ) -> EvalColumn:
     """One evaluator's column: the batch outcomes, and per-row calls where there are none."""
     if None not in outcomes:  # the batch form scored every row
@@ -545,7 +500,7 @@ def _column(
     return column
 
 
-async def batch_first(run: BlockRun, forms: Mapping[str, BatchForm], rows: Sequence[Row]) -> None:
+async def batch_first(run: EngineRun, forms: Mapping[str, BatchForm], rows: Sequence[Row]) -> None:
     """Score ``rows`` with the evaluators' batch forms (where 2+ rows are left for one); the
     outcomes wait in ``run.calls.batched`` for the per-row code to take them."""
     for ev in run.evaluators:
@@ -563,7 +518,7 @@ async def batch_first(run: BlockRun, forms: Mapping[str, BatchForm], rows: Seque
                 run.calls.batched[(row.id, ev.name)] = outcome
 
 
-async def _rows_one_by_one(run: BlockRun, forms: dict[str, BatchForm], rows: list[Row]) -> None:
+async def _rows_one_by_one(run: EngineRun, forms: dict[str, BatchForm], rows: list[Row]) -> None:
     """A block the columns cannot hold: the shared per-row code, row by row, with the
     outcomes of the batch forms computed first."""
     await batch_first(run, forms, rows)

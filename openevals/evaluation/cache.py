@@ -202,19 +202,10 @@ class CountingCache:
     def set(self, key: str, value: dict[str, Any]) -> None:
         self.inner.set(key, value)
 
-    # A replaying cassette's extensions, forwarded (see openevals.testing.cassette).
-    @property
-    def replay_only(self) -> bool:
-        return bool(getattr(self.inner, "replay_only", False))
-
-    def describe_request(self, key: str, material: dict[str, Any]) -> None:
-        describe = getattr(self.inner, "describe_request", None)
-        if describe is not None:
-            describe(key, material)
-
-    def miss(self, key: str, stale: bool) -> Exception:
-        error: Exception = self.inner.miss(key, stale)
-        return error
+    def __getattr__(self, name: str) -> Any:
+        """A replaying cassette's extensions (``replay_only``, ``describe_request``, ``miss``;
+        see openevals.testing.cassette): the inner cache's own, where it has them."""
+        return getattr(self.inner, name)
 
 
 def open_cache(cache: Any) -> tuple[Any, bool]:

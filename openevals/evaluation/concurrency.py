@@ -43,6 +43,7 @@ from typing import Any
 from openevals._judge.clients import active_admission
 from openevals._judge.errors import is_timeout, retry_after_seconds
 from openevals._repr import show
+from openevals.evaluation.engines.engine import is_count
 
 __all__ = ["AIMD", "Limiter", "Slot", "is_overload"]
 
@@ -89,9 +90,9 @@ class AIMD:
     def __init__(
         self, cap: int, *, floor: int = 1, decrease: float = 0.5, probe_windows: int = 16
     ) -> None:
-        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        if not is_count(cap):
             raise ValueError(f"`cap` must be an integer >= 1; got {show(cap)}")
-        if isinstance(floor, bool) or not isinstance(floor, int) or not 1 <= floor <= cap:
+        if not is_count(floor) or floor > cap:
             raise ValueError(
                 f"`floor` must be an integer between 1 and cap={cap}; got {show(floor)}"
             )
@@ -99,11 +100,7 @@ class AIMD:
             raise ValueError(
                 f"`decrease` must be between 0 and 1 (exclusive); got {show(decrease)}"
             )
-        if (
-            isinstance(probe_windows, bool)
-            or not isinstance(probe_windows, int)
-            or probe_windows < 1
-        ):
+        if not is_count(probe_windows):
             raise ValueError(f"`probe_windows` must be an integer >= 1; got {show(probe_windows)}")
         self.cap, self.floor = cap, floor
         self.decrease, self.probe_windows = decrease, probe_windows
@@ -189,10 +186,6 @@ class Limiter:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    @property
-    def cap(self) -> int:
-        return self.controller.cap
-
     def _open(self) -> bool:
         return self.held < self.controller.current and self.clock() >= self.controller.paused_until
 
@@ -265,7 +258,7 @@ class Slot:
 
     def __init__(self, limiter: Limiter) -> None:
         self.limiter = limiter
-        self.cap = limiter.cap
+        self.cap = limiter.controller.cap
         self.requests = 0  #: model requests reported through this slot
         self.error: BaseException | None = None  #: how the whole call failed, if it did
         #: Seconds the call spent waiting, not working: back-off sleeps of its judge and waits

@@ -30,7 +30,7 @@ from openevals.data.rows import MISSING, field_at
 from openevals.evaluation.cache import CountingCache
 from openevals.evaluation.fingerprint import evaluator_fingerprint
 from openevals.evaluation.pricing import add_usage, normalize_usage
-from openevals.evaluation.records import ErrorInfo
+from openevals.evaluation.records import Outcome
 from openevals.evaluation.spec import EvaluatorSpec
 
 __all__ = [
@@ -45,9 +45,6 @@ __all__ = [
 ]
 
 InThread = Callable[[Callable[[], Any]], Awaitable[Any]]
-
-Outcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]
-"""``(results, error, elapsed_sec, (cache hits, misses) or None)`` of one row x evaluator pair."""
 
 
 @dataclass(frozen=True)
@@ -139,34 +136,25 @@ class counting_cache:  # used like a function: ``with counting_cache(cache) as c
             active_cache.reset(self.token)
 
 
-def _accepted(fn: Callable[..., Any]) -> frozenset[str] | None:
-    """The keyword names ``fn`` accepts, or ``None`` when it takes ``**kwargs`` (or is opaque)."""
+def _keywords(
+    fn: Callable[..., Any], fields: Mapping[str, str]
+) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """``(accepts, requires)`` of ``fn``: the keyword names it accepts (``None`` when it takes
+    ``**kwargs`` or is opaque), and the row fields a call needs: its keyword parameters without a
+    default, each read from the row field ``fields`` maps it to (the field of its own name by
+    default)."""
     try:
-        sig = inspect.signature(fn)
+        params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
-        return None
-    names = set()
-    for param in sig.parameters.values():
-        if param.kind is inspect.Parameter.VAR_KEYWORD:
-            return None
-        if param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
-            names.add(param.name)
-    return frozenset(names)
-
-
-def _required(fn: Callable[..., Any], fields: Mapping[str, str]) -> frozenset[str]:
-    """The row fields a call of ``fn`` needs: its keyword parameters without a default, each
-    read from the row field ``fields`` maps it to (the field of its own name by default)."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return frozenset()
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return frozenset(
-        fields.get(p.name, p.name).partition(".")[0]
-        for p in sig.parameters.values()
-        if p.kind in keyword and p.default is inspect.Parameter.empty
+        return None, frozenset()
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    keyword = [p for p in params if p.kind in kinds]
+    requires = frozenset(
+        fields.get(p.name, p.name).partition(".")[0] for p in keyword if p.default is p.empty
     )
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None, requires
+    return frozenset(p.name for p in keyword), requires
 
 
 def _provides_outputs(data: Any, fields: frozenset[str] | None) -> bool | None:
@@ -261,16 +249,17 @@ def prepare_evaluators(evaluators: Any, *, model: str | None = None) -> list[Run
         inline = spec.inline if spec.inline is not None else info is not None and info.pure
         # A sync judge that owns its client is awaited through its async twin: no worker thread.
         twin = None if is_async or inline else async_twin_of(fn)
+        accepts, requires = _keywords(fn, spec.fields or {})
         out.append(
             RunEvaluator(
                 name=name,
                 fn=fn if twin is None else twin,
                 info=info,
                 is_async=is_async or twin is not None,
-                accepts=_accepted(fn),
+                accepts=accepts,
                 fields=dict(spec.fields or {}),
                 inline=inline and not is_async,
-                requires=_required(fn, spec.fields or {}),
+                requires=requires,
                 fail_fast=spec.fail_fast,
                 fingerprint=evaluator_fingerprint(name, fn, info, spec.fields or {}),
             )

@@ -16,20 +16,31 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from openevals._contract import is_async_callable
 from openevals._repr import show
-from openevals.data.rows import Row, RowDataError
+from openevals.data.rows import Row, RowDataError, RowReader
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import Limiter, Slot
-from openevals.evaluation.evaluators import Outcome, RunEvaluator, counting_cache
+from openevals.evaluation.evaluators import (
+    Outcome,
+    RunEvaluator,
+    counting_cache,
+    prepare_evaluators,
+)
 from openevals.evaluation.loop import Offload
+from openevals.evaluation.options import RunOptions
+from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
 from openevals.evaluation.target import run_target
 
-__all__ = ["Calls", "LiveCalls", "RowExecutor", "Sink", "run_rows", "under_timeout"]
+if TYPE_CHECKING:
+    from openevals.evaluation.blocks import ColumnBlock
+
+__all__ = ["Calls", "EngineRun", "LiveCalls", "RowExecutor", "Sink", "run_rows", "under_timeout"]
 
 _T = TypeVar("_T")
 
@@ -93,26 +104,61 @@ def under_timeout(
     ]
 
 
+class EngineRun:
+    """What a run is on every engine (the local engine's run, a Ray worker's): the evaluators as
+    the rows meet them (resolved; one per pair of systems with ``systems=``; under the engine's
+    ``eval_timeout``, :func:`under_timeout`), the target, recorder, prices, judge cache and the
+    work finished earlier (:class:`~.checkpoint.Previous`). The columnar path
+    (:mod:`.blocks`) reads it, with the calls and row code the engine made from it and the
+    three methods below."""
+
+    reader: RowReader | None
+    """The raw rows to read in blocks (``None``: rows arrive normalised, :meth:`next_row`)."""
+    cache: Any
+    calls: LiveCalls
+    executor: RowExecutor
+
+    def __init__(self, evaluators: Any, options: RunOptions) -> None:
+        self.options = options
+        self.evaluators: list[RunEvaluator] = prepare_evaluators(evaluators, model=options.model)
+        self.pairwise: PairwisePlan | None = None
+        if options.systems is not None:  # one evaluator per evaluator x pair of systems
+            self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
+            self.evaluators = self.pairwise.evaluators
+        self.evaluators = under_timeout(self.evaluators, options.engine.eval_timeout)
+        self.target = options.target
+        self.recorder = Recorder()
+        self.prices = options.budget.table
+        self.previous = Previous()
+
+    def next_row(self) -> Row | None:
+        """The next normalised row, or ``None`` at the end."""
+        raise NotImplementedError
+
+    async def anext_row(self) -> Row | None:
+        """:meth:`next_row`, for :func:`run_rows`."""
+        return self.next_row()
+
+    def block(self) -> AbstractContextManager[None]:
+        """Rows finished one by one inside are written and kept together."""
+        raise NotImplementedError
+
+    def add_block(self, block: ColumnBlock) -> None:
+        """A scored block: counted, written and kept."""
+        raise NotImplementedError
+
+
 class LiveCalls:
     """Calls that run: see the module docs."""
 
-    def __init__(
-        self,
-        *,
-        target: Any,
-        recorder: Recorder,
-        cache: Any,
-        limiter: Limiter,
-        offload: Offload,
-        eval_timeout: float | None,
-    ) -> None:
-        self._target = target
-        self._target_is_async = target is not None and is_async_callable(target)
-        self.recorder = recorder
-        self.cache = cache
+    def __init__(self, run: EngineRun, limiter: Limiter, offload: Offload) -> None:
+        self._target: Any = run.target
+        self._target_is_async = run.target is not None and is_async_callable(run.target)
+        self.recorder = run.recorder
+        self.cache = run.cache
         self.limiter = limiter
         self.offload = offload
-        self.eval_timeout = eval_timeout
+        self.eval_timeout = run.options.engine.eval_timeout
         self.batched: dict[tuple[str, str], Outcome] = {}
         """Outcomes a ``batch`` form already computed, by ``(row id, evaluator name)``."""
 
@@ -182,22 +228,13 @@ JUDGE_ATTEMPTS = 3
 class RowExecutor:
     """Runs what is left of each row (see the module docs)."""
 
-    def __init__(
-        self,
-        evaluators: Sequence[RunEvaluator],
-        *,
-        calls: Calls,
-        sink: Sink,
-        previous: Previous,
-        recorder: Recorder,
-        has_target: bool,
-    ) -> None:
-        self.evaluators = list(evaluators)
+    def __init__(self, run: EngineRun, calls: Calls, sink: Sink) -> None:
+        self.evaluators = list(run.evaluators)
         self.calls = calls
         self.sink = sink
-        self.previous = previous
-        self.recorder = recorder
-        self.has_target = has_target
+        self.previous = run.previous
+        self.recorder = run.recorder
+        self.has_target = run.target is not None
 
     async def process_row(self, row: Row) -> bool:
         """Run what is left for ``row``; returns whether it awaited anything."""

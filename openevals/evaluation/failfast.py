@@ -80,6 +80,7 @@ class DataSourceFailed(ValueError):
         self.source = source
         self.rows_read = rows_read
         self.result: EvaluationResult | None = None
+        self.__cause__ = cause
         super().__init__(
             f"{source}: reading the data failed after {rows_read} rows, so the run stopped "
             f"there: {type(cause).__name__}: {cause}. The {rows_read} rows read before were "

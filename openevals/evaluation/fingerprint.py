@@ -54,17 +54,13 @@ def evaluator_fingerprint(
             info.score_type,
             list(info.choices),
         ]
-    core = _judge_core(fn)
+    from openevals._judge.shell import CORE_ATTRIBUTE
+
+    core = getattr(fn, CORE_ATTRIBUTE, None)
     if core is not None:
         described["judge"] = _judge(core)
     text = json.dumps(described, sort_keys=True, default=_type_name, ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
-
-
-def _judge_core(fn: Any) -> Any:
-    from openevals._judge.shell import CORE_ATTRIBUTE
-
-    return getattr(fn, CORE_ATTRIBUTE, None)
 
 
 def _judge(core: Any) -> Any:

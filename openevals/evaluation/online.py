@@ -43,6 +43,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ def _check_number(value: Any, name: str, *, low: float, integer: bool = False) -
         raise ValueError(f"`{name}` must be {kind} >= {low}; got {show(value)}")
 
 
+@dataclass(eq=False, repr=False)
 class OnlineEvaluator(SpanProcessor):
     """Score the traces an application emits, in the background (see the module docstring).
 
@@ -109,70 +111,51 @@ class OnlineEvaluator(SpanProcessor):
         ValueError, TypeError: a bad option (at construction).
     """
 
-    def __init__(
-        self,
-        evaluators: Any,
-        *,
-        output: str | os.PathLike[str] | None = None,
-        sample_rate: float = 1.0,
-        filter: Callable[[dict[str, Any]], bool] | None = None,
-        per: str = "trace",
-        max_queue: int = 1000,
-        max_spans: int = 100_000,
-        concurrency: int = 4,
-        batch_size: int = 16,
-        max_cost_usd: float | None = None,
-        max_tokens: int | None = None,
-        settle: float = 0.05,
-        trace_timeout: float = 300.0,
-        shutdown_timeout: float = 30.0,
-        write_back: bool = True,
-        tracer_provider: Any = None,
-        keep: int = 1000,
-    ) -> None:
-        _check_number(sample_rate, "sample_rate", low=0)
-        if sample_rate > 1:
-            raise ValueError(f"`sample_rate` must be between 0 and 1; got {show(sample_rate)}")
-        for value, name in ((max_spans, "max_spans"), (keep, "keep")):
-            _check_number(value, name, low=0, integer=True)
-        for value, name in (
-            (max_queue, "max_queue"),
-            (concurrency, "concurrency"),
-            (batch_size, "batch_size"),
-        ):
-            _check_number(value, name, low=1, integer=True)
-        for number, name in ((settle, "settle"), (trace_timeout, "trace_timeout")):
-            _check_number(number, name, low=0)
-        _check_number(shutdown_timeout, "shutdown_timeout", low=0)
-        if max_cost_usd is not None:
-            _check_number(max_cost_usd, "max_cost_usd", low=0)
-        if max_tokens is not None:
-            _check_number(max_tokens, "max_tokens", low=0, integer=True)
-        if filter is not None and not callable(filter):
-            raise TypeError(f"`filter` must be a callable taking the row; got {show(filter)}")
-        if per not in ("trace", "agent"):
-            raise ValueError(f"`per` must be 'trace' or 'agent'; got {show(per)}")
+    evaluators: Any
+    _: KW_ONLY
+    output: str | os.PathLike[str] | None = None
+    sample_rate: float = 1.0
+    filter: Callable[[dict[str, Any]], bool] | None = None
+    per: str = "trace"
+    max_queue: int = 1000
+    max_spans: int = 100_000
+    concurrency: int = 4
+    batch_size: int = 16
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    settle: float = 0.05
+    trace_timeout: float = 300.0
+    shutdown_timeout: float = 30.0
+    write_back: bool = True
+    tracer_provider: Any = None
+    keep: int = 1000
+
+    def __post_init__(self) -> None:
+        _check_number(self.sample_rate, "sample_rate", low=0)
+        if self.sample_rate > 1:
+            raise ValueError(f"`sample_rate` must be between 0 and 1; got {show(self.sample_rate)}")
+        for name in ("max_spans", "keep"):
+            _check_number(getattr(self, name), name, low=0, integer=True)
+        for name in ("max_queue", "concurrency", "batch_size"):
+            _check_number(getattr(self, name), name, low=1, integer=True)
+        for name in ("settle", "trace_timeout", "shutdown_timeout"):
+            _check_number(getattr(self, name), name, low=0)
+        if self.max_cost_usd is not None:
+            _check_number(self.max_cost_usd, "max_cost_usd", low=0)
+        if self.max_tokens is not None:
+            _check_number(self.max_tokens, "max_tokens", low=0, integer=True)
+        if self.filter is not None and not callable(self.filter):
+            raise TypeError(f"`filter` must be a callable taking the row; got {show(self.filter)}")
+        if self.per not in ("trace", "agent"):
+            raise ValueError(f"`per` must be 'trace' or 'agent'; got {show(self.per)}")
         from openevals.evaluation.evaluators import prepare_evaluators
 
-        self._names = [ev.name for ev in prepare_evaluators(evaluators)]  # checks them now
-        self.evaluators = evaluators
-        self.output = Path(output) if output is not None else None
-        self._threshold = int(sample_rate * (_MASK + 1))
-        self._sample_all = sample_rate >= 1
-        self.filter = filter
-        self.per = per
-        self.concurrency = concurrency
-        self.batch_size = batch_size
-        self.max_cost_usd = max_cost_usd
-        self.max_tokens = max_tokens
-        self.settle = settle
-        self.trace_timeout = trace_timeout
-        self.shutdown_timeout = shutdown_timeout
-        self.write_back = write_back
-        self._tracer_provider = tracer_provider
-        self._max_spans = max_spans
+        self._names = [ev.name for ev in prepare_evaluators(self.evaluators)]  # checks them now
+        self.output = Path(self.output) if self.output is not None else None
+        self._threshold = int(self.sample_rate * (_MASK + 1))
+        self._sample_all = self.sample_rate >= 1
         self._spans: deque[ReadableSpan] = deque()
-        self._queue: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=max_queue)
+        self._queue: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=self.max_queue)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -183,7 +166,7 @@ class OnlineEvaluator(SpanProcessor):
         """Counters (see the module docstring); read them any time."""
         self.cost_usd = 0.0
         self.tokens = 0
-        self.results: deque[dict[str, Any]] = deque(maxlen=keep)
+        self.results: deque[dict[str, Any]] = deque(maxlen=self.keep)
         """The last scored result rows (as ``EvaluationResult.rows`` holds them)."""
         self.last_failure: str | None = None
         self._index = 0
@@ -209,7 +192,7 @@ class OnlineEvaluator(SpanProcessor):
         if not self._sample_all and (context.trace_id & _MASK) >= self._threshold:
             return
         spans = self._spans
-        if len(spans) >= self._max_spans:
+        if len(spans) >= self.max_spans:
             self.stats["dropped_spans"] += 1
             return
         spans.append(span)
@@ -229,44 +212,39 @@ class OnlineEvaluator(SpanProcessor):
 
     def _gather(self, now: float, *, flush: bool) -> None:
         with self._gathering:
-            self._gather_locked(now, flush=flush)
-
-    def _gather_locked(self, now: float, *, flush: bool) -> None:
-        spans = self._spans
-        open_traces = self._open
-        stats = self.stats
-        while spans:
-            span = spans.popleft()
-            stats["received"] += 1
-            trace_id = f"{span.context.trace_id:032x}"
-            if trace_id in self._done:
-                continue  # a late span of a trace already scored (or our evaluation span)
-            entry = open_traces.get(trace_id)
-            if entry is None:
-                entry = open_traces[trace_id] = ([], now, None)
-            entry[0].append(span)
-            self._held += 1
-            while self._held > self._max_spans and open_traces:  # the oldest open trace goes
-                oldest = next(iter(open_traces))
-                self._held -= len(open_traces.pop(oldest)[0])
-                self._remember(oldest)
-                stats["dropped_traces"] += 1
-            if trace_id not in open_traces:
-                continue
-            parent = span.parent
-            if parent is None or parent.is_remote:
-                open_traces[trace_id] = (entry[0], entry[1], now)
-        for trace_id in list(open_traces):
-            members, first, rooted = open_traces[trace_id]
-            if rooted is not None and (flush or now - rooted >= self.settle):
-                del open_traces[trace_id]
-                self._held -= len(members)
-                self._finish(trace_id, members)
-            elif rooted is None and now - first >= self.trace_timeout:
-                del open_traces[trace_id]
-                self._held -= len(members)
-                self._remember(trace_id)
-                stats["expired_traces"] += 1
+            spans = self._spans
+            open_traces = self._open
+            stats = self.stats
+            while spans:
+                span = spans.popleft()
+                stats["received"] += 1
+                trace_id = f"{span.context.trace_id:032x}"
+                if trace_id in self._done:
+                    continue  # a late span of a trace already scored (or our evaluation span)
+                entry = open_traces.setdefault(trace_id, ([], now, None))
+                entry[0].append(span)
+                self._held += 1
+                while self._held > self.max_spans and open_traces:  # the oldest open trace goes
+                    oldest = next(iter(open_traces))
+                    self._held -= len(open_traces.pop(oldest)[0])
+                    self._remember(oldest)
+                    stats["dropped_traces"] += 1
+                if trace_id not in open_traces:
+                    continue
+                parent = span.parent
+                if parent is None or parent.is_remote:
+                    open_traces[trace_id] = (entry[0], entry[1], now)
+            for trace_id in list(open_traces):
+                members, first, rooted = open_traces[trace_id]
+                if rooted is not None and (flush or now - rooted >= self.settle):
+                    del open_traces[trace_id]
+                    self._held -= len(members)
+                    self._finish(trace_id, members)
+                elif rooted is None and now - first >= self.trace_timeout:
+                    del open_traces[trace_id]
+                    self._held -= len(members)
+                    self._remember(trace_id)
+                    stats["expired_traces"] += 1
 
     def _remember(self, trace_id: str) -> None:
         """Spans of this trace that still arrive are dropped (the last 65,536 ids are kept)."""
@@ -398,7 +376,7 @@ class OnlineEvaluator(SpanProcessor):
             is_remote=True,
             trace_flags=otel_trace.TraceFlags(otel_trace.TraceFlags.SAMPLED),
         )
-        provider = self._tracer_provider or otel_trace.get_tracer_provider()
+        provider = self.tracer_provider or otel_trace.get_tracer_provider()
         tracer = provider.get_tracer("openevals.online")
         parent = otel_trace.set_span_in_context(otel_trace.NonRecordingSpan(scored))
         attributes = {"openevals.row_id": str(rec["id"]), "openevals.evaluators": list(self._names)}

@@ -86,11 +86,6 @@ class RunOptions:
         if self.output is not None and not isinstance(self.output, (str, os.PathLike)):
             raise TypeError(f"output must be a file path or None; got {type(self.output).__name__}")
 
-    @property
-    def eval_timeout(self) -> float | None:
-        """The engine's ``eval_timeout``."""
-        return self.engine.eval_timeout
-
     def on_worker(self) -> RunOptions:
         """These options as a Ray worker runs them: locally, with the engine's timeout, no
         file, cache, progress or batch metrics (those stay on the driver) and no cost cap."""
@@ -103,7 +98,7 @@ class RunOptions:
             model=self.model,
             systems=self.systems,
             budget=Budget(prices=self.budget.prices),
-            engine=LocalEngine(eval_timeout=self.eval_timeout),
+            engine=LocalEngine(eval_timeout=self.engine.eval_timeout),
         )
 
 

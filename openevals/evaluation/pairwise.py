@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openevals._repr import show
@@ -139,16 +139,9 @@ def _pair_evaluator(ev: RunEvaluator, systems: Systems, a: str, b: str) -> RunEv
             return _comparison(ev.fn(**arguments(fields)), a, b, ev.name)
 
         fn = compare
-    return RunEvaluator(
-        name=name,
-        fn=fn,
-        info=ev.info,
-        is_async=ev.is_async,
-        accepts=None,
-        fields={},
-        inline=False,
-        fail_fast=ev.fail_fast,
-        fingerprint=ev.fingerprint,
+    # Its info, fail-fast and fingerprint are the pairwise evaluator's; it reads whole rows.
+    return replace(
+        ev, name=name, fn=fn, accepts=None, fields={}, inline=False, requires=frozenset()
     )
 
 

@@ -22,13 +22,14 @@ from openevals.evaluation.checkpoint import Checkpoint, Previous
 from openevals.evaluation.evaluators import Outcome, RunEvaluator, usage_of
 from openevals.evaluation.failfast import FailFast
 from openevals.evaluation.pricing import estimate_cost
-from openevals.evaluation.records import Evaluation, Recorder, ResultRow, TargetInfo, row_record
+from openevals.evaluation.records import Recorder, ResultRow, TargetInfo, row_record
 from openevals.evaluation.stats import RunStats
 from openevals.evaluation.store import RowStore
 from openevals.report.progress import ProgressSink
 
 if TYPE_CHECKING:
     from openevals.evaluation.blocks import ColumnBlock
+    from openevals.evaluation.executor import EngineRun
 
 __all__ = ["RunRecords"]
 
@@ -38,16 +39,14 @@ class RunRecords:
 
     def __init__(
         self,
-        evaluators: Sequence[RunEvaluator],
-        *,
-        group_by: str | None,
-        prices: Mapping[str, tuple[float, float]],
+        run: EngineRun,
         stats: RunStats,
-        recorder: Recorder,
-        batches: MetricBatches | None,
-        progress: ProgressSink | None,
-        output: Path | None,
+        *,
+        batches: MetricBatches | None = None,
+        progress: ProgressSink | None = None,
+        output: Path | None = None,
     ) -> None:
+        evaluators = run.evaluators
         self.names = [ev.name for ev in evaluators]
         self.fingerprints = {ev.name: ev.fingerprint for ev in evaluators}
         self._row_fps: dict[str, str] = {}  # rows in progress (with an ``output=`` file)
@@ -56,10 +55,10 @@ class RunRecords:
         )
         """Stops the run on identical first failures (``None``: a Ray worker's copy, whose
         outcomes the driver's records watch)."""
-        self.group_by = group_by
-        self.prices = prices
+        self.group_by = run.options.group_by
+        self.prices = run.prices
         self.stats = stats
-        self.recorder = recorder
+        self.recorder = run.recorder
         self.batches = batches
         self.progress = progress
         self.output = output
@@ -143,21 +142,12 @@ class RunRecords:
         self.stats.record_reused_target()
 
     def pair(self, ev: RunEvaluator, rec: ResultRow, outcome: Outcome) -> None:
-        results, error, elapsed, counts = outcome
-        usage = usage_of(results)
+        usage = usage_of(outcome[0])
         model = ev.info.model if ev.info is not None else None
         cost = estimate_cost(model, usage, self.prices)
         if cost is not None:
             self.spent += cost
-        entry: Evaluation = self.recorder.evaluation(
-            results,
-            error,
-            elapsed_sec=elapsed,
-            usage=usage,
-            cost_usd=cost,
-            model=model,
-            cache=None if counts is None else {"hits": counts[0], "misses": counts[1]},
-        )
+        entry = Recorder.evaluation(outcome, usage=usage, cost_usd=cost, model=model)
         rec["evaluations"][ev.name] = entry
         self.stats.record_pair(ev.name, entry)
         if self.out is not None:
@@ -170,7 +160,7 @@ class RunRecords:
                 row_fp=self._row_fps[rec["id"]],
             )
             self._emit(self.recorder.line(line))
-        stop = self.failfast.observe(ev.name, error) if self.failfast is not None else None
+        stop = self.failfast.observe(ev.name, outcome[1]) if self.failfast is not None else None
         if stop is not None:
             raise stop
 

@@ -40,6 +40,7 @@ __all__ = [
     "CacheCounts",
     "ErrorInfo",
     "Evaluation",
+    "Outcome",
     "Recorder",
     "ResultRow",
     "TargetInfo",
@@ -86,6 +87,10 @@ class TargetInfo(TypedDict):
     elapsed_sec: float
     usage: dict[str, int] | None
     error: ErrorInfo | None
+
+
+Outcome = tuple[list[dict[str, Any]], ErrorInfo | None, float, tuple[int, int] | None]
+"""``(results, error, elapsed_sec, (cache hits, misses) or None)`` of one row x evaluator pair."""
 
 
 class _ResultRowBase(TypedDict):
@@ -182,26 +187,20 @@ class Recorder:
     # ------------------------------------------------------------------ evaluations
     @staticmethod
     def evaluation(
-        results: list[dict[str, Any]],
-        error: ErrorInfo | None,
-        *,
-        elapsed_sec: float | None,
-        usage: dict[str, int] | None,
-        cost_usd: float | None,
-        model: str | None,
-        cache: CacheCounts | None,
+        outcome: Outcome, *, usage: dict[str, int] | None, cost_usd: float | None, model: str | None
     ) -> Evaluation:
-        """A pair that just finished (``error`` comes from :meth:`error`; the rest is cleaned
-        with its row by :meth:`finish`)."""
+        """A pair that just finished, from its :data:`Outcome` (its error comes from
+        :meth:`error`; the rest is cleaned with its row by :meth:`finish`)."""
+        results, error, elapsed, counts = outcome
         return {
             "status": "success" if error is None else "error",
             "results": results,
             "error": error,
-            "elapsed_sec": elapsed_sec,
+            "elapsed_sec": elapsed,
             "usage": usage,
             "cost_usd": cost_usd,
             "model": model,
-            "cache": cache,
+            "cache": None if counts is None else {"hits": counts[0], "misses": counts[1]},
             "resumed": False,
         }
 

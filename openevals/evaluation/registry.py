@@ -247,16 +247,13 @@ def _trajectory(spec: ParsedSpec, options: dict[str, Any], model: str | None) ->
     opts = dict(options)
     if spec.positional is not None:
         opts.setdefault("mode", spec.positional)
-    _only(spec, opts, _with_alias(factory_options(create_trajectory_match_evaluator), "mode"))
+    allowed = factory_options(create_trajectory_match_evaluator)
+    _only(spec, opts, None if allowed is None else ("mode", *allowed))
     if "mode" in opts:
         if "trajectory_match_mode" in opts:
             raise SpecError(f"{show(spec.text)}: give `mode` or `trajectory_match_mode`, not both")
         opts["trajectory_match_mode"] = opts.pop("mode")
     return create_trajectory_match_evaluator(**opts)
-
-
-def _with_alias(options: tuple[str, ...] | None, alias: str) -> tuple[str, ...] | None:
-    return None if options is None else (alias, *options)
 
 
 _RETRIEVAL = {

@@ -14,7 +14,6 @@ from typing import Any
 from openevals._declare import async_entry
 from openevals.evaluation.batches import BatchMetrics
 from openevals.evaluation.engines.engine import Engine
-from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
 from openevals.evaluation.loop import run_on_loop
 from openevals.evaluation.options import DEFAULT_CONCURRENCY, RunOptions
 from openevals.evaluation.pricing import Budget
@@ -155,57 +154,38 @@ def evaluate(
         store=store,
         trials=trials,
     )
-    data, evaluators, repeat = _expanded(data, evaluators, options)
+    data, evaluators = _expanded(data, evaluators, options)
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        try:
-            result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
-        except (EvaluatorFailing, DataSourceFailed) as exc:
-            if exc.result is not None:
-                exc.result = _marked(exc.result, repeat)
-            raise
-        return _recorded(_marked(result, repeat), data, None, options)
+        result = load_ray_engine().evaluate_on_ray(data, evaluators, options)
+        return _recorded(result, data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
     try:
-        run_on_loop(run.execute(), began=run.began, closed=run.closed)
+        with run.failing():
+            run_on_loop(run.execute(), began=run.began, closed=run.closed)
     except (KeyboardInterrupt, asyncio.CancelledError, concurrent.futures.CancelledError):
         run.interrupted = True
-        raise EvaluationInterrupted(_marked(run.result(), repeat)) from None
-    except (EvaluatorFailing, DataSourceFailed) as exc:
-        run.interrupted = True
-        exc.result = _marked(run.result(), repeat)
-        raise
-    return _recorded(_marked(run.result(), repeat), data, run.evaluators, options)
+        raise EvaluationInterrupted(run.result()) from None
+    return _recorded(run.result(), data, run.evaluators, options)
 
 
 async def _aevaluate(data: Any, evaluators: Any, **arguments: Any) -> EvaluationResult:
     options = RunOptions.from_call(**arguments)
-    data, evaluators, repeat = _expanded(data, evaluators, options)
+    data, evaluators = _expanded(data, evaluators, options)
     if options.engine.name == "ray":
         from openevals.evaluation.engines import load_ray_engine
 
-        try:
-            result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)
-        except (EvaluatorFailing, DataSourceFailed) as exc:
-            if exc.result is not None:
-                exc.result = _marked(exc.result, repeat)
-            raise
-        return await asyncio.to_thread(_recorded, _marked(result, repeat), data, None, options)
+        result = await load_ray_engine().aevaluate_on_ray(data, evaluators, options)
+        return await asyncio.to_thread(_recorded, result, data, None, options)
     from openevals.evaluation.engines.local import LocalRun
 
     run = LocalRun(data, evaluators, options)
-    try:
+    with run.failing():
         await run.execute()
-    except (EvaluatorFailing, DataSourceFailed) as exc:
-        run.interrupted = True
-        exc.result = _marked(run.result(), repeat)
-        raise
-    return await asyncio.to_thread(
-        _recorded, _marked(run.result(), repeat), data, run.evaluators, options
-    )
+    return await asyncio.to_thread(_recorded, run.result(), data, run.evaluators, options)
 
 
 aevaluate = async_entry(
@@ -220,19 +200,13 @@ aevaluate = async_entry(
 )
 
 
-def _expanded(data: Any, evaluators: Any, options: RunOptions) -> tuple[Any, Any, Trials | None]:
-    """``(data, evaluators, trials)``: each row and judge repeated when the run has trials."""
+def _expanded(data: Any, evaluators: Any, options: RunOptions) -> tuple[Any, Any]:
+    """``(data, evaluators)``: each row and judge repeated when the run has trials (the result
+    then says so: see :meth:`~.engines.local.LocalRun.result`)."""
     repeat = options.trials
     if repeat is not None and repeat.active:
-        return (*expand(data, evaluators, repeat, model=options.model), repeat)
-    return data, evaluators, repeat
-
-
-def _marked(result: Any, repeat: Trials | None) -> EvaluationResult:
-    """``result`` with ``summary["trials"]`` when the run had trials or judge repeats."""
-    if repeat is not None and repeat.active:
-        result.summary["trials"] = {"trials": repeat.trials, "judge_repeats": repeat.judge_repeats}
-    return result  # type: ignore[no-any-return]
+        return expand(data, evaluators, repeat, model=options.model)
+    return data, evaluators
 
 
 def _recorded(result: Any, data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:

@@ -250,37 +250,6 @@ class RunStats:
         if self.batches is not None:
             batch_metrics, batch_errors = self.batches.final()
         aggregates = self.agg.aggregates()
-        summary = self.summary(
-            cache=cache,
-            with_target=with_target,
-            output=output,
-            batch_errors=batch_errors,
-            interrupted=interrupted,
-        )
-        if stopped is not None:
-            summary["stopped"] = stopped
-        return EvaluationResult(
-            rows=rows,  # type: ignore[arg-type]
-            aggregates=aggregates,
-            summary=summary,
-            by_group=self.agg.by_group(),
-            batch_metrics=batch_metrics,
-            evaluators=list(self.evaluators),
-            interrupted=interrupted,
-            stopped=stopped,
-            histograms={key: self.agg.histogram_values(key) for key in aggregates},
-        )
-
-    def summary(
-        self,
-        *,
-        cache: Any,
-        with_target: bool,
-        output: Path | None,
-        batch_errors: list[dict[str, Any]],
-        interrupted: bool,
-    ) -> dict[str, Any]:
-        """``EvaluationResult.summary``."""
         evaluators: dict[str, dict[str, Any]] = {}
         total_usage: dict[str, int] | None = None
         total_cost: float | None = None
@@ -344,7 +313,19 @@ class RunStats:
                 "row_changed": self.reevaluated["row"],
                 "evaluator_changed": self.reevaluated["evaluator"],
             }
-        return summary
+        if stopped is not None:
+            summary["stopped"] = stopped
+        return EvaluationResult(
+            rows=rows,  # type: ignore[arg-type]
+            aggregates=aggregates,
+            summary=summary,
+            by_group=self.agg.by_group(),
+            batch_metrics=batch_metrics,
+            evaluators=list(self.evaluators),
+            interrupted=interrupted,
+            stopped=stopped,
+            histograms={key: self.agg.histogram_values(key) for key in aggregates},
+        )
 
 
 def _scores_by_key(

@@ -19,10 +19,11 @@ app and the judge) are :func:`openevals.trust.trials.trial_stats`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from openevals._contract import EvaluatorInfo, attach_info, is_async_callable
@@ -106,43 +107,40 @@ def _repeated(fn: Any, info: EvaluatorInfo | None, repeat: int) -> Any:
         last = params[-1:] if params and params[-1].kind is inspect.Parameter.VAR_KEYWORD else []
         params = [p for p in params if p not in last] + [extra] + last
 
-    def arguments(kwargs: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    @contextlib.contextmanager
+    def salted(kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The call's arguments (without ``trial`` unless ``fn`` takes it), with the run's judge
+        cache seen through the keys of the row's trial and of ``repeat`` inside."""
         trial = kwargs.get("trial") if takes_trial else kwargs.pop("trial", None)
-        return kwargs, _salt(trial, repeat)
+        salt = _salt(trial, repeat)
+        inner = active_cache.get()
+        if not salt or inner is None:
+            yield kwargs
+            return
+        token = active_cache.set(_SaltedCache(inner, salt))
+        try:
+            yield kwargs
+        finally:
+            active_cache.reset(token)
 
     if is_async_callable(fn):
 
         async def arepeat(**kwargs: Any) -> Any:
-            kwargs, salt = arguments(kwargs)
-            inner = active_cache.get()
-            if not salt or inner is None:
-                return await fn(**kwargs)
-            token = active_cache.set(_SaltedCache(inner, salt))
-            try:
-                return await fn(**kwargs)
-            finally:
-                active_cache.reset(token)
+            with salted(kwargs) as arguments:
+                return await fn(**arguments)
 
         wrapper: Any = arepeat
     else:
 
         def repeat_call(**kwargs: Any) -> Any:
-            kwargs, salt = arguments(kwargs)
-            inner = active_cache.get()
-            if not salt or inner is None:
-                return fn(**kwargs)
-            token = active_cache.set(_SaltedCache(inner, salt))
-            try:
-                return fn(**kwargs)
-            finally:
-                active_cache.reset(token)
+            with salted(kwargs) as arguments:
+                return fn(**arguments)
 
         wrapper = repeat_call
     functools.update_wrapper(wrapper, fn, assigned=("__name__", "__qualname__", "__doc__"))
     wrapper.__signature__ = signature.replace(parameters=params)
     if info is not None:  # no async twin: it would bypass the salted cache
-        fields = {name: getattr(info, name) for name in info.__dataclass_fields__}
-        attach_info(wrapper, EvaluatorInfo(**{**fields, "twin": None}))
+        attach_info(wrapper, replace(info, twin=None))
     return wrapper
 
 

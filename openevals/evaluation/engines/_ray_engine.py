@@ -51,7 +51,7 @@ from openevals.evaluation.engines.worker import (
     row_outcomes,
     start_parts,
 )
-from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
+from openevals.evaluation.executor import RowExecutor
 from openevals.evaluation.options import RunOptions
 from openevals.evaluation.result import EvaluationInterrupted, EvaluationResult
 
@@ -92,8 +92,8 @@ class RayRun:
     def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
         self.run = LocalRun(data, evaluators, options)
         self.data = data
-        self.options = options
-        self.engine = ray_engine_of(options)
+        assert isinstance(options.engine, RayEngine)  # the runner sends only Ray runs here
+        self.engine = options.engine
         self.stop = threading.Event()
         self.replay = ReplayCalls()
         self.parquet = None if self.engine.parquet is None else str(self.engine.parquet)
@@ -105,6 +105,7 @@ class RayRun:
                 f"cannot be pickled ({type(exc).__name__}: {exc}); build clients inside the "
                 "function, or pass a model string instead of a client object"
             ) from None
+        start_parts(self.engine.parquet)
 
     # ------------------------------------------------------------------ the run
     def run_blocking(self) -> None:
@@ -115,11 +116,14 @@ class RayRun:
         finally:
             loop.close()
 
-    def result(self) -> EvaluationResult:
-        return self.run.result()
+    def finished(self) -> EvaluationResult:
+        """The result of the finished run (its ``RayEngine(parquet=)`` folder marked complete)."""
+        result = self.run.result()
+        finish_parts(self.engine.parquet, result)
+        return result
 
     async def _schedule(self) -> None:
-        self.executor = self.run.executor_for(self.replay)
+        self.executor = RowExecutor(self.run, self.replay, self.run.records)
         with _Session(self.engine.address, self.engine.connect_timeout):
             await self._replay_all()
 
@@ -134,10 +138,7 @@ class RayRun:
             if streamed is not None:  # Parquet: Ray Data reads it on the workers
                 try:
                     for row, self.replay.outcome in streamed:
-                        if self.stop.is_set():
-                            raise KeyboardInterrupt
-                        if self.run.over_budget():
-                            self.run.capped = True
+                        if self._stopping():
                             return
                         await self.executor.process_row(row)
                 finally:
@@ -149,24 +150,27 @@ class RayRun:
         try:
             if len(work) == len(rows):  # nothing resumed: replay batch by batch
                 for chunk_rows, done in chunks:
-                    if self.stop.is_set():
-                        raise KeyboardInterrupt
-                    if self.run.over_budget():  # later chunks are dropped, unrecorded
-                        self.run.capped = True
+                    if self._stopping():  # later chunks are dropped, unrecorded
                         return
                     await self._replay_chunk(chunk_rows, done)
                 return
             outcomes = (o for chunk_rows, done in chunks for o in row_outcomes(done))
             for row in rows:
-                if self.stop.is_set():
-                    raise KeyboardInterrupt
-                if self.run.over_budget():
-                    self.run.capped = True
+                if self._stopping():
                     return
                 self.replay.outcome = next(outcomes) if self._needs_work(row) else None
                 await self.executor.process_row(row)
         finally:
             chunks.close()
+
+    def _stopping(self) -> bool:
+        """Whether to stop before the next row: the budget's cap is reached (the run is then
+        capped); raises ``KeyboardInterrupt`` once the caller cancelled."""
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+        if self.run.over_budget():
+            self.run.capped = True
+        return self.run.capped
 
     async def _replay_chunk(
         self, rows: Sequence[Row], done: list[RowOutcome] | ColumnOutcomes
@@ -241,30 +245,16 @@ class RayRun:
         del payload_ref
 
 
-def ray_engine_of(options: RunOptions) -> RayEngine:
-    """The run's :class:`RayEngine` (a Ray run is given one)."""
-    engine = options.engine
-    if not isinstance(engine, RayEngine):  # pragma: no cover - the runner checks
-        raise TypeError(f"a Ray run needs a RayEngine; got {type(engine).__name__}")
-    return engine
-
-
 def evaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
     """:func:`~openevals.evaluation.evaluate` with a :class:`RayEngine`."""
     run = RayRun(data, evaluators, options)
-    start_parts(run.engine.parquet)
     try:
-        run.run_blocking()
+        with run.run.failing():
+            run.run_blocking()
     except KeyboardInterrupt:
         run.run.interrupted = True
-        raise EvaluationInterrupted(run.result()) from None
-    except (EvaluatorFailing, DataSourceFailed) as exc:
-        run.run.interrupted = True
-        exc.result = run.result()
-        raise
-    result = run.result()
-    finish_parts(run.engine.parquet, result)
-    return result
+        raise EvaluationInterrupted(run.run.result()) from None
+    return run.finished()
 
 
 async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> EvaluationResult:
@@ -272,19 +262,13 @@ async def aevaluate_on_ray(data: Any, evaluators: Any, options: RunOptions) -> E
     thread; cancelling stops it after the current row (finished work stays in the ``output=``
     file)."""
     run = RayRun(data, evaluators, options)
-    start_parts(run.engine.parquet)
     task = asyncio.get_running_loop().run_in_executor(None, run.run_blocking)
     try:
-        await asyncio.shield(task)
+        with run.run.failing():
+            await asyncio.shield(task)
     except asyncio.CancelledError:
         run.stop.set()
         with contextlib.suppress(BaseException):
             await task
         raise
-    except (EvaluatorFailing, DataSourceFailed) as exc:
-        run.run.interrupted = True
-        exc.result = run.result()
-        raise
-    result = run.result()
-    finish_parts(run.engine.parquet, result)
-    return result
+    return run.finished()

@@ -172,7 +172,6 @@ def _pairs(
     if failures:
         source = files[0] if len(files) == 1 else f"Parquet ({len(files)} files)"
         run.failure = DataSourceFailed(source, reader.index, failures[0])
-        run.failure.__cause__ = failures[0]
 
 
 def _results(

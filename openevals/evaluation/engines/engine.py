@@ -15,7 +15,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from openevals._repr import show
 from openevals.evaluation.engines.ray_connect import DEFAULT_CONNECT_TIMEOUT, check_connect_timeout
@@ -75,16 +75,13 @@ class LocalEngine:
         TypeError / ValueError: ``eval_timeout`` is not a positive number of seconds.
     """
 
+    name: ClassVar[str] = "local"
     eval_timeout: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "eval_timeout", check_eval_timeout(self.eval_timeout, "LocalEngine")
         )
-
-    @property
-    def name(self) -> str:
-        return "local"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,6 +110,7 @@ class RayEngine:
         TypeError / ValueError: an option of the wrong type or out of range, naming it.
     """
 
+    name: ClassVar[str] = "ray"
     address: str | None = None
     workers: int | None = None
     batch_size: int = DEFAULT_RAY_BATCH_SIZE
@@ -144,10 +142,6 @@ class RayEngine:
         object.__setattr__(self, "eval_timeout", check_eval_timeout(self.eval_timeout, "RayEngine"))
         if self.env is not None:
             object.__setattr__(self, "env", _env_names(self.env))
-
-    @property
-    def name(self) -> str:
-        return "ray"
 
 
 Engine = LocalEngine | RayEngine

@@ -34,20 +34,13 @@ from openevals.evaluation.blocks import (
     run_blocks,
 )
 from openevals.evaluation.cache import open_cache
-from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.evaluators import (
-    RunEvaluator,
-    prepare_evaluators,
-    refuse_missing_outputs,
-)
-from openevals.evaluation.executor import Calls, LiveCalls, RowExecutor, run_rows, under_timeout
-from openevals.evaluation.failfast import DataSourceFailed
+from openevals.evaluation.evaluators import refuse_missing_outputs
+from openevals.evaluation.executor import EngineRun, LiveCalls, RowExecutor, run_rows
+from openevals.evaluation.failfast import DataSourceFailed, EvaluatorFailing
 from openevals.evaluation.loop import Offload
 from openevals.evaluation.options import RunOptions
-from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.recording import RunRecords
-from openevals.evaluation.records import Recorder
 from openevals.evaluation.result import EvaluationResult
 from openevals.evaluation.stats import RunStats
 from openevals.report.progress import make_progress
@@ -103,20 +96,12 @@ def _storable(value: Any) -> bool:
     return True
 
 
-class LocalRun:
+class LocalRun(EngineRun):
     """State and scheduling of one local run (shared by the sync and async entry points); the
     Ray driver reuses it with its own scheduling and calls (:mod:`._ray_engine`)."""
 
     def __init__(self, data: Any, evaluators: Any, options: RunOptions) -> None:
-        self.options = options
-        self.evaluators: list[RunEvaluator] = prepare_evaluators(evaluators, model=options.model)
-        self.pairwise: PairwisePlan | None = None
-        if options.systems is not None:  # one evaluator per evaluator x pair of systems
-            self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
-            self.evaluators = self.pairwise.evaluators
-        self.evaluators = under_timeout(self.evaluators, options.engine.eval_timeout)
-        self.names = [ev.name for ev in self.evaluators]
-        self.prices = options.budget.table
+        super().__init__(evaluators, options)
         progress = make_progress(options.progress)
         reader = self.data_reader = RunReader(data)
         self.reader: RowReader | None = reader
@@ -125,25 +110,16 @@ class LocalRun:
         rows_total = count_rows(data) if progress is not None else None
         if rows_total is None and not isinstance(data, (str, os.PathLike)):
             rows_total = count_rows(data)
-        self.target = options.target
-        self.recorder = Recorder()
-        self.stats = RunStats(
-            self.names, group_by=options.group_by, rows_total=rows_total, live=progress is not None
-        )
+        names = [ev.name for ev in self.evaluators]
+        live = progress is not None
+        self.stats = RunStats(names, group_by=options.group_by, rows_total=rows_total, live=live)
         batches: MetricBatches | None = None
         if options.batch_metrics is not None and options.batch_metrics.metrics:
             batches = MetricBatches(options.batch_metrics, self.recorder)
             self.stats.batches = batches
         self.output_path = Path(options.output) if options.output is not None else None
         self.records = RunRecords(
-            self.evaluators,
-            group_by=options.group_by,
-            prices=self.prices,
-            stats=self.stats,
-            recorder=self.recorder,
-            batches=batches,
-            progress=progress,
-            output=self.output_path,
+            self, self.stats, batches=batches, progress=progress, output=self.output_path
         )
         # Content ids are numbered in data order, by the reader or (deferred) by the store.
         self.records.store.ids = reader.ids
@@ -154,7 +130,6 @@ class LocalRun:
         self.failure: DataSourceFailed | None = None
         """The data failed mid-stream where the reader does not see it (Ray's Parquet reads)."""
         self.capped = False  # the budget's max_cost stopped the run before the data's end
-        self.previous = Previous()
         self._offload = Offload(options.concurrency)
         self._exhausted = False
         # May pure evaluators run in blocks (see ..blocks)? Not under a cost cap, which is
@@ -168,26 +143,8 @@ class LocalRun:
         self.cache, self._owns_cache = open_cache(self.options.cache)
         limiter = self.stats.limiter = Limiter(AIMD(self.options.concurrency))
         self.previous = self.records.open(retry_errors=self.options.retry_errors)
-        self.calls = LiveCalls(
-            target=self.target,
-            recorder=self.recorder,
-            cache=self.cache,
-            limiter=limiter,
-            offload=self._offload,
-            eval_timeout=self.options.engine.eval_timeout,
-        )
-        self.executor = self.executor_for(self.calls)
-
-    def executor_for(self, calls: Calls) -> RowExecutor:
-        """The shared row code of this run, getting outcomes from ``calls``."""
-        return RowExecutor(
-            self.evaluators,
-            calls=calls,
-            sink=self.records,
-            previous=self.previous,
-            recorder=self.recorder,
-            has_target=self.target is not None,
-        )
+        self.calls = LiveCalls(self, limiter, self._offload)
+        self.executor = RowExecutor(self, self.calls, self.records)
 
     def _close(self) -> None:
         self._offload.shutdown()
@@ -215,6 +172,17 @@ class LocalRun:
         finally:
             self._close()
 
+    @contextlib.contextmanager
+    def failing(self) -> Iterator[None]:
+        """An :class:`EvaluatorFailing` or :class:`DataSourceFailed` raised inside (the run
+        stopped) leaves with the rows finished: its ``.result``."""
+        try:
+            yield
+        except (EvaluatorFailing, DataSourceFailed) as exc:
+            self.interrupted = True
+            exc.result = self.result()
+            raise
+
     async def _schedule(self) -> None:
         """Process every row: in blocks when the evaluators allow it, else row by row."""
         if self.columnar and columnar_fits(self):
@@ -228,11 +196,7 @@ class LocalRun:
         the calls), while the others (judges) take the rows one by one."""
         forms = {} if self.target is not None else pure_batch_forms(self.evaluators)
         if not forms:
-
-            async def one() -> Row | None:
-                return self.next_row()
-
-            return one
+            return self.anext_row
         queue: deque[Row] = deque()
         lock = asyncio.Lock()
 
@@ -257,7 +221,6 @@ class LocalRun:
         reader = self.data_reader
         if self.failure is None and reader.failure is not None:
             self.failure = DataSourceFailed(reader.source, reader.index, reader.failure)
-            self.failure.__cause__ = reader.failure
         return self.failure
 
     def over_budget(self) -> bool:
@@ -269,19 +232,15 @@ class LocalRun:
         reached: the run then stops there, and says so if rows were left)."""
         if self._exhausted or self.reader is None:
             return None
+        row = None
         try:
-            row = next(self.reader)
-            if self.over_budget():
-                self.capped = True
-                self._exhausted = True
-                return None
-            return row
-        except StopIteration:
-            self._exhausted = True
+            row = next(self.reader, None)
+        finally:
+            self._exhausted = row is None  # the data's end, or its failure (raised)
+        if row is not None and self.over_budget():
+            self.capped = self._exhausted = True
             return None
-        except BaseException:
-            self._exhausted = True
-            raise
+        return row
 
     # ------------------------------------------------------------------ blocks (see ..blocks)
     def block(self) -> AbstractContextManager[None]:
@@ -312,4 +271,10 @@ class LocalRun:
         )
         if self.pairwise is not None:
             result.pairwise = self.pairwise.summarize(result.rows)
+        repeat = self.options.trials
+        if repeat is not None and repeat.active:
+            result.summary["trials"] = {
+                "trials": repeat.trials,
+                "judge_repeats": repeat.judge_repeats,
+            }
         return result

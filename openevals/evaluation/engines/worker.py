@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from openevals._repr import PATH_LIMIT, show
-from openevals.data.rows import Row, RowReader
+from openevals.data.rows import Row
 from openevals.evaluation.blocks import (
     ColumnBlock,
     EvalColumn,
@@ -30,14 +30,13 @@ from openevals.evaluation.blocks import (
 )
 from openevals.evaluation.checkpoint import Previous
 from openevals.evaluation.concurrency import AIMD, Limiter
-from openevals.evaluation.engines.batch_forms import BatchForm, batch_form
-from openevals.evaluation.evaluators import Outcome, RunEvaluator, prepare_evaluators
-from openevals.evaluation.executor import LiveCalls, RowExecutor, run_rows, under_timeout
+from openevals.evaluation.engines.batch_forms import batch_form
+from openevals.evaluation.evaluators import Outcome, RunEvaluator
+from openevals.evaluation.executor import EngineRun, LiveCalls, RowExecutor, run_rows
 from openevals.evaluation.loop import Offload, run_on_loop
 from openevals.evaluation.options import RunOptions
-from openevals.evaluation.pairwise import PairwisePlan
 from openevals.evaluation.recording import RunRecords
-from openevals.evaluation.records import Recorder, ResultRow, TargetInfo
+from openevals.evaluation.records import ResultRow, TargetInfo, row_record
 from openevals.evaluation.stats import RunStats
 from openevals.utils import _needs_langsmith
 
@@ -113,13 +112,7 @@ class Capture:
         target: TargetInfo | None,
         target_ran: bool,
     ) -> ResultRow:
-        return {
-            "id": row.id,
-            "index": row.index,
-            "inputs": None,
-            "outputs": None,
-            "reference_outputs": None,
-        }
+        return row_record(row.id, row.index, {}, group=None, grouped=False)  # only its id is read
 
     def target(self, row: Row, fields: Mapping[str, Any], info: TargetInfo) -> None:
         self.outcomes[row.id].target = (dict(fields), info)
@@ -134,32 +127,19 @@ class Capture:
         """Recording happens on the driver."""
 
 
-class WorkerRun:
+class WorkerRun(EngineRun):
     """The evaluators of a distributed run on one worker, scoring batch after batch."""
 
     def __init__(self, evaluators: Any, options: RunOptions) -> None:
-        self.options = options
-        self.evaluators: list[RunEvaluator] = prepare_evaluators(evaluators, model=options.model)
-        self.pairwise: PairwisePlan | None = None
-        if options.systems is not None:
-            self.pairwise = PairwisePlan.create(options.systems, self.evaluators)
-            self.evaluators = self.pairwise.evaluators
-        self.evaluators = under_timeout(self.evaluators, options.engine.eval_timeout)
-        self.target = options.target
+        super().__init__(evaluators, options)
         self.cache = options.cache
-        self.recorder = Recorder()
-        self.prices = options.budget.table
-        self.reader: RowReader | None = None  # rows arrive normalised, with their ids
-        self.previous = Previous()
+        self.reader = None  # rows arrive normalised, with their ids
         self.capture = Capture()
         self.limiter = Limiter(AIMD(options.concurrency))
-        self.forms: dict[str, BatchForm] = {}
         # As on the local engine: no batch forms while LangSmith traces (each call is traced).
-        if options.target is None and not _needs_langsmith():
-            for ev in self.evaluators:
-                form = batch_form(ev)
-                if form is not None:
-                    self.forms[ev.name] = form
+        traced = options.target is not None or _needs_langsmith()
+        found = {} if traced else {ev.name: batch_form(ev) for ev in self.evaluators}
+        self.forms = {name: form for name, form in found.items() if form is not None}
         self._rows: Iterator[Row] = iter(())
         self.blocks: list[ColumnBlock] = []  # the column blocks of the batch being scored
 
@@ -178,22 +158,8 @@ class WorkerRun:
         )
         self.capture.outcomes = {row.id: RowOutcome() for row in rows}
         offload = Offload(self.options.concurrency)
-        self.calls = LiveCalls(
-            target=self.target,
-            recorder=self.recorder,
-            cache=self.cache,
-            limiter=self.limiter,
-            offload=offload,
-            eval_timeout=self.options.engine.eval_timeout,
-        )
-        self.executor = RowExecutor(
-            self.evaluators,
-            calls=self.calls,
-            sink=self.capture,
-            previous=self.previous,
-            recorder=self.recorder,
-            has_target=self.target is not None,
-        )
+        self.calls = LiveCalls(self, self.limiter, offload)
+        self.executor = RowExecutor(self, self.calls, self.capture)
         self._rows = iter(rows)
         began, closed = threading.Event(), threading.Event()
         try:
@@ -218,11 +184,7 @@ class WorkerRun:
                 return
             await batch_first(self, self.forms, rows)
             workers = max(1, min(self.options.concurrency, len(rows)))
-
-            async def next_row() -> Row | None:
-                return self.next_row()
-
-            await run_rows(self.executor, next_row, workers)
+            await run_rows(self.executor, self.anext_row, workers)
         finally:
             closed.set()
 
@@ -307,26 +269,10 @@ def write_part(
 
     pq = require("pyarrow.parquet", "parquet", "RayEngine(parquet=)")
     names = [ev.name for ev in run.evaluators]
-    records = RunRecords(
-        run.evaluators,
-        group_by=run.options.group_by,
-        prices=run.prices,
-        stats=RunStats(names, group_by=run.options.group_by),
-        recorder=run.recorder,
-        batches=None,
-        progress=None,
-        output=None,
-    )
+    records = RunRecords(run, RunStats(names, group_by=run.options.group_by))
     records.failfast = None  # the driver's records stop the run
     replay = ReplayCalls()
-    executor = RowExecutor(
-        run.evaluators,
-        calls=replay,
-        sink=records,
-        previous=run.previous,
-        recorder=run.recorder,
-        has_target=run.target is not None,
-    )
+    executor = RowExecutor(run, replay, records)
 
     async def replay_all() -> None:
         for item, replay.outcome in zip(items, outcomes, strict=True):
