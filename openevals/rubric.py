@@ -179,35 +179,22 @@ def _results(criteria: tuple[Criterion, ...], outcome: Any, weighted: bool) -> l
     per criterion (boolean and choices by vote, continuous by mean). ``weighted``
     (``score_weighting="logprobs"``): each grade is read from the probabilities of its tokens,
     and samples are averaged."""
-    from openevals._judge.samples import aggregate_scores, weighted_score
+    from openevals._judge.samples import read_scores
 
     answers = [_grades(v) for v in outcome.values] or [_grades(outcome.value)]
     reasoning = answers[0].get("reasoning")
     results = []
     for c in criteria:
-        metadata: dict[str, Any] = {}
         spec = default_score_schema(
             continuous=c.kind == "continuous",
             choices=list(c.choices) if c.kind == "choices" else None,
             use_reasoning=True,
         )
         scores = [a[c.name] for a in answers]
-        extra: dict[str, Any] = {}
-        if weighted:
-            read = [weighted_score(spec, a.logprobs, key=c.name) for a in outcome.answers]
-            scores = [w for w, _ in read]
-            extra = {"score_weighting": "logprobs", "score_probabilities": read[0][1]}
-            if len(read) > 1:
-                extra["score_probabilities"] = [p for _, p in read]
-        if len(scores) == 1:
-            score: Any = scores[0]
-        else:
-            score, _, metadata = aggregate_scores(
-                spec, scores, [a.get("reasoning") for a in answers], mean=weighted
-            )
-        metadata.update(extra)
-        if outcome.usage:
-            metadata["usage"] = outcome.usage
+        reasonings = [a.get("reasoning") for a in answers]
+        score, _, metadata = read_scores(
+            spec, outcome, scores, reasonings, weighted=weighted, key=c.name
+        )
         results.append(
             {"key": c.name, "score": score, "comment": reasoning, "metadata": metadata or None}
         )

@@ -33,6 +33,7 @@ from typing import Any
 from openevals._judge.backends import _get
 from openevals._judge.errors import JudgeLogprobsError
 from openevals._judge.schema import SchemaSpec
+from openevals._judge.steps import Outcome
 from openevals._repr import show
 
 _SCORE_KEY = re.compile(r'"score"\s*:\s*')
@@ -150,3 +151,33 @@ def aggregate_scores(
         metadata["tie"] = True
     comment = reasonings[agreeing[0]] if agreeing else reasonings[0]
     return score, comment, metadata
+
+
+def read_scores(
+    spec: SchemaSpec,
+    outcome: Outcome,
+    scores: Sequence[Any],
+    reasonings: Sequence[str | None],
+    *,
+    weighted: bool,
+    key: str = "score",
+) -> tuple[Any, str | None, dict[str, Any]]:
+    """``(score, comment, metadata)`` of the answers' ``key`` field (``scores``, one per sample):
+    with ``weighted``, each score read from the probabilities of its tokens
+    (:func:`weighted_score`); several samples aggregated (:func:`aggregate_scores`, means when
+    weighted); the call's usage under ``metadata["usage"]``."""
+    extra: dict[str, Any] = {}
+    if weighted:
+        read = [weighted_score(spec, a.logprobs, key=key) for a in outcome.answers]
+        scores = [w for w, _ in read]
+        extra = {"score_weighting": "logprobs", "score_probabilities": read[0][1]}
+        if len(read) > 1:
+            extra["score_probabilities"] = [p for _, p in read]
+    if len(scores) == 1:
+        score, reasoning, metadata = scores[0], reasonings[0], {}
+    else:
+        score, reasoning, metadata = aggregate_scores(spec, scores, reasonings, mean=weighted)
+    metadata.update(extra)
+    if outcome.usage:
+        metadata["usage"] = outcome.usage
+    return score, reasoning, metadata
