@@ -181,18 +181,10 @@ def check_confidence(confidence: Any) -> float:
 def _estimate(
     found: dict[str, Any], n: int, big_n: int, confidence: float, method: str
 ) -> PPIEstimate:
-    lam = float(found["lam"])
+    """The :class:`PPIEstimate` of :func:`ppi_arrays`' 0-d arrays (its first six fields)."""
+    figures = {name: float(value) for name, value in found.items()}
     return PPIEstimate(
-        value=float(found["value"]),
-        low=float(found["low"]),
-        high=float(found["high"]),
-        se=float(found["se"]),
-        lam=lam,
-        rectifier=float(found["rectifier"]),
-        n_labelled=n,
-        n_unlabelled=big_n,
-        confidence=confidence,
-        method=method,
+        **figures, n_labelled=n, n_unlabelled=big_n, confidence=confidence, method=method
     )
 
 
