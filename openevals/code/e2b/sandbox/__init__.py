@@ -185,13 +185,7 @@ def sandbox_evaluator(
     ``extraction_options`` holds the factory's ``code_extraction_strategy``, ``code_extractor``,
     ``model`` and ``client``; they and the sandbox are checked here.
     """
-    extraction = sandbox_extraction(
-        sandbox,
-        code_extraction_strategy=extraction_options["code_extraction_strategy"],
-        code_extractor=extraction_options["code_extractor"],
-        model=extraction_options["model"],
-        client=extraction_options["client"],
-    )
+    extraction = sandbox_extraction(sandbox, **extraction_options)
     run = arun_in_sandbox if is_async else run_in_sandbox
 
     def scorer(*, outputs: str, **_: Any) -> Any:
