@@ -136,21 +136,13 @@ class TrialStats:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "key": self.key,
-            "kind": self.kind,
-            "rows": self.rows,
-            "trials": self.trials,
-            "judge_repeats": self.judge_repeats,
-            "mean": self.mean,
+            **vars(self),
             "pass_at": dict(self.pass_at),
             "pass_hat": dict(self.pass_hat),
-            "flip_rate": self.flip_rate,
-            "flaky": self.flaky,
             "flakiest": [vars(r) | {"trial_means": list(r.trial_means)} for r in self.flakiest],
             "variance": {name: est.as_dict() for name, est in self.variance.items()},
-            "app_share": self.app_share,
-            "complete_rows": self.complete_rows,
             "notes": list(self.notes),
+            "app_share": self.app_share,
         }
 
     def __str__(self) -> str:
