@@ -134,20 +134,17 @@ def make_prompt_spec(prompt: Any) -> PromptSpec:
         _warn_lookalikes(variables, optional)
         return PromptSpec(kind="template", template=prompt, variables=variables, optional=optional)
     if hasattr(prompt, "invoke") and hasattr(prompt, "input_variables"):
-        schema = getattr(prompt, "schema_", None)
-        kwargs = dict(getattr(prompt, "structured_output_kwargs", None) or {})
-        _warn_lookalikes(
-            frozenset(prompt.input_variables or []),
-            frozenset(getattr(prompt, "optional_variables", None) or []),
-        )
+        variables = frozenset(prompt.input_variables or [])
+        optional = frozenset(getattr(prompt, "optional_variables", None) or [])
+        _warn_lookalikes(variables, optional)
         return PromptSpec(
             kind="runnable",
             runnable=prompt,
-            variables=frozenset(prompt.input_variables or []),
-            optional=frozenset(getattr(prompt, "optional_variables", None) or []),
+            variables=variables,
+            optional=optional,
             mustache=_is_mustache(prompt),
-            structured_schema=schema,
-            structured_kwargs=kwargs,
+            structured_schema=getattr(prompt, "schema_", None),
+            structured_kwargs=dict(getattr(prompt, "structured_output_kwargs", None) or {}),
         )
     if callable(prompt):
         return PromptSpec(kind="callable", fn=prompt)
