@@ -173,10 +173,11 @@ def read_scores(
         extra = {"score_weighting": "logprobs", "score_probabilities": read[0][1]}
         if len(read) > 1:
             extra["score_probabilities"] = [p for _, p in read]
-    if len(scores) == 1:
-        score, reasoning, metadata = scores[0], reasonings[0], {}
-    else:
-        score, reasoning, metadata = aggregate_scores(spec, scores, reasonings, mean=weighted)
+    score, reasoning, metadata = (
+        (scores[0], reasonings[0], {})
+        if len(scores) == 1
+        else aggregate_scores(spec, scores, reasonings, mean=weighted)
+    )
     metadata.update(extra)
     if outcome.usage:
         metadata["usage"] = outcome.usage
