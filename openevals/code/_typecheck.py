@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -317,27 +317,17 @@ async def arun_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckS
 
 
 def typecheck_evaluator(
-    checker: TypeChecker,
-    *,
-    is_async: bool,
-    code_extraction_strategy: Any,
-    code_extractor: Any,
-    model: Any,
-    client: Any,
+    checker: TypeChecker, extraction_options: Mapping[str, Any], *, is_async: bool
 ) -> CodeEvaluator | AsyncCodeEvaluator:
     """A type-checking evaluator (with ``batch``, or ``abatch`` when ``is_async``) for
-    ``checker``, the code taken from ``outputs`` as the factory's extraction options ask (they are
-    checked here): the one builder of the mypy and pyright factories, sync and async.
+    ``checker``, the code taken from ``outputs`` as the factory's extraction options ask
+    (``code_extraction_strategy``, ``code_extractor``, ``model``, ``client``; checked here): the
+    one builder of the mypy and pyright factories, sync and async.
 
     Its key is ``<checker>_succeeded``; its run name ``<checker>_evaluator``, or
     ``<checker>_check`` when async (the names of the public release).
     """
-    extraction = code_extraction(
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
-    )
+    extraction = code_extraction(**extraction_options)
     run_name = f"{checker.name}_check" if is_async else f"{checker.name}_evaluator"
     feedback_key = f"{checker.name}_succeeded"
     if is_async:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
 from openevals._contract import (
     EvaluatorInfo,
@@ -34,6 +34,7 @@ from openevals._contract import (
     make_evaluator,
     run_scorer,
 )
+from openevals._declare import derive
 from openevals._drivers import adrive, drive
 from openevals._incidental import incidental
 from openevals._repr import show
@@ -334,6 +335,47 @@ AsyncBatchCodeCheckEvaluator = AsyncCodeEvaluator
 
 
 # --------------------------------------------------------------------------- factories
+
+_P = ParamSpec("_P")
+_SyncKind = Literal["CodeCheckEvaluator", "BatchCodeCheckEvaluator", "CodeEvaluator"]
+_AsyncKind = Literal[
+    "AsyncCodeCheckEvaluator", "AsyncBatchCodeCheckEvaluator", "AsyncCodeEvaluator"
+]
+
+
+@overload
+def code_factory(
+    build: Callable[..., Any], returns: _SyncKind
+) -> Callable[[Callable[_P, object]], Callable[_P, CodeEvaluator]]: ...
+
+
+@overload
+def code_factory(
+    build: Callable[..., Any], returns: _AsyncKind
+) -> Callable[[Callable[_P, object]], Callable[_P, AsyncCodeEvaluator]]: ...
+
+
+def code_factory(
+    build: Callable[..., Any], returns: str
+) -> Callable[[Callable[_P, object]], Callable[..., Any]]:
+    """A code factory from its declaration, the decorated function: its parameters, their
+    annotations and defaults, and its docstring are the factory's (its own body is never run);
+    ``returns`` names the class it returns (the ``Async...`` ones make the async form).
+
+    A call binds its arguments to the declared signature (a wrong or missing option is the
+    ``TypeError`` of a call) and returns ``build(options, is_async=...)``, ``options`` being
+    every option by name with its default filled in (:func:`openevals._declare.derive`). A
+    family's sync and async factories declare their own signatures (their extractor and
+    sandbox types differ) and share the one builder, so no option is passed on by hand.
+    """
+    is_async = returns.startswith("Async")
+
+    def make(declared: Callable[_P, object]) -> Callable[..., Any]:
+        doc = declared.__doc__ or ""
+        build_form = functools.partial(build, is_async=is_async)
+        return derive(declared, build_form, name=declared.__name__, returns=returns, doc=doc)
+
+    return make
 
 
 def _create_base_code_evaluator(
