@@ -166,13 +166,7 @@ class _CodeEvaluatorBase(Generic[_BatchScorerT]):
             without it the evaluator does not describe itself.
     """
 
-    scorer: Callable[..., Any]
-    extraction: CodeExtraction
-    run_name: str
-    feedback_key: str
-    code_sink: str | None
     batch_scorer: Any
-    _info: EvaluatorInfo
     _evaluate: Callable[..., Any]
     _is_async: bool
     # Defined by each class, in its own colour (sync or async):
