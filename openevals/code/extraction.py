@@ -191,10 +191,9 @@ def _closing_fence_start(line: str, char: str, length: int) -> int | None:
 
 
 def _dedent(line: str, width: int) -> str:
-    cut = 0
-    while cut < width and cut < len(line) and line[cut] in " \t":
-        cut += 1
-    return line[cut:]
+    """``line`` without the blanks of its first ``width`` characters (a fence's indentation)."""
+    head = line[:width]
+    return line[len(head) - len(head.lstrip(" \t")) :]
 
 
 def iter_code_blocks(text: str) -> Iterator[CodeBlock]:
