@@ -305,21 +305,15 @@ request) misses a criterion, adds an unknown one or gives a grade of the wrong k
 )
 
 
-class _MemoryCache:
+class _MemoryCache(dict[str, dict[str, Any]]):
     """A per-call in-memory judge cache (get/set/close), so the criteria's calibration runs share
     one model call per row."""
 
-    def __init__(self) -> None:
-        self.values: dict[str, dict[str, Any]] = {}
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self.values.get(key)
-
     def set(self, key: str, value: dict[str, Any]) -> None:
-        self.values[key] = value
+        self[key] = value
 
     def close(self) -> None:
-        self.values.clear()
+        self.clear()
 
 
 def calibrate_rubric(
@@ -352,9 +346,8 @@ def calibrate_rubric(
         )
     kinds = _criterion_kinds(judge)
     shared = cache if cache is not None else _MemoryCache()
-    reports = {}
-    for name, column in labels.items():
-        reports[name] = calibrate(
+    return {
+        name: calibrate(
             data,
             judge,
             label=column,
@@ -363,7 +356,8 @@ def calibrate_rubric(
             cache=shared,
             **options,
         )
-    return reports
+        for name, column in labels.items()
+    }
 
 
 def _criterion_kinds(judge: Any) -> dict[str, Any]:
