@@ -185,8 +185,7 @@ def win_rates(
         pairs.setdefault((first, second), []).append(code)
     for (a, b), codes in sorted(pairs.items(), key=lambda kv: (rank[kv[0][0]], rank[kv[0][1]])):
         n = len(codes)
-        onehot = np.zeros((n, 3))
-        onehot[np.arange(n), codes] = 1.0
+        onehot = np.eye(3)[codes]
         weights = bootstrap_weights(n, resamples, seed)
         rates = weights @ onehot / n
         wins, losses, ties = (int(c) for c in onehot.sum(axis=0))
