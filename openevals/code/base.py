@@ -30,11 +30,9 @@ from openevals._contract import (
     EvaluatorInfo,
     arun_scorer,
     attach_info,
-    make_async_evaluator,
-    make_evaluator,
     run_scorer,
 )
-from openevals._declare import derive
+from openevals._declare import derive, evaluator_for
 from openevals._drivers import adrive, drive
 from openevals._incidental import incidental
 from openevals._repr import show
@@ -194,13 +192,10 @@ class _CodeEvaluatorBase(Generic[_BatchScorerT]):
         self.scorer, self.extraction, self.batch_scorer = scorer, extraction, batch_scorer
         self.run_name, self.feedback_key, self.code_sink = run_name, feedback_key, code_sink
         contract = info or EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
-        if self._is_async:
-            contract = contract.as_async()
-        make = make_async_evaluator if self._is_async else make_evaluator
-        self._evaluate = make(self._score, contract)
-        self._info = contract
+        self._evaluate = evaluator_for(self._is_async, self._score, contract)
+        self._info = contract.as_async() if self._is_async else contract
         if info is not None:
-            attach_info(self, contract)
+            attach_info(self, self._info)
         if batch_scorer is not None:
             setattr(self, "abatch" if self._is_async else "batch", self._batch)
 
