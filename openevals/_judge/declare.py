@@ -27,7 +27,7 @@ from dataclasses import MISSING, Field, fields
 from typing import Any, ParamSpec, TypeVar, cast
 
 from openevals._declare import present
-from openevals._judge.options import OPTIONS, FactorySpec, ModelOptions, declare
+from openevals._judge.options import FACTORIES, OPTIONS, FactorySpec, ModelOptions
 from openevals._repr import show
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -154,7 +154,11 @@ def judge_factories(
     takes = tuple(n for n in names if n in OPTIONS)
     own = {n: declared[n].default for n in takes if declared[n].default is not OPTIONS[n].default}
     own.update((n, defaults[n]) for n in takes if n in defaults)
-    specs = declare(name, async_name, takes, **own)
+    specs = (
+        FactorySpec(name, takes, own, is_async=False, async_twin=async_name),
+        FactorySpec(async_name, takes, own, is_async=True, sync_twin=name),
+    )
+    FACTORIES.update((spec.name, spec) for spec in specs)
     made = []
     for spec, kind in zip(specs, kinds, strict=True):
         returns = kind.__annotations__["return"]

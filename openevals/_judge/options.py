@@ -137,24 +137,9 @@ class FactorySpec:
         return {name: given.get(name, self.default(name)) for name in self.takes}
 
 
-ALL_OPTIONS: tuple[str, ...] = tuple(OPTIONS)
-
 FACTORIES: dict[str, FactorySpec] = {}
-"""Every declared judge factory by name (filled as the factory modules are imported)."""
-
-
-def declare(
-    name: str,
-    async_name: str,
-    takes: tuple[str, ...] = ALL_OPTIONS,
-    **defaults: Any,
-) -> tuple[FactorySpec, FactorySpec]:
-    """Declare a sync judge factory and its async twin: the options they take, their defaults."""
-    sync = FactorySpec(name, takes, defaults, is_async=False, async_twin=async_name)
-    asyn = FactorySpec(async_name, takes, defaults, is_async=True, sync_twin=name)
-    FACTORIES[name] = sync
-    FACTORIES[async_name] = asyn
-    return sync, asyn
+"""Every declared judge factory by name (filled by
+:func:`~openevals._judge.declare.judge_factories` as the factory modules are imported)."""
 
 
 def judge_options(
