@@ -252,11 +252,6 @@ def _stop(process: Any) -> None:
         process.kill()
 
 
-def _timed_out(invocation: Invocation) -> CheckTimeoutError:
-    assert invocation.timeout is not None
-    return CheckTimeoutError(invocation.name, invocation.timeout)
-
-
 def _run_process(invocation: Invocation) -> ProcessResult:
     process = subprocess.Popen(
         list(invocation.argv),
@@ -273,7 +268,7 @@ def _run_process(invocation: Invocation) -> ProcessResult:
         except subprocess.TimeoutExpired:
             _stop(process)
             process.wait()
-            raise _timed_out(invocation) from None
+            raise CheckTimeoutError(invocation.name, invocation.timeout) from None
         except BaseException:  # Ctrl-C, ...: the checker must not outlive the call
             _stop(process)
             raise
@@ -295,7 +290,7 @@ async def _arun_process(invocation: Invocation) -> ProcessResult:
     except asyncio.TimeoutError:
         _stop(process)
         await process.wait()
-        raise _timed_out(invocation) from None
+        raise CheckTimeoutError(invocation.name, invocation.timeout) from None
     except BaseException:
         if process.returncode is None:
             _stop(process)
