@@ -410,10 +410,6 @@ def _extraction_prompt(*, outputs: Any = None, **_: Any) -> list[dict[str, str]]
     return extraction_messages(str(outputs))
 
 
-def _is_chat_model(obj: Any) -> bool:
-    return callable(getattr(obj, "invoke", None)) and callable(getattr(obj, "ainvoke", None))
-
-
 def _is_openai_client(obj: Any) -> bool:
     completions = getattr(getattr(obj, "chat", None), "completions", None)
     return callable(getattr(completions, "create", None))
@@ -489,12 +485,14 @@ class CodeExtraction:
         self.client = client
         self._judge: Any = None
         if strategy == "llm":
+            from openevals._judge.resolve import looks_like_chat_model
+
             if model is None and client is None:
                 raise ValueError(
                     "code_extraction_strategy='llm' needs a model: pass `model` (e.g. "
                     "'openai:gpt-4.1-mini') or `client` (a LangChain chat model)"
                 )
-            if client is not None and not _is_chat_model(client):
+            if client is not None and not looks_like_chat_model(client):
                 if not _is_openai_client(client):
                     raise TypeError(
                         "`client` must be a LangChain chat model (with invoke / ainvoke) or an "
