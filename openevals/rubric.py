@@ -344,7 +344,10 @@ def calibrate_rubric(
             f"`labels` names criteria the judge does not grade: {show(unknown)}; its criteria: "
             f"{show(list(keys))}"
         )
-    kinds = _criterion_kinds(judge)
+    # Criterion name -> the score type calibration checks labels against.
+    kinds = {
+        c.name: list(c.choices) if c.kind == "choices" else c.kind for c in _CRITERIA.get(judge, ())
+    }
     shared = cache if cache is not None else _MemoryCache()
     return {
         name: calibrate(
@@ -358,9 +361,3 @@ def calibrate_rubric(
         )
         for name, column in labels.items()
     }
-
-
-def _criterion_kinds(judge: Any) -> dict[str, Any]:
-    """Criterion name -> the score type calibration checks labels against."""
-    checked = _CRITERIA.get(judge, ())
-    return {c.name: list(c.choices) if c.kind == "choices" else c.kind for c in checked}

@@ -62,13 +62,6 @@ def _template_fields(template: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _prebuilt_optional_variables(template: str) -> frozenset[str]:
-    """Optional variables declared by our prebuilt prompts (matched by text)."""
-    from openevals.prompts import optional_variables_for
-
-    return frozenset(optional_variables_for(template))
-
-
 def _is_mustache(runnable: Any) -> bool:
     for message in getattr(runnable, "messages", []) or []:
         inner = getattr(message, "prompt", None)
@@ -130,7 +123,9 @@ def make_prompt_spec(prompt: Any) -> PromptSpec:
     about a variable that looks like a misspelt standard field (:func:`standard_field_like`)."""
     if isinstance(prompt, str):
         variables = _template_fields(prompt)
-        optional = _prebuilt_optional_variables(prompt)
+        from openevals.prompts import optional_variables_for
+
+        optional = frozenset(optional_variables_for(prompt))  # a prebuilt prompt's, by its text
         _warn_lookalikes(variables, optional)
         return PromptSpec(kind="template", template=prompt, variables=variables, optional=optional)
     if hasattr(prompt, "invoke") and hasattr(prompt, "input_variables"):
