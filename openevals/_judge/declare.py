@@ -53,30 +53,19 @@ EVALUATORS = (as_evaluator, as_async_evaluator)
 """The kinds of most judge families: a :class:`SimpleEvaluator` and its async twin."""
 
 
-def _parameter(option: Field[Any], defaults: Mapping[str, Any], annotation: str) -> Any:
+def _parameter(
+    option: Field[Any], defaults: Mapping[str, Any], annotations: Mapping[str, str]
+) -> Any:
+    """The keyword-only parameter of ``option``: the family's default, else the field's (none
+    for a required one); its annotation the field's unless ``annotations`` overrides it."""
     if option.name in defaults:
         default = defaults[option.name]
     elif option.default is MISSING or option.metadata.get("required"):
         default = inspect.Parameter.empty
     else:
         default = option.default
+    annotation = annotations.get(option.name, str(option.type))
     return inspect.Parameter(option.name, _KEYWORD, default=default, annotation=annotation)
-
-
-def _signature(
-    declared: dict[str, Field[Any]],
-    names: tuple[str, ...],
-    defaults: Mapping[str, Any],
-    annotations: Mapping[str, str],
-    returns: str,
-) -> inspect.Signature:
-    return inspect.Signature(
-        [
-            _parameter(declared[n], defaults, annotations.get(n, str(declared[n].type)))
-            for n in names
-        ],
-        return_annotation=returns,
-    )
 
 
 def _factory(
@@ -163,7 +152,8 @@ def judge_factories(
     for spec, kind in zip(specs, kinds, strict=True):
         returns = kind.__annotations__["return"]
         overrides = (async_annotations or {}) if spec.is_async else {}
-        signature = _signature(declared, names, defaults, overrides, str(returns))
+        parameters = [_parameter(declared[n], defaults, overrides) for n in names]
+        signature = inspect.Signature(parameters, return_annotation=str(returns))
         text = (
             f"The async twin of :func:`{name}`: the same options, an evaluator to await.\n\n{doc}"
             if spec.is_async
