@@ -192,18 +192,6 @@ def render_value(value: Any, name: str = "value") -> str:
         ) from None
 
 
-def _collect_values(
-    inputs: Any, outputs: Any, reference_outputs: Any, extra: Mapping[str, Any]
-) -> dict[str, Any]:
-    values: dict[str, Any] = {
-        "inputs": inputs,
-        "outputs": outputs,
-        "reference_outputs": reference_outputs,
-    }
-    values.update(extra)
-    return {k: v for k, v in values.items() if v is not None}
-
-
 def _check_missing(spec: PromptSpec, needed: frozenset[str], values: Mapping[str, Any]) -> None:
     missing = [v for v in needed if v not in values and v not in spec.optional]
     if missing:
@@ -318,7 +306,8 @@ def start_messages(
     if spec.kind == "callable":
         assert spec.fn is not None
         return spec.fn(inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **extra)
-    values = _collect_values(inputs, outputs, reference_outputs, extra)
+    given = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs, **extra}
+    values = {name: value for name, value in given.items() if value is not None}
     if spec.kind == "template":
         return _render_template(spec, values, attachments)
     if attachments is not None and _ATTACHMENTS in spec.variables:
