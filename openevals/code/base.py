@@ -23,7 +23,7 @@ starts. Without a sink (your own scorer) the code is passed on unchanged.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
 from openevals._contract import (
@@ -218,17 +218,15 @@ class _CodeEvaluatorBase(Generic[_BatchScorerT]):
             for i, e in enumerate(extractions)
             if e.code is not None
         ]
-        checked = iter((yield functools.partial(self.batch_scorer, codes)) if codes else [])
-        results: list[EvaluatorResult] = []
-        for extraction in extractions:
-            if extraction.code is None:
-                score, comment, metadata = extraction.failure_score()
-            else:
-                (score, comment), metadata = next(checked), None
-            results.append(
-                {"key": self.feedback_key, "score": score, "comment": comment, "metadata": metadata}
-            )
-        return results
+        answered = (yield functools.partial(self.batch_scorer, codes)) if codes else []
+        checked: Iterator[CheckScore] = iter(answered)
+        scored = [
+            e.failure_score() if e.code is None else (*next(checked), None) for e in extractions
+        ]
+        return [
+            {"key": self.feedback_key, "score": score, "comment": comment, "metadata": metadata}
+            for score, comment, metadata in scored
+        ]
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.feedback_key!r}>"
