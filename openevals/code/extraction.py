@@ -396,10 +396,8 @@ def read_openai_completion(completion: Any) -> Extraction:
     if not choices:
         return Extraction.failed(extraction_reply="")
     message = choices[0].message
-    calls = []
-    for call in getattr(message, "tool_calls", None) or []:
-        function = getattr(call, "function", None)
-        calls.append((str(getattr(function, "name", "")), getattr(function, "arguments", None)))
+    functions = [getattr(c, "function", None) for c in getattr(message, "tool_calls", None) or []]
+    calls = [(str(getattr(f, "name", "")), getattr(f, "arguments", None)) for f in functions]
     text = getattr(message, "content", None) or ""
     if not text and calls:
         text = "\n".join(str(args) for _, args in calls)
