@@ -187,12 +187,10 @@ def _choices(choices: Any) -> tuple[float, ...] | None:
         raise ValueError(
             "`choices` is empty; give the allowed scores, e.g. choices=[0.0, 0.5, 1.0]"
         )
-    out = []
-    for c in choices:
-        if isinstance(c, bool) or not isinstance(c, (int, float)):
-            raise TypeError(f"`choices` must hold numbers, got {show(c)}")
-        out.append(float(c))
-    return tuple(out)
+    bad = [c for c in choices if isinstance(c, bool) or not isinstance(c, (int, float))]
+    if bad:
+        raise TypeError(f"`choices` must hold numbers, got {show(bad[0])}")
+    return tuple(float(c) for c in choices)
 
 
 def _examples(examples: Any) -> tuple[dict[str, Any], ...]:
