@@ -23,6 +23,7 @@ mean of the choices. ``metadata["score_probabilities"]`` holds those normalised 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -48,12 +49,10 @@ def _value_token(content: Sequence[Any], key: str) -> Any:
     if not starts:
         return None
     value_start = starts[-1].end()
-    end = 0
-    for entry, token in zip(content, tokens, strict=True):
-        end += len(token)
-        if end > value_start:
-            return entry
-    return None
+    ends = itertools.accumulate(len(token) for token in tokens)  # where each token's text ends
+    return next(
+        (entry for entry, end in zip(content, ends, strict=True) if end > value_start), None
+    )
 
 
 def _spelled_score(token: str, spec: SchemaSpec) -> float | None:
