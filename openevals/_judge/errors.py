@@ -31,9 +31,10 @@ def snippet(text: Any, limit: int = _SNIPPET) -> str:
     """``repr`` of the first ``limit`` characters of ``text`` (with a note of the full length)."""
     if not isinstance(text, str):  # shown bounded, whatever its depth or size
         return repr(show(text, limit))
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}... ({len(text):,} characters in all)"
+    value = text
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value):,} characters in all)"
 
 
 class JudgeError(Exception):
