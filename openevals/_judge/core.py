@@ -207,7 +207,7 @@ class JudgeCore:
         inputs: Any,
         outputs: Any,
         reference_outputs: Any,
-        extra: dict[str, Any],
+        extra: Mapping[str, Any],
         spec: SchemaSpec | None = None,
     ) -> Conversation:
         """One judge call, from the call's arguments to the validated outcome (sans-IO)."""
@@ -424,8 +424,7 @@ class JudgeCore:
 
     # ------------------------------------------------------------------ drivers
     def _call_flow(self, call: JudgeCall) -> Conversation:
-        extra = dict(call.extra)
-        return self.flow(call.inputs, call.outputs, call.reference_outputs, extra, call.spec)
+        return self.flow(call.inputs, call.outputs, call.reference_outputs, call.extra, call.spec)
 
     def ask_sync(self, call: JudgeCall) -> Outcome:
         """Run :meth:`flow` for ``call`` with blocking I/O and return the validated outcome."""
