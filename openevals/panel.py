@@ -33,7 +33,7 @@ import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from openevals._contract import (
@@ -233,6 +233,12 @@ def _panel(
     )
 
 
+def _verdict(panel: Panel, answers: Sequence[Any]) -> tuple[Any, str, dict[str, Any]]:
+    """The panel's verdict from its judges' answers (in the order of ``panel.judges``)."""
+    votes = map(_read_vote, answers, panel.keys, panel.names)
+    return panel_verdict(list(votes), panel.aggregate, panel.weights)
+
+
 def _sync_scorer(panel: Panel, max_workers: int | None) -> Any:
     pool: list[ThreadPoolExecutor] = []
 
@@ -248,12 +254,7 @@ def _sync_scorer(panel: Panel, max_workers: int | None) -> Any:
             for judge in panel.judges
         ]
         wait(futures)  # every judge finishes before the first failure is raised
-        answers = [f.result() for f in futures]
-        votes = [
-            _read_vote(answer, key, name)
-            for answer, key, name in zip(answers, panel.keys, panel.names, strict=True)
-        ]
-        return panel_verdict(votes, panel.aggregate, panel.weights)
+        return _verdict(panel, [f.result() for f in futures])
 
     return score
 
@@ -265,12 +266,7 @@ def _async_scorer(panel: Panel) -> Any:
         return await asyncio.to_thread(judge, **call)
 
     async def score(**call: Any) -> tuple[Any, str, dict[str, Any]]:
-        answers = await asyncio.gather(*(ask(judge, call) for judge in panel.judges))
-        votes = [
-            _read_vote(answer, key, name)
-            for answer, key, name in zip(answers, panel.keys, panel.names, strict=True)
-        ]
-        return panel_verdict(votes, panel.aggregate, panel.weights)
+        return _verdict(panel, await asyncio.gather(*(ask(j, call) for j in panel.judges)))
 
     return score
 
@@ -310,14 +306,10 @@ def create_judge_panel(
         twin = make_async_evaluator(
             _async_scorer(twin_panel), twin_panel.info, name="judge_panel", module=__name__
         )
-        info = EvaluatorInfo(**{**_fields(info), "twin": twin})
+        info = replace(info, twin=twin)
     return make_evaluator(
         _sync_scorer(panel, max_workers), info, name="judge_panel", module=__name__
     )
-
-
-def _fields(info: EvaluatorInfo) -> dict[str, Any]:
-    return {name: getattr(info, name) for name in info.__dataclass_fields__}
 
 
 def create_async_judge_panel(

@@ -179,35 +179,22 @@ def _results(criteria: tuple[Criterion, ...], outcome: Any, weighted: bool) -> l
     per criterion (boolean and choices by vote, continuous by mean). ``weighted``
     (``score_weighting="logprobs"``): each grade is read from the probabilities of its tokens,
     and samples are averaged."""
-    from openevals._judge.samples import aggregate_scores, weighted_score
+    from openevals._judge.samples import read_scores
 
     answers = [_grades(v) for v in outcome.values] or [_grades(outcome.value)]
     reasoning = answers[0].get("reasoning")
     results = []
     for c in criteria:
-        metadata: dict[str, Any] = {}
         spec = default_score_schema(
             continuous=c.kind == "continuous",
             choices=list(c.choices) if c.kind == "choices" else None,
             use_reasoning=True,
         )
         scores = [a[c.name] for a in answers]
-        extra: dict[str, Any] = {}
-        if weighted:
-            read = [weighted_score(spec, a.logprobs, key=c.name) for a in outcome.answers]
-            scores = [w for w, _ in read]
-            extra = {"score_weighting": "logprobs", "score_probabilities": read[0][1]}
-            if len(read) > 1:
-                extra["score_probabilities"] = [p for _, p in read]
-        if len(scores) == 1:
-            score: Any = scores[0]
-        else:
-            score, _, metadata = aggregate_scores(
-                spec, scores, [a.get("reasoning") for a in answers], mean=weighted
-            )
-        metadata.update(extra)
-        if outcome.usage:
-            metadata["usage"] = outcome.usage
+        reasonings = [a.get("reasoning") for a in answers]
+        score, _, metadata = read_scores(
+            spec, outcome, scores, reasonings, weighted=weighted, key=c.name
+        )
         results.append(
             {"key": c.name, "score": score, "comment": reasoning, "metadata": metadata or None}
         )
@@ -318,21 +305,15 @@ request) misses a criterion, adds an unknown one or gives a grade of the wrong k
 )
 
 
-class _MemoryCache:
+class _MemoryCache(dict[str, dict[str, Any]]):
     """A per-call in-memory judge cache (get/set/close), so the criteria's calibration runs share
     one model call per row."""
 
-    def __init__(self) -> None:
-        self.values: dict[str, dict[str, Any]] = {}
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self.values.get(key)
-
     def set(self, key: str, value: dict[str, Any]) -> None:
-        self.values[key] = value
+        self[key] = value
 
     def close(self) -> None:
-        self.values.clear()
+        self.clear()
 
 
 def calibrate_rubric(
@@ -363,11 +344,13 @@ def calibrate_rubric(
             f"`labels` names criteria the judge does not grade: {show(unknown)}; its criteria: "
             f"{show(list(keys))}"
         )
-    kinds = _criterion_kinds(judge)
+    # Criterion name -> the score type calibration checks labels against.
+    kinds = {
+        c.name: list(c.choices) if c.kind == "choices" else c.kind for c in _CRITERIA.get(judge, ())
+    }
     shared = cache if cache is not None else _MemoryCache()
-    reports = {}
-    for name, column in labels.items():
-        reports[name] = calibrate(
+    return {
+        name: calibrate(
             data,
             judge,
             label=column,
@@ -376,10 +359,5 @@ def calibrate_rubric(
             cache=shared,
             **options,
         )
-    return reports
-
-
-def _criterion_kinds(judge: Any) -> dict[str, Any]:
-    """Criterion name -> the score type calibration checks labels against."""
-    checked = _CRITERIA.get(judge, ())
-    return {c.name: list(c.choices) if c.kind == "choices" else c.kind for c in checked}
+        for name, column in labels.items()
+    }

@@ -327,7 +327,8 @@ class OpenAIClientBackend(Backend):
         message, usage = _completion_message(response)
         if rung == "plain":
             return _plain_answer(_get(message, "content"), usage, response)
-        return self._answer(message, usage, response, _first_choice(response))
+        # (_completion_message has checked that ``choices`` is a non-empty list)
+        return self._answer(message, usage, response, _get(response, "choices")[0])
 
     @staticmethod
     def _answer(message: Any, usage: dict[str, int] | None, response: Any, choice: Any) -> Answer:
@@ -369,11 +370,6 @@ def _plain_answer(content: Any, usage: dict[str, int] | None, response: Any) -> 
             f"the message content is a {type(content).__name__}, not text", body=response
         )
     return Answer(content, content, usage)
-
-
-def _first_choice(response: Any) -> Any:
-    choices = _get(response, "choices")
-    return choices[0] if isinstance(choices, list) and choices else None
 
 
 def _completion_message(response: Any) -> tuple[Any, dict[str, int] | None]:

@@ -52,7 +52,7 @@ from openevals._judge.prompting import (
     start_messages,
 )
 from openevals._judge.resolve import backend_for_judge, patched_init_chat_model
-from openevals._judge.samples import aggregate_scores, weighted_score
+from openevals._judge.samples import read_scores
 from openevals._judge.schema import SchemaSpec, default_score_schema, normalize_output_schema
 from openevals._judge.steps import (
     Conversation,
@@ -207,7 +207,7 @@ class JudgeCore:
         inputs: Any,
         outputs: Any,
         reference_outputs: Any,
-        extra: dict[str, Any],
+        extra: Mapping[str, Any],
         spec: SchemaSpec | None = None,
     ) -> Conversation:
         """One judge call, from the call's arguments to the validated outcome (sans-IO)."""
@@ -420,28 +420,11 @@ class JudgeCore:
             return (score, reasoning, metadata)
         scores = [score for score, _ in outcome.values]
         reasonings = [reasoning for _, reasoning in outcome.values]
-        extra: dict[str, Any] = {}
-        if self.weighted:
-            weighted = [weighted_score(self.spec, a.logprobs) for a in outcome.answers]
-            scores = [w for w, _ in weighted]
-            extra = {"score_weighting": "logprobs", "score_probabilities": weighted[0][1]}
-            if len(weighted) > 1:
-                extra["score_probabilities"] = [p for _, p in weighted]
-        if len(scores) == 1:
-            score, reasoning, metadata = scores[0], reasonings[0], {}
-        else:
-            score, reasoning, metadata = aggregate_scores(
-                self.spec, scores, reasonings, mean=self.weighted
-            )
-        metadata.update(extra)
-        if outcome.usage:
-            metadata["usage"] = outcome.usage
-        return (score, reasoning, metadata)
+        return read_scores(self.spec, outcome, scores, reasonings, weighted=self.weighted)
 
     # ------------------------------------------------------------------ drivers
     def _call_flow(self, call: JudgeCall) -> Conversation:
-        extra = dict(call.extra)
-        return self.flow(call.inputs, call.outputs, call.reference_outputs, extra, call.spec)
+        return self.flow(call.inputs, call.outputs, call.reference_outputs, call.extra, call.spec)
 
     def ask_sync(self, call: JudgeCall) -> Outcome:
         """Run :meth:`flow` for ``call`` with blocking I/O and return the validated outcome."""

@@ -27,7 +27,7 @@ from dataclasses import MISSING, Field, fields
 from typing import Any, ParamSpec, TypeVar, cast
 
 from openevals._declare import present
-from openevals._judge.options import OPTIONS, FactorySpec, ModelOptions, declare
+from openevals._judge.options import FACTORIES, OPTIONS, FactorySpec, ModelOptions
 from openevals._repr import show
 from openevals.types import SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -53,30 +53,19 @@ EVALUATORS = (as_evaluator, as_async_evaluator)
 """The kinds of most judge families: a :class:`SimpleEvaluator` and its async twin."""
 
 
-def _parameter(option: Field[Any], defaults: Mapping[str, Any], annotation: str) -> Any:
+def _parameter(
+    option: Field[Any], defaults: Mapping[str, Any], annotations: Mapping[str, str]
+) -> Any:
+    """The keyword-only parameter of ``option``: the family's default, else the field's (none
+    for a required one); its annotation the field's unless ``annotations`` overrides it."""
     if option.name in defaults:
         default = defaults[option.name]
     elif option.default is MISSING or option.metadata.get("required"):
         default = inspect.Parameter.empty
     else:
         default = option.default
+    annotation = annotations.get(option.name, str(option.type))
     return inspect.Parameter(option.name, _KEYWORD, default=default, annotation=annotation)
-
-
-def _signature(
-    declared: dict[str, Field[Any]],
-    names: tuple[str, ...],
-    defaults: Mapping[str, Any],
-    annotations: Mapping[str, str],
-    returns: str,
-) -> inspect.Signature:
-    return inspect.Signature(
-        [
-            _parameter(declared[n], defaults, annotations.get(n, str(declared[n].type)))
-            for n in names
-        ],
-        return_annotation=returns,
-    )
 
 
 def _factory(
@@ -154,12 +143,17 @@ def judge_factories(
     takes = tuple(n for n in names if n in OPTIONS)
     own = {n: declared[n].default for n in takes if declared[n].default is not OPTIONS[n].default}
     own.update((n, defaults[n]) for n in takes if n in defaults)
-    specs = declare(name, async_name, takes, **own)
+    specs = (
+        FactorySpec(name, takes, own, is_async=False, async_twin=async_name),
+        FactorySpec(async_name, takes, own, is_async=True, sync_twin=name),
+    )
+    FACTORIES.update((spec.name, spec) for spec in specs)
     made = []
     for spec, kind in zip(specs, kinds, strict=True):
         returns = kind.__annotations__["return"]
         overrides = (async_annotations or {}) if spec.is_async else {}
-        signature = _signature(declared, names, defaults, overrides, str(returns))
+        parameters = [_parameter(declared[n], defaults, overrides) for n in names]
+        signature = inspect.Signature(parameters, return_annotation=str(returns))
         text = (
             f"The async twin of :func:`{name}`: the same options, an evaluator to await.\n\n{doc}"
             if spec.is_async

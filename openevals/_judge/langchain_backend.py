@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
+import traceback
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -90,11 +91,8 @@ def _request_part(structured: Any) -> Any:
 
 def _while_reading_reply(exc: BaseException) -> bool:
     """Was ``exc`` raised while ChatOpenAI / the OpenAI SDK turned the HTTP reply into a result?"""
-    frames = []
-    tb = exc.__traceback__
-    while tb is not None:
-        frames.append((str(tb.tb_frame.f_globals.get("__name__", "")), tb.tb_frame.f_code.co_name))
-        tb = tb.tb_next
+    walked = traceback.walk_tb(exc.__traceback__)
+    frames = [(str(f.f_globals.get("__name__", "")), f.f_code.co_name) for f, _ in walked]
     for module, function in frames:
         if any(module.startswith(m) and function == f for m, f in _READING_FUNCTIONS):
             return True

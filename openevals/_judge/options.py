@@ -137,24 +137,9 @@ class FactorySpec:
         return {name: given.get(name, self.default(name)) for name in self.takes}
 
 
-ALL_OPTIONS: tuple[str, ...] = tuple(OPTIONS)
-
 FACTORIES: dict[str, FactorySpec] = {}
-"""Every declared judge factory by name (filled as the factory modules are imported)."""
-
-
-def declare(
-    name: str,
-    async_name: str,
-    takes: tuple[str, ...] = ALL_OPTIONS,
-    **defaults: Any,
-) -> tuple[FactorySpec, FactorySpec]:
-    """Declare a sync judge factory and its async twin: the options they take, their defaults."""
-    sync = FactorySpec(name, takes, defaults, is_async=False, async_twin=async_name)
-    asyn = FactorySpec(async_name, takes, defaults, is_async=True, sync_twin=name)
-    FACTORIES[name] = sync
-    FACTORIES[async_name] = asyn
-    return sync, asyn
+"""Every declared judge factory by name (filled by
+:func:`~openevals._judge.declare.judge_factories` as the factory modules are imported)."""
 
 
 def judge_options(
@@ -202,12 +187,10 @@ def _choices(choices: Any) -> tuple[float, ...] | None:
         raise ValueError(
             "`choices` is empty; give the allowed scores, e.g. choices=[0.0, 0.5, 1.0]"
         )
-    out = []
-    for c in choices:
-        if isinstance(c, bool) or not isinstance(c, (int, float)):
-            raise TypeError(f"`choices` must hold numbers, got {show(c)}")
-        out.append(float(c))
-    return tuple(out)
+    bad = [c for c in choices if isinstance(c, bool) or not isinstance(c, (int, float))]
+    if bad:
+        raise TypeError(f"`choices` must hold numbers, got {show(bad[0])}")
+    return tuple(float(c) for c in choices)
 
 
 def _examples(examples: Any) -> tuple[dict[str, Any], ...]:

@@ -62,13 +62,6 @@ def _template_fields(template: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _prebuilt_optional_variables(template: str) -> frozenset[str]:
-    """Optional variables declared by our prebuilt prompts (matched by text)."""
-    from openevals.prompts import optional_variables_for
-
-    return frozenset(optional_variables_for(template))
-
-
 def _is_mustache(runnable: Any) -> bool:
     for message in getattr(runnable, "messages", []) or []:
         inner = getattr(message, "prompt", None)
@@ -130,24 +123,23 @@ def make_prompt_spec(prompt: Any) -> PromptSpec:
     about a variable that looks like a misspelt standard field (:func:`standard_field_like`)."""
     if isinstance(prompt, str):
         variables = _template_fields(prompt)
-        optional = _prebuilt_optional_variables(prompt)
+        from openevals.prompts import optional_variables_for
+
+        optional = frozenset(optional_variables_for(prompt))  # a prebuilt prompt's, by its text
         _warn_lookalikes(variables, optional)
         return PromptSpec(kind="template", template=prompt, variables=variables, optional=optional)
     if hasattr(prompt, "invoke") and hasattr(prompt, "input_variables"):
-        schema = getattr(prompt, "schema_", None)
-        kwargs = dict(getattr(prompt, "structured_output_kwargs", None) or {})
-        _warn_lookalikes(
-            frozenset(prompt.input_variables or []),
-            frozenset(getattr(prompt, "optional_variables", None) or []),
-        )
+        variables = frozenset(prompt.input_variables or [])
+        optional = frozenset(getattr(prompt, "optional_variables", None) or [])
+        _warn_lookalikes(variables, optional)
         return PromptSpec(
             kind="runnable",
             runnable=prompt,
-            variables=frozenset(prompt.input_variables or []),
-            optional=frozenset(getattr(prompt, "optional_variables", None) or []),
+            variables=variables,
+            optional=optional,
             mustache=_is_mustache(prompt),
-            structured_schema=schema,
-            structured_kwargs=kwargs,
+            structured_schema=getattr(prompt, "schema_", None),
+            structured_kwargs=dict(getattr(prompt, "structured_output_kwargs", None) or {}),
         )
     if callable(prompt):
         return PromptSpec(kind="callable", fn=prompt)
@@ -198,18 +190,6 @@ def render_value(value: Any, name: str = "value") -> str:
             f"cannot render `{name}` (a {type(value).__name__}) into the prompt: {exc}; pass "
             "strings, numbers, lists or dicts"
         ) from None
-
-
-def _collect_values(
-    inputs: Any, outputs: Any, reference_outputs: Any, extra: Mapping[str, Any]
-) -> dict[str, Any]:
-    values: dict[str, Any] = {
-        "inputs": inputs,
-        "outputs": outputs,
-        "reference_outputs": reference_outputs,
-    }
-    values.update(extra)
-    return {k: v for k, v in values.items() if v is not None}
 
 
 def _check_missing(spec: PromptSpec, needed: frozenset[str], values: Mapping[str, Any]) -> None:
@@ -326,7 +306,8 @@ def start_messages(
     if spec.kind == "callable":
         assert spec.fn is not None
         return spec.fn(inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **extra)
-    values = _collect_values(inputs, outputs, reference_outputs, extra)
+    given = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs, **extra}
+    values = {name: value for name, value in given.items() if value is not None}
     if spec.kind == "template":
         return _render_template(spec, values, attachments)
     if attachments is not None and _ATTACHMENTS in spec.variables:

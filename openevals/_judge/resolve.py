@@ -36,10 +36,6 @@ def looks_like_chat_model(obj: Any) -> bool:
     return callable(getattr(obj, "invoke", None)) and callable(getattr(obj, "ainvoke", None))
 
 
-def is_openai_client(judge: Any) -> bool:
-    return hasattr(judge, "chat") and not looks_like_chat_model(judge)
-
-
 def backend_for_judge(
     judge: Any, model: str | None, so_kwargs: Mapping[str, Any], timeout: float | None = None
 ) -> Backend:
@@ -48,7 +44,7 @@ def backend_for_judge(
     ``timeout`` goes with each request of an OpenAI client; a LangChain chat model keeps its own
     (a ``ValueError`` says so).
     """
-    if is_openai_client(judge):
+    if hasattr(judge, "chat") and not looks_like_chat_model(judge):  # an OpenAI-style client
         if model is None:
             raise ValueError(
                 "an OpenAI client was passed as `judge`; also pass `model` with the model "

@@ -23,6 +23,7 @@ mean of the choices. ``metadata["score_probabilities"]`` holds those normalised 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -33,6 +34,7 @@ from typing import Any
 from openevals._judge.backends import _get
 from openevals._judge.errors import JudgeLogprobsError
 from openevals._judge.schema import SchemaSpec
+from openevals._judge.steps import Outcome
 from openevals._repr import show
 
 _SCORE_KEY = re.compile(r'"score"\s*:\s*')
@@ -47,12 +49,10 @@ def _value_token(content: Sequence[Any], key: str) -> Any:
     if not starts:
         return None
     value_start = starts[-1].end()
-    end = 0
-    for entry, token in zip(content, tokens, strict=True):
-        end += len(token)
-        if end > value_start:
-            return entry
-    return None
+    ends = itertools.accumulate(len(token) for token in tokens)  # where each token's text ends
+    return next(
+        (entry for entry, end in zip(content, ends, strict=True) if end > value_start), None
+    )
 
 
 def _spelled_score(token: str, spec: SchemaSpec) -> float | None:
@@ -150,3 +150,34 @@ def aggregate_scores(
         metadata["tie"] = True
     comment = reasonings[agreeing[0]] if agreeing else reasonings[0]
     return score, comment, metadata
+
+
+def read_scores(
+    spec: SchemaSpec,
+    outcome: Outcome,
+    scores: Sequence[Any],
+    reasonings: Sequence[str | None],
+    *,
+    weighted: bool,
+    key: str = "score",
+) -> tuple[Any, str | None, dict[str, Any]]:
+    """``(score, comment, metadata)`` of the answers' ``key`` field (``scores``, one per sample):
+    with ``weighted``, each score read from the probabilities of its tokens
+    (:func:`weighted_score`); several samples aggregated (:func:`aggregate_scores`, means when
+    weighted); the call's usage under ``metadata["usage"]``."""
+    extra: dict[str, Any] = {}
+    if weighted:
+        read = [weighted_score(spec, a.logprobs, key=key) for a in outcome.answers]
+        scores = [w for w, _ in read]
+        extra = {"score_weighting": "logprobs", "score_probabilities": read[0][1]}
+        if len(read) > 1:
+            extra["score_probabilities"] = [p for _, p in read]
+    score, reasoning, metadata = (
+        (scores[0], reasonings[0], {})
+        if len(scores) == 1
+        else aggregate_scores(spec, scores, reasonings, mean=weighted)
+    )
+    metadata.update(extra)
+    if outcome.usage:
+        metadata["usage"] = outcome.usage
+    return score, reasoning, metadata

@@ -110,7 +110,6 @@ def default_score_schema(
     """The schema the judge answers with when the caller gives none: reasoning first, then score."""
     score_prop, score_type = _score_property(continuous, choices)
     properties: dict[str, Any] = {}
-    required = []
     if use_reasoning:
         properties["reasoning"] = {
             "type": "string",
@@ -119,13 +118,11 @@ def default_score_schema(
                 "stating the score it leads to."
             ),
         }
-        required.append("reasoning")
     properties["score"] = score_prop
-    required.append("score")
     schema = {
         "type": "object",
         "properties": properties,
-        "required": required,
+        "required": list(properties),
         "additionalProperties": False,
     }
     return SchemaSpec(

@@ -40,8 +40,8 @@ from openevals._contract import (
     Prepare,
     info_of,
     make_async_evaluator,
-    make_evaluator,
 )
+from openevals._declare import evaluator_for
 from openevals._drivers import adrive, drive
 from openevals._judge.core import JudgeCore, gather_all
 from openevals._judge.options import FactorySpec, ModelOptions, check_async_use, judge_options
@@ -154,21 +154,19 @@ def scorer_for(
     def unknown(step: Any) -> Any:
         raise TypeError(f"a judge flow yielded {type(step).__name__}, which no step performs")
 
-    if is_async:
-        other_async = steps.asynchronous if steps is not None else unknown
-
-        def perform_async(step: Any) -> Any:
-            return aask(core, step) if isinstance(step, Ask) else other_async(step)
-
-        async def ascorer(**kw: Any) -> Any:
-            return await adrive(make_flow(**kw), perform_async)
-
-        return ascorer
-
-    other = steps.sync if steps is not None else unknown
+    other = unknown if steps is None else steps.asynchronous if is_async else steps.sync
+    judge_step: Callable[[JudgeCore, Ask], Any] = aask if is_async else ask
 
     def perform(step: Any) -> Any:
-        return ask(core, step) if isinstance(step, Ask) else other(step)
+        """A judge call (awaitable when async), or the family's own step."""
+        return judge_step(core, step) if isinstance(step, Ask) else other(step)
+
+    if is_async:
+
+        async def ascorer(**kw: Any) -> Any:
+            return await adrive(make_flow(**kw), perform)
+
+        return ascorer
 
     def scorer(**kw: Any) -> Any:
         return drive(make_flow(**kw), perform)
@@ -213,9 +211,8 @@ def judge_evaluator(
         )
         attach_core(twin, core)
         info = replace(info, twin=twin)
-    build = make_async_evaluator if is_async else make_evaluator
     scorer = scorer_for(core, is_async=is_async, flow=flow, steps=steps)
-    evaluator = build(scorer, info, prepare=prepare, raw=raw, **make_options)
+    evaluator = evaluator_for(is_async, scorer, info, prepare=prepare, raw=raw, **make_options)
     attach_core(evaluator, core)
     return evaluator
 

@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -252,11 +252,6 @@ def _stop(process: Any) -> None:
         process.kill()
 
 
-def _timed_out(invocation: Invocation) -> CheckTimeoutError:
-    assert invocation.timeout is not None
-    return CheckTimeoutError(invocation.name, invocation.timeout)
-
-
 def _run_process(invocation: Invocation) -> ProcessResult:
     process = subprocess.Popen(
         list(invocation.argv),
@@ -273,7 +268,7 @@ def _run_process(invocation: Invocation) -> ProcessResult:
         except subprocess.TimeoutExpired:
             _stop(process)
             process.wait()
-            raise _timed_out(invocation) from None
+            raise CheckTimeoutError(invocation.name, invocation.timeout) from None
         except BaseException:  # Ctrl-C, ...: the checker must not outlive the call
             _stop(process)
             raise
@@ -295,7 +290,7 @@ async def _arun_process(invocation: Invocation) -> ProcessResult:
     except asyncio.TimeoutError:
         _stop(process)
         await process.wait()
-        raise _timed_out(invocation) from None
+        raise CheckTimeoutError(invocation.name, invocation.timeout) from None
     except BaseException:
         if process.returncode is None:
             _stop(process)
@@ -317,42 +312,27 @@ async def arun_checks(checker: TypeChecker, codes: Sequence[str]) -> list[CheckS
 
 
 def typecheck_evaluator(
-    checker: TypeChecker,
-    *,
-    is_async: bool,
-    code_extraction_strategy: Any,
-    code_extractor: Any,
-    model: Any,
-    client: Any,
+    checker: TypeChecker, extraction_options: Mapping[str, Any], *, is_async: bool
 ) -> CodeEvaluator | AsyncCodeEvaluator:
     """A type-checking evaluator (with ``batch``, or ``abatch`` when ``is_async``) for
-    ``checker``, the code taken from ``outputs`` as the factory's extraction options ask (they are
-    checked here): the one builder of the mypy and pyright factories, sync and async.
+    ``checker``, the code taken from ``outputs`` as the factory's extraction options ask
+    (``code_extraction_strategy``, ``code_extractor``, ``model``, ``client``; checked here): the
+    one builder of the mypy and pyright factories, sync and async.
 
     Its key is ``<checker>_succeeded``; its run name ``<checker>_evaluator``, or
     ``<checker>_check`` when async (the names of the public release).
     """
-    extraction = code_extraction(
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
-    )
+    extraction = code_extraction(**extraction_options)
     run_name = f"{checker.name}_check" if is_async else f"{checker.name}_evaluator"
     feedback_key = f"{checker.name}_succeeded"
-    if is_async:
-
-        async def ascorer(*, outputs: str, **_: Any) -> CheckScore:
-            return (await arun_checks(checker, [outputs]))[0]
-
-        scorer: Callable[..., Any] = ascorer
-    else:
-
-        def scorer(*, outputs: str, **_: Any) -> CheckScore:
-            return run_checks(checker, [outputs])[0]
-
     run = arun_checks if is_async else run_checks
     batch_scorer: Callable[[Sequence[str]], Any] = functools.partial(run, checker)
+
+    def scorer(*, outputs: str, **_: Any) -> Any:
+        """One sample as a batch of one (a coroutine for the async evaluator, which awaits it)."""
+        checked = batch_scorer([outputs])
+        return _first(checked) if is_async else checked[0]
+
     # A checker process per call: neither pure nor a judge.
     info = EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
     return (AsyncCodeEvaluator if is_async else CodeEvaluator)(
@@ -364,6 +344,10 @@ def typecheck_evaluator(
         code_sink=checker.name,
         info=info,
     )
+
+
+async def _first(checked: Awaitable[list[CheckScore]]) -> CheckScore:
+    return (await checked)[0]
 
 
 def diagnostics_by_file(

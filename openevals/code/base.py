@@ -23,17 +23,16 @@ starts. Without a sink (your own scorer) the code is passed on unchanged.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Generator, Sequence
-from typing import Any, Generic, TypeVar, cast
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
 from openevals._contract import (
     EvaluatorInfo,
     arun_scorer,
     attach_info,
-    make_async_evaluator,
-    make_evaluator,
     run_scorer,
 )
+from openevals._declare import derive, evaluator_for
 from openevals._drivers import adrive, drive
 from openevals._incidental import incidental
 from openevals._repr import show
@@ -165,13 +164,7 @@ class _CodeEvaluatorBase(Generic[_BatchScorerT]):
             without it the evaluator does not describe itself.
     """
 
-    scorer: Callable[..., Any]
-    extraction: CodeExtraction
-    run_name: str
-    feedback_key: str
-    code_sink: str | None
     batch_scorer: Any
-    _info: EvaluatorInfo
     _evaluate: Callable[..., Any]
     _is_async: bool
     # Defined by each class, in its own colour (sync or async):
@@ -199,13 +192,10 @@ class _CodeEvaluatorBase(Generic[_BatchScorerT]):
         self.scorer, self.extraction, self.batch_scorer = scorer, extraction, batch_scorer
         self.run_name, self.feedback_key, self.code_sink = run_name, feedback_key, code_sink
         contract = info or EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
-        if self._is_async:
-            contract = contract.as_async()
-        make = make_async_evaluator if self._is_async else make_evaluator
-        self._evaluate = make(self._score, contract)
-        self._info = contract
+        self._evaluate = evaluator_for(self._is_async, self._score, contract)
+        self._info = contract.as_async() if self._is_async else contract
         if info is not None:
-            attach_info(self, contract)
+            attach_info(self, self._info)
         if batch_scorer is not None:
             setattr(self, "abatch" if self._is_async else "batch", self._batch)
 
@@ -228,17 +218,15 @@ class _CodeEvaluatorBase(Generic[_BatchScorerT]):
             for i, e in enumerate(extractions)
             if e.code is not None
         ]
-        checked = iter((yield functools.partial(self.batch_scorer, codes)) if codes else [])
-        results: list[EvaluatorResult] = []
-        for extraction in extractions:
-            if extraction.code is None:
-                score, comment, metadata = extraction.failure_score()
-            else:
-                (score, comment), metadata = next(checked), None
-            results.append(
-                {"key": self.feedback_key, "score": score, "comment": comment, "metadata": metadata}
-            )
-        return results
+        answered = (yield functools.partial(self.batch_scorer, codes)) if codes else []
+        checked: Iterator[CheckScore] = iter(answered)
+        scored = [
+            e.failure_score() if e.code is None else (*next(checked), None) for e in extractions
+        ]
+        return [
+            {"key": self.feedback_key, "score": score, "comment": comment, "metadata": metadata}
+            for score, comment, metadata in scored
+        ]
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.feedback_key!r}>"
@@ -334,6 +322,47 @@ AsyncBatchCodeCheckEvaluator = AsyncCodeEvaluator
 
 
 # --------------------------------------------------------------------------- factories
+
+_P = ParamSpec("_P")
+_SyncKind = Literal["CodeCheckEvaluator", "BatchCodeCheckEvaluator", "CodeEvaluator"]
+_AsyncKind = Literal[
+    "AsyncCodeCheckEvaluator", "AsyncBatchCodeCheckEvaluator", "AsyncCodeEvaluator"
+]
+
+
+@overload
+def code_factory(
+    build: Callable[..., Any], returns: _SyncKind
+) -> Callable[[Callable[_P, object]], Callable[_P, CodeEvaluator]]: ...
+
+
+@overload
+def code_factory(
+    build: Callable[..., Any], returns: _AsyncKind
+) -> Callable[[Callable[_P, object]], Callable[_P, AsyncCodeEvaluator]]: ...
+
+
+def code_factory(
+    build: Callable[..., Any], returns: str
+) -> Callable[[Callable[_P, object]], Callable[..., Any]]:
+    """A code factory from its declaration, the decorated function: its parameters, their
+    annotations and defaults, and its docstring are the factory's (its own body is never run);
+    ``returns`` names the class it returns (the ``Async...`` ones make the async form).
+
+    A call binds its arguments to the declared signature (a wrong or missing option is the
+    ``TypeError`` of a call) and returns ``build(options, is_async=...)``, ``options`` being
+    every option by name with its default filled in (:func:`openevals._declare.derive`). A
+    family's sync and async factories declare their own signatures (their extractor and
+    sandbox types differ) and share the one builder, so no option is passed on by hand.
+    """
+    is_async = returns.startswith("Async")
+
+    def make(declared: Callable[_P, object]) -> Callable[..., Any]:
+        doc = declared.__doc__ or ""
+        build_form = functools.partial(build, is_async=is_async)
+        return derive(declared, build_form, name=declared.__name__, returns=returns, doc=doc)
+
+    return make
 
 
 def _create_base_code_evaluator(

@@ -191,10 +191,9 @@ def _closing_fence_start(line: str, char: str, length: int) -> int | None:
 
 
 def _dedent(line: str, width: int) -> str:
-    cut = 0
-    while cut < width and cut < len(line) and line[cut] in " \t":
-        cut += 1
-    return line[cut:]
+    """``line`` without the blanks of its first ``width`` characters (a fence's indentation)."""
+    head = line[:width]
+    return line[len(head) - len(head.lstrip(" \t")) :]
 
 
 def iter_code_blocks(text: str) -> Iterator[CodeBlock]:
@@ -397,10 +396,8 @@ def read_openai_completion(completion: Any) -> Extraction:
     if not choices:
         return Extraction.failed(extraction_reply="")
     message = choices[0].message
-    calls = []
-    for call in getattr(message, "tool_calls", None) or []:
-        function = getattr(call, "function", None)
-        calls.append((str(getattr(function, "name", "")), getattr(function, "arguments", None)))
+    functions = [getattr(c, "function", None) for c in getattr(message, "tool_calls", None) or []]
+    calls = [(str(getattr(f, "name", "")), getattr(f, "arguments", None)) for f in functions]
     text = getattr(message, "content", None) or ""
     if not text and calls:
         text = "\n".join(str(args) for _, args in calls)
@@ -409,10 +406,6 @@ def read_openai_completion(completion: Any) -> Extraction:
 
 def _extraction_prompt(*, outputs: Any = None, **_: Any) -> list[dict[str, str]]:
     return extraction_messages(str(outputs))
-
-
-def _is_chat_model(obj: Any) -> bool:
-    return callable(getattr(obj, "invoke", None)) and callable(getattr(obj, "ainvoke", None))
 
 
 def _is_openai_client(obj: Any) -> bool:
@@ -490,12 +483,14 @@ class CodeExtraction:
         self.client = client
         self._judge: Any = None
         if strategy == "llm":
+            from openevals._judge.resolve import looks_like_chat_model
+
             if model is None and client is None:
                 raise ValueError(
                     "code_extraction_strategy='llm' needs a model: pass `model` (e.g. "
                     "'openai:gpt-4.1-mini') or `client` (a LangChain chat model)"
                 )
-            if client is not None and not _is_chat_model(client):
+            if client is not None and not looks_like_chat_model(client):
                 if not _is_openai_client(client):
                     raise TypeError(
                         "`client` must be a LangChain chat model (with invoke / ainvoke) or an "

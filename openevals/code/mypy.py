@@ -15,7 +15,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from openevals.code._typecheck import (
     Diagnostic,
@@ -27,7 +27,7 @@ from openevals.code._typecheck import (
     has_option,
     typecheck_evaluator,
 )
-from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator
+from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator, code_factory
 from openevals.code.extraction import CodeExtractionStrategy
 
 __all__ = ["DEFAULT_MYPY_CLI_ARGS", "create_async_mypy_evaluator", "create_mypy_evaluator"]
@@ -135,6 +135,16 @@ class MypyChecker(TypeChecker):
         return diagnostic.severity == "note" or diagnostic.rule in _IGNORED_CODES
 
 
+def _mypy(
+    options: dict[str, Any], *, is_async: bool
+) -> BatchCodeCheckEvaluator | AsyncBatchCodeCheckEvaluator:
+    """The evaluator of both mypy factories (``options``: theirs, by name)."""
+    args, timeout = options.pop("mypy_cli_args"), options.pop("timeout")
+    checker = MypyChecker(args, parameter="mypy_cli_args", timeout=timeout)
+    return typecheck_evaluator(checker, options, is_async=is_async)
+
+
+@code_factory(_mypy, "BatchCodeCheckEvaluator")
 def create_mypy_evaluator(
     *,
     mypy_cli_args: Sequence[str] = DEFAULT_MYPY_CLI_ARGS,
@@ -143,7 +153,7 @@ def create_mypy_evaluator(
     client: Any = None,
     model: str | None = None,
     timeout: float | None = None,
-) -> BatchCodeCheckEvaluator:
+) -> object:
     """Create an evaluator that type-checks the code in ``outputs`` with mypy.
 
     Args:
@@ -163,17 +173,9 @@ def create_mypy_evaluator(
     The evaluator returns ``{"key": "mypy_succeeded", "score": bool, "comment": ...}``; mypy is
     looked up next to the running Python interpreter first, then on PATH.
     """
-    evaluator = typecheck_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args", timeout=timeout),
-        is_async=False,
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
-    )
-    return cast(BatchCodeCheckEvaluator, evaluator)
 
 
+@code_factory(_mypy, "AsyncBatchCodeCheckEvaluator")
 def create_async_mypy_evaluator(
     *,
     mypy_cli_args: Sequence[str] = DEFAULT_MYPY_CLI_ARGS,
@@ -182,17 +184,8 @@ def create_async_mypy_evaluator(
     client: Any = None,
     model: str | None = None,
     timeout: float | None = None,
-) -> AsyncBatchCodeCheckEvaluator:
+) -> object:
     """Async twin of :func:`create_mypy_evaluator` (asyncio subprocess; ``abatch`` for batches)."""
-    evaluator = typecheck_evaluator(
-        MypyChecker(mypy_cli_args, parameter="mypy_cli_args", timeout=timeout),
-        is_async=True,
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
-    )
-    return cast(AsyncBatchCodeCheckEvaluator, evaluator)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from openevals._repr import show
 from openevals.code._typecheck import (
@@ -28,7 +28,7 @@ from openevals.code._typecheck import (
     has_option,
     typecheck_evaluator,
 )
-from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator
+from openevals.code.base import AsyncBatchCodeCheckEvaluator, BatchCodeCheckEvaluator, code_factory
 from openevals.code.extraction import CodeExtractionStrategy
 
 __all__ = [
@@ -133,6 +133,15 @@ class PyrightChecker(TypeChecker):
         return diagnostic.severity != "error" or diagnostic.rule in self.ignored_rules
 
 
+def _pyright(
+    options: dict[str, Any], *, is_async: bool
+) -> BatchCodeCheckEvaluator | AsyncBatchCodeCheckEvaluator:
+    """The evaluator of both pyright factories (``options``: theirs, by name)."""
+    checker = PyrightChecker(options.pop("pyright_cli_args"), timeout=options.pop("timeout"))
+    return typecheck_evaluator(checker, options, is_async=is_async)
+
+
+@code_factory(_pyright, "BatchCodeCheckEvaluator")
 def create_pyright_evaluator(
     *,
     pyright_cli_args: Sequence[str] = (),
@@ -141,7 +150,7 @@ def create_pyright_evaluator(
     client: Any = None,
     model: str | None = None,
     timeout: float | None = None,
-) -> BatchCodeCheckEvaluator:
+) -> object:
     """Create an evaluator that type-checks the code in ``outputs`` with pyright.
 
     Args:
@@ -159,17 +168,9 @@ def create_pyright_evaluator(
     The evaluator returns ``{"key": "pyright_succeeded", "score": bool, "comment": ...}``; pyright
     is looked up next to the running Python interpreter first, then on PATH.
     """
-    evaluator = typecheck_evaluator(
-        PyrightChecker(pyright_cli_args, timeout=timeout),
-        is_async=False,
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
-    )
-    return cast(BatchCodeCheckEvaluator, evaluator)
 
 
+@code_factory(_pyright, "AsyncBatchCodeCheckEvaluator")
 def create_async_pyright_evaluator(
     *,
     pyright_cli_args: Sequence[str] = (),
@@ -178,17 +179,8 @@ def create_async_pyright_evaluator(
     client: Any = None,
     model: str | None = None,
     timeout: float | None = None,
-) -> AsyncBatchCodeCheckEvaluator:
+) -> object:
     """Async twin of :func:`create_pyright_evaluator` (asyncio subprocess; ``abatch``)."""
-    evaluator = typecheck_evaluator(
-        PyrightChecker(pyright_cli_args, timeout=timeout),
-        is_async=True,
-        code_extraction_strategy=code_extraction_strategy,
-        code_extractor=code_extractor,
-        model=model,
-        client=client,
-    )
-    return cast(AsyncBatchCodeCheckEvaluator, evaluator)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

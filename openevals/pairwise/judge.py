@@ -141,7 +141,7 @@ def _pair(outputs: Any, runs: Sequence[Any] | None) -> _Pair:
             )
         (ka, va), (kb, vb) = outputs.items()
         keys: tuple[Any, Any] = (ka, kb)
-        values = (va, vb)
+        values, names = (va, vb), (f"outputs[{show(ka)}]", f"outputs[{show(kb)}]")
     elif isinstance(outputs, Sequence) and not isinstance(outputs, (str, bytes)):
         if len(outputs) != 2:
             raise ValueError(
@@ -149,6 +149,7 @@ def _pair(outputs: Any, runs: Sequence[Any] | None) -> _Pair:
                 "items. Use evaluate() with several systems to compare more."
             )
         keys, values = (0, 1), (outputs[0], outputs[1])
+        names = ("outputs[0]", "outputs[1]")
     else:
         raise TypeError(
             "`outputs` must be a list of two outputs, or a dict of two system names -> output; "
@@ -156,10 +157,6 @@ def _pair(outputs: Any, runs: Sequence[Any] | None) -> _Pair:
         )
     if runs is not None:
         keys = _run_ids(runs)
-    if isinstance(outputs, Mapping):
-        names = tuple(f"outputs[{show(k)}]" for k in outputs)
-    else:
-        names = ("outputs[0]", "outputs[1]")
     return _Pair(keys=keys, texts=(_as_text(values[0], names[0]), _as_text(values[1], names[1])))
 
 

@@ -25,27 +25,17 @@ def pairwise_sections(pairwise: Mapping[str, Any]) -> list[ReportSection]:
         rankings = [summary.ranking] if summary.ranking is not None else summary.group_rankings
         order = [s.system for ranking in rankings for s in ranking.systems]
         order += [s for s in summary.systems if s not in order]
-        ranked = []
-        for number, ranking in enumerate(rankings, 1):
-            for s in ranking.systems:
-                low, high = s.rank_low, s.rank_high
-                ranked.append(
-                    {
-                        "rank": f"{s.rank} (group {number})" if grouped else s.rank,
-                        "system": s.system,
-                        "rank_ci": "-" if low is None else f"{low}–{high}",
-                        **estimate_text(s.strength),
-                    }
-                )
-        matrix = []
-        for a in order:
-            cells = []
-            for b in order:
-                est = None if a == b else summary.win_rate(a, b)
-                cell = estimate_text(est, 2) if est is not None else None
-                shade = f"{0.08 + 0.6 * est.value:.2f}" if est and est.value is not None else "0"
-                cells.append({"self": a == b, "rate": cell, "shade": shade})
-            matrix.append({"system": a, "cells": cells})
+        ranked = [
+            {
+                "rank": f"{s.rank} (group {number})" if grouped else s.rank,
+                "system": s.system,
+                "rank_ci": "-" if s.rank_low is None else f"{s.rank_low}–{s.rank_high}",
+                **estimate_text(s.strength),
+            }
+            for number, ranking in enumerate(rankings, 1)
+            for s in ranking.systems
+        ]
+        matrix = [{"system": a, "cells": [_cell(summary, a, b) for b in order]} for a in order]
         sections.append(
             ReportSection(
                 kind="pairwise",
@@ -66,3 +56,11 @@ def pairwise_sections(pairwise: Mapping[str, Any]) -> list[ReportSection]:
             )
         )
     return sections
+
+
+def _cell(summary: Any, a: Any, b: Any) -> dict[str, Any]:
+    """The win-rate matrix's cell of ``a`` against ``b`` (shaded by the rate)."""
+    est = None if a == b else summary.win_rate(a, b)
+    cell = estimate_text(est, 2) if est is not None else None
+    shade = f"{0.08 + 0.6 * est.value:.2f}" if est and est.value is not None else "0"
+    return {"self": a == b, "rate": cell, "shade": shade}

@@ -140,10 +140,6 @@ def connected_groups(comparisons: Iterable[Comparison]) -> list[tuple[Hashable, 
     return [tuple(g) for g in found]
 
 
-def _groups_text(groups: Sequence[tuple[Hashable, ...]]) -> str:
-    return " | ".join(show(list(g)) for g in groups)
-
-
 def _score_matrix(rows: Sequence[Comparison], index: dict[Hashable, int]) -> NDArray[np.float64]:
     """(n_rows, m*m): row r puts the points system i took from j at column i*m + j."""
     import numpy as np
@@ -185,8 +181,7 @@ def win_rates(
         pairs.setdefault((first, second), []).append(code)
     for (a, b), codes in sorted(pairs.items(), key=lambda kv: (rank[kv[0][0]], rank[kv[0][1]])):
         n = len(codes)
-        onehot = np.zeros((n, 3))
-        onehot[np.arange(n), codes] = 1.0
+        onehot = np.eye(3)[codes]
         weights = bootstrap_weights(n, resamples, seed)
         rates = weights @ onehot / n
         wins, losses, ties = (int(c) for c in onehot.sum(axis=0))
@@ -285,7 +280,7 @@ def bradley_terry(
     if len(groups) > 1:
         raise ValueError(
             f"the comparisons form {len(groups)} groups of systems that never met each other: "
-            f"{_groups_text(groups)}; strengths across groups are undefined whatever the prior. "
+            f"{' | '.join(show(list(g)) for g in groups)}; strengths across groups are undefined whatever the prior. "
             "Add comparisons between the groups, or rank each group on its own "
             "(`connected_groups(comparisons)` lists them)"
         )

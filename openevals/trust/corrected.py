@@ -68,17 +68,15 @@ class CorrectedMean:
 
 def key_scores(result: EvaluationResult, key: str) -> list[float]:
     """Every numeric score (booleans as 0/1) the run's rows have under ``key``."""
-    out: list[float] = []
-    for row in result.rows:
-        for entry in (row.get("evaluations") or {}).values():
-            if entry.get("status") != "success":
-                continue
-            for found in entry.get("results") or ():
-                if found.get("key") == key:
-                    number = score_number(found.get("score"))
-                    if number is not None:
-                        out.append(number)
-    return out
+    scores = (
+        score_number(found.get("score"))
+        for row in result.rows
+        for entry in (row.get("evaluations") or {}).values()
+        if entry.get("status") == "success"
+        for found in entry.get("results") or ()
+        if found.get("key") == key
+    )
+    return [number for number in scores if number is not None]
 
 
 def _key(result: EvaluationResult, data: CalibrationData, key: str | None) -> str:

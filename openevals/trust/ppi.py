@@ -178,24 +178,6 @@ def check_confidence(confidence: Any) -> float:
     return confidence
 
 
-def _estimate(
-    found: dict[str, Any], n: int, big_n: int, confidence: float, method: str
-) -> PPIEstimate:
-    lam = float(found["lam"])
-    return PPIEstimate(
-        value=float(found["value"]),
-        low=float(found["low"]),
-        high=float(found["high"]),
-        se=float(found["se"]),
-        lam=lam,
-        rectifier=float(found["rectifier"]),
-        n_labelled=n,
-        n_unlabelled=big_n,
-        confidence=confidence,
-        method=method,
-    )
-
-
 def ppi_mean(
     human: Any,
     judge_labelled: Any,
@@ -227,8 +209,11 @@ def ppi_mean(
         )
     confidence = check_confidence(confidence)
     found = ppi_arrays(y, f, big, confidence=confidence, tuned=tuned)
+    figures = {name: float(value) for name, value in found.items()}  # its fields, as floats
     method = "PPI++ (power-tuned)" if tuned else "PPI"
-    return _estimate(dict(found), len(y), len(big), confidence, method)
+    return PPIEstimate(
+        **figures, n_labelled=len(y), n_unlabelled=len(big), confidence=confidence, method=method
+    )
 
 
 def ppi_difference(

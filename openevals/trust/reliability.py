@@ -55,14 +55,7 @@ class PanelAgreement:
     rows: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "alpha": self.alpha.as_dict(),
-            "level": self.level,
-            "effective_judges": self.effective_judges,
-            "mean_correlation": self.mean_correlation,
-            "judges": self.judges,
-            "rows": self.rows,
-        }
+        return {**vars(self), "alpha": self.alpha.as_dict()}
 
     def __str__(self) -> str:
         eff = "n/a" if self.effective_judges is None else f"{self.effective_judges:.2f}"

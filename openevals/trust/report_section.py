@@ -6,7 +6,7 @@ imports this module: :meth:`EvaluationResult.report_sections` adds the section f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from openevals.report.html import ReportSection
@@ -23,34 +23,33 @@ def trials_section(stats: Mapping[str, TrialStats]) -> ReportSection:
     """The ``trials`` section of the report for every key's figures."""
     from openevals.report.html import ReportSection, estimate_text
 
-    keys: list[dict[str, Any]] = []
-    for key, item in stats.items():
-        keys.append(
-            {
-                "key": key,
-                "shape": f"{item.rows} rows x {item.trials} trials x {item.judge_repeats} judge "
-                "repeats",
-                "pass": [
-                    {"j": j, "at": _num(item.pass_at[j]), "hat": _num(item.pass_hat[j])}
-                    for j in sorted(item.pass_at)
-                ],
-                "flip_rate": _num(item.flip_rate),
-                "flaky": item.flaky,
-                "variance": [
-                    {"name": name, **estimate_text(est, 4)} for name, est in item.variance.items()
-                ],
-                "app_share": _num(item.app_share, 2),
-                "flakiest": [
-                    {
-                        "id": r.id,
-                        "rate": _num(r.pass_rate, 2),
-                        "means": ", ".join(f"{m:.2f}" for m in r.trial_means),
-                    }
-                    for r in item.flakiest
-                ],
-                "notes": list(item.notes),
-            }
-        )
+    keys = [
+        {
+            "key": key,
+            "shape": f"{item.rows} rows x {item.trials} trials x {item.judge_repeats} judge "
+            "repeats",
+            "pass": [
+                {"j": j, "at": _num(item.pass_at[j]), "hat": _num(item.pass_hat[j])}
+                for j in sorted(item.pass_at)
+            ],
+            "flip_rate": _num(item.flip_rate),
+            "flaky": item.flaky,
+            "variance": [
+                {"name": name, **estimate_text(est, 4)} for name, est in item.variance.items()
+            ],
+            "app_share": _num(item.app_share, 2),
+            "flakiest": [
+                {
+                    "id": r.id,
+                    "rate": _num(r.pass_rate, 2),
+                    "means": ", ".join(f"{m:.2f}" for m in r.trial_means),
+                }
+                for r in item.flakiest
+            ],
+            "notes": list(item.notes),
+        }
+        for key, item in stats.items()
+    ]
     return ReportSection(
         kind="trials",
         values={"per_key": keys},

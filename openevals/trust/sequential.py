@@ -156,12 +156,5 @@ class SequentialTest:
         return "undecided"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "decision": self.decision,
-            "n": self.n,
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "alpha": self.alpha,
-            "width": self.width,
-        }
+        fields = ("decision", "n", "estimate", "low", "high", "alpha", "width")
+        return {name: getattr(self, name) for name in fields}

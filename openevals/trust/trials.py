@@ -136,21 +136,13 @@ class TrialStats:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "key": self.key,
-            "kind": self.kind,
-            "rows": self.rows,
-            "trials": self.trials,
-            "judge_repeats": self.judge_repeats,
-            "mean": self.mean,
+            **vars(self),
             "pass_at": dict(self.pass_at),
             "pass_hat": dict(self.pass_hat),
-            "flip_rate": self.flip_rate,
-            "flaky": self.flaky,
             "flakiest": [vars(r) | {"trial_means": list(r.trial_means)} for r in self.flakiest],
             "variance": {name: est.as_dict() for name, est in self.variance.items()},
-            "app_share": self.app_share,
-            "complete_rows": self.complete_rows,
             "notes": list(self.notes),
+            "app_share": self.app_share,
         }
 
     def __str__(self) -> str:
@@ -199,13 +191,11 @@ def trial_stats(
     with np.errstate(invalid="ignore"):
         trial_means = np.nanmean(grid, axis=2)
     scored = ~np.isnan(trial_means)
-    pass_at_j: dict[int, float] = {}
-    pass_hat_j: dict[int, float] = {}
+    # Each row's scored trial means; the rows with at least two are the ones measured.
+    row_means = {row_id: trial_means[i][scored[i]] for i, row_id in enumerate(ids)}
+    usable = {row_id: means for row_id, means in row_means.items() if len(means) >= 2}
     flaky_rows: list[FlakyRow] = []
-    for i, row_id in enumerate(ids):
-        means = trial_means[i][scored[i]]
-        if len(means) < 2:
-            continue
+    for row_id, means in usable.items():
         if boolean:
             passed = int((means > 0.5).sum())
             rate: float | None = passed / len(means)
@@ -216,19 +206,15 @@ def trial_stats(
         if flaky:
             spread = float(means.std()) if rate is None else 0.5 - abs(rate - 0.5)
             flaky_rows.append(FlakyRow(row_id, rate, spread, tuple(float(x) for x in means)))
-    usable = [i for i in range(len(ids)) if scored[i].sum() >= 2]
-    if boolean and usable:
-        for j in range(1, trials + 1):
-            at, hat = [], []
-            for i in usable:
-                means = trial_means[i][scored[i]]
-                n, c = len(means), int((means > 0.5).sum())
-                if n >= j:
-                    at.append(pass_at(c, n, j))
-                    hat.append(pass_hat(c, n, j))
-            if at:
-                pass_at_j[j] = sum(at) / len(at)
-                pass_hat_j[j] = sum(hat) / len(hat)
+    # (trials, passing trials) per row; pass@j and pass^j average the rows with j or more trials.
+    passes = [(len(m), int((m > 0.5).sum())) for m in usable.values()] if boolean else []
+    pass_at_j: dict[int, float] = {}
+    pass_hat_j: dict[int, float] = {}
+    for j in range(1, trials + 1):
+        counts = [(n, c) for n, c in passes if n >= j]
+        if counts:
+            pass_at_j[j] = sum(pass_at(c, n, j) for n, c in counts) / len(counts)
+            pass_hat_j[j] = sum(pass_hat(c, n, j) for n, c in counts) / len(counts)
     complete = ~np.isnan(grid).any(axis=(1, 2))
     notes = []
     if complete.sum() < len(ids):

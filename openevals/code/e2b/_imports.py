@@ -141,13 +141,6 @@ def third_party_requirements(code: str) -> list[Requirement]:
         return []
     collector = _ImportCollector()
     collector.visit(tree)
-    seen: set[str] = set()
-    requirements = []
-    for module in collector.modules:
-        if module.split(".")[0] in sys.stdlib_module_names:
-            continue
-        requirement = distribution_for(module)
-        if requirement.module not in seen:
-            seen.add(requirement.module)
-            requirements.append(requirement)
-    return requirements
+    third_party = [m for m in collector.modules if m.split(".")[0] not in sys.stdlib_module_names]
+    # A module name always maps to the same distribution: equal requirements are duplicates.
+    return list(dict.fromkeys(map(distribution_for, third_party)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from openevals._contract import EvaluatorInfo
 from openevals._repr import show
@@ -21,6 +21,7 @@ from openevals.code.base import (
     AsyncCodeCheckEvaluator,
     CheckScore,
     CodeCheckEvaluator,
+    code_factory,
 )
 from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
@@ -98,21 +99,21 @@ def execution_plan(
 _INFO = EvaluatorInfo(run_name="e2b_execution_evaluator", feedback_keys=("execution_succeeded",))
 
 
-def _plan(
-    environment_variables: Mapping[str, str] | None,
-    execution_command: str,
-    sandbox_project_directory: str | None,
-    timeout: float | None,
-) -> Callable[[str], SandboxPlan[CheckScore]]:
-    return functools.partial(
+def _execution(
+    options: dict[str, Any], *, is_async: bool
+) -> CodeCheckEvaluator | AsyncCodeCheckEvaluator:
+    """The evaluator of both factories (``options``: theirs, by name)."""
+    plan = functools.partial(
         execution_plan,
-        directory=project_directory(sandbox_project_directory),
-        execution_command=_command(execution_command),
-        envs=_environment(environment_variables),
-        timeout=command_timeout(timeout),
+        directory=project_directory(options.pop("sandbox_project_directory")),
+        execution_command=_command(options.pop("execution_command")),
+        envs=_environment(options.pop("environment_variables")),
+        timeout=command_timeout(options.pop("timeout")),
     )
+    return sandbox_evaluator(options.pop("sandbox"), plan, _INFO, options, is_async=is_async)
 
 
+@code_factory(_execution, "CodeCheckEvaluator")
 def create_e2b_execution_evaluator(
     *,
     sandbox: Sandbox,
@@ -124,7 +125,7 @@ def create_e2b_execution_evaluator(
     code_extractor: Callable[[Any], str | None] | None = None,
     model: str | None = None,
     client: Any = None,
-) -> CodeCheckEvaluator:
+) -> object:
     """Create an evaluator that runs the code in ``outputs`` inside an E2B ``sandbox``.
 
     Args:
@@ -142,21 +143,9 @@ def create_e2b_execution_evaluator(
 
     Returns results with key ``execution_succeeded``.
     """
-    evaluator = sandbox_evaluator(
-        sandbox,
-        _plan(environment_variables, execution_command, sandbox_project_directory, timeout),
-        _INFO,
-        dict(
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        ),
-        is_async=False,
-    )
-    return cast(CodeCheckEvaluator, evaluator)
 
 
+@code_factory(_execution, "AsyncCodeCheckEvaluator")
 def create_async_e2b_execution_evaluator(
     *,
     sandbox: AsyncSandbox,
@@ -168,21 +157,8 @@ def create_async_e2b_execution_evaluator(
     code_extractor: Callable[[Any], Any] | None = None,
     model: str | None = None,
     client: Any = None,
-) -> AsyncCodeCheckEvaluator:
+) -> object:
     """Async twin of :func:`create_e2b_execution_evaluator`, for an ``AsyncSandbox``."""
-    evaluator = sandbox_evaluator(
-        sandbox,
-        _plan(environment_variables, execution_command, sandbox_project_directory, timeout),
-        _INFO,
-        dict(
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        ),
-        is_async=True,
-    )
-    return cast(AsyncCodeCheckEvaluator, evaluator)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

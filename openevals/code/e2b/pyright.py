@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from openevals._contract import EvaluatorInfo
 from openevals.code.base import (
     AsyncCodeCheckEvaluator,
     CheckScore,
     CodeCheckEvaluator,
+    code_factory,
 )
 from openevals.code.e2b._imports import require_e2b
 from openevals.code.e2b.sandbox import (
@@ -77,16 +78,17 @@ def pyright_plan(code: str, *, directory: str, timeout: float | None) -> Sandbox
 _INFO = EvaluatorInfo(run_name="e2b_pyright_evaluator", feedback_keys=("pyright_succeeded",))
 
 
-def _plan(
-    sandbox_project_directory: str | None, timeout: float | None
-) -> Callable[[str], SandboxPlan[CheckScore]]:
-    return functools.partial(
-        pyright_plan,
-        directory=project_directory(sandbox_project_directory),
-        timeout=command_timeout(timeout),
-    )
+def _pyright(
+    options: dict[str, Any], *, is_async: bool
+) -> CodeCheckEvaluator | AsyncCodeCheckEvaluator:
+    """The evaluator of both factories (``options``: theirs, by name)."""
+    directory = project_directory(options.pop("sandbox_project_directory"))
+    timeout = command_timeout(options.pop("timeout"))
+    plan = functools.partial(pyright_plan, directory=directory, timeout=timeout)
+    return sandbox_evaluator(options.pop("sandbox"), plan, _INFO, options, is_async=is_async)
 
 
+@code_factory(_pyright, "CodeCheckEvaluator")
 def create_e2b_pyright_evaluator(
     *,
     sandbox: Sandbox,
@@ -96,7 +98,7 @@ def create_e2b_pyright_evaluator(
     code_extractor: Callable[[Any], str | None] | None = None,
     model: str | None = None,
     client: Any = None,
-) -> CodeCheckEvaluator:
+) -> object:
     """Create an evaluator that type-checks the code in ``outputs`` with pyright in ``sandbox``.
 
     Args:
@@ -111,21 +113,9 @@ def create_e2b_pyright_evaluator(
 
     Returns results with key ``pyright_succeeded``.
     """
-    evaluator = sandbox_evaluator(
-        sandbox,
-        _plan(sandbox_project_directory, timeout),
-        _INFO,
-        dict(
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        ),
-        is_async=False,
-    )
-    return cast(CodeCheckEvaluator, evaluator)
 
 
+@code_factory(_pyright, "AsyncCodeCheckEvaluator")
 def create_async_e2b_pyright_evaluator(
     *,
     sandbox: AsyncSandbox,
@@ -135,21 +125,8 @@ def create_async_e2b_pyright_evaluator(
     code_extractor: Callable[[Any], Any] | None = None,
     model: str | None = None,
     client: Any = None,
-) -> AsyncCodeCheckEvaluator:
+) -> object:
     """Async twin of :func:`create_e2b_pyright_evaluator`, for an ``AsyncSandbox``."""
-    evaluator = sandbox_evaluator(
-        sandbox,
-        _plan(sandbox_project_directory, timeout),
-        _INFO,
-        dict(
-            code_extraction_strategy=code_extraction_strategy,
-            code_extractor=code_extractor,
-            model=model,
-            client=client,
-        ),
-        is_async=True,
-    )
-    return cast(AsyncCodeCheckEvaluator, evaluator)
 
 
 if not TYPE_CHECKING:  # the names 0.2.2 bound here by importing them (openevals/_incidental.py)

@@ -185,13 +185,7 @@ def sandbox_evaluator(
     ``extraction_options`` holds the factory's ``code_extraction_strategy``, ``code_extractor``,
     ``model`` and ``client``; they and the sandbox are checked here.
     """
-    extraction = sandbox_extraction(
-        sandbox,
-        code_extraction_strategy=extraction_options["code_extraction_strategy"],
-        code_extractor=extraction_options["code_extractor"],
-        model=extraction_options["model"],
-        client=extraction_options["client"],
-    )
+    extraction = sandbox_extraction(sandbox, **extraction_options)
     run = arun_in_sandbox if is_async else run_in_sandbox
 
     def scorer(*, outputs: str, **_: Any) -> Any:
@@ -248,18 +242,20 @@ def _step_flow(sandbox: Any, step: SandboxStep) -> Generator[Any, Any, CommandOu
     try:
         result = yield run
     except exit_error as exc:
-        return CommandOutcome(
-            exit_code=getattr(exc, "exit_code", None),
-            stdout=getattr(exc, "stdout", None) or "",
-            stderr=getattr(exc, "stderr", None) or "",
-            message=str(exc),
-        )
+        return _outcome(exc, None, message=str(exc))
     except timeout_error as exc:
         return CommandOutcome(None, "", "", message=str(exc), timed_out=True)
+    return _outcome(result, 0)
+
+
+def _outcome(ended: Any, exit_code: int | None, message: str = "") -> CommandOutcome:
+    """A command's outcome read from the SDK's result, or from the exception of a command that
+    exited non-zero (``exit_code``: the default when it carries none)."""
     return CommandOutcome(
-        exit_code=getattr(result, "exit_code", 0),
-        stdout=getattr(result, "stdout", None) or "",
-        stderr=getattr(result, "stderr", None) or "",
+        exit_code=getattr(ended, "exit_code", exit_code),
+        stdout=getattr(ended, "stdout", None) or "",
+        stderr=getattr(ended, "stderr", None) or "",
+        message=message,
     )
 
 
