@@ -70,9 +70,7 @@ def derive(
         if by_name_only and not args and required <= kwargs.keys() <= defaults.keys():
             # The common call, with the options bind would give, without its cost.
             return build({name: kwargs.get(name, default) for name, default in defaults.items()})
-        bound = signature.bind(*args, **kwargs)  # any other call: bind's TypeError, or its options
-        bound.apply_defaults()
-        return build(bound.arguments)
+        return build(bind(signature, name, args, kwargs))  # any other call
 
     annotations = {p.name: p.annotation for p in parameters if p.annotation is not p.empty}
     present(
@@ -105,9 +103,7 @@ def async_entry(
     signature = inspect.signature(sync)
 
     async def twin(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return await body(**bound.arguments)
+        return await body(**bind(signature, name, args, kwargs))
 
     present(
         twin,
@@ -118,6 +114,20 @@ def async_entry(
         annotations=dict(sync.__annotations__),
     )
     return twin
+
+
+def bind(
+    signature: inspect.Signature, name: str, args: Any, kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """A call's arguments bound to ``signature``, defaults filled in; a wrong or missing one raises
+    the ``TypeError`` a call of a plain function would, naming it: ``name() got an unexpected
+    keyword argument 'x'``."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{name}() {exc}") from None
+    bound.apply_defaults()
+    return bound.arguments
 
 
 def present(

@@ -147,3 +147,11 @@ def test_a_dataclass_declares_the_options_its_bases_included() -> None:
     assert made([1], colour="blue") == {"items": [1], "size": 3, "colour": "blue"}
     with pytest.raises(TypeError, match="unexpected keyword"):
         made([1], shade="dark")  # type: ignore[call-arg]
+
+
+def test_a_wrong_call_names_the_derived_function_as_a_plain_function_would() -> None:
+    made = derive(create_thing_evaluator, _options, name="make", returns="dict", doc="D.")
+    with pytest.raises(TypeError, match=r"^make\(\) got an unexpected keyword argument 'colour'$"):
+        made(colour="red")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^make\(\) too many positional arguments$"):
+        made(4)  # type: ignore[call-arg]
