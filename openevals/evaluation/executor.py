@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -104,7 +105,7 @@ def under_timeout(
     ]
 
 
-class EngineRun:
+class EngineRun(ABC):
     """What a run is on every engine (the local engine's run, a Ray worker's): the evaluators as
     the rows meet them (resolved; one per pair of systems with ``systems=``; under the engine's
     ``eval_timeout``, :func:`under_timeout`), the target, recorder, prices, judge cache and the
@@ -131,21 +132,21 @@ class EngineRun:
         self.prices = options.budget.table
         self.previous = Previous()
 
+    @abstractmethod
     def next_row(self) -> Row | None:
         """The next normalised row, or ``None`` at the end."""
-        raise NotImplementedError
 
     async def anext_row(self) -> Row | None:
         """:meth:`next_row`, for :func:`run_rows`."""
         return self.next_row()
 
+    @abstractmethod
     def block(self) -> AbstractContextManager[None]:
         """Rows finished one by one inside are written and kept together."""
-        raise NotImplementedError
 
+    @abstractmethod
     def add_block(self, block: ColumnBlock) -> None:
         """A scored block: counted, written and kept."""
-        raise NotImplementedError
 
 
 class LiveCalls:
