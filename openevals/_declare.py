@@ -31,7 +31,9 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
-from openevals._contract import EvaluatorInfo, make_async_evaluator, make_evaluator
+from typing_extensions import Unpack
+
+from openevals._contract import EvaluatorInfo, How, make_async_evaluator, make_evaluator
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -171,7 +173,7 @@ def async_twin(
 
 
 def evaluator_for(
-    is_async: bool, scorer: Callable[..., Any], info: EvaluatorInfo, **how: Any
+    is_async: bool, scorer: Callable[..., Any], info: EvaluatorInfo, **how: Unpack[How]
 ) -> Any:
     """``make_evaluator(scorer, info, **how)``, or with ``is_async``
     ``make_async_evaluator(scorer, info.as_async(), **how)``: the one place a builder shared by a
