@@ -15,13 +15,10 @@ if TYPE_CHECKING:
 __all__ = ["trials_section"]
 
 
-def _num(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
 def trials_section(stats: Mapping[str, TrialStats]) -> ReportSection:
     """The ``trials`` section of the report for every key's figures."""
     from openevals.report.html import ReportSection, estimate_text
+    from openevals.report.templating import number
 
     keys = [
         {
@@ -29,19 +26,19 @@ def trials_section(stats: Mapping[str, TrialStats]) -> ReportSection:
             "shape": f"{item.rows} rows x {item.trials} trials x {item.judge_repeats} judge "
             "repeats",
             "pass": [
-                {"j": j, "at": _num(item.pass_at[j]), "hat": _num(item.pass_hat[j])}
+                {"j": j, "at": number(item.pass_at[j]), "hat": number(item.pass_hat[j])}
                 for j in sorted(item.pass_at)
             ],
-            "flip_rate": _num(item.flip_rate),
+            "flip_rate": number(item.flip_rate),
             "flaky": item.flaky,
             "variance": [
                 {"name": name, **estimate_text(est, 4)} for name, est in item.variance.items()
             ],
-            "app_share": _num(item.app_share, 2),
+            "app_share": number(item.app_share, ".2f"),
             "flakiest": [
                 {
                     "id": r.id,
-                    "rate": _num(r.pass_rate, 2),
+                    "rate": number(r.pass_rate, ".2f"),
                     "means": ", ".join(f"{m:.2f}" for m in r.trial_means),
                 }
                 for r in item.flakiest
