@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -325,14 +325,19 @@ def typecheck_evaluator(
     extraction = code_extraction(**extraction_options)
     run_name = f"{checker.name}_check" if is_async else f"{checker.name}_evaluator"
     feedback_key = f"{checker.name}_succeeded"
+    if is_async:
+
+        async def ascorer(*, outputs: str, **_: Any) -> CheckScore:
+            return (await arun_checks(checker, [outputs]))[0]
+
+        scorer: Callable[..., Any] = ascorer
+    else:
+
+        def scorer(*, outputs: str, **_: Any) -> CheckScore:
+            return run_checks(checker, [outputs])[0]
+
     run = arun_checks if is_async else run_checks
     batch_scorer: Callable[[Sequence[str]], Any] = functools.partial(run, checker)
-
-    def scorer(*, outputs: str, **_: Any) -> Any:
-        """One sample as a batch of one (a coroutine for the async evaluator, which awaits it)."""
-        checked = batch_scorer([outputs])
-        return _first(checked) if is_async else checked[0]
-
     # A checker process per call: neither pure nor a judge.
     info = EvaluatorInfo(run_name=run_name, feedback_keys=(feedback_key,))
     return (AsyncCodeEvaluator if is_async else CodeEvaluator)(
@@ -344,10 +349,6 @@ def typecheck_evaluator(
         code_sink=checker.name,
         info=info,
     )
-
-
-async def _first(checked: Awaitable[list[CheckScore]]) -> CheckScore:
-    return (await checked)[0]
 
 
 def diagnostics_by_file(
