@@ -203,9 +203,23 @@ class CountingCache:
         self.inner.set(key, value)
 
     def __getattr__(self, name: str) -> Any:
-        """A replaying cassette's extensions (``replay_only``, ``describe_request``, ``miss``;
-        see openevals.testing.cassette): the inner cache's own, where it has them."""
-        return getattr(self.inner, name)
+        """A replaying cassette's extensions (:data:`CASSETTE_EXTENSIONS`): the inner cache's own,
+        where it has them. Any other name is missing (``copy`` and ``pickle`` probe for names on
+        an instance whose ``inner`` is not set yet)."""
+        return cassette_extension(self, "inner", name)
+
+
+CASSETTE_EXTENSIONS = frozenset({"replay_only", "describe_request", "miss"})
+"""What a replaying cassette adds to a judge cache (see openevals.testing.cassette); a cache that
+wraps another passes these on."""
+
+
+def cassette_extension(wrapper: Any, inner: str, name: str) -> Any:
+    """``name`` of the cache ``wrapper`` wraps (its attribute ``inner``), if ``name`` is one of the
+    :data:`CASSETTE_EXTENSIONS`; otherwise ``AttributeError``, as for any missing attribute."""
+    if name not in CASSETTE_EXTENSIONS:
+        raise AttributeError(name)
+    return getattr(vars(wrapper)[inner], name)
 
 
 def open_cache(cache: Any) -> tuple[Any, bool]:

@@ -29,6 +29,7 @@ from typing import Any
 from openevals._contract import EvaluatorInfo, attach_info, is_async_callable
 from openevals._judge.cache import active_cache
 from openevals._repr import show
+from openevals.evaluation.cache import cassette_extension
 from openevals.trust.trials import REPEAT, TRIAL
 
 __all__ = ["Trials", "as_trials", "expand"]
@@ -86,7 +87,7 @@ class _SaltedCache:
             describe(self._key(key), material)
 
     def __getattr__(self, name: str) -> Any:  # replay_only, miss: the inner cache's own
-        return getattr(self._inner, name)
+        return cassette_extension(self, "_inner", name)
 
 
 def _salt(trial: Any, repeat: int) -> str:

@@ -146,3 +146,24 @@ def test_judge_cost_uses_the_price_table(fake_openai: FakeOpenAIServer) -> None:
     assert info["cost_usd"] == pytest.approx((400 * 2.0 + 40 * 10.0) / 1e6)
     unpriced = evaluate(qa_rows(1), {"judge": judge}, progress=False)
     assert unpriced.summary["evaluators"]["judge"]["cost_usd"] is None
+
+
+def test_a_counting_cache_passes_on_only_the_cassette_extensions_and_can_be_copied() -> None:
+    import copy
+
+    class Replaying:
+        replay_only = True
+        closed = False
+
+        def get(self, key: str) -> None:
+            return None
+
+        def set(self, key: str, value: dict[str, object]) -> None:
+            return None
+
+    wrapped = CountingCache(Replaying())
+    assert wrapped.replay_only is True
+    assert not hasattr(wrapped, "describe_request")  # the inner cache has none
+    assert not hasattr(wrapped, "closed")  # not a cassette extension: not passed on
+    duplicate = copy.copy(wrapped)  # copy probes names before `inner` is set
+    assert duplicate.inner is wrapped.inner
