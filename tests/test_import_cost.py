@@ -152,3 +152,12 @@ def test_data_libraries_load_only_when_used(code: str) -> None:
     _, loaded = _run(code)
     roots = {name.split(".")[0] for name in loaded}
     assert sorted(roots & set(DATA_LIBRARIES)) == []
+
+
+def test_a_small_json_match_loads_no_numpy() -> None:
+    """numpy (and rapidfuzz.process) come in only for the large list pairings that need them."""
+    _, loaded = _run(
+        "from openevals.json import create_json_match_evaluator\n"
+        "create_json_match_evaluator()(outputs={'a': [1, 2]}, reference_outputs={'a': [2, 1]})"
+    )
+    assert sorted(m for m in loaded if m == "numpy" or m.startswith("numpy.")) == []

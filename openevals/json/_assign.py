@@ -7,7 +7,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from openevals._matching import max_weight_assignment
-from openevals.json import _vectorised
 from openevals.json._pairing import Profile, canon_key, canonical, equal_values, plain_weights
 
 MAX_PAIRS: Final = 25_000_000
@@ -73,6 +72,7 @@ def pair_records(
         )
     else:
         from openevals._matching import max_weight_assignment_dense
+        from openevals.json import _vectorised  # numpy and rapidfuzz.process: loaded only here
 
         if n * m <= _LARGE_PAIRS:
             chosen = max_weight_assignment_dense(
