@@ -61,12 +61,12 @@ def _is_trajectory_superset(
     tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
 ) -> bool:
     """True when every reference tool call is matched by a distinct output tool call."""
-    config = MatchConfig(
-        trajectory_match_mode="superset",
+    return _legacy_scorer("superset")(
+        outputs=outputs,
+        reference_outputs=reference_outputs,
         tool_args_match_mode=tool_args_match_mode,
         tool_args_match_overrides=tool_args_match_overrides,
     )
-    return evaluate_trajectories(config, outputs, reference_outputs)[0]
 
 
 def deprecated_info(key: str) -> EvaluatorInfo:
